@@ -1,0 +1,39 @@
+"""The engine's error hierarchy: every error says what went wrong and where."""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base class of every error the engine raises on purpose."""
+
+
+class ConfigError(EngineError):
+    """A setting or preset is invalid."""
+
+
+class MissingDependencyError(EngineError):
+    """An optional dependency is not installed; the message carries the install hint."""
+
+
+class IngestError(EngineError):
+    """A file could not be ingested; the message is the one-line reason shown to the user."""
+
+
+class StoreError(EngineError):
+    """The library on disk is missing, locked or inconsistent."""
+
+
+class IndexMismatchError(StoreError):
+    """An index on disk was built with another model or chunking than the one requested."""
+
+
+class ModelError(EngineError):
+    """A model is missing, fails its hash check, or did not return usable output."""
+
+
+class ModelOutputError(ModelError):
+    """The model kept returning output that does not satisfy the requested JSON schema."""
+
+    def __init__(self, message: str, *, raw_outputs: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.raw_outputs = raw_outputs or []

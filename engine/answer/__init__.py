@@ -1,0 +1,1 @@
+"""Answering: turning retrieved evidence into answers, including the restricted program evaluator."""

@@ -1,0 +1,115 @@
+"""Page-bounded chunking that respects paragraphs and keeps table rows whole.
+
+A chunk never crosses a page, so every chunk maps to exactly one (filing, page, character span) and
+``chunk.text == page_text[char_start:char_end]``. A chunk that starts inside a table carries the
+table's header rows (column periods) in ``context`` so a row like "Capital expenditures  1,577  1,373"
+still says which years its numbers belong to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from engine.records import ChunkSpan
+
+# A table row: cells separated by the two-space gap the PDF parser writes, at least one of them numeric.
+_GAP = "  "
+_NUMBER = re.compile(r"^\(?-?\$?\(?[\d,]*\.?\d+\)?%?$")
+_YEAR = re.compile(r"\b(19|20)\d\d\b")
+_PERIOD_WORDS = re.compile(r"(months|weeks|year|quarter|fiscal|ended|as of|december|june|september|march)", re.I)
+
+
+def is_table_row(line: str) -> bool:
+    if _GAP not in line.strip():
+        return False
+    cells = [c.strip() for c in line.split(_GAP) if c.strip()]
+    return len(cells) >= 2 and any(_NUMBER.match(c.replace(" ", "")) for c in cells[1:])
+
+
+def _is_header_row(line: str) -> bool:
+    """Column headers: several years, or period words with a year, on one row."""
+    return len(_YEAR.findall(line)) >= 2 or (bool(_YEAR.search(line)) and bool(_PERIOD_WORDS.search(line)))
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line including its newline."""
+    spans, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        spans.append((pos, pos + len(line)))
+        pos += len(line)
+    return spans
+
+
+def _split_long(text: str, start: int, end: int, size: int) -> Iterable[tuple[int, int]]:
+    """Split one over-long line at whitespace into pieces of at most ``size`` characters."""
+    while end - start > size:
+        cut = text.rfind(" ", start + size // 2, start + size)
+        cut = start + size if cut <= start else cut + 1
+        yield start, cut
+        start = cut
+    if end > start:
+        yield start, end
+
+
+def chunk_page(text: str, page_no: int, *, size: int = 1024, overlap: int = 30, seq_start: int = 0) -> list[ChunkSpan]:
+    """Cut one page's text into chunks of at most ``size`` characters.
+
+    Breaks prefer paragraph boundaries (blank lines), then line boundaries; table rows are never cut.
+    Consecutive chunks of narrative text share ``overlap`` characters (snapped to a word boundary);
+    chunks that start in a table start on a row boundary and repeat the table header instead.
+    """
+    units: list[tuple[int, int]] = []
+    for start, end in _lines(text):
+        units.extend(_split_long(text, start, end, size))
+    chunks: list[ChunkSpan] = []
+    headers_at = [(s, text[s:e].strip()) for s, e in units if _is_header_row(text[s:e])]
+
+    i = 0
+    while i < len(units):
+        c_start = units[i][0]
+        j, best_break = i, None
+        while j < len(units) and units[j][1] - c_start <= size:
+            if not text[units[j][0] : units[j][1]].strip() and j > i:
+                best_break = j  # blank line: paragraph boundary
+            j += 1
+        if j == i:  # cannot happen after _split_long, but never loop forever
+            j = i + 1
+        # Prefer to end at a paragraph break in the last 40% of the window.
+        if j < len(units) and best_break is not None and units[best_break][1] - c_start >= 0.6 * size:
+            j = best_break + 1
+        c_end = units[j - 1][1]
+        body = text[c_start:c_end]
+        if body.strip():
+            first_line = text[units[i][0] : units[i][1]]
+            in_table = is_table_row(first_line)
+            kind = "table" if sum(is_table_row(text[s:e]) for s, e in units[i:j]) * 2 >= (j - i) else "text"
+            context = ""
+            if in_table:
+                prior = [h for pos, h in headers_at if pos < c_start]
+                context = prior[-1] if prior else ""
+            lead = len(body) - len(body.lstrip())
+            trail = len(body) - len(body.rstrip())
+            chunks.append(
+                ChunkSpan(
+                    page_no=page_no, seq=seq_start + len(chunks), char_start=c_start + lead, char_end=c_end - trail,
+                    kind=kind, text=body.strip(), context=context,
+                )
+            )
+        if j >= len(units):
+            break
+        # Overlap: step back into the previous chunk for narrative text, never mid-row for tables.
+        next_line = text[units[j][0] : units[j][1]]
+        if overlap > 0 and not is_table_row(next_line) and kind == "text":
+            snap = text.find(" ", max(c_end - overlap, c_start + 1), c_end)
+            if 0 <= snap < c_end - 1 and units[j][1] - (snap + 1) <= size:
+                units.insert(j, (snap + 1, c_end))  # the overlap becomes the next chunk's first unit
+        i = j
+    return chunks
+
+
+def chunk_pages(pages: Iterable[str], *, size: int = 1024, overlap: int = 30) -> list[ChunkSpan]:
+    out: list[ChunkSpan] = []
+    for page_no, text in enumerate(pages):
+        out.extend(chunk_page(text, page_no, size=size, overlap=overlap, seq_start=len(out)))
+    return out

@@ -1,0 +1,1 @@
+"""Evaluation metrics: retrieval recall/precision, ranking metrics and numeric answer matching."""

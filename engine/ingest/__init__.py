@@ -1,0 +1,7 @@
+"""Ingest: PDF and SEC HTML filings, LOFin folders; identity, dedupe, incremental, resumable."""
+
+from __future__ import annotations
+
+from engine.ingest.runner import IngestEvent, IngestReport, discover, ingest, ingest_iter
+
+__all__ = ["IngestEvent", "IngestReport", "discover", "ingest", "ingest_iter"]

@@ -1,0 +1,213 @@
+"""Ingest many files: parse in worker processes, store each filing in one SQLite transaction.
+
+Memory stays flat: at most ``2 × workers`` parsed filings are in flight. A crash at any point leaves
+every filing either fully stored or absent; the next run skips what is stored (sha256) and the
+indexes, which lag behind by generation, are brought up to date afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing as mp
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.errors import IngestError
+from engine.ingest.parse import SUPPORTED_SUFFIXES, parse_file, sha256_file
+from engine.records import ParsedFiling
+from engine.settings import Settings
+from engine.store.library import Library
+
+log = logging.getLogger(__name__)
+
+LOFIN_SUMMARIES = "summarization_results.json"
+
+
+@dataclass(frozen=True)
+class IngestEvent:
+    """One file's outcome; ``done``/``total`` drive a progress bar."""
+
+    path: str
+    status: str  # added | unchanged | duplicate | failed | removed | skipped
+    reason: str
+    done: int
+    total: int
+    doc_name: str = ""
+
+
+@dataclass
+class IngestReport:
+    batch_id: str
+    events: list[IngestEvent] = field(default_factory=list)
+    cancelled: bool = False
+
+    def count(self, status: str) -> int:
+        return sum(e.status == status for e in self.events)
+
+    def summary(self) -> str:
+        parts = [f"{self.count(s)} {s}" for s in ("added", "unchanged", "duplicate", "removed", "failed", "skipped")
+                 if self.count(s)]
+        return ", ".join(parts) or "nothing to do"
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path], list[tuple[Path, str]]]:
+    """Expand files and folders into (filing files, LOFin summary files, skipped files with reasons)."""
+    files, summaries, skipped = [], [], []
+    for raw in paths:
+        p = Path(raw).expanduser()
+        if not p.exists():
+            skipped.append((p, "no such file or folder"))
+            continue
+        candidates = sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [p]
+        for f in candidates:
+            if f.name == LOFIN_SUMMARIES:
+                summaries.append(f)
+            elif f.suffix.lower() in SUPPORTED_SUFFIXES:
+                files.append(f.resolve())
+            elif not p.is_dir():
+                skipped.append((f, f"unsupported file type {f.suffix or '(none)'}: FilingLens reads .pdf, .htm and .html"))
+    return files, summaries, skipped
+
+
+def load_lofin_summaries(paths: Iterable[Path]) -> dict[str, str]:
+    """LOFin's ``summarization_results.json``: doc name → summary (a dict, or a list of records)."""
+    out: dict[str, str] = {}
+    for path in paths:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            log.warning("ignoring %s: %s", path, exc)
+            continue
+        items = data.items() if isinstance(data, dict) else (
+            (r.get("doc_name") or r.get("file") or r.get("filename") or r.get("title"), r.get("summary") or r.get("text"))
+            for r in data if isinstance(r, dict))
+        for key, value in items:
+            if key and isinstance(value, str):
+                out[Path(str(key)).stem] = value
+    return out
+
+
+def _parse_job(path: str, sha: str, settings_json: str, lofin_summary: str | None) -> ParsedFiling | str:
+    settings = Settings.model_validate_json(settings_json)
+    try:
+        return parse_file(Path(path), sha, settings.ingest, settings.chunking, lofin_summary)
+    except IngestError as exc:
+        return str(exc)
+    except Exception as exc:  # a parser bug must not stop the other files
+        log.exception("unexpected error parsing %s", path)
+        return f"unexpected parser error: {type(exc).__name__}: {exc}"
+
+
+def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Settings, *, prune: bool = True,
+                cancel: Callable[[], bool] | None = None) -> Iterator[IngestEvent]:
+    """Ingest files and folders, yielding one event per file. Folders given are synced: filings previously
+    ingested from inside them whose files are gone are removed (``prune``)."""
+    roots = [Path(p).expanduser().resolve() for p in paths]
+    files, summary_files, skipped = discover(roots)
+    lofin = load_lofin_summaries(summary_files)
+    batch_id = uuid.uuid4().hex[:12]
+    total = len(files) + len(skipped)
+    done = 0
+
+    def event(path: Path | str, status: str, reason: str = "", sha: str | None = None, filing_id: int | None = None,
+              doc_name: str = "") -> IngestEvent:
+        nonlocal done
+        done += 1
+        library.record_report(batch_id, str(path), status, reason, sha256=sha, filing_id=filing_id)
+        return IngestEvent(str(path), status, reason, done, total, doc_name)
+
+    for path, reason in skipped:
+        yield event(path, "skipped", reason)
+
+    known = library.known_hashes()
+    seen: dict[str, Path] = {}
+    todo: list[tuple[Path, str]] = []
+    for f in files:
+        try:
+            sha = sha256_file(f)
+        except OSError as exc:
+            yield event(f, "failed", f"cannot read file: {exc.strerror or exc}")
+            continue
+        if sha in known:
+            library.update_path(known[sha], str(f))
+            yield event(f, "unchanged", "already in the library (same sha256)", sha, known[sha])
+        elif sha in seen:
+            yield event(f, "duplicate", f"same content as {seen[sha].name}", sha)
+        else:
+            seen[sha] = f
+            todo.append((f, sha))
+
+    if prune:
+        present = {str(f) for f in files}
+        for path, fid in library.filing_paths().items():
+            inside = any(Path(path).is_relative_to(r) for r in roots if r.is_dir())
+            if inside and path not in present and not Path(path).exists():
+                library.remove_filings([fid])
+                total += 1
+                yield event(path, "removed", "file no longer exists", filing_id=fid)
+
+    settings_json = settings.model_dump_json()
+    workers = max(1, min(settings.ingest.workers, len(todo)))
+    results: Iterator[tuple[Path, str, ParsedFiling | str]]
+    if workers == 1:
+        results = ((f, sha, _parse_job(str(f), sha, settings_json, lofin.get(f.stem))) for f, sha in todo)
+        yield from _store_all(library, results, event, cancel)
+        return
+    ctx = mp.get_context("spawn")  # fork is unsafe with threads (GUI, torch)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        yield from _store_all(library, _bounded_map(pool, todo, settings_json, lofin, 2 * workers, cancel), event, cancel)
+
+
+def _bounded_map(pool: ProcessPoolExecutor, todo: list[tuple[Path, str]], settings_json: str, lofin: dict[str, str],
+                 window: int, cancel: Callable[[], bool] | None) -> Iterator[tuple[Path, str, ParsedFiling | str]]:
+    pending: dict[Future, tuple[Path, str]] = {}
+    queue = iter(todo)
+    while True:
+        while len(pending) < window and not (cancel and cancel()):
+            nxt = next(queue, None)
+            if nxt is None:
+                break
+            f, sha = nxt
+            pending[pool.submit(_parse_job, str(f), sha, settings_json, lofin.get(f.stem))] = nxt
+        if not pending:
+            return
+        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in finished:
+            f, sha = pending.pop(fut)
+            try:
+                yield f, sha, fut.result()
+            except Exception as exc:  # worker died (e.g. out of memory on a pathological file)
+                yield f, sha, f"parser process failed: {type(exc).__name__}: {exc}"
+
+
+def _store_all(library: Library, results: Iterable[tuple[Path, str, ParsedFiling | str]], event: Callable[..., IngestEvent],
+               cancel: Callable[[], bool] | None) -> Iterator[IngestEvent]:
+    for f, sha, outcome in results:
+        if isinstance(outcome, str):
+            yield event(f, "failed", outcome, sha)
+        else:
+            fid = library.add_filing(outcome)
+            flagged = outcome.image_only_pages
+            note = f"{len(outcome.pages)} pages, {len(outcome.chunks)} chunks"
+            if flagged:
+                note += f"; {len(flagged)} image-only page(s) without text layer: {', '.join(map(str, flagged[:10]))}"
+            yield event(f, "added", note, sha, fid, outcome.identity.doc_name)
+        if cancel and cancel():
+            return
+
+
+def ingest(library: Library, paths: Iterable[str | Path], settings: Settings, *, prune: bool = True,
+           cancel: Callable[[], bool] | None = None, on_event: Callable[[IngestEvent], None] | None = None) -> IngestReport:
+    report = IngestReport(batch_id="")
+    for ev in ingest_iter(library, paths, settings, prune=prune, cancel=cancel):
+        report.events.append(ev)
+        if on_event:
+            on_event(ev)
+    report.cancelled = bool(cancel and cancel())
+    rows = library.conn.execute("SELECT batch_id FROM ingest_reports ORDER BY id DESC LIMIT 1").fetchone()
+    report.batch_id = rows[0] if rows else ""
+    return report

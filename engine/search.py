@@ -1,0 +1,107 @@
+"""Library search: BM25 over chunks, dense (chunk vectors when built, filing-summary vectors otherwise)
+and their reciprocal-rank fusion, with optional issuer/form/period filters."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from engine.indexing import chunk_vector_index, lexical_index, summary_index
+from engine.models.base import Embedder
+from engine.records import SearchHit
+from engine.retrieval.fusion import rrf
+from engine.settings import Settings
+from engine.store.library import Library
+
+
+@dataclass(frozen=True)
+class MetadataFilter:
+    issuer: str | None = None
+    form: str | None = None
+    period: str | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.issuer or self.form or self.period)
+
+
+def filter_filings(library: Library, flt: MetadataFilter) -> list[int] | None:
+    """Filing ids that pass the filter, or None when there is no filter."""
+    if flt.is_empty():
+        return None
+    sql, args = "SELECT id FROM filings WHERE 1=1", []
+    if flt.issuer:
+        needle = flt.issuer.upper().replace(" ", "")
+        sql += (" AND (UPPER(issuer_key)=? OR UPPER(ticker)=? OR REPLACE(UPPER(registrant),' ','') LIKE ?"
+                " OR REPLACE(UPPER(issuer_key),' ','') LIKE ?)")
+        args += [needle, needle, f"%{needle}%", f"%{needle}%"]
+    if flt.form:
+        sql += " AND REPLACE(UPPER(form),'-','')=?"
+        args.append(flt.form.upper().replace("-", ""))
+    if flt.period:
+        sql += " AND (period LIKE ? OR CAST(fiscal_year AS TEXT)=?)"
+        args += [f"{flt.period}%", flt.period]
+    return [int(r[0]) for r in library.conn.execute(sql, args)]
+
+
+@dataclass
+class SearchResult:
+    bm25: list[SearchHit] = field(default_factory=list)
+    dense: list[SearchHit] = field(default_factory=list)
+    fused: list[SearchHit] = field(default_factory=list)
+    dense_source: str = ""
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class Searcher:
+    """Holds the loaded indexes so repeated queries cost only the query itself."""
+
+    def __init__(self, library: Library, settings: Settings, embedder: Embedder) -> None:
+        self.library, self.settings, self.embedder = library, settings, embedder
+        self.lexical = lexical_index(library, settings)
+        self.summaries = summary_index(library, settings, embedder)
+        self.chunk_vectors = chunk_vector_index(library, settings, embedder)
+        gen = library.generation()
+        self.stale = self.lexical.generation != gen or self.summaries.generation != gen
+
+    def search(self, query: str, k: int = 10, flt: MetadataFilter | None = None) -> SearchResult:
+        flt = flt or MetadataFilter()
+        res = SearchResult()
+        allowed = filter_filings(self.library, flt)
+        t0 = time.perf_counter()
+        bm25 = self.lexical.search(query, k, allowed)
+        t1 = time.perf_counter()
+        qvec = self.embedder.embed_batch([query])[0]
+        t2 = time.perf_counter()
+        allowed_set = set(allowed) if allowed is not None else None
+        if self.chunk_vectors is not None and len(self.chunk_vectors):
+            res.dense_source = "chunk vectors"
+            filing_of = None
+            if allowed_set is not None:
+                rows = self.library.chunks_of_filings(sorted(allowed_set))
+                ok = {c.id for c in rows}
+                filing_of = ok.__contains__
+            dense = self.chunk_vectors.query(qvec, k, filing_of)
+        else:
+            res.dense_source = "filing summaries (best BM25 chunk per filing)"
+            flt_fn = allowed_set.__contains__ if allowed_set is not None else None
+            filings = self.summaries.query(qvec, k, flt_fn)
+            dense = []
+            for fid, sim in filings:
+                best = self.lexical.search(query, 1, [fid])
+                if best:
+                    dense.append((best[0][0], sim))
+        t3 = time.perf_counter()
+        fused = rrf([[c for c, _ in bm25], [c for c, _ in dense]], k=self.settings.retrieval.rrf_k)[:k]
+        t4 = time.perf_counter()
+        bm25_scores, dense_scores = dict(bm25), dict(dense)
+        ids = list(dict.fromkeys([c for c, _ in bm25] + [c for c, _ in dense]))
+        chunks = {c.id: c for c in self.library.chunks(ids)}
+
+        def hits(pairs: list[tuple[int, float]]) -> list[SearchHit]:
+            return [SearchHit(chunks[c], s, r, {"bm25": bm25_scores.get(c, 0.0), "dense": dense_scores.get(c, 0.0)})
+                    for r, (c, s) in enumerate(pairs, start=1) if c in chunks]
+
+        res.bm25, res.dense, res.fused = hits(bm25), hits(dense), hits([(int(c), s) for c, s in fused])
+        res.timings_ms = {"bm25": (t1 - t0) * 1e3, "embed": (t2 - t1) * 1e3, "dense": (t3 - t2) * 1e3,
+                          "fuse": (t4 - t3) * 1e3, "total": (time.perf_counter() - t0) * 1e3}
+        return res

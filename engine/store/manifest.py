@@ -1,0 +1,57 @@
+"""Index manifests: what an index was built from, written atomically beside the index files."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from engine import __version__
+from engine.errors import IndexMismatchError
+
+# Fields that make an index unusable when they differ (as opposed to ``generation``, which only makes it stale).
+IDENTITY_FIELDS = ("kind", "model_id", "fingerprint", "dims", "chunking", "parser_version", "tokenizer")
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    write_atomic(path, json.dumps({**manifest, "package_version": __version__}, indent=2, sort_keys=True).encode())
+
+
+def read_manifest(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError):
+        return None  # a torn or unreadable manifest means: rebuild
+
+
+def check_compatible(path: Path, found: dict[str, Any], wanted: dict[str, Any]) -> None:
+    """Raise IndexMismatchError naming each field where the index on disk differs from what is asked."""
+    diffs = [
+        f"{k}: index has {found.get(k)!r}, settings ask for {wanted.get(k)!r}"
+        for k in IDENTITY_FIELDS
+        if k in wanted and found.get(k) != wanted.get(k)
+    ]
+    if diffs:
+        raise IndexMismatchError(
+            f"the index at {path.parent} was built differently ({'; '.join(diffs)}). "
+            "Run `filinglens reindex` to rebuild it with the current settings."
+        )

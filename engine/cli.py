@@ -204,8 +204,123 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _explain(events: list[dict]) -> None:
+    for e in events:
+        p = e["payload"]
+        print(f"-- {e['stage']} (round {e['round']}, {e['seconds']:.2f}s, tokens {e['tokens_in']}/{e['tokens_out']})")
+        if e["stage"] == "intent":
+            it = p["intent"]
+            print(f"   issuers={it.get('issuers')} forms={it.get('forms')} years={it.get('fiscal_years')} "
+                  f"quarters={it.get('quarters')} metrics={it.get('metrics')} numeric={it.get('numeric')}")
+        elif e["stage"] == "rewrite":
+            print(f"   q' = {p['rewritten']}")
+        elif e["stage"] in ("documents", "passages"):
+            print(f"   query: {p['query']}\n   scorer: {p['scorer']}")
+            for c in p["candidates"][:10]:
+                where = c["doc_name"] + (f" p.{c['page']}" if "page" in c else "")
+                mark = "+" if c["kept"] else " "
+                extra = c.get("why", "") or f"bm25={c['bm25']} (#{c['bm25_rank']}) dense={c['dense']} (#{c['dense_rank']})"
+                print(f"   {mark}{c['rank']:3d}. {where:34s} score={c.get('score', c.get('final'))}  {extra}")
+        elif e["stage"] == "curation":
+            print(f"   shown {[s['doc_name'] + ' p.' + str(s['page']) for s in p['shown']]}")
+            print(f"   kept {len(p['kept'])}, dropped {len(p['dropped'])}, answerable={p['answerable']}")
+            if p["complementary_question"]:
+                print(f"   missing: {p['missing_information']}\n   complementary question: {p['complementary_question']}")
+        elif e["stage"] == "answer":
+            a = p["answer"]
+            if a.get("program"):
+                print("   program:\n" + "\n".join("     " + ln for ln in a["program"].splitlines()))
+                print(f"   computed: {a.get('computed', {}).get('value')}")
+            if a.get("reasoning"):
+                print(f"   reasoning: {a['reasoning']}")
+        for call in p.get("llm_calls", []):
+            if call.get("error"):
+                print(f"   model call failed: {call['error']}")
+
+
+def _print_run(library, run_id: str, explain: bool) -> None:  # noqa: ANN001
+    from engine.export import evidence_set
+
+    ev = evidence_set(library, run_id)
+    a = ev["answer"]
+    print(f"Q: {ev['question']}")
+    print(f"A: {a.get('text') or '(no answer)'}   [{ev['status']}]")
+    if a.get("reason"):
+        print(f"   note: {a['reason']}")
+    for c in ev["cited_passages"]:
+        print(f"   [{c['passage_id']}] {c['doc_name']} page {c['page']} ({c['title']})")
+    cost = ev["cost"]
+    print(f"run {ev['run_id']}: {cost['seconds']}s (retrieval {cost['retrieval_seconds']}s), "
+          f"{cost['tokens_in']} tokens in / {cost['tokens_out']} out, {cost['llm_calls']} model calls")
+    if explain:
+        _explain(ev["trace"])
+
+
+def load_pipeline(settings: Settings, library):  # noqa: ANN001, ANN201
+    """Models and indexes for answering; a missing chat model is reported by the run, not raised."""
+    from engine.errors import ModelError
+    from engine.models.registry import load_chat_model
+    from engine.pipeline import HirecPipeline
+
+    embedder = _embedder(settings)
+    from engine.search import Searcher
+
+    if Searcher(library, settings, embedder).stale:
+        _sync(library, settings, embedder)
+    try:
+        chat = load_chat_model(settings.models, settings.library_home())
+    except ModelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        chat = None
+    return HirecPipeline(library, settings, embedder, chat)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    library = _library(settings)
+    pipeline = load_pipeline(settings, library)
+    run = None
+    for item in pipeline.run_iter(args.question):
+        if hasattr(item, "stage"):
+            print(f"  ... {item.stage} (round {item.round}) {item.seconds:.1f}s", file=sys.stderr)
+        else:
+            run = item
+    _print_run(library, run.id, args.explain)
+    return 0 if run.status in ("answered", "not_answerable") else 1
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    import json
+
+    from engine.store.library import RunStore
+
+    library = _library(_settings(args))
+    if args.runs_cmd == "show":
+        _print_run(library, args.run_id, explain=True)
+        return 0
+    for r in RunStore(library).list(args.limit):
+        answer = json.loads(r["result"] or "{}").get("answer", {}).get("text", "")
+        print(f"{r['id']}  {r['started_at']}  {r['status']:14s} {r['question'][:60]:60s}  -> {answer[:40]}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from engine.export import export_run
+
+    library = _library(_settings(args))
+    text = export_run(library, args.run_id, args.format)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def cmd_quickstart(args: argparse.Namespace) -> int:
-    """The README's main job: build the demo corpus, ingest it, and search it."""
+    """The README's main job: build the fictional demo corpus, ingest it, search it, answer a question."""
+    import json
+
     settings = _settings(args)
     home = settings.library_home()
     demo = home / "demo-corpus"
@@ -214,10 +329,18 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         cmd_demo_corpus(args)
     args.paths, args.no_prune = [str(demo)], False
     cmd_ingest(args)
-    args.query = args.question
-    args.k, args.mode, args.issuer, args.form, args.period = 5, "fused", None, None, None
-    print(f"\nsearch: {args.query}")
-    return cmd_search(args)
+    truth = [json.loads(line) for line in (demo / "truth.jsonl").open()]
+    fact = next(f for f in truth if f["form"] == "10-K" and f["metric"] == "Total revenue"
+                and f["fiscal_year_column"] == f["period"])
+    question = args.question or f"What was {fact['company']}'s total revenue in fiscal {fact['period']}, in USD millions?"
+    args.query, args.k, args.mode, args.issuer, args.form, args.period = question, 5, "fused", None, None, None
+    print(f"\nsearch: {question}")
+    cmd_search(args)
+    print(f"\nask: {question}")
+    args.question, args.explain = question, False
+    status = cmd_ask(args)
+    print(f"(the demo corpus's true value: {fact['value']:,.0f} USD millions, {fact['doc_name']} page {fact['page']})")
+    return status
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -270,8 +393,29 @@ def build_parser() -> argparse.ArgumentParser:
     msub.add_parser("list")
     s.set_defaults(func=cmd_models)
 
+    s = sub.add_parser("ask", help="answer a question from the library with page-level evidence")
+    s.add_argument("question")
+    s.add_argument("--explain", action="store_true", help="print the stage-by-stage trace")
+    s.add_argument("--model", help="chat model pack name or path to any GGUF file")
+    s.set_defaults(func=cmd_ask)
+
+    s = sub.add_parser("runs", help="past runs and their traces")
+    rsub = s.add_subparsers(dest="runs_cmd", required=True)
+    r = rsub.add_parser("list")
+    r.add_argument("--limit", type=int, default=30)
+    r = rsub.add_parser("show")
+    r.add_argument("run_id")
+    s.set_defaults(func=cmd_runs)
+
+    s = sub.add_parser("export", help="export a run's evidence set and trace")
+    s.add_argument("run_id")
+    s.add_argument("--format", choices=["json", "md", "csv"], default="json")
+    s.add_argument("-o", "--output")
+    s.set_defaults(func=cmd_export)
+
     s = sub.add_parser("quickstart", help="demo: generate the fictional corpus, ingest it and search it")
-    s.add_argument("--question", default="What was total revenue in fiscal 2023?")
+    s.add_argument("--question", help="question to ask (default: one about the demo corpus with a known answer)")
+    s.add_argument("--model", help="chat model pack name or path to any GGUF file")
     s.set_defaults(func=cmd_quickstart)
     return p
 

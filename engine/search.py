@@ -68,7 +68,8 @@ class Searcher:
         res = SearchResult()
         allowed = filter_filings(self.library, flt)
         t0 = time.perf_counter()
-        bm25 = self.lexical.search(query, k, allowed)
+        scores = self.lexical.scores(query)
+        bm25 = self.lexical.top(scores, k, allowed)
         t1 = time.perf_counter()
         qvec = self.embedder.embed_batch([query])[0]
         t2 = time.perf_counter()
@@ -87,7 +88,7 @@ class Searcher:
             filings = self.summaries.query(qvec, k, flt_fn)
             dense = []
             for fid, sim in filings:
-                best = self.lexical.search(query, 1, [fid])
+                best = self.lexical.top(scores, 1, [fid])
                 if best:
                     dense.append((best[0][0], sim))
         t3 = time.perf_counter()

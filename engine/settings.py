@@ -57,8 +57,11 @@ class ModelSettings(_Section):
 class RetrievalSettings(_Section):
     doc_candidates: int = Field(100, ge=1, description="HiREC k'_D: dense candidates over filing summaries before reranking.")
     doc_top_k: int = Field(5, ge=1, description="HiREC k_D: filings kept after reranking.")
-    passage_prefilter: int = Field(60, ge=5, description="Passages kept by the cheap BM25+dense prefilter before reranking.")
+    passage_prefilter: int = Field(30, ge=5, description="Passages kept by the cheap BM25+dense prefilter before reranking.")
     passage_top_k: int = Field(5, ge=1, description="HiREC k_P: passages kept after reranking.")
+    rewrite_query: bool = Field(
+        False, description="Ask the chat model to rewrite the question into a retrieval query (HiREC q'); off: q' is built from the parsed intent."
+    )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     chunk_vectors: bool = Field(False, description="Embed every chunk (slow on CPU); otherwise dense passage scores are computed on demand.")
     hnsw_m: int = Field(16, ge=4, description="HNSW graph degree.")

@@ -94,7 +94,7 @@ def parse_cover(text: str) -> dict[str, str | None]:
 
 
 def _clean_name(name: str) -> str | None:
-    name = re.sub(r"\s{2,}.*$", "", name).strip(" ,.")
+    name = re.sub(r"\s{2,}.*$", "", name).strip(" ,")
     return name or None
 
 

@@ -131,7 +131,10 @@ class LexicalIndex:
 
     def search(self, query: str, k: int, filing_ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
         """Top-k (chunk id, score), optionally only inside the given filings; zero scores are dropped."""
-        scores = self.scores(query)
+        return self.top(self.scores(query), k, filing_ids)
+
+    def top(self, scores: np.ndarray, k: int, filing_ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """Top-k of a score array from :meth:`scores` (so one query's scores serve several selections)."""
         if scores.size == 0:
             return []
         if filing_ids is not None:

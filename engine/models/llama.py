@@ -121,7 +121,8 @@ class LlamaChatModel:
             return grammar
         check_schema(schema)
         try:
-            grammar = self._llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
+            grammar_schema = schema_key(_relax_for_grammar(schema))
+            grammar = self._llama_cpp.LlamaGrammar.from_json_schema(grammar_schema, verbose=False)
         except Exception as exc:  # the converter raises bare Exception/ValueError/KeyError
             raise ModelError(f"JSON schema cannot be turned into a llama.cpp grammar: {exc}") from exc
         self._check_grammar(grammar)
@@ -262,6 +263,26 @@ class LlamaChatModel:
 
     def __repr__(self) -> str:
         return f"LlamaChatModel({self.model_id!r}, n_ctx={self.n_ctx}, gpu_layers={self.gpu_layers})"
+
+
+GRAMMAR_MAX_STRING = 256
+
+
+def _relax_for_grammar(schema: Any) -> Any:
+    """The schema the grammar enforces: long ``maxLength`` bounds are dropped.
+
+    llama-cpp-python's converter unrolls ``maxLength: N`` into N nested optional rules, which llama.cpp
+    refuses beyond a few hundred. Long strings are bounded by ``max_tokens`` instead, and the reply is
+    still validated against the full schema afterwards.
+    """
+    if isinstance(schema, dict):
+        out = {k: _relax_for_grammar(v) for k, v in schema.items()}
+        if isinstance(out.get("maxLength"), int) and out["maxLength"] > GRAMMAR_MAX_STRING:
+            del out["maxLength"]
+        return out
+    if isinstance(schema, list):
+        return [_relax_for_grammar(v) for v in schema]
+    return schema
 
 
 class _ContextOverflow(Exception):

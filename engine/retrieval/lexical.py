@@ -48,7 +48,8 @@ class LexicalIndex:
         manifest = read_manifest(self.manifest_path)
         if manifest and (folder / manifest["dir"]).exists():
             check_compatible(self.manifest_path, manifest, self.identity)
-            self._load(folder / manifest["dir"])
+            if int(manifest.get("count", 0)) > 0:
+                self._load(folder / manifest["dir"])
             self.generation = int(manifest["generation"])
 
     def _load(self, path: Path) -> None:

@@ -1,0 +1,181 @@
+"""HiREC hierarchical retrieval (§4.1): filings first (dense over cover-page summaries, then rerank),
+then passages inside the chosen filings (cheap BM25 prefilter, dense, fusion, then rerank).
+
+The reranker is a :class:`CrossScorer` when one is configured. Until the product has trained one,
+documents are reranked by dense similarity plus the question's metadata (issuer, period, form), and
+passages by reciprocal-rank fusion of BM25 and dense; the trace names the scorer that ran.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.indexing import lexical_index, summary_index
+from engine.intent import QueryIntent
+from engine.models.base import CrossScorer, Embedder
+from engine.records import Chunk, Filing
+from engine.retrieval.fusion import rrf
+from engine.settings import Settings
+from engine.store.library import Library
+
+ISSUER_BOOST, YEAR_BOOST, NEXT_YEAR_BOOST, QUARTER_BOOST, FORM_BOOST = 0.30, 0.20, 0.05, 0.10, 0.08
+
+
+@dataclass(frozen=True)
+class DocCandidate:
+    filing: Filing
+    dense: float
+    dense_rank: int
+    score: float
+    rank: int
+    kept: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved chunk with the title the models see and every scorer's score."""
+
+    chunk: Chunk
+    title: str
+    scores: dict[str, float] = field(default_factory=dict)
+
+    def prompt_text(self) -> str:
+        return self.chunk.indexed_text
+
+
+def filing_title(f: Filing) -> str:
+    i = f.identity
+    who = i.registrant or i.issuer_key or i.doc_name
+    return f"{who} {i.form or ''} {i.period or ''}".strip()
+
+
+def _match_notes(f: Filing, intent: QueryIntent) -> tuple[float, list[str]]:
+    i, boost, notes = f.identity, 0.0, []
+    if intent.issuers and i.issuer_key in intent.issuers:
+        boost += ISSUER_BOOST
+        notes.append("issuer matches")
+    years = set(intent.fiscal_years)
+    if i.fiscal_year is not None and i.fiscal_year in years:
+        boost += YEAR_BOOST
+        notes.append(f"fiscal year {i.fiscal_year} asked")
+    elif i.fiscal_year is not None and i.form == "10-K" and (i.fiscal_year - 1) in years:
+        boost += NEXT_YEAR_BOOST
+        notes.append("next year's 10-K (prior-year column)")
+    if intent.quarters and i.period in intent.quarters:
+        boost += QUARTER_BOOST
+        notes.append(f"quarter {i.period} asked")
+    if intent.forms and i.form in intent.forms:
+        boost += FORM_BOOST
+        notes.append(f"form {i.form} asked")
+    elif not intent.forms and not intent.quarters and intent.fiscal_years and i.form == "10-K":
+        boost += FORM_BOOST
+        notes.append("annual figure asked: 10-K")
+    return boost, notes
+
+
+class HierarchicalRetriever:
+    def __init__(self, library: Library, settings: Settings, embedder: Embedder,
+                 cross: CrossScorer | None = None) -> None:
+        self.library, self.settings, self.embedder, self.cross = library, settings, embedder, cross
+        self.lexical = lexical_index(library, settings)
+        self.summaries = summary_index(library, settings, embedder)
+        self._filings = {f.id: f for f in library.filings()}
+        self._vec_cache: OrderedDict[int, np.ndarray] = OrderedDict()
+
+    # -- documents ---------------------------------------------------------------------------
+    def documents(self, query: str, intent: QueryIntent) -> tuple[list[DocCandidate], dict]:
+        r = self.settings.retrieval
+        qvec = self.embedder.embed_batch([query])[0]
+        issuer_ids = {fid for fid, f in self._filings.items() if f.identity.issuer_key in intent.issuers}
+        flt = issuer_ids.__contains__ if issuer_ids else None
+        dense = self.summaries.query(qvec, r.doc_candidates, flt)
+        filter_note = f"restricted to {len(issuer_ids)} filings of {', '.join(intent.issuers)}" if issuer_ids else "none"
+        cands = []
+        for rank, (fid, sim) in enumerate(dense, start=1):
+            f = self._filings.get(fid)
+            if f is None:
+                continue
+            boost, notes = _match_notes(f, intent)
+            cands.append((f, sim, rank, boost, notes))
+        scorer = "dense + metadata boosts"
+        if self.cross is not None and cands:
+            scorer = f"cross-encoder {self.cross.name}"
+            ce = self.cross.score_pairs([(query, c[0].summary) for c in cands])
+            final = [float(s) + b for s, (_, _, _, b, _) in zip(ce, cands)]
+        else:
+            final = [sim + b for (_, sim, _, b, _) in cands]
+        order = sorted(range(len(cands)), key=lambda i: -final[i])
+        out = []
+        for new_rank, i in enumerate(order, start=1):
+            f, sim, drank, boost, notes = cands[i]
+            kept = new_rank <= r.doc_top_k
+            why = ("kept: " if kept else f"dropped: rank {new_rank} > k_D={r.doc_top_k}; ") + (", ".join(notes) or "no metadata match")
+            out.append(DocCandidate(f, sim, drank, final[i], new_rank, kept, why))
+        payload = {
+            "query": query, "scorer": scorer, "filter": filter_note, "k_candidates": r.doc_candidates, "k_keep": r.doc_top_k,
+            "candidates": [
+                {"filing_id": c.filing.id, "doc_name": c.filing.identity.doc_name, "title": filing_title(c.filing),
+                 "dense": round(c.dense, 5), "dense_rank": c.dense_rank, "score": round(c.score, 5), "rank": c.rank,
+                 "kept": c.kept, "why": c.why}
+                for c in out[: max(r.doc_top_k * 4, 20)]
+            ],
+            "n_candidates": len(out),
+        }
+        return out, payload
+
+    # -- passages ----------------------------------------------------------------------------
+    def _chunk_vectors(self, chunks: Sequence[Chunk], titles: dict[int, str]) -> np.ndarray:
+        missing = [c for c in chunks if c.id not in self._vec_cache]
+        if missing:
+            vecs = self.embedder.embed_batch([f"{titles[c.filing_id]}\n{c.indexed_text}" for c in missing])
+            for c, v in zip(missing, vecs):
+                self._vec_cache[c.id] = v
+        while len(self._vec_cache) > 20000:
+            self._vec_cache.popitem(last=False)
+        return np.stack([self._vec_cache[c.id] for c in chunks]) if chunks else np.zeros((0, self.embedder.dims))
+
+    def passages(self, query: str, lexical_query: str, filings: Sequence[Filing]) -> tuple[list[Passage], dict]:
+        """Passages of ``filings`` (best filing first): BM25 prefilter, dense, and fusion of the BM25, dense and
+        filing rankings (the document retriever's order is the hierarchical prior), or the cross-encoder."""
+        r = self.settings.retrieval
+        fids = [f.id for f in filings]
+        doc_rank = {fid: i for i, fid in enumerate(fids)}
+        titles = {f.id: filing_title(f) for f in filings}
+        bm25 = self.lexical.top(self.lexical.scores(lexical_query), r.passage_prefilter, fids)
+        if not bm25:  # no lexical overlap at all: fall back to the filings' first pages
+            bm25 = [(c.id, 0.0) for c in self.library.chunks_of_filings(fids)[: r.passage_prefilter]]
+        chunks = self.library.chunks([c for c, _ in bm25])
+        qvec = self.embedder.embed_batch([query])[0]
+        dense = self._chunk_vectors(chunks, titles) @ qvec if chunks else np.zeros(0)
+        bm25_score = dict(bm25)
+        bm25_rank = {cid: i for i, (cid, _) in enumerate(bm25, start=1)}
+        dense_order = [chunks[i].id for i in np.argsort(-dense)]
+        dense_rank = {cid: i for i, cid in enumerate(dense_order, start=1)}
+        doc_order = [c.id for c in sorted(chunks, key=lambda c: (doc_rank[c.filing_id], bm25_rank[c.id]))]
+        fused = dict(rrf([[c for c, _ in bm25], dense_order, doc_order], k=r.rrf_k))
+        scorer = "rrf(bm25, dense, filing rank)"
+        final = {c.id: fused[c.id] for c in chunks}
+        if self.cross is not None and chunks:
+            scorer = f"cross-encoder {self.cross.name}"
+            ce = self.cross.score_pairs([(query, f"{titles[c.filing_id]}\n{c.indexed_text}") for c in chunks])
+            final = {c.id: float(s) for c, s in zip(chunks, ce)}
+        ranked = sorted(chunks, key=lambda c: -final[c.id])
+        passages = []
+        rows = []
+        for rank, c in enumerate(ranked, start=1):
+            scores = {"bm25": round(bm25_score.get(c.id, 0.0), 4), "bm25_rank": bm25_rank.get(c.id, 0),
+                      "dense": round(float(dense[chunks.index(c)]), 5), "dense_rank": dense_rank[c.id],
+                      "rrf": round(fused[c.id], 6), "final": round(final[c.id], 6), "rank": rank}
+            kept = rank <= r.passage_top_k
+            if kept:
+                passages.append(Passage(c, titles[c.filing_id], scores))
+            rows.append({"chunk_id": c.id, "doc_name": c.doc_name, "page": c.page_no, "kept": kept, **scores,
+                         "snippet": " ".join(c.text.split())[:200]})
+        payload = {"query": query, "lexical_query": lexical_query, "scorer": scorer, "filings": [f.identity.doc_name for f in filings],
+                   "prefilter": len(chunks), "k_keep": r.passage_top_k, "candidates": rows}
+        return passages, payload

@@ -1,0 +1,44 @@
+"""A scripted ChatModel for control-flow tests: answers by purpose, validates against the schema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import jsonschema
+
+from engine.errors import ModelOutputError
+from engine.models.base import ChatResult
+
+
+def purpose_of(messages) -> str:  # noqa: ANN001
+    system = messages[0]["content"]
+    if "You check evidence" in system:
+        return "curation"
+    if "solution()" in system:
+        return "program"
+    if "Rewrite the analyst" in system:
+        return "rewrite"
+    return "text"
+
+
+class ScriptedChat:
+    model_id = "scripted"
+
+    def __init__(self, script: Callable[[str, list, int], dict | Exception]) -> None:
+        self.script = script
+        self.calls: list[tuple[str, list]] = []
+
+    def complete_json(self, messages, schema, *, max_tokens=512):  # noqa: ANN001, ANN201
+        purpose = purpose_of(messages)
+        self.calls.append((purpose, list(messages)))
+        out = self.script(purpose, list(messages), sum(p == purpose for p, _ in self.calls))
+        if isinstance(out, Exception):
+            raise out
+        jsonschema.validate(out, schema)
+        raw = json.dumps(out)
+        return ChatResult(out, raw, 100, 20, 1, 0.01, self.model_id, (raw,))
+
+
+def garbage(*_: object) -> ModelOutputError:
+    return ModelOutputError("schema violation after 3 attempts", raw_outputs=["{not json", "{}", "nope"])

@@ -32,6 +32,21 @@ def _is_header_row(line: str) -> bool:
     return len(_YEAR.findall(line)) >= 2 or (bool(_YEAR.search(line)) and bool(_PERIOD_WORDS.search(line)))
 
 
+def _header_with_title(text: str, units: list[tuple[int, int]], k: int) -> str:
+    """A table's column-header row plus up to two title lines above it (e.g. the statement's name)."""
+    title: list[str] = []
+    for s, e in reversed(units[max(0, k - 6) : k]):
+        line = text[s:e].strip()
+        if not line or is_table_row(line) or line.lower().startswith("table of contents"):
+            if title:
+                break
+            continue
+        title.insert(0, line)
+        if len(title) == 2:
+            break
+    return " | ".join([*title, text[units[k][0] : units[k][1]].strip()])
+
+
 def _lines(text: str) -> list[tuple[int, int]]:
     """(start, end) of each line including its newline."""
     spans, pos = [], 0
@@ -63,7 +78,7 @@ def chunk_page(text: str, page_no: int, *, size: int = 1024, overlap: int = 30, 
     for start, end in _lines(text):
         units.extend(_split_long(text, start, end, size))
     chunks: list[ChunkSpan] = []
-    headers_at = [(s, text[s:e].strip()) for s, e in units if _is_header_row(text[s:e])]
+    headers_at = [(s, _header_with_title(text, units, k)) for k, (s, e) in enumerate(units) if _is_header_row(text[s:e])]
 
     i = 0
     while i < len(units):
@@ -81,13 +96,12 @@ def chunk_page(text: str, page_no: int, *, size: int = 1024, overlap: int = 30, 
         c_end = units[j - 1][1]
         body = text[c_start:c_end]
         if body.strip():
-            first_line = text[units[i][0] : units[i][1]]
-            in_table = is_table_row(first_line)
-            kind = "table" if sum(is_table_row(text[s:e]) for s, e in units[i:j]) * 2 >= (j - i) else "text"
+            rows = sum(is_table_row(text[s:e]) for s, e in units[i:j])
+            kind = "table" if rows * 2 >= (j - i) else "text"
             context = ""
-            if in_table:
+            if rows:
                 prior = [h for pos, h in headers_at if pos < c_start]
-                context = prior[-1] if prior else ""
+                context = prior[-1] if prior and prior[-1].split(" | ")[-1] not in body else ""
             lead = len(body) - len(body.lstrip())
             trail = len(body) - len(body.rstrip())
             chunks.append(

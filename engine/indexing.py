@@ -107,6 +107,8 @@ def sync_indexes(library: Library, settings: Settings, embedder: Embedder, *, pr
             cvec.add([c.id for c in chunks], embedder.embed_batch([c.indexed_text for c in chunks]))
             if progress:
                 progress("chunk vectors", start + len(ids), len(todo))
+            if (start // batch) % 80 == 79:
+                cvec.save(-1)  # checkpoint: a killed run resumes from here (still marked stale)
         else:
             cvec.save(generation)
         cv_added, cv_removed = len(todo), len(stale)

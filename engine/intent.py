@@ -505,3 +505,55 @@ def period_labels(intent: QueryIntent) -> list[str]:
     years = intent.annual_years if intent.annual_years is not None else [
         y for y in intent.fiscal_years if y not in q_years]
     return sorted([str(y) for y in years] + list(intent.quarters))
+
+
+# --- lexical expansion -------------------------------------------------------------------------------
+# The line items a metric is printed under in financial statements: what BM25 must match when a question
+# names the metric in analyst words ("capex") and the filing in accounting words ("purchases of PP&E").
+# Ratios expand to their components, since filings print the components, not the ratio.
+_LINE_ITEMS: dict[str, str] = {
+    "revenue": "total revenue revenues net sales",
+    "cost of goods sold": "cost of sales cost of revenue cost of goods sold",
+    "gross profit": "gross profit gross margin net sales cost of sales",
+    "gross margin": "gross profit net sales cost of sales revenue",
+    "operating income": "operating income income from operations",
+    "operating margin": "operating income net sales revenue",
+    "net income": "net income earnings attributable",
+    "net profit margin": "net income net sales revenue",
+    "earnings per share": "earnings per share diluted basic",
+    "capital expenditures": "purchases of property plant and equipment capital expenditures additions",
+    "free cash flow": "net cash provided by operating activities purchases of property plant and equipment",
+    "cash from operations": "net cash provided by operating activities",
+    "cash from investing": "net cash used in investing activities",
+    "cash from financing": "net cash used in financing activities",
+    "depreciation and amortization": "depreciation and amortization",
+    "ebitda": "operating income depreciation and amortization",
+    "ebitda margin": "operating income depreciation and amortization net sales revenue",
+    "ebit": "operating income earnings before interest and taxes",
+    "effective tax rate": "effective tax rate provision for income taxes income before income taxes",
+    "income tax expense": "provision for income taxes",
+    "quick ratio": "cash and cash equivalents marketable securities accounts receivable total current liabilities",
+    "current ratio": "total current assets total current liabilities",
+    "working capital": "total current assets total current liabilities",
+    "debt to equity": "long-term debt total shareholders equity",
+    "return on assets": "net income total assets",
+    "return on equity": "net income total shareholders equity",
+    "inventory turnover": "cost of sales inventories",
+    "days inventory outstanding": "cost of sales inventories",
+    "days sales outstanding": "accounts receivable net sales",
+    "days payable outstanding": "accounts payable cost of sales",
+    "asset turnover": "net sales revenue total assets",
+    "fixed asset turnover": "net sales revenue property plant and equipment net",
+    "dividend payout ratio": "dividends paid net income",
+    "dividends": "dividends paid cash dividends declared",
+    "interest coverage ratio": "operating income interest expense",
+    "inventory": "inventories",
+    "share repurchases": "repurchases of common stock treasury stock purchases",
+    "debt": "long-term debt short-term borrowings current portion",
+    "cash and equivalents": "cash and cash equivalents",
+}
+
+
+def lexical_terms(intent: QueryIntent) -> str:
+    """Extra words for lexical retrieval: each asked metric's statement line items."""
+    return " ".join(_LINE_ITEMS.get(m, m) for m in intent.metrics)

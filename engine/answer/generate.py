@@ -4,7 +4,6 @@ against the passages it cites, and the answer is normalised (value, unit, scale)
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +17,6 @@ from engine.trace import LlmCall, call_llm, prompt
 
 NOT_ANSWERABLE = "not answerable from the loaded filings"
 _NUM = re.compile(r"\(?-?\$?\s?\d[\d,]*(?:\.\d+)?\)?")
-_TRIVIAL = {0, 1, 2, 3, 4, 10, 12, 100, 1000, 1_000_000, 1_000_000_000, 365}
 
 
 @dataclass(frozen=True)
@@ -57,11 +55,22 @@ def _ids(n: int) -> dict:
 
 
 def program_schema(n_passages: int) -> dict:
+    variable = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 40},
+            "value": {"type": "number"},
+            "passage_id": {"type": "integer", "enum": list(range(1, n_passages + 1)) or [1]},
+            "label": {"type": "string", "maxLength": 100},
+        },
+        "required": ["name", "value", "passage_id", "label"],
+        "additionalProperties": False,
+    }
     return {
         "type": "object",
-        "properties": {"program": {"type": "string", "maxLength": 1500}, "used_ids": _ids(n_passages),
-                       "insufficient": {"type": "boolean"}},
-        "required": ["program", "used_ids", "insufficient"],
+        "properties": {"variables": {"type": "array", "items": variable, "maxItems": 12},
+                       "formula": {"type": "string", "maxLength": 240}, "insufficient": {"type": "boolean"}},
+        "required": ["variables", "formula", "insufficient"],
         "additionalProperties": False,
     }
 
@@ -95,33 +104,17 @@ def passage_numbers(text: str) -> set[float]:
     return out
 
 
-def program_literals(program: str) -> list[tuple[str, float]]:
-    """(variable or '?', value) for each numeric literal in the program; parsing only, nothing runs."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, RecursionError, ValueError, MemoryError):
-        return []
-    found: list[tuple[str, float]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Constant, ast.UnaryOp)):
-            target = node.targets[0].id if isinstance(node.targets[0], ast.Name) else "?"
-            val = node.value
-            sign = -1 if isinstance(val, ast.UnaryOp) and isinstance(val.op, ast.USub) else 1
-            const = val.operand if isinstance(val, ast.UnaryOp) else val
-            if isinstance(const, ast.Constant) and isinstance(const.value, (int, float)) and not isinstance(const.value, bool):
-                found.append((target, sign * float(const.value)))
-    return found
+_ASSIGN = re.compile(r"^\s+(\w+) = (-?[\d.e+-]+)  # \[(\d+)\]", re.M)
 
 
 def ground(program: str, passages: Sequence[Passage]) -> list[dict]:
-    """For each figure the program assigns, which shown passages contain it (1-based ids)."""
+    """Check each figure against the passage the model says it came from (and find where else it is printed)."""
     nums = [passage_numbers(p.prompt_text()) for p in passages]
     rows = []
-    for name, value in program_literals(program):
-        if abs(value) in _TRIVIAL:
-            continue
-        where = [i for i, ns in enumerate(nums, start=1) if value in ns or abs(value) in ns]
-        rows.append({"variable": name, "value": value, "found_in": where})
+    for name, raw, pid in _ASSIGN.findall(program):
+        value, pid = float(raw), int(pid)
+        found = [i for i, ns in enumerate(nums, start=1) if value in ns or abs(value) in ns]
+        rows.append({"variable": name, "value": value, "passage": pid, "verified": pid in found, "found_in": found})
     return rows
 
 
@@ -169,36 +162,60 @@ def _messages(system: str, question: str, passages: Sequence[Passage]) -> list[d
             {"role": "user", "content": f"Passages:\n\n{render_passages(passages)}\n\nQuestion: {question}"}]
 
 
+_NAME = re.compile(r"[^a-z0-9_]")
+
+
+def build_program(variables: Sequence[dict], formula: str) -> tuple[str, dict[str, str]]:
+    """``def solution()`` from the model's figures and formula; returns the program and name renames.
+
+    The program is text for the restricted evaluator (and the audit trail), never run by Python itself.
+    """
+    renames, lines = {}, ["def solution():"]
+    for var in variables:
+        name = _NAME.sub("_", var["name"].strip().lower()) or "x"
+        if not name[0].isalpha():
+            name = f"v_{name}"
+        renames[var["name"]] = name
+        label = " ".join(str(var["label"]).split())[:100]
+        lines.append(f"    {name} = {var['value']!r}  # [{var['passage_id']}] {label}")
+    expr = " ".join(formula.split())
+    for old, new in sorted(renames.items(), key=lambda kv: -len(kv[0])):
+        if old != new:
+            expr = re.sub(rf"(?<![\w.]){re.escape(old)}(?![\w])", new, expr)
+    lines.append(f"    return {expr}")
+    return "\n".join(lines) + "\n", renames
+
+
 def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,
                     max_tokens: int) -> tuple[AnswerResult, LlmCall]:
     res, call = call_llm(chat, "answer (program of thought)", _messages(prompt("answer_program"), question, passages),
                          program_schema(len(passages)), max_tokens)
     if res is None:
         return AnswerResult("failed", "", method="pot", reason=call.error), call
-    program_text = res.data["program"]
-    if res.data["insufficient"]:
-        return AnswerResult("not_answerable", NOT_ANSWERABLE, method="pot", program=program_text,
+    variables, formula = res.data["variables"], res.data["formula"].strip()
+    if res.data["insufficient"] or not variables or not formula:
+        return AnswerResult("not_answerable", NOT_ANSWERABLE, method="pot",
                             reason="the model found the figures missing from the curated passages"), call
+    program, _ = build_program(variables, formula)
     try:
-        program = extract_program(program_text)
-        result = run_program(program)
+        result = run_program(extract_program(program))
     except (ProgramRejected, ProgramFailed) as exc:
         kind = "rejected" if isinstance(exc, ProgramRejected) else "failed"
-        return AnswerResult("failed", "", method="pot", program=program_text,
+        return AnswerResult("failed", "", method="pot", program=program,
                             reason=f"the model's program was {kind} by the restricted evaluator: {exc}"), call
     value = result.value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return AnswerResult("failed", "", method="pot", program=program,
                             reason=f"the program returned {type(value).__name__}, not a number"), call
     grounding = ground(program, passages)
-    used = list(res.data["used_ids"]) or sorted({i for g in grounding for i in g["found_in"]})
+    cited = {g["passage"] for g in grounding}
     unit = _unit(intent, passages)
     computed = {"value": value, "variables": result.variables, "steps": result.steps}
     return AnswerResult(
         "answered", format_value(float(value), unit, intent.decimals), value=float(value), unit=unit, method="pot",
-        citations=_citations(used, passages), program=program, computed=computed, grounding=tuple(grounding),
-        reason="; ".join(f"figure {g['value']:g} ({g['variable']}) not found in any passage"
-                         for g in grounding if not g["found_in"]),
+        citations=_citations(sorted(cited), passages), program=program, computed=computed, grounding=tuple(grounding),
+        reason="; ".join(f"figure {g['value']:g} ({g['variable']}) is not printed in passage [{g['passage']}]"
+                         for g in grounding if not g["verified"]),
     ), call
 
 

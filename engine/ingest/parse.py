@@ -13,7 +13,7 @@ from engine.ingest.pdf import read_pdf_pages
 from engine.records import ParsedFiling
 from engine.settings import ChunkingSettings, IngestSettings
 
-PARSER_VERSION = "pdf-rows-1/html-1/chunk-1"
+PARSER_VERSION = "pdf-rows-1/html-1/chunk-2"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 

@@ -41,8 +41,8 @@ def passage_with(messages, title_part: str, text_part: str) -> int | None:  # no
 def program_for(messages, value_text: str) -> dict:  # noqa: ANN001
     pid = next(i for i, _t, _p, body in shown(messages) if value_text in body)
     value = int(value_text.replace(",", ""))
-    return {"program": f"def solution():\n    revenue = {value}  # [{pid}]\n    return revenue\n", "used_ids": [pid],
-            "insufficient": False}
+    return {"variables": [{"name": "Total revenue", "value": value, "passage_id": pid, "label": "Total revenue, USD m"}],
+            "formula": "Total revenue", "insufficient": False}
 
 
 def test_answerable_in_round_one(ingested_demo, demo_truth, embedder):
@@ -65,7 +65,8 @@ def test_answerable_in_round_one(ingested_demo, demo_truth, embedder):
     assert [t.stage for t in run.traces] == ["intent", "documents", "passages", "curation", "answer"]
     cite = run.answer.citations[0]
     assert (cite.doc_name, cite.page) == (fact["doc_name"], fact["page"])
-    assert run.answer.grounding and all(g["found_in"] for g in run.answer.grounding)
+    assert run.answer.grounding and all(g["verified"] for g in run.answer.grounding)
+    assert "total_revenue = 7" in run.answer.program or "total_revenue =" in run.answer.program
     events = RunStore(library).events(run.id)
     assert [e["stage"] for e in events] == [t.stage for t in run.traces]
     assert events[3]["payload"]["llm_calls"][0]["messages"][1]["content"].startswith("Passages:")
@@ -135,7 +136,8 @@ def test_faults_end_the_run_with_a_recorded_reason(ingested_demo, demo_truth, em
             return ModelError("llama.cpp crashed")
         if purpose == "curation":
             return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return {"program": "def solution():\n    import os\n    return 42\n", "used_ids": [1], "insufficient": False}
+        return {"variables": [{"name": "x", "value": 1, "passage_id": 1, "label": "x"}],
+                "formula": "__import__('os').system('true')", "insufficient": False}
 
     fact = revenue_fact(demo_truth, "2023")
     run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
@@ -145,7 +147,7 @@ def test_faults_end_the_run_with_a_recorded_reason(ingested_demo, demo_truth, em
     row = RunStore(library).get(run.id)
     assert row["status"] == run.status
     if fault == "rejected_program":
-        assert "rejected by the restricted evaluator" in run.answer.reason and "import" in run.answer.reason
+        assert "rejected by the restricted evaluator" in run.answer.reason and "__import__" in run.answer.program
     else:
         call = next(t for t in run.traces if t.stage == "curation").llm_calls[0]
         assert call.error and (fault != "garbage" or call.raw_attempts == ("{not json", "{}", "nope"))
@@ -211,7 +213,8 @@ def test_export_formats_round_trip(ingested_demo, demo_truth, embedder, tmp_path
                     "insufficient": False}
         return program_for(messages, format_amount(fact["value"])) if any(
             format_amount(fact["value"]) in b for *_, b in shown(messages)) else {
-            "program": "def solution():\n    return 1\n", "used_ids": [1], "insufficient": False}
+            "variables": [{"name": "one", "value": 1, "passage_id": 1, "label": "one"}], "formula": "one",
+            "insufficient": False}
 
     run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
         f"=cmd|' /C calc'!A0 What was {fact['company']}'s total revenue in fiscal 2023?")

@@ -317,6 +317,50 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from engine.eval.questions import load_questions
+    from engine.eval.report import markdown, write_report
+    from engine.eval.runner import ANSWERING, PIPELINES, Evaluator, run_eval
+
+    settings = _settings(args)
+    library = _library(settings)
+    pipelines = [p.strip() for p in args.pipelines.split(",") if p.strip()]
+    unknown = [p for p in pipelines if p not in PIPELINES]
+    if unknown:
+        print(f"unknown pipeline(s) {', '.join(unknown)}; known: {', '.join(PIPELINES)}", file=sys.stderr)
+        return 2
+    names = [f.identity.doc_name for f in library.filings()]
+    questions = load_questions(Path(args.questions), documents=Path(args.documents) if args.documents else None,
+                               doc_names=names)[: args.limit or None]
+    if any(p in ANSWERING for p in pipelines):
+        pipeline = load_pipeline(settings, library)
+        chat, embedder = pipeline.chat, pipeline.retriever.embedder
+    else:
+        embedder, chat = _embedder(settings), None
+        from engine.search import Searcher
+
+        if Searcher(library, settings, embedder).stale:
+            _sync(library, settings, embedder)
+    evaluator = Evaluator(library, settings, embedder, chat)
+    out = Path(args.out)
+    bar = tqdm(total=len(questions) * len(pipelines), desc="eval", unit="q")
+
+    def progress(done: int, total: int, name: str) -> None:
+        bar.set_postfix_str(name)
+        bar.n = done
+        bar.refresh()
+
+    rows = run_eval(evaluator, questions, pipelines, out, progress)
+    bar.close()
+    title = f"FilingLens eval: {Path(args.questions).name} ({len(questions)} questions, {library.count('filings')} filings)"
+    summary = write_report(out, rows, pipelines, title)
+    print(markdown(summary, [], title).split("Pages count")[0])
+    print(f"report: {out / 'report.md'}, rows: {out / 'results.json'}")
+    return 0
+
+
 def cmd_quickstart(args: argparse.Namespace) -> int:
     """The README's main job: build the fictional demo corpus, ingest it, search it, answer a question."""
     import json
@@ -412,6 +456,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=["json", "md", "csv"], default="json")
     s.add_argument("-o", "--output")
     s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("eval", help="evaluate pipelines on a question file (paper metrics, side by side)")
+    s.add_argument("--questions", required=True, help="JSONL: FinanceBench, Docugami or FilingLens format")
+    s.add_argument("--pipelines", default="bm25,hybrid,hirec-retrieval",
+                   help="comma-separated: bm25,dense,hybrid,hirec-retrieval,hirec,dense-answer")
+    s.add_argument("--limit", type=int, default=0)
+    s.add_argument("--out", default="eval-out")
+    s.add_argument("--documents", help="documents.jsonl with titles (resolves Docugami globs)")
+    s.add_argument("--model", help="chat model pack name or GGUF path for answering pipelines")
+    s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("quickstart", help="demo: generate the fictional corpus, ingest it and search it")
     s.add_argument("--question", help="question to ask (default: one about the demo corpus with a known answer)")

@@ -290,6 +290,9 @@ def _issuer_patterns(key: str, names: tuple[str, ...]) -> tuple[tuple[re.Pattern
         if re.fullmatch(r"[A-Z0-9][A-Z0-9.&\-]{1,4}", raw) and re.search(r"[A-Z]", raw):
             # a bare ticker-like token matches only in uppercase, so "on"/"it"/"all" in prose never do
             pats.append((re.compile(rf"(?<![A-Za-z0-9]){re.escape(raw)}(?![A-Za-z0-9])"), True, ""))
+            if raw.isalpha() and len(raw) == 3:  # "JnJ" for JNJ: mixed case with two capitals, never "all"/"Ion"
+                mixed = "".join(f"[{c}{c.lower()}]" if i == 1 else c for i, c in enumerate(raw))
+                pats.append((re.compile(rf"(?<![A-Za-z0-9]){mixed}(?![A-Za-z0-9])"), True, ""))
             if raw.isalpha() and len(raw) >= 4:  # "NIKE" matches "Nike" mid-sentence; "Cost of" isn't COST
                 title = re.escape(raw.title())
                 pats.append((re.compile(rf"(?<![A-Za-z0-9]){title}(?![A-Za-z0-9])"), True, "mid"))

@@ -86,7 +86,7 @@ def parse_cover(text: str) -> dict[str, str | None]:
             for row in lines[i : i + 8]:
                 row_cells = row.replace("Trading Symbol(s)", "").replace("Trading Symbol", "")
                 m = _TICKER_RE.search(row_cells)
-                if m and m.group(1) not in {"NYSE", "LLC", "INC", "N/A", "NONE"}:
+                if m and m.group(1) not in {"NYSE", "LLC", "INC", "N/A", "NONE", "YES", "NO", "USD", "TRUE"}:
                     out["ticker"] = m.group(1)
                     break
             break
@@ -95,6 +95,8 @@ def parse_cover(text: str) -> dict[str, str | None]:
 
 def _clean_name(name: str) -> str | None:
     name = re.sub(r"\s{2,}.*$", "", name).strip(" ,")
+    if re.search(r"commission\s+file|\d{3}-\d{4,}|^\(?state\b|^form\b", name, re.I):
+        return None  # the name is an image (a logo) and the line above is something else
     return name or None
 
 

@@ -292,3 +292,11 @@ def test_dev_questions_parse_fast_and_find_their_years() -> None:
             with_year += 1
             found += bool(it.fiscal_years)
     assert with_year and found / with_year >= 0.8
+
+
+def test_mixed_case_three_letter_ticker_nickname():
+    from engine.intent import IssuerRef, parse_intent
+
+    refs = [IssuerRef("JOHNSON", ("JOHNSON & JOHNSON", "JNJ")), IssuerRef("ALLX", ("ALL",))]
+    assert parse_intent("Are JnJ's FY2022 margins improving?", refs).issuers == ("JOHNSON",)
+    assert parse_intent("Did all segments grow in 2022?", refs).issuers == ()

@@ -1,0 +1,84 @@
+"""Aggregate evaluation rows into tables (Markdown) and ``results.json``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.eval.metrics import percentile
+
+RETRIEVAL_COLS = ("doc_recall@5", "page_recall@5", "page_recall@10", "page_precision", "ndcg@10", "map@10", "mrr@10")
+
+
+def _mean(rows: Sequence[dict], key: str) -> float | None:
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def summarize(rows: Sequence[dict], pipelines: Sequence[str]) -> list[dict]:
+    out = []
+    for p in pipelines:
+        rs = [r for r in rows if r["pipeline"] == p]
+        if not rs:
+            continue
+        s: dict = {"pipeline": p, "n": len(rs)}
+        for col in RETRIEVAL_COLS:
+            s[col] = _mean(rs, col)
+        numeric = [r for r in rs if r.get("judged_by") in ("numeric", "not answered")]
+        judged = [r for r in rs if r.get("judged_by") == "model" and r.get("correct") is not None]
+        if any("correct" in r for r in rs):
+            s["accuracy_numeric"] = _mean(numeric, "correct") if numeric else None
+            s["n_numeric"] = len(numeric)
+            s["accuracy_model_judged"] = _mean(judged, "correct") if judged else None
+            s["n_model_judged"] = len(judged)
+            s["accuracy_all"] = _mean([r for r in rs if r.get("correct") is not None], "correct")
+        s["tokens_in"] = _mean(rs, "tokens_in")
+        s["tokens_out"] = _mean(rs, "tokens_out")
+        s["llm_calls"] = _mean(rs, "llm_calls")
+        ret = [r["retrieval_seconds"] for r in rs]
+        tot = [r["seconds"] for r in rs]
+        s.update({"retrieval_p50": percentile(ret, 50), "retrieval_p95": percentile(ret, 95),
+                  "total_p50": percentile(tot, 50), "total_p95": percentile(tot, 95)})
+        out.append(s)
+    return out
+
+
+def _fmt(v: object) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.3f}" if v < 10 else f"{v:.1f}"
+    return str(v)
+
+
+def markdown(summary: Sequence[dict], rows: Sequence[dict], title: str) -> str:
+    cols = ["pipeline", "n", *RETRIEVAL_COLS, "accuracy_numeric", "n_numeric", "accuracy_model_judged", "n_model_judged",
+            "tokens_in", "tokens_out", "llm_calls", "retrieval_p50", "retrieval_p95", "total_p50", "total_p95"]
+    cols = [c for c in cols if any(s.get(c) is not None for s in summary)]
+    lines = [f"# {title}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(_fmt(s.get(c)) for c in cols) + " |" for s in summary]
+    lines += ["", "Pages count from 0. Accuracy: numeric answers by the rounding/truncation matcher; textual answers "
+              "judged by the local model (reported separately). Times in seconds.", ""]
+    for cut in ("qtype", "reasoning"):
+        values = sorted({r.get(cut) or "?" for r in rows})
+        if len(values) < 2:
+            continue
+        lines += [f"## Page recall@5 / accuracy by {cut}", "", "| " + cut + " | " + " | ".join(s["pipeline"] for s in summary) + " |",
+                  "|" + "---|" * (len(summary) + 1)]
+        for v in values:
+            cells = []
+            for s in summary:
+                rs = [r for r in rows if r["pipeline"] == s["pipeline"] and (r.get(cut) or "?") == v]
+                rec, acc = _mean(rs, "page_recall@5"), _mean([r for r in rs if r.get("correct") is not None], "correct")
+                cells.append(f"{_fmt(rec)} / {_fmt(acc)} (n={len(rs)})")
+            lines.append(f"| {v} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_report(out_dir: Path, rows: Sequence[dict], pipelines: Sequence[str], title: str) -> list[dict]:
+    summary = summarize(rows, pipelines)
+    (out_dir / "results.json").write_text(json.dumps({"summary": summary, "rows": list(rows)}, indent=1, default=str))
+    (out_dir / "report.md").write_text(markdown(summary, rows, title))
+    return summary

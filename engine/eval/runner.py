@@ -1,0 +1,204 @@
+"""`filinglens eval`: pipelines side by side on one library, paper metrics, resumable results."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from engine.eval.metrics import (
+    EvidenceSpan, answer_matches, average_precision_at_k, chunk_grade, document_recall_at_k, locate_span, mrr_at_k,
+    ndcg_at_k, page_precision, page_recall_at_k,
+)
+from engine.eval.questions import EvalQuestion
+from engine.intent import parse_intent
+from engine.models.base import ChatModel
+from engine.records import Chunk
+from engine.retrieval.hierarchical import Passage, filing_title
+from engine.search import Searcher
+from engine.store.library import Library
+
+log = logging.getLogger(__name__)
+
+PIPELINES = ("bm25", "dense", "hybrid", "hirec-retrieval", "hirec", "dense-answer")
+ANSWERING = {"hirec", "dense-answer"}
+
+
+@dataclass
+class Prediction:
+    pages: list[tuple[str, int]] = field(default_factory=list)  # pages of the final evidence, best first
+    docs: list[str] = field(default_factory=list)
+    ranked_chunks: list[int] = field(default_factory=list)  # for nDCG/MAP/MRR
+    answer: str = ""
+    status: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    llm_calls: int = 0
+    seconds: float = 0.0
+    retrieval_seconds: float = 0.0
+    run_id: str = ""
+    note: str = ""
+
+
+class Evaluator:
+    def __init__(self, library: Library, settings, embedder, chat: ChatModel | None) -> None:  # noqa: ANN001
+        self.library, self.settings, self.embedder, self.chat = library, settings, embedder, chat
+        self.searcher = Searcher(library, settings, embedder)
+        self._pipeline = None
+        self._filing_by_doc = {f.identity.doc_name: f for f in library.filings()}
+
+    @property
+    def hirec(self):  # noqa: ANN201
+        if self._pipeline is None:
+            from engine.pipeline import HirecPipeline
+
+            self._pipeline = HirecPipeline(self.library, self.settings, self.embedder, self.chat)
+        return self._pipeline
+
+    def predict(self, pipeline: str, q: EvalQuestion) -> Prediction:
+        t = time.perf_counter()
+        if pipeline in ("bm25", "dense", "hybrid", "dense-answer"):
+            res = self.searcher.search(q.question, 10)
+            hits = {"bm25": res.bm25, "dense": res.dense, "hybrid": res.fused, "dense-answer": res.dense}[pipeline]
+            chunks = [h.chunk for h in hits]
+            pred = self._from_chunks(chunks)
+            pred.retrieval_seconds = time.perf_counter() - t
+            pred.note = f"dense from {res.dense_source}" if "dense" in pipeline or pipeline == "hybrid" else ""
+            if pipeline == "dense-answer":
+                self._answer(q, chunks, pred)
+        elif pipeline == "hirec-retrieval":
+            intent = parse_intent(q.question, list(self.hirec.refs.values()))
+            from engine.intent import lexical_terms
+            from engine.pipeline import document_query
+
+            docs, _ = self.hirec.retriever.documents(document_query(intent, self.hirec.refs), intent)
+            kept = [d.filing for d in docs if d.kept]
+            passages, payload = self.hirec.retriever.passages(
+                q.question, " ".join([*intent.keywords, lexical_terms(intent)]) or q.question, kept)
+            pred = self._from_chunks([p.chunk for p in passages])
+            pred.docs = [f.identity.doc_name for f in kept]
+            pred.ranked_chunks = [c["chunk_id"] for c in payload["candidates"]]
+            pred.retrieval_seconds = time.perf_counter() - t
+        elif pipeline == "hirec":
+            run = self.hirec.run(q.question)
+            answer_stage = next((tr for tr in run.traces if tr.stage == "answer"), None)
+            final = answer_stage.payload.get("passages", []) if answer_stage else []
+            pred = Prediction(pages=list(dict.fromkeys((p["doc_name"], p["page"]) for p in final)))
+            docs: list[str] = []
+            for tr in run.traces:
+                if tr.stage == "documents":
+                    docs += [c["doc_name"] for c in tr.payload["candidates"] if c["kept"]]
+            pred.docs = list(dict.fromkeys(docs))
+            first = next((tr for tr in run.traces if tr.stage == "passages"), None)
+            pred.ranked_chunks = [c["chunk_id"] for c in first.payload["candidates"]] if first else []
+            pred.answer, pred.status, pred.run_id = run.answer.text, run.status, run.id
+            pred.tokens_in, pred.tokens_out, pred.llm_calls = run.tokens_in, run.tokens_out, run.llm_calls
+            pred.retrieval_seconds = run.retrieval_seconds
+        else:
+            raise ValueError(f"unknown pipeline {pipeline!r} (known: {', '.join(PIPELINES)})")
+        pred.seconds = time.perf_counter() - t
+        return pred
+
+    def _from_chunks(self, chunks: Sequence[Chunk]) -> Prediction:
+        return Prediction(pages=list(dict.fromkeys((c.doc_name, c.page_no) for c in chunks)),
+                          docs=list(dict.fromkeys(c.doc_name for c in chunks)), ranked_chunks=[c.id for c in chunks])
+
+    def _answer(self, q: EvalQuestion, chunks: Sequence[Chunk], pred: Prediction) -> None:
+        from engine.answer.generate import answer_question
+
+        if self.chat is None:
+            pred.status, pred.note = "failed", "no chat model"
+            return
+        intent = parse_intent(q.question, list(self.hirec.refs.values()))
+        passages = [Passage(c, filing_title(self._filing_by_doc[c.doc_name])) for c in chunks]
+        result, call = answer_question(q.question, intent, passages, self.chat, numeric_mode=self.settings.answer.numeric_mode,
+                                       max_tokens=self.settings.answer.max_tokens)
+        pred.answer, pred.status = result.text, result.status
+        pred.tokens_in, pred.tokens_out, pred.llm_calls = call.tokens_in, call.tokens_out, 1
+
+    # -- scoring --------------------------------------------------------------------------------
+    def grades(self, q: EvalQuestion, chunk_ids: Sequence[int]) -> list[int]:
+        spans = []
+        for doc, page, text in q.evidence:
+            f = self._filing_by_doc.get(doc)
+            if f is None or page >= f.n_pages:
+                continue
+            loc = locate_span(self.library.page_text(f.id, page), text) if text else None
+            spans.append(EvidenceSpan(doc, page, *(loc or (0, 0))))
+        spans += [EvidenceSpan(d, p, 0, 0) for d, p in q.gold_pages if not any(s.doc_name == d and s.page == p for s in spans)]
+        chunks = {c.id: c for c in self.library.chunks(list(chunk_ids))}
+        return [chunk_grade(c.doc_name, c.page_no, c.char_start, c.char_end, spans) if (c := chunks.get(i)) else 0
+                for i in chunk_ids]
+
+    def score(self, pipeline: str, q: EvalQuestion, pred: Prediction) -> dict:
+        row = {"qid": q.qid, "pipeline": pipeline, "question": q.question, "qtype": q.qtype, "reasoning": q.reasoning,
+               "has_evidence": q.has_evidence, **asdict(pred)}
+        if q.gold_docs:
+            row["doc_recall@5"] = document_recall_at_k(pred.docs, q.gold_docs, 5)
+        if q.gold_pages:
+            row["page_recall@5"] = page_recall_at_k(pred.pages, q.gold_pages, 5)
+            row["page_recall@10"] = page_recall_at_k(pred.pages, q.gold_pages, 10)
+            row["page_precision"] = page_precision(pred.pages[:5], q.gold_pages)
+            grades = self.grades(q, pred.ranked_chunks)
+            for k in (5, 10):
+                row[f"ndcg@{k}"] = ndcg_at_k(grades, grades, k) if any(grades) else 0.0
+                row[f"map@{k}"] = average_precision_at_k(grades, k)
+                row[f"mrr@{k}"] = mrr_at_k(grades, k)
+        if pipeline in ANSWERING and q.answer:
+            m = answer_matches(pred.answer, q.answer) if pred.status == "answered" else None
+            if m is None:
+                row["correct"], row["judged_by"] = False, "not answered"
+            elif m.correct is None:
+                row["correct"], row["judged_by"] = self.judge(q, pred.answer), "model"
+            else:
+                row["correct"], row["judged_by"] = bool(m.correct), "numeric"
+        return row
+
+    def judge(self, q: EvalQuestion, answer: str) -> bool | None:
+        """Textual answers: the local model compares with the gold answer and evidence (marked model-judged)."""
+        if self.chat is None:
+            return None
+        from engine.trace import call_llm
+
+        evidence = "\n".join(t for _, _, t in q.evidence)[:2500]
+        schema = {"type": "object", "properties": {"correct": {"type": "boolean"}, "reason": {"type": "string", "maxLength": 200}},
+                  "required": ["correct", "reason"], "additionalProperties": False}
+        msgs = [{"role": "system", "content": "You grade answers to financial questions. An answer is correct when it "
+                 "states the same facts and figures as the gold answer (rounding and wording may differ) and does not "
+                 "contradict the evidence."},
+                {"role": "user", "content": f"Question: {q.question}\nGold answer: {q.answer}\nEvidence: {evidence}\n"
+                 f"Answer to grade: {answer}"}]
+        res, _ = call_llm(self.chat, "judge", msgs, schema, 96)
+        return None if res is None else bool(res.data["correct"])
+
+
+def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines: Sequence[str], out_dir: Path,
+             progress: Callable[[int, int, str], None] | None = None) -> list[dict]:
+    """Evaluate; rows are appended to ``results.jsonl`` as they finish, so an interrupted run resumes."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "results.jsonl"
+    done: dict[tuple[str, str], dict] = {}
+    if path.exists():
+        for line in path.open(encoding="utf-8"):
+            try:
+                row = json.loads(line)
+                done[(row["pipeline"], row["qid"])] = row
+            except (json.JSONDecodeError, KeyError):
+                continue  # a line torn by a crash is simply redone
+    total, n = len(questions) * len(pipelines), 0
+    with path.open("a", encoding="utf-8") as fh:
+        for q in questions:
+            for p in pipelines:
+                n += 1
+                if (p, q.qid) not in done:
+                    row = evaluator.score(p, q, evaluator.predict(p, q))
+                    fh.write(json.dumps(row, default=str) + "\n")
+                    fh.flush()
+                    done[(p, q.qid)] = row
+                if progress:
+                    progress(n, total, p)
+    wanted = {q.qid for q in questions}
+    return [r for (p, qid), r in done.items() if p in pipelines and qid in wanted]

@@ -1,0 +1,76 @@
+"""`filinglens eval` pieces: question loaders, an end-to-end evaluation over the demo corpus, resume."""
+
+from __future__ import annotations
+
+import json
+
+from engine.eval.questions import load_questions
+from engine.eval.report import write_report
+from engine.eval.runner import Evaluator, run_eval
+from tests.engine.scripted import ScriptedChat
+from tests.engine.test_pipeline import program_for, shown
+
+
+def test_loaders_financebench_docugami_and_own_format(tmp_path):
+    fb = tmp_path / "fb.jsonl"
+    fb.write_text(json.dumps({
+        "financebench_id": "fb1", "question": "Q?", "answer": "$1,577", "question_type": "metrics-generated",
+        "question_reasoning": "Information extraction", "doc_name": "3M_2018_10K",
+        "evidence": [{"doc_name": "3M_2018_10K", "evidence_page_num": 59, "evidence_text": "PP&E (1,577)"}],
+        "gold_pages": [{"doc_name": "3M_2018_10K", "page": 59}], "corpus_has_evidence": True}) + "\n")
+    q = load_questions(fb)[0]
+    assert q.gold_pages == {("3M_2018_10K", 59)} and q.gold_docs == {"3M_2018_10K"} and q.evidence[0][1] == 59
+    dg = tmp_path / "dg.jsonl"
+    dg.write_text("\n".join(json.dumps({"qid": f"d{i}", "question": "Q?", "answer": "A", "source_docs_glob": g,
+                                        "question_type": "Multi-Doc RAG"}) for i, g in enumerate(["*2023 Q3 AAPL*", "*MSFT*"])))
+    docs = ["AAPL_2023Q3_10Q", "AAPL_2023Q2_10Q", "MSFT_2023Q3_10Q", "AAPL_2023-02-02_8K"]
+    a, b = load_questions(dg, doc_names=docs)
+    assert a.gold_docs == {"AAPL_2023Q3_10Q"} and b.gold_docs == {"MSFT_2023Q3_10Q"}
+    titles = tmp_path / "documents.jsonl"
+    titles.write_text(json.dumps({"doc_name": "AAPL_2023Q3_10Q", "title": "2023 Q3 AAPL.pdf"}) + "\n")
+    assert load_questions(dg, documents=titles)[0].gold_docs == {"AAPL_2023Q3_10Q"}
+    own = tmp_path / "own.jsonl"
+    own.write_text(json.dumps({"question": "Why?"}) + "\n")
+    assert load_questions(own)[0].qid == "q0000"
+
+
+def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder, tmp_path, monkeypatch):
+    library, settings, _ = ingested_demo
+    from engine.demo_corpus import format_amount
+
+    facts = [f for f in demo_truth if f["form"] == "10-K" and f["metric"] in ("Total revenue", "Net income")
+             and f["fiscal_year_column"] == f["period"]][:3]
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text("\n".join(json.dumps({
+        "qid": f"demo{i}", "question": f"What was {f['company']}'s {f['metric'].lower()} in fiscal {f['period']}?",
+        "answer": format_amount(f["value"]), "gold_pages": [{"doc_name": f["doc_name"], "page": f["page"]}],
+        "question_type": f["metric"]}) for i, f in enumerate(facts)))
+    questions = load_questions(qfile)
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        asked = messages[-1]["content"].split("Question:")[-1]
+        fact = next(f for f in facts if f["company"] in asked and f["metric"].lower() in asked and f["period"] in asked)
+        value = format_amount(fact["value"])
+        if purpose == "curation":
+            ids = [i for i, _t, _p, body in shown(messages) if value in body]
+            return {"relevant_ids": ids[:1], "answerable": bool(ids), "missing_information": "",
+                    "complementary_question": "" if ids else f"{fact['metric']} {fact['period']}"}
+        return program_for(messages, value)
+
+    evaluator = Evaluator(library, settings, embedder, ScriptedChat(script))
+    pipelines = ["bm25", "hybrid", "hirec-retrieval", "hirec"]
+    rows = run_eval(evaluator, questions, pipelines, tmp_path / "out")
+    assert len(rows) == len(questions) * len(pipelines)
+    hirec = [r for r in rows if r["pipeline"] == "hirec"]
+    assert all(r["correct"] and r["judged_by"] == "numeric" for r in hirec)
+    assert all(r["page_recall@5"] == 1.0 for r in rows if r["pipeline"] == "hirec-retrieval")
+    assert all(0.0 <= r["ndcg@10"] <= 1.0 for r in rows)
+    summary = write_report(tmp_path / "out", rows, pipelines, "demo")
+    by = {s["pipeline"]: s for s in summary}
+    assert by["hirec"]["accuracy_numeric"] == 1.0 and by["hirec"]["tokens_in"] > 0
+    assert "| hirec-retrieval |" in (tmp_path / "out" / "report.md").read_text()
+
+    calls = []
+    monkeypatch.setattr(evaluator, "predict", lambda p, q: calls.append((p, q.qid)))
+    again = run_eval(evaluator, questions, pipelines, tmp_path / "out")
+    assert calls == [] and len(again) == len(rows)  # resumed: nothing recomputed

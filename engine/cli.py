@@ -25,6 +25,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides.setdefault("retrieval", {})["chunk_vectors"] = True
     if getattr(args, "model", None):
         overrides.setdefault("models", {})["chat_model"] = args.model
+    if getattr(args, "gpu_layers", None) is not None:
+        overrides.setdefault("models", {})["gpu_layers"] = args.gpu_layers
     return settings.with_overrides(**overrides) if overrides else settings
 
 
@@ -441,6 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("question")
     s.add_argument("--explain", action="store_true", help="print the stage-by-stage trace")
     s.add_argument("--model", help="chat model pack name or path to any GGUF file")
+    s.add_argument("--gpu-layers", type=int, help="layers llama.cpp offloads to the GPU (-1 = all)")
     s.set_defaults(func=cmd_ask)
 
     s = sub.add_parser("runs", help="past runs and their traces")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import ModelError
-from engine.models.embedder import import_sentence_transformers, weights_fingerprint
+from engine.models.embedder import FolderFingerprint, import_sentence_transformers
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ def _is_bi_encoder_folder(folder: Path) -> bool:
     return any("Pooling" in str(m.get("type", "")) for m in modules if isinstance(m, dict))
 
 
-class SentenceTransformerCrossScorer:
+class SentenceTransformerCrossScorer(FolderFingerprint):
     """A :class:`engine.models.base.CrossScorer` over a CrossEncoder folder.
 
     Scores are raw logits (higher = more relevant): monotone in the sigmoid probability but without
@@ -83,14 +83,6 @@ class SentenceTransformerCrossScorer:
         self._model = model
         self._identity = torch.nn.Identity()
         self._lock = threading.Lock()
-        self._fingerprint: str | None = None
-
-    @property
-    def fingerprint(self) -> str:
-        """sha256 of the weights (hashed on first use, once per process)."""
-        if self._fingerprint is None:
-            self._fingerprint = weights_fingerprint(self.folder)
-        return self._fingerprint
 
     def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Return one float32 relevance logit per (query, passage) pair."""

@@ -138,7 +138,21 @@ def set_torch_threads(threads: int | None) -> int:
     return n
 
 
-class SentenceTransformerEmbedder:
+class FolderFingerprint:
+    """Mixin: ``fingerprint`` = sha256 of the weights in ``self.folder``, hashed once, on first use."""
+
+    folder: Path
+    _fingerprint: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 of the weights (hashed on first use, once per process)."""
+        if self._fingerprint is None:
+            self._fingerprint = weights_fingerprint(self.folder)
+        return self._fingerprint
+
+
+class SentenceTransformerEmbedder(FolderFingerprint):
     """An :class:`engine.models.base.Embedder` over a local sentence-transformers folder.
 
     Args:
@@ -177,14 +191,6 @@ class SentenceTransformerEmbedder:
             raise ModelError(f"embedder at {self.folder} does not report an embedding size")
         self.dims = int(dims)
         self._lock = threading.Lock()
-        self._fingerprint: str | None = None
-
-    @property
-    def fingerprint(self) -> str:
-        """sha256 of the weights (hashed on first use, once per process)."""
-        if self._fingerprint is None:
-            self._fingerprint = weights_fingerprint(self.folder)
-        return self._fingerprint
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """Return float32 vectors of shape ``(len(texts), dims)``, rows L2-normalised."""

@@ -62,6 +62,12 @@ class RetrievalSettings(_Section):
     rewrite_query: bool = Field(
         False, description="Ask the chat model to rewrite the question into a retrieval query (HiREC q'); off: q' is built from the parsed intent."
     )
+    reranker: str = Field(
+        "none",
+        description="Cross-encoder for document and passage reranking: 'none' (fused BM25+dense scores), 'trained' "
+        "(the model `filinglens train-reranker` registered) or a path to any sentence-transformers CrossEncoder folder.",
+    )
+    reranker_device: Literal["auto", "cpu", "cuda"] = Field("auto", description="Where the cross-encoder runs.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     chunk_vectors: bool = Field(False, description="Embed every chunk (slow on CPU); otherwise dense passage scores are computed on demand.")
     hnsw_m: int = Field(16, ge=4, description="HNSW graph degree.")

@@ -60,17 +60,18 @@ def markdown(summary: Sequence[dict], rows: Sequence[dict], title: str) -> str:
     lines += ["| " + " | ".join(_fmt(s.get(c)) for c in cols) + " |" for s in summary]
     lines += ["", "Pages count from 0. Accuracy: numeric answers by the rounding/truncation matcher; textual answers "
               "judged by the local model (reported separately). Times in seconds.", ""]
+    recall = "page_recall@5" if any("page_recall@5" in r for r in rows) else "doc_recall@5"
     for cut in ("qtype", "reasoning"):
         values = sorted({r.get(cut) or "?" for r in rows})
         if len(values) < 2:
             continue
-        lines += [f"## Page recall@5 / accuracy by {cut}", "", "| " + cut + " | " + " | ".join(s["pipeline"] for s in summary) + " |",
+        lines += [f"## {recall} / accuracy by {cut}", "", "| " + cut + " | " + " | ".join(s["pipeline"] for s in summary) + " |",
                   "|" + "---|" * (len(summary) + 1)]
         for v in values:
             cells = []
             for s in summary:
                 rs = [r for r in rows if r["pipeline"] == s["pipeline"] and (r.get(cut) or "?") == v]
-                rec, acc = _mean(rs, "page_recall@5"), _mean([r for r in rs if r.get("correct") is not None], "correct")
+                rec, acc = _mean(rs, recall), _mean([r for r in rs if r.get("correct") is not None], "correct")
                 cells.append(f"{_fmt(rec)} / {_fmt(acc)} (n={len(rs)})")
             lines.append(f"| {v} | " + " | ".join(cells) + " |")
         lines.append("")

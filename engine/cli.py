@@ -363,6 +363,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_gui(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    from analyst_app.main import main as gui_main
+
+    return gui_main(["--home", str(settings.library_home())])
+
+
 def cmd_quickstart(args: argparse.Namespace) -> int:
     """The README's main job: build the fictional demo corpus, ingest it, search it, answer a question."""
     import json
@@ -474,6 +481,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--question", help="question to ask (default: one about the demo corpus with a known answer)")
     s.add_argument("--model", help="chat model pack name or path to any GGUF file")
     s.set_defaults(func=cmd_quickstart)
+
+    s = sub.add_parser("gui", help="open the desktop application")
+    s.set_defaults(func=cmd_gui)
     return p
 
 

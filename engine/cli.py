@@ -25,6 +25,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides.setdefault("retrieval", {})["chunk_vectors"] = True
     if getattr(args, "model", None):
         overrides.setdefault("models", {})["chat_model"] = args.model
+    if getattr(args, "reranker", None):
+        overrides.setdefault("retrieval", {})["reranker"] = args.reranker
     if getattr(args, "gpu_layers", None) is not None:
         overrides.setdefault("models", {})["gpu_layers"] = args.gpu_layers
     return settings.with_overrides(**overrides) if overrides else settings
@@ -269,12 +271,15 @@ def load_pipeline(settings: Settings, library):  # noqa: ANN001, ANN201
 
     if Searcher(library, settings, embedder).stale:
         _sync(library, settings, embedder)
+    from engine.models.registry import load_cross_scorer
+
     try:
         chat = load_chat_model(settings.models, settings.library_home())
     except ModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         chat = None
-    return HirecPipeline(library, settings, embedder, chat)
+    cross = load_cross_scorer(settings, settings.library_home())
+    return HirecPipeline(library, settings, embedder, chat, cross)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -370,6 +375,39 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return gui_main(["--home", str(settings.library_home())])
 
 
+def cmd_train_reranker(args: argparse.Namespace) -> int:
+    import json
+
+    from tqdm import tqdm
+
+    from engine.train import excluded_docs_from_questions, register_reranker, train_reranker
+
+    settings = _settings(args)
+    library = _library(settings)
+    exclude: frozenset[str] = frozenset()
+    for path in args.exclude_eval or []:
+        exclude |= excluded_docs_from_questions(Path(path), library)
+    out = Path(args.out) if args.out else settings.library_home() / "models" / "reranker-trained"
+    bar = tqdm(desc="train reranker", unit="step")
+
+    def progress(step: int, total: int, eta: float) -> None:
+        bar.total = total
+        bar.n = step
+        bar.set_postfix_str(f"ETA {eta / 60:.1f} min")
+        bar.refresh()
+
+    report = train_reranker(library, settings, out, pairs=args.pairs, epochs=args.epochs, device=args.device,
+                            max_length=args.max_length, batch_size=args.batch_size, lr=args.lr, head_lr=args.head_lr,
+                            pos_weight=args.pos_weight, exclude_docs=exclude, progress=progress)
+    bar.close()
+    print(json.dumps({k: v for k, v in report.__dict__.items() if k not in ("before", "after")}, default=str, indent=1))
+    print(f"held-out before: {report.before}\nheld-out after:  {report.after}")
+    if report.completed and not args.no_register:
+        register_reranker(settings.library_home(), report.model_dir)
+        print(f"registered {report.model_dir} as the default reranker (use it with --reranker trained)")
+    return 0
+
+
 def cmd_quickstart(args: argparse.Namespace) -> int:
     """The README's main job: build the fictional demo corpus, ingest it, search it, answer a question."""
     import json
@@ -451,6 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--explain", action="store_true", help="print the stage-by-stage trace")
     s.add_argument("--model", help="chat model pack name or path to any GGUF file")
     s.add_argument("--gpu-layers", type=int, help="layers llama.cpp offloads to the GPU (-1 = all)")
+    s.add_argument("--reranker", help="none | trained | untrained | path to a CrossEncoder folder")
     s.set_defaults(func=cmd_ask)
 
     s = sub.add_parser("runs", help="past runs and their traces")
@@ -476,6 +515,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--documents", help="documents.jsonl with titles (resolves Docugami globs)")
     s.add_argument("--model", help="chat model pack name or GGUF path for answering pipelines")
     s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("train-reranker", help="train a cross-encoder on pairs mined from the library")
+    s.add_argument("--pairs", type=int, default=2000, help="examples to mine (each: 1 positive + 8 negatives)")
+    s.add_argument("--epochs", type=int, default=1)
+    s.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    s.add_argument("--max-length", type=int, default=256)
+    s.add_argument("--batch-size", type=int, default=16)
+    s.add_argument("--lr", type=float, default=2e-5)
+    s.add_argument("--head-lr", type=float, default=None, help="learning rate of the fresh scoring head")
+    s.add_argument("--pos-weight", type=float, default=1.0, help="BCE weight of positives (1 = HiREC's plain BCE)")
+    s.add_argument("--exclude-eval", action="append", help="question file whose filings are never mined (repeatable)")
+    s.add_argument("--out", help="output folder (default: <library>/models/reranker-trained)")
+    s.add_argument("--no-register", action="store_true")
+    s.set_defaults(func=cmd_train_reranker)
 
     s = sub.add_parser("quickstart", help="demo: generate the fictional corpus, ingest it and search it")
     s.add_argument("--question", help="question to ask (default: one about the demo corpus with a known answer)")

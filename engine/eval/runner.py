@@ -23,7 +23,10 @@ from engine.store.library import Library
 
 log = logging.getLogger(__name__)
 
-PIPELINES = ("bm25", "dense", "hybrid", "hirec-retrieval", "hirec", "dense-answer")
+PIPELINES = ("bm25", "dense", "hybrid", "hirec-retrieval", "hirec-retrieval+ce", "hirec-retrieval+untrained", "hirec",
+             "dense-answer")
+# Passage reranker per retrieval-only HiREC variant, so fused, trained and untrained scorers run side by side.
+RERANKER_VARIANTS = {"hirec-retrieval": "none", "hirec-retrieval+ce": "trained", "hirec-retrieval+untrained": "untrained"}
 ANSWERING = {"hirec", "dense-answer"}
 
 
@@ -48,6 +51,7 @@ class Evaluator:
         self.library, self.settings, self.embedder, self.chat = library, settings, embedder, chat
         self.searcher = Searcher(library, settings, embedder)
         self._pipeline = None
+        self._retrievers: dict[str, object] = {}
         self._filing_by_doc = {f.identity.doc_name: f for f in library.filings()}
 
     @property
@@ -69,14 +73,15 @@ class Evaluator:
             pred.note = f"dense from {res.dense_source}" if "dense" in pipeline or pipeline == "hybrid" else ""
             if pipeline == "dense-answer":
                 self._answer(q, chunks, pred)
-        elif pipeline == "hirec-retrieval":
+        elif pipeline in RERANKER_VARIANTS:
             intent = parse_intent(q.question, list(self.hirec.refs.values()))
             from engine.intent import lexical_terms
             from engine.pipeline import document_query
 
-            docs, _ = self.hirec.retriever.documents(document_query(intent, self.hirec.refs), intent)
+            retriever = self.retriever(RERANKER_VARIANTS[pipeline])
+            docs, _ = retriever.documents(document_query(intent, self.hirec.refs), intent)
             kept = [d.filing for d in docs if d.kept]
-            passages, payload = self.hirec.retriever.passages(
+            passages, payload = retriever.passages(
                 q.question, " ".join([*intent.keywords, lexical_terms(intent)]) or q.question, kept)
             pred = self._from_chunks([p.chunk for p in passages])
             pred.docs = [f.identity.doc_name for f in kept]
@@ -101,6 +106,17 @@ class Evaluator:
             raise ValueError(f"unknown pipeline {pipeline!r} (known: {', '.join(PIPELINES)})")
         pred.seconds = time.perf_counter() - t
         return pred
+
+    def retriever(self, reranker: str):  # noqa: ANN201
+        """A hierarchical retriever whose passage scorer is ``reranker`` (none | trained | untrained | folder)."""
+        if reranker not in self._retrievers:
+            from engine.models.registry import load_cross_scorer
+            from engine.retrieval.hierarchical import HierarchicalRetriever
+
+            s = self.settings.with_overrides(retrieval={"reranker": reranker})
+            cross = load_cross_scorer(s, s.library_home())
+            self._retrievers[reranker] = HierarchicalRetriever(self.library, s, self.embedder, cross)
+        return self._retrievers[reranker]
 
     def _from_chunks(self, chunks: Sequence[Chunk]) -> Prediction:
         return Prediction(pages=list(dict.fromkeys((c.doc_name, c.page_no) for c in chunks)),

@@ -531,3 +531,25 @@ def clear_model_cache() -> None:
     with _cache_lock:
         _chat_cache.clear()
         _embedder_cache.clear()
+
+
+def load_cross_scorer(settings, home: Path):  # noqa: ANN001, ANN201
+    """The CrossScorer named by ``settings.retrieval.reranker``: None for 'none', the registered trained
+    model for 'trained', else any sentence-transformers CrossEncoder folder."""
+    spec, device = settings.retrieval.reranker, settings.retrieval.reranker_device
+    if spec == "none":
+        return None
+    if spec == "trained":
+        from engine.train import load_registered_reranker
+
+        scorer = load_registered_reranker(home, device)
+        if scorer is None:
+            raise ModelError("no trained reranker is registered: run `filinglens train-reranker` first")
+        return scorer
+    if spec == "untrained":
+        from engine.models.embedder import resolve_model_folder
+
+        spec = str(resolve_model_folder(settings.models.embedder)[0])
+    from engine.models.cross import SentenceTransformerCrossScorer
+
+    return SentenceTransformerCrossScorer(Path(spec), device=device)

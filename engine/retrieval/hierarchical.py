@@ -1,9 +1,10 @@
 """HiREC hierarchical retrieval (§4.1): filings first (dense over cover-page summaries, then rerank),
 then passages inside the chosen filings (cheap BM25 prefilter, dense, fusion, then rerank).
 
-The reranker is a :class:`CrossScorer` when one is configured. Until the product has trained one,
-documents are reranked by dense similarity plus the question's metadata (issuer, period, form), and
-passages by reciprocal-rank fusion of BM25 and dense; the trace names the scorer that ran.
+Documents are reranked by dense similarity plus the question's metadata (issuer, period, form).
+Passages are reranked by a :class:`CrossScorer` when one is configured (the product trains its own,
+see :mod:`engine.train`), otherwise by reciprocal-rank fusion of BM25, dense and the filing ranking.
+The trace names the scorer that ran (and its device).
 """
 
 from __future__ import annotations
@@ -102,13 +103,10 @@ class HierarchicalRetriever:
                 continue
             boost, notes = _match_notes(f, intent)
             cands.append((f, sim, rank, boost, notes))
+        # The trained cross-encoder learned (question, passage) pairs, not cover-page summaries, so documents keep
+        # the dense + metadata score.
         scorer = "dense + metadata boosts"
-        if self.cross is not None and cands:
-            scorer = f"cross-encoder {self.cross.name}"
-            ce = self.cross.score_pairs([(query, c[0].summary) for c in cands])
-            final = [float(s) + b for s, (_, _, _, b, _) in zip(ce, cands)]
-        else:
-            final = [sim + b for (_, sim, _, b, _) in cands]
+        final = [sim + b for (_, sim, _, b, _) in cands]
         order = sorted(range(len(cands)), key=lambda i: -final[i])
         out = []
         for new_rank, i in enumerate(order, start=1):
@@ -161,7 +159,7 @@ class HierarchicalRetriever:
         scorer = "rrf(bm25, dense, filing rank)"
         final = {c.id: fused[c.id] for c in chunks}
         if self.cross is not None and chunks:
-            scorer = f"cross-encoder {self.cross.name}"
+            scorer = f"cross-encoder {self.cross.name} on {getattr(self.cross, 'device', '?')}"
             ce = self.cross.score_pairs([(query, f"{titles[c.filing_id]}\n{c.indexed_text}") for c in chunks])
             final = {c.id: float(s) for c, s in zip(chunks, ce)}
         ranked = sorted(chunks, key=lambda c: -final[c.id])

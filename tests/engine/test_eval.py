@@ -74,3 +74,17 @@ def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder,
     monkeypatch.setattr(evaluator, "predict", lambda p, q: calls.append((p, q.qid)))
     again = run_eval(evaluator, questions, pipelines, tmp_path / "out")
     assert calls == [] and len(again) == len(rows)  # resumed: nothing recomputed
+
+
+def test_reranker_variants_run_side_by_side(ingested_demo, demo_truth, embedder, tmp_path):
+    library, settings, _ = ingested_demo
+    fact = next(f for f in demo_truth if f["form"] == "10-K" and f["metric"] == "Total revenue")
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(json.dumps({"question": f"What was {fact['company']}'s total revenue in fiscal {fact['period']}?",
+                                 "gold_pages": [{"doc_name": fact["doc_name"], "page": fact["page"]}]}))
+    evaluator = Evaluator(library, settings, embedder, None)
+    rows = run_eval(evaluator, load_questions(qfile), ["hirec-retrieval", "hirec-retrieval+untrained"], tmp_path / "o")
+    assert {r["pipeline"] for r in rows} == {"hirec-retrieval", "hirec-retrieval+untrained"}
+    assert evaluator.retriever("untrained").cross is not None and evaluator.retriever("none").cross is None
+    _, payload = evaluator.retriever("untrained").passages("total revenue", "total revenue", library.filings()[:1])
+    assert payload["scorer"].startswith("cross-encoder") and payload["scorer"].endswith("on cpu")

@@ -1,0 +1,622 @@
+"""Training pairs mined from the library: templated questions, their evidence chunk, and hard negatives.
+
+HiREC §4.1.2 fine-tunes the passage reranker on (question, evidence table) pairs with ``n_neg = 8``
+negatives per positive. FilingLens has no labelled questions for a user's corpus, so it writes them:
+
+- **table rows**: a statement row ``Total revenue .... $ 6,776 $ 6,441`` under a column header
+  ``2022 2021`` gives "What was total revenue for Harborview Therapeutics Corp. in fiscal 2022?";
+  the positive is the chunk holding the row.
+- **narrative facts**: a sentence with a metric word (:func:`engine.intent.find_metrics`) and an amount,
+  "Net income was $1,308 million", gives a question about that metric in the sentence's period.
+
+Every passage is the text the pipeline scores: ``f"{filing_title(filing)}\\n{chunk.indexed_text}"``.
+
+Negatives, hardest first: the same row label or metric in *other* filings (another year, another
+company: the near-duplicates a reranker must tell apart by period and issuer), then other pages of the
+same filing ranked high by BM25 for the question, then any chunk. A negative is never on the
+positive's page and never contains the answer value: the prior-year column of next year's 10-K, or the
+MD&A sentence restating a table figure, answers the question too and would be a false negative.
+
+The split is by filing: held-out filings give the evaluation examples, and an example draws its
+positive *and* its negatives only from filings of its own split, so evaluation never sees a chunk the
+model was trained on. Everything is a pure function of the library, the arguments and ``seed``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+import re
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.errors import EngineError
+from engine.intent import find_metrics
+from engine.records import Chunk, Filing
+from engine.retrieval.hierarchical import filing_title
+from engine.settings import Settings
+from engine.store.library import Library
+
+if TYPE_CHECKING:
+    from engine.retrieval.lexical import LexicalIndex
+
+log = logging.getLogger(__name__)
+
+TRAIN, HELDOUT = "train", "heldout"
+KIND_TABLE, KIND_NARRATIVE = "table-row", "narrative"
+
+# Negative sources, in the order they are filled.
+NEG_NEAR_DUPLICATE = "near-duplicate"  # same label/metric, another filing (other year or company)
+NEG_SAME_FILING = "same-filing"  # another page of the positive's filing, high BM25 for the question
+NEG_BM25 = "bm25"  # high BM25 for the question anywhere in the split
+NEG_RANDOM = "random"
+
+
+@dataclass(frozen=True)
+class MinedPassage:
+    """A passage as the reranker sees it, with where it comes from."""
+
+    doc_name: str
+    filing_id: int
+    page: int
+    chunk_id: int
+    text: str  # filing title, newline, chunk.indexed_text
+
+
+@dataclass(frozen=True)
+class MinedExample:
+    """One templated question with its evidence passage and ``n_neg`` hard negatives.
+
+    Attributes:
+        query: The question.
+        positive: The chunk holding the fact the question asks for.
+        negatives: Passages that do not answer it, hardest first.
+        negative_sources: Why each negative was chosen (``near-duplicate``, ``same-filing``, ``bm25``,
+            ``random``).
+        kind: ``table-row`` or ``narrative``.
+        answer: The value the question asks for, as printed (e.g. ``"6,776"``).
+        split: ``train`` or ``heldout`` (by filing).
+    """
+
+    query: str
+    positive: MinedPassage
+    negatives: tuple[MinedPassage, ...]
+    negative_sources: tuple[str, ...]
+    kind: str
+    answer: str
+    split: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> MinedExample:
+        return cls(
+            query=d["query"], positive=MinedPassage(**d["positive"]),
+            negatives=tuple(MinedPassage(**n) for n in d["negatives"]),
+            negative_sources=tuple(d["negative_sources"]), kind=d["kind"], answer=d["answer"],
+            split=d["split"],
+        )
+
+
+def write_examples(path: Path, examples: Iterable[MinedExample]) -> None:
+    """Write examples as JSONL (one example a line)."""
+    from engine.store.manifest import write_atomic
+
+    data = "".join(json.dumps(e.to_dict(), ensure_ascii=False, sort_keys=True) + "\n" for e in examples)
+    write_atomic(path, data.encode("utf-8"))
+
+
+def read_examples(path: Path) -> list[MinedExample]:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return [MinedExample.from_dict(json.loads(line)) for line in fh if line.strip()]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise EngineError(f"cannot read mined pairs from {path}: {exc}") from exc
+
+
+def examples_digest(examples: Sequence[MinedExample]) -> str:
+    """sha256 of the examples (identifies a training run's data)."""
+    h = hashlib.sha256()
+    for e in examples:
+        h.update(json.dumps(e.to_dict(), sort_keys=True).encode("utf-8"))
+    return h.hexdigest()
+
+
+def excluded_docs_from_questions(path: Path, library: Library | None = None) -> frozenset[str]:
+    """Every filing named by an evaluation question file (its gold documents), to keep out of training.
+
+    Args:
+        path: A question file :func:`engine.eval.questions.load_questions` reads.
+        library: When given, its doc names resolve Docugami-style document globs.
+    """
+    from engine.eval.questions import load_questions
+
+    doc_names = [f.identity.doc_name for f in library.filings()] if library is not None else None
+    questions = load_questions(Path(path), doc_names=doc_names)
+    return frozenset(d for q in questions for d in q.gold_docs)
+
+
+def split_filings(filings: Sequence[Filing], holdout: float, seed: int) -> frozenset[int]:
+    """Ids of the held-out filings: ``round(holdout * n)`` of them (at least one when ``holdout > 0`` and
+    there are two or more filings), chosen by ``seed`` from the filings sorted by doc name."""
+    if not 0.0 <= holdout < 1.0:
+        raise EngineError(f"holdout must be in [0, 1), got {holdout}")
+    ordered = sorted(filings, key=lambda f: (f.identity.doc_name, f.id))
+    n = round(holdout * len(ordered))
+    if holdout > 0 and n == 0 and len(ordered) >= 2:
+        n = 1
+    n = min(n, max(0, len(ordered) - 1))
+    random.Random(f"split:{seed}").shuffle(ordered)
+    return frozenset(f.id for f in ordered[:n])
+
+
+# --- facts ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Fact:
+    chunk: Chunk
+    kind: str
+    metric: str  # what the question names (a row label or a metric name)
+    anchor: str  # text that finds near-duplicates in other filings (the row label / metric)
+    period: str  # "in fiscal 2022", "for the three months ended June 30, 2022", ...
+    answer: str
+    statement: str | None = None  # "consolidated statements of operations", for table rows
+
+
+_YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
+_LEADER = re.compile(r"\s*\.{3,}\s*")
+_GAP = re.compile(r"\s{2,}")
+_VALUE = re.compile(r"\(?-?\d[\d,]*(?:\.\d+)?\)?%?|[—–]")
+_VALUES_ONLY = re.compile(r"[\s$%()\d,.—–-]*")
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+_DATE = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})\b", re.I)
+_MONTHS_ENDED = re.compile(
+    rf"\b(three|six|nine|twelve|thirteen|\d+)\s+(?:months|weeks)\s+end(?:ed|ing)\s+({_MONTH}\s+\d{{1,2}})",
+    re.I)
+_ANNUAL = re.compile(r"\b(?:years?\s+end(?:ed|ing)|fiscal\s+(?:years?)?|twelve\s+months|annual)\b", re.I)
+_STATEMENT = re.compile(
+    r"statements?\s+of|balance\s+sheets?|cash\s+flows|financial\s+position|income\s+statements?", re.I)
+_GENERIC_LABELS = {"total", "other", "net", "subtotal", "balance", "balances", "thereafter", "amount",
+                   "amounts"}
+_FOOTNOTE = re.compile(r"\s*(?:\(\d{1,2}\)|\([a-z]\)|\*+|\[\d\])+$")
+_UNITS = re.compile(r"^\(?(?:in|dollars in|amounts in|\$ in)\s+(?:millions|thousands|billions)", re.I)
+
+# Narrative sentences.
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+_AMOUNT = re.compile(r"\$\s?\d[\d,]*(?:\.\d+)?(?:\s(?:million|billion|thousand))?")
+_FULL_DATE = rf"{_MONTH}\s+\d{{1,2}},\s+\d{{4}}"
+_NARR_MONTHS = re.compile(
+    rf"\b(?:for\s+)?the\s+(three|six|nine|twelve)\s+months\s+ended\s+({_FULL_DATE})", re.I)
+_NARR_YEAR_ENDED = re.compile(rf"\b(?:for\s+)?the\s+(?:fiscal\s+)?year\s+ended\s+({_FULL_DATE})", re.I)
+_NARR_AS_OF = re.compile(rf"\bas\s+of\s+({_FULL_DATE})", re.I)
+_NARR_IN_YEAR = re.compile(  # "$6,776 million in 2022": the year right after the amount
+    r"^\W*(?:million|billion|thousand)?\s*(?:in|for|during)\s+(?:fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)\b",
+    re.I)
+
+
+def _cap_date(text: str) -> str:
+    return " ".join(w.capitalize() if w.isalpha() else w for w in text.split())
+
+
+def parse_row(line: str) -> tuple[str, list[str]] | None:
+    """``(label, values)`` of a statement row (dot leaders or two-space gaps), else None.
+
+    ``values`` keeps dashes (``—``) as cells so that columns stay aligned with the header's years.
+    """
+    line = line.strip()
+    m = _LEADER.search(line)
+    if m:
+        label, rest = line[: m.start()], line[m.end() :]
+    else:
+        cells = [c for c in _GAP.split(line) if c]
+        if len(cells) < 2:
+            return None
+        label, rest = cells[0], "  ".join(cells[1:])
+    label = _FOOTNOTE.sub("", label.strip().rstrip(":").rstrip("$").strip())
+    if not _VALUES_ONLY.fullmatch(rest) or not re.search(r"\d", rest):
+        return None
+    letters = sum(ch.isalpha() for ch in label)
+    if letters < 3 or len(label) > 90 or label[0].isdigit() or _YEAR.fullmatch(label):
+        return None
+    if label.lower() in _GENERIC_LABELS or label.lower().startswith(("item ", "page", "note ")):
+        return None
+    if _UNITS.match(label):
+        return None
+    values = _VALUE.findall(rest)
+    if not values or all(_YEAR.fullmatch(v) for v in values):
+        return None  # "(In millions)  2018  2017" is a column header, not a row
+    return label, values
+
+
+def _is_header(line: str) -> bool:
+    years = _YEAR.findall(line)
+    if not years or parse_row(line) is not None:
+        return False
+    stripped = _YEAR.sub("", line)
+    # A header is mostly years and period words, not a sentence that mentions one.
+    periodic = bool(_DATE.search(line) or _ANNUAL.search(line))
+    return len(years) >= 2 or (len(stripped.split()) <= 8 and periodic)
+
+
+def _period_phrase(phrase: str, years: list[str], j: int, form: str | None) -> str:
+    year = years[j]
+    dates = [f"{mo} {d}" for mo, d in _DATE.findall(phrase)]
+    date = (dates[j] if len(dates) == len(years) else dates[0]) if dates else None
+    m = _MONTHS_ENDED.search(phrase)
+    if m:
+        return f"for the {m.group(1).lower()} months ended {_cap_date(date or m.group(2))}, {year}"
+    if _ANNUAL.search(phrase):
+        return f"in fiscal {year}"
+    if date:
+        return f"as of {_cap_date(date)}, {year}"
+    return f"in fiscal {year}" if form == "10-K" else f"in {year}"
+
+
+def _table_facts(chunk: Chunk, form: str | None) -> list[_Fact]:
+    facts: list[_Fact] = []
+    header: tuple[list[str], str] | None = None  # (years, phrase) of the nearest header above
+    statement: str | None = None
+    section: str | None = None  # "Net sales:" above "Products  96,458  96,388" qualifies the row
+    ctx_parts = [p.strip() for p in chunk.context.split(" | ")] if chunk.context else []
+    if ctx_parts and _YEAR.search(ctx_parts[-1]):
+        header = (_YEAR.findall(ctx_parts[-1]), " ".join(ctx_parts))
+        statement = next((p for p in ctx_parts if _STATEMENT.search(p)), None)
+    prev = ""
+    for line in chunk.text.splitlines():
+        s = line.strip()
+        if not s:
+            section = None
+            continue
+        if _STATEMENT.search(s) and len(s) < 90 and parse_row(s) is None and not _YEAR.search(s):
+            statement = s
+        if _is_header(s):
+            header, section = (_YEAR.findall(s), f"{prev} {s}"), None
+            prev = s
+            continue
+        row = parse_row(s)
+        if row is None:
+            if s.endswith(":") and len(s) <= 80:
+                section = _FOOTNOTE.sub("", s.rstrip(":").strip())
+            prev = s
+            continue
+        label, values = row
+        if header is None or len(values) != len(header[0]) or len(set(header[0])) != len(header[0]):
+            continue  # unaligned, or several column groups with the same years (ambiguous)
+        if _DATE.search(label) or _YEAR.search(label):
+            continue  # a maturity schedule ("December 31, 2017  9,993"), not a metric
+        if section and section.lower() not in label.lower():
+            metric = f"{section} - {label}"
+        elif len(label.split()) == 1 and not find_metrics(label):
+            continue  # "Diluted", "Current": meaningless without their section
+        else:
+            metric = label
+        years, phrase = header
+        for j, value in enumerate(values):
+            answer = value.strip("()%-")
+            if not re.search(r"[1-9]", answer):
+                continue  # dashes and zeros answer nothing
+            period = _period_phrase(phrase, years, j, form)
+            facts.append(_Fact(chunk, KIND_TABLE, metric, label, period, answer,
+                               statement.lower() if statement else None))
+    return facts
+
+
+def _filing_period(f: Filing) -> str | None:
+    i = f.identity
+    if i.form == "10-K" and i.fiscal_year:
+        return f"in fiscal {i.fiscal_year}"
+    if i.period and re.fullmatch(r"\d{4}Q[1-4]", i.period):
+        ordinal = ("first", "second", "third", "fourth")[int(i.period[-1]) - 1]
+        return f"in the {ordinal} quarter of {i.period[:4]}"
+    if i.fiscal_year:
+        return f"in {i.fiscal_year}"
+    return None
+
+
+def _narrative_facts(chunk: Chunk, filing: Filing) -> list[_Fact]:
+    text = " ".join(chunk.text.split())
+    facts: list[_Fact] = []
+    for sentence in _SENTENCE_SPLIT.split(text):
+        if len(sentence) > 600 or not find_metrics(sentence):
+            continue
+        amounts = list(_AMOUNT.finditer(sentence))
+        seen: set[str] = set()
+        for k, m in enumerate(amounts):
+            # The metric must sit just before the amount ("Net income was $1,308"), not anywhere earlier.
+            segment = sentence[amounts[k - 1].end() if k else 0 : m.start()][-80:]
+            metrics = find_metrics(segment)
+            if not metrics or metrics[-1] in seen:
+                continue
+            metric = metrics[-1]
+            seen.add(metric)
+            after = sentence[m.end() : amounts[k + 1].start() if k + 1 < len(amounts) else len(sentence)]
+            period = None
+            y = _NARR_IN_YEAR.search(after)
+            if y:
+                period = f"in {y.group(1)}"
+            else:
+                for probe in (after, sentence):
+                    if (mm := _NARR_MONTHS.search(probe)):
+                        period = f"for the {mm.group(1).lower()} months ended {_cap_date(mm.group(2))}"
+                    elif (mm := _NARR_YEAR_ENDED.search(probe)):
+                        period = f"for the fiscal year ended {_cap_date(mm.group(1))}"
+                    elif (mm := _NARR_AS_OF.search(probe)):
+                        period = f"as of {_cap_date(mm.group(1))}"
+                    if period:
+                        break
+            period = period or _filing_period(filing)
+            if period is None:
+                continue
+            answer = _NUMBER.search(m.group(0))
+            if answer and re.search(r"[1-9]", answer.group(0)):
+                facts.append(_Fact(chunk, KIND_NARRATIVE, metric, metric, period, answer.group(0)))
+    return facts
+
+
+# --- questions --------------------------------------------------------------------------------------
+
+_TEMPLATES = (
+    "What was {metric} for {who} {period}?",
+    "What was {whose} {metric} {period}?",
+    "How much did {who} report as {metric} {period}?",
+    "{Period}, what was the {metric} of {who}?",
+    "{who}: {metric} {period}?",
+)
+_STATEMENT_TEMPLATE = "According to its {statement}, what was {whose} {metric} {period}?"
+_SUFFIX = re.compile(
+    r"[,\s]+(?:inc\.?|incorporated|corp\.?|corporation|co\.?|company|plc|ltd\.?|llc|n\.v\.|s\.a\.)$", re.I)
+
+
+def _who(filing: Filing, rng: random.Random) -> str:
+    i = filing.identity
+    names = [n for n in (i.registrant, i.registrant, _SUFFIX.sub("", i.registrant or "") or None, i.ticker,
+                         i.issuer_key) if n]
+    return rng.choice(names) if names else i.doc_name
+
+
+def _question(fact: _Fact, filing: Filing, rng: random.Random) -> str:
+    metric = fact.metric
+    if fact.kind == KIND_TABLE:
+        canonical = find_metrics(metric)
+        if len(canonical) == 1 and len(metric.split()) <= 3 and rng.random() < 0.3:
+            metric = canonical[0]  # a synonym, so questions do not always repeat the row label verbatim
+        elif not (metric.isupper() and len(metric) <= 5):
+            metric = metric.lower()
+    who = _who(filing, rng)
+    whose = f"{who}'" if who.endswith("s") else f"{who}'s"
+    if fact.statement and rng.random() < 0.2:
+        template = _STATEMENT_TEMPLATE
+    else:
+        template = rng.choice(_TEMPLATES)
+    return template.format(metric=metric, who=who, whose=whose, period=fact.period,
+                           Period=fact.period[:1].upper() + fact.period[1:], statement=fact.statement)
+
+
+# --- negatives --------------------------------------------------------------------------------------
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text)}
+
+
+class _Pool:
+    """The chunks of one split, with BM25 restricted to them."""
+
+    def __init__(self, chunks: list[Chunk], filings: dict[int, Filing], lexical: LexicalIndex) -> None:
+        self.chunks = chunks
+        self.by_id = {c.id: c for c in chunks}
+        self.filing_ids = sorted({c.filing_id for c in chunks})
+        self.filings = filings
+        self.lexical = lexical
+        self._numbers: dict[int, set[str]] = {}
+
+    def numbers(self, chunk: Chunk) -> set[str]:
+        if chunk.id not in self._numbers:
+            self._numbers[chunk.id] = _numbers(passage_text(chunk, self.filings[chunk.filing_id]))
+        return self._numbers[chunk.id]
+
+    def search(self, query: str, k: int, filing_ids: Sequence[int]) -> list[Chunk]:
+        if not filing_ids:
+            return []
+        hits = self.lexical.search(query, k, filing_ids)
+        return [self.by_id[cid] for cid, _ in hits if cid in self.by_id]
+
+
+def passage_text(chunk: Chunk, filing: Filing) -> str:
+    """The text the pipeline's reranker scores for a chunk: the filing title, then the indexed text."""
+    return f"{filing_title(filing)}\n{chunk.indexed_text}"
+
+
+def _passage(chunk: Chunk, filing: Filing) -> MinedPassage:
+    return MinedPassage(filing.identity.doc_name, filing.id, chunk.page_no, chunk.id,
+                        passage_text(chunk, filing))
+
+
+def _negatives(fact: _Fact, query: str, pool: _Pool, n_neg: int,
+               rng: random.Random) -> list[tuple[Chunk, str]]:
+    pos = fact.chunk
+    answer = fact.answer.replace(",", "")
+    chosen: list[tuple[Chunk, str]] = []
+    taken = {pos.id}
+
+    def ok(c: Chunk) -> bool:
+        return c.id not in taken and not (c.filing_id == pos.filing_id and c.page_no == pos.page_no) \
+            and answer not in pool.numbers(c)
+
+    def take(cands: Iterable[Chunk], source: str, limit: int, top: int) -> None:
+        good = list({c.id: c for c in cands if ok(c)}.values())[:top]
+        rng.shuffle(good)
+        added = 0
+        for c in good:
+            if len(chosen) >= n_neg or added >= limit:
+                return
+            if ok(c):
+                chosen.append((c, source))
+                taken.add(c.id)
+                added += 1
+
+    others = [f for f in pool.filing_ids if f != pos.filing_id]
+    n_dup = max(1, (3 * n_neg) // 8)
+    anchor = " ".join(fact.anchor.lower().split())
+
+    def mentions(c: Chunk) -> bool:
+        if fact.kind == KIND_NARRATIVE:
+            return fact.anchor in find_metrics(c.indexed_text)
+        return anchor in " ".join(c.indexed_text.lower().split())
+
+    near = [c for c in pool.search(query, 40, others) if mentions(c)]
+    near += [c for c in pool.search(fact.anchor, 40, others) if mentions(c)]
+    # Prefer one near-duplicate per filing: other years and other companies, not one filing's pages.
+    by_filing: dict[int, Chunk] = {}
+    for c in near:
+        if ok(c):
+            by_filing.setdefault(c.filing_id, c)
+    take(list(by_filing.values()) + near, NEG_NEAR_DUPLICATE, n_dup, 3 * n_dup)
+    take(pool.search(query, 30, [pos.filing_id]), NEG_SAME_FILING, max(1, (3 * n_neg) // 8), 8)
+    take(pool.search(query, 60, pool.filing_ids), NEG_BM25, n_neg - len(chosen), 2 * n_neg)
+    tries = 0
+    while len(chosen) < n_neg and tries < 20 * n_neg:
+        tries += 1
+        c = rng.choice(pool.chunks)
+        if ok(c):
+            chosen.append((c, NEG_RANDOM))
+            taken.add(c.id)
+    return chosen
+
+
+# --- mining -----------------------------------------------------------------------------------------
+
+Progress = Callable[[int, int], None]
+
+
+def mine_pairs(
+    library: Library,
+    settings: Settings,
+    *,
+    n_pairs: int,
+    n_neg: int = 8,
+    seed: int = 0,
+    exclude_docs: Iterable[str] = (),
+    holdout: float = 0.1,
+    table_share: float = 0.7,
+    progress: Progress | None = None,
+) -> list[MinedExample]:
+    """Mine up to ``n_pairs`` examples (question, positive, ``n_neg`` negatives) from the library.
+
+    Args:
+        library: The library to mine (its BM25 index is built first when stale).
+        settings: Settings (the chunking identity of the BM25 index).
+        n_pairs: Examples to mine, train and held-out together (fewer when the library runs out of facts).
+        n_neg: Negatives per positive (HiREC: 8). An example that cannot get that many is dropped.
+        seed: Everything random (split, sampling, templates) derives from it.
+        exclude_docs: Doc names that contribute neither positives nor negatives (e.g. the gold filings
+            of an evaluation question file, see :func:`excluded_docs_from_questions`).
+        holdout: Fraction of filings held out for evaluation (``MinedExample.split == "heldout"``).
+        table_share: Target fraction of table-row questions; narrative facts fill the rest.
+        progress: ``progress(done, total)`` while negatives are mined.
+
+    Returns:
+        Examples in a seed-determined order.
+    """
+    from engine.indexing import lexical_index
+
+    if n_pairs < 0 or n_neg < 1:
+        raise EngineError(f"n_pairs must be >= 0 and n_neg >= 1 (got {n_pairs}, {n_neg})")
+    excluded = set(exclude_docs)
+    filings = {f.id: f for f in library.filings() if f.identity.doc_name not in excluded}
+    if not filings:
+        return []
+    lex = lexical_index(library, settings)
+    if lex.generation != library.generation():
+        log.info("BM25 index is stale: rebuilding it before mining")
+        lex.build(library)
+    heldout = split_filings(list(filings.values()), holdout, seed)
+    # In document order, not id order: the same corpus ingested in another order mines the same examples.
+    all_chunks = sorted(library.chunks_of_filings(sorted(filings)),
+                        key=lambda c: (c.doc_name, c.page_no, c.char_start, c.id))
+    pools = {
+        split: _Pool([c for c in all_chunks if (c.filing_id in heldout) == (split == HELDOUT)], filings, lex)
+        for split in (TRAIN, HELDOUT)
+    }
+
+    # Facts, grouped by chunk; chunks in a seeded order so a large library is only scanned as far as needed.
+    rng = random.Random(f"mine:{seed}")
+    order = list(all_chunks)
+    rng.shuffle(order)
+    groups: dict[str, list[list[_Fact]]] = {KIND_TABLE: [], KIND_NARRATIVE: []}
+    want = {KIND_TABLE: round(n_pairs * table_share), KIND_NARRATIVE: n_pairs - round(n_pairs * table_share)}
+    counts = defaultdict(int)
+    for chunk in order:
+        if all(counts[k] >= 3 * max(want[k], 1) + 20 for k in groups):
+            break
+        f = filings[chunk.filing_id]
+        facts = _table_facts(chunk, f.identity.form)
+        if not facts:
+            facts = _narrative_facts(chunk, f)
+        for kind in groups:
+            mine = [x for x in facts if x.kind == kind]
+            if mine:
+                rng.shuffle(mine)
+                groups[kind].append(mine)
+                counts[kind] += len(mine)
+
+    # Round-robin over chunks (one fact per chunk per round) so examples spread over the library.
+    def round_robin(chunks_facts: list[list[_Fact]]) -> list[_Fact]:
+        out, depth = [], 0
+        while True:
+            layer = [fs[depth] for fs in chunks_facts if depth < len(fs)]
+            if not layer:
+                return out
+            out.extend(layer)
+            depth += 1
+
+    queues = {k: deque(round_robin(v)) for k, v in groups.items()}
+    examples: list[MinedExample] = []
+    seen_queries: set[str] = set()
+    quota = dict(want)
+    for kind in (KIND_TABLE, KIND_NARRATIVE):
+        other = KIND_NARRATIVE if kind == KIND_TABLE else KIND_TABLE
+        made = _make(queues[kind], quota[kind], filings, heldout, pools, n_neg, rng, seen_queries, examples,
+                     progress, n_pairs)
+        quota[other] += quota[kind] - made  # a shortfall of one kind is filled by the other
+    if len(examples) < n_pairs and queues[KIND_TABLE]:
+        _make(queues[KIND_TABLE], n_pairs - len(examples), filings, heldout, pools, n_neg, rng, seen_queries,
+              examples, progress, n_pairs)
+    rng.shuffle(examples)
+    log.info("mined %d examples (%d held out) from %d filings", len(examples),
+             sum(e.split == HELDOUT for e in examples), len(filings))
+    return examples
+
+
+def _make(queue: deque[_Fact], quota: int, filings: dict[int, Filing], heldout: frozenset[int],
+          pools: dict[str, _Pool], n_neg: int, rng: random.Random, seen: set[str], out: list[MinedExample],
+          progress: Progress | None, total: int) -> int:
+    made = 0
+    while queue and made < quota:
+        fact = queue.popleft()
+        filing = filings[fact.chunk.filing_id]
+        query = _question(fact, filing, rng)
+        if query.lower() in seen:
+            continue
+        split = HELDOUT if filing.id in heldout else TRAIN
+        negs = _negatives(fact, query, pools[split], n_neg, rng)
+        if len(negs) < n_neg:
+            continue
+        seen.add(query.lower())
+        out.append(MinedExample(
+            query=query, positive=_passage(fact.chunk, filing),
+            negatives=tuple(_passage(c, filings[c.filing_id]) for c, _ in negs),
+            negative_sources=tuple(s for _, s in negs), kind=fact.kind, answer=fact.answer, split=split,
+        ))
+        made += 1
+        if progress:
+            progress(len(out), total)
+    return made

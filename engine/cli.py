@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from engine.errors import EngineError
@@ -368,13 +369,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_gui(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    from analyst_app.main import main as gui_main
-
-    return gui_main(["--home", str(settings.library_home())])
-
-
 def cmd_train_reranker(args: argparse.Namespace) -> int:
     import json
 
@@ -434,7 +428,12 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     return status
 
 
-def build_parser() -> argparse.ArgumentParser:
+Command = tuple[str, str, Callable[[argparse.Namespace], int]]
+
+
+def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentParser:
+    """The CLI; ``extra_commands`` lets a front end (the desktop app's launcher) add its own subcommands,
+    so the engine never imports the GUI."""
     p = argparse.ArgumentParser(prog="filinglens", description="Offline question answering over SEC filings.")
     p.add_argument("--home", type=Path, help="library folder (default: $FILINGLENS_HOME or the user data dir)")
     p.add_argument("--preset", default="default", help="settings preset name or JSON file")
@@ -535,13 +534,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--model", help="chat model pack name or path to any GGUF file")
     s.set_defaults(func=cmd_quickstart)
 
-    s = sub.add_parser("gui", help="open the desktop application")
-    s.set_defaults(func=cmd_gui)
+    for name, help_text, func in extra_commands:
+        s = sub.add_parser(name, help=help_text)
+        s.set_defaults(func=func)
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """The settings the global options (--home, --preset) select: for front ends adding commands."""
+    return _settings(args)
+
+
+def main(argv: list[str] | None = None, extra_commands: Sequence[Command] = ()) -> int:
+    args = build_parser(extra_commands).parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.func(args) or 0)

@@ -15,7 +15,7 @@ def purpose_of(messages) -> str:  # noqa: ANN001
     system = messages[0]["content"]
     if "You check evidence" in system:
         return "curation"
-    if "solution()" in system:
+    if "formula" in system:
         return "program"
     if "Rewrite the analyst" in system:
         return "rewrite"

@@ -1,0 +1,69 @@
+"""Entry point: ``python -m analyst_app.main [--home DIR] [--preset NAME]`` or ``filinglens gui``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+log = logging.getLogger("filinglens.gui")
+
+
+def library_home(explicit: str | None) -> Path:
+    """``--home``, then ``$FILINGLENS_HOME``, then the library used last time, then the platform default."""
+    from analyst_app.window import app_settings
+    from engine.settings import Settings
+
+    if explicit:
+        return Path(explicit).expanduser()
+    if os.environ.get("FILINGLENS_HOME"):
+        return Settings().library_home()
+    last = app_settings().value("library/home")
+    if last and Path(str(last)).is_dir():
+        return Path(str(last))
+    return Settings().library_home()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="filinglens gui", description="The FilingLens desktop application.")
+    parser.add_argument("--home", help="library folder (default: $FILINGLENS_HOME, the last one used, or the user data dir)")
+    parser.add_argument("--preset", default="default", help="settings preset name")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        from PySide6.QtWidgets import QApplication, QMessageBox
+    except ImportError:
+        print("the desktop application needs PySide6: pip install 'filinglens[gui]'", file=sys.stderr)
+        return 2
+
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "filinglens", *qt_args])
+    app.setOrganizationName("FilingLens")
+    app.setApplicationName("FilingLens")
+    app.setApplicationDisplayName("FilingLens")
+    from analyst_app.window import MainWindow
+    from engine.errors import EngineError
+
+    home = library_home(args.home)
+    try:
+        window = MainWindow(home, preset=args.preset)
+    except EngineError as exc:
+        QMessageBox.critical(None, "FilingLens", f"Cannot open the library at {home}:\n{exc}")
+        return 2
+    window.show()
+    from analyst_app.workers import freeze_heap
+
+    freeze_heap()  # Qt and the window's objects live until exit: keep them out of full collections
+    code = int(app.exec())
+    if window.unfinished_work:  # a model call is still running in its thread: do not wait for it
+        logging.shutdown()
+        os._exit(code)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,326 @@
+"""Qt item models: thin adapters over engine records (filings, trace payload rows, runs, JSON payloads).
+
+They hold the engine's records as they are and only decide how each field is displayed and sorted;
+no engine logic lives here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from engine.records import Filing
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+"""Role holding a value that sorts correctly (numbers as numbers); proxies sort on it."""
+RECORD_ROLE = Qt.ItemDataRole.UserRole + 2
+"""Role returning the whole record behind a row."""
+
+KEPT_BRUSH = QBrush(QColor(214, 240, 214))
+STATUS_COLORS = {
+    "answered": QColor(30, 120, 50), "added": QColor(30, 120, 50), "unchanged": QColor(90, 90, 90),
+    "not_answerable": QColor(170, 110, 0), "duplicate": QColor(170, 110, 0), "removed": QColor(170, 110, 0),
+    "skipped": QColor(170, 110, 0), "failed": QColor(180, 30, 30), "cancelled": QColor(110, 110, 110),
+    "running": QColor(40, 90, 170),
+}
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+def human_page(page: Any) -> str:
+    """Engine pages are 0-based indexes; analysts read 1-based page numbers (as every PDF reader shows)."""
+    try:
+        return str(int(page) + 1)
+    except (TypeError, ValueError):
+        return ""
+
+
+def local_time(iso: Any) -> str:
+    """An engine timestamp (ISO, UTC) in the analyst's local time, to the second."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(iso)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return str(iso or "")
+
+
+def fmt_number(value: Any, digits: int = 4) -> str:
+    if value is None or value == "":
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:,.0f}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a :class:`RecordTableModel`.
+
+    Attributes:
+        title: Header text.
+        get: Key into the record dict, or a function of the record.
+        fmt: Turns the raw value into display text.
+        numeric: Right-align and sort numerically.
+        tip: Header tooltip.
+    """
+
+    title: str
+    get: str | Callable[[Any], Any]
+    fmt: Callable[[Any], str] = fmt_number
+    numeric: bool = False
+    tip: str = ""
+
+    def value(self, record: Any) -> Any:
+        if callable(self.get):
+            return self.get(record)
+        return record.get(self.get) if isinstance(record, dict) else getattr(record, self.get, None)
+
+
+class RecordTableModel(QAbstractTableModel):
+    """A read-only table over a list of records (trace rows, ingest events, runs) described by columns.
+
+    ``kept`` (a key or function) marks rows the pipeline kept, shown with a green background;
+    ``status`` names the column whose text is coloured by status.
+    """
+
+    def __init__(self, columns: Sequence[Column], records: Sequence[Any] = (), *,
+                 kept: str | Callable[[Any], bool] | None = None, status: str | None = None,
+                 tooltip: Callable[[Any], str] | None = None, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.columns = list(columns)
+        self.records: list[Any] = list(records)
+        self._kept, self._status, self._tooltip = kept, status, tooltip
+
+    def set_records(self, records: Sequence[Any]) -> None:
+        self.beginResetModel()
+        self.records = list(records)
+        self.endResetModel()
+
+    def append(self, record: Any) -> None:
+        n = len(self.records)
+        self.beginInsertRows(QModelIndex(), n, n)
+        self.records.append(record)
+        self.endInsertRows()
+
+    def record(self, row: int) -> Any:
+        return self.records[row]
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.records)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
+            col = self.columns[section]
+            if role == Qt.ItemDataRole.DisplayRole:
+                return col.title
+            if role == Qt.ItemDataRole.ToolTipRole and col.tip:
+                return col.tip
+        if orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole:
+            return section + 1
+        return None
+
+    def _is_kept(self, rec: Any) -> bool:
+        if self._kept is None:
+            return False
+        if callable(self._kept):
+            return bool(self._kept(rec))
+        return bool(rec.get(self._kept)) if isinstance(rec, dict) else bool(getattr(rec, self._kept, False))
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        rec = self.records[index.row()]
+        col = self.columns[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return col.fmt(col.value(rec))
+        if role == SORT_ROLE:
+            v = col.value(rec)
+            if isinstance(v, bool):
+                return int(v)
+            if isinstance(v, (int, float)):
+                return v
+            return "" if v is None else str(v).lower()
+        if role == RECORD_ROLE:
+            return rec
+        if role == Qt.ItemDataRole.TextAlignmentRole and col.numeric:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole and self._is_kept(rec):
+            return KEPT_BRUSH
+        if role == Qt.ItemDataRole.ForegroundRole and self._status and col.title == self._status:
+            color = STATUS_COLORS.get(str(col.value(rec)))
+            return QBrush(color) if color else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if self._tooltip is not None:
+                return self._tooltip(rec)
+            text = col.fmt(col.value(rec))
+            return text if len(text) > 40 else None
+        return None
+
+
+# -- filings ---------------------------------------------------------------------------------------
+
+def _image_only(f: Filing) -> str:
+    n = len(f.image_only_pages)
+    return f"{n} page{'s' if n != 1 else ''}" if n else ""
+
+
+FILING_COLUMNS = [
+    Column("Document", lambda f: f.identity.doc_name),
+    Column("Registrant", lambda f: f.identity.registrant or f.identity.issuer_key or ""),
+    Column("Ticker", lambda f: f.identity.ticker or ""),
+    Column("Form", lambda f: f.identity.form or ""),
+    Column("Period", lambda f: f.identity.period or ""),
+    Column("Pages", lambda f: f.n_pages, numeric=True),
+    Column("Chunks", lambda f: f.n_chunks, numeric=True),
+    Column("Image-only", lambda f: len(f.image_only_pages), fmt=lambda n: f"{n} pages" if n else "",
+           numeric=True, tip="Pages without a text layer (scanned images; their text is not searchable)"),
+]
+
+
+def _filing_tip(f: Filing) -> str:
+    lines = [f.identity.doc_name, f.path]
+    if f.image_only_pages:
+        pages = ", ".join(human_page(p) for p in f.image_only_pages[:20])
+        lines.append(f"image-only pages (no text layer): {pages}{' …' if len(f.image_only_pages) > 20 else ''}")
+    return "\n".join(lines)
+
+
+class FilingTableModel(RecordTableModel):
+    """The library's filings (``Library.filings()``), one row each."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(FILING_COLUMNS, tooltip=_filing_tip, parent=parent)
+
+    def filing(self, row: int) -> Filing:
+        return self.records[row]
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.ForegroundRole and index.isValid() and self.columns[index.column()].title == "Image-only":
+            return QBrush(STATUS_COLORS["failed"])
+        return super().data(index, role)
+
+
+# -- JSON payloads ---------------------------------------------------------------------------------
+
+class _Node:
+    __slots__ = ("key", "value", "parent", "row", "children")
+
+    def __init__(self, key: str, value: Any, parent: _Node | None, row: int) -> None:
+        self.key, self.value, self.parent, self.row = key, value, parent, row
+        self.children: list[_Node] | None = None  # built on first access
+
+    def kids(self) -> list[_Node]:
+        if self.children is None:
+            v = self.value
+            if isinstance(v, dict):
+                items = [(str(k), x) for k, x in v.items()]
+            elif isinstance(v, (list, tuple)):
+                items = [(f"[{i}]", x) for i, x in enumerate(v)]
+            else:
+                items = []
+            self.children = [_Node(k, x, self, i) for i, (k, x) in enumerate(items)]
+        return self.children
+
+
+def json_summary(value: Any, limit: int = 160) -> str:
+    """One line for a JSON value: scalars as text, containers as their size."""
+    if isinstance(value, dict):
+        return f"{{{len(value)} fields}}"
+    if isinstance(value, (list, tuple)):
+        return f"[{len(value)} items]"
+    if isinstance(value, str):
+        one = " ".join(value.split())
+        return one if len(one) <= limit else one[: limit - 1] + "…"
+    return json.dumps(value)
+
+
+def json_full_text(value: Any) -> str:
+    """The whole value, for the detail pane (strings as written, with their line breaks)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, default=str, ensure_ascii=False)
+
+
+class JsonTreeModel(QAbstractItemModel):
+    """A lazy tree over nested dicts/lists (the trace's JSON payloads, prompts, raw model outputs)."""
+
+    HEADERS = ("Key", "Value")
+
+    def __init__(self, root: Any = None, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._root = _Node("", root if root is not None else {}, None, 0)
+
+    def set_root(self, root: Any) -> None:
+        self.beginResetModel()
+        self._root = _Node("", root, None, 0)
+        self.endResetModel()
+
+    def node(self, index: _Index) -> _Node:
+        return index.internalPointer() if index.isValid() else self._root  # type: ignore[return-value]
+
+    def value(self, index: _Index) -> Any:
+        return self.node(index).value
+
+    def path(self, index: _Index) -> str:
+        parts = []
+        n: _Node | None = self.node(index)
+        while n is not None and n.parent is not None:
+            parts.append(n.key)
+            n = n.parent
+        return " › ".join(reversed(parts))
+
+    def index(self, row: int, column: int, parent: _Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        kids = self.node(parent).kids()
+        if 0 <= row < len(kids) and 0 <= column < 2:
+            return self.createIndex(row, column, kids[row])
+        return QModelIndex()
+
+    def parent(self, index: _Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid():
+            return QModelIndex()
+        p = self.node(index).parent
+        if p is None or p is self._root:
+            return QModelIndex()
+        return self.createIndex(p.row, 0, p)
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008, N802
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self.node(parent).kids())
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 2
+
+    def hasChildren(self, parent: _Index = QModelIndex()) -> bool:  # noqa: B008, N802
+        v = self.node(parent).value
+        return (not parent.isValid() or parent.column() == 0) and isinstance(v, (dict, list, tuple)) and len(v) > 0
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        n = self.node(index)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return n.key if index.column() == 0 else json_summary(n.value)
+        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 1 and isinstance(n.value, str) and len(n.value) > 80:
+            return n.value[:2000]
+        if role == Qt.ItemDataRole.FontRole and index.column() == 0 and n.parent is self._root:
+            f = QFont()
+            f.setBold(True)
+            return f
+        return None

@@ -1,0 +1,1 @@
+"""The application's views: library, ask (with the page viewer), inspect, history."""

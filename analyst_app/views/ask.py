@@ -1,0 +1,458 @@
+"""The Ask tab: question, settings (preset, chat model), Run/Cancel, live stage progress, the answer
+with its citations, and the page viewer that opens a cited page with the evidence highlighted."""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QFileDialog, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton, QSplitter, QTextBrowser,
+    QToolButton, QVBoxLayout, QWidget,
+)
+
+from analyst_app.context import AppContext
+from analyst_app.models import Column, RecordTableModel, fmt_number, human_page
+from analyst_app.views.library import fit_columns, make_table
+from analyst_app.views.page_viewer import PageViewer
+from analyst_app.workers import AskRequest, AskThread, CallJob, model_statuses
+from engine.settings import list_presets, load_preset
+
+STATUS_STYLE = {"answered": ("#1e7832", "Answered"), "not_answerable": ("#aa6e00", "Not answerable"),
+                "failed": ("#b41e1e", "Failed"), "cancelled": ("#6e6e6e", "Cancelled"),
+                "running": ("#285aaa", "Running")}
+
+CITATION_COLUMNS = [
+    Column("#", "passage_id", numeric=True),
+    Column("Document", "doc_name"),
+    Column("Page", "page", fmt=human_page, numeric=True),
+    Column("Title", "title"),
+]
+STAGE_COLUMNS = [
+    Column("Stage", "stage"),
+    Column("Round", "round", numeric=True),
+    Column("Seconds", "seconds", fmt=lambda v: f"{v:.2f}", numeric=True),
+    Column("Tokens in", "tokens_in", numeric=True),
+    Column("Tokens out", "tokens_out", numeric=True),
+    Column("Summary", "summary"),
+]
+
+
+NEXT_STEP = {"intent": "retrieving filings", "rewrite": "retrieving filings", "documents": "retrieving passages",
+             "passages": "the model is curating the evidence", "curation": "next round or answer",
+             "curation-stop": "the model is answering", "answer": "saving the run"}
+
+
+def trace_event(trace: Any, seq: int) -> dict:
+    """A live StageTrace in the shape ``RunStore.events`` returns, so views treat both alike."""
+    return {"seq": seq, "stage": trace.stage, "round": trace.round, "seconds": trace.seconds,
+            "tokens_in": trace.tokens_in, "tokens_out": trace.tokens_out, "payload": trace.to_dict()}
+
+
+def stage_summary(event: dict) -> str:
+    """One line per stage for the progress table."""
+    p, stage = event["payload"], event["stage"]
+    if stage == "intent":
+        it = p.get("intent", {})
+        bits = [", ".join(it.get(k) or []) for k in ("issuers", "forms", "metrics")]
+        years = ", ".join(str(y) for y in it.get("fiscal_years") or [])
+        return " · ".join(b for b in [*bits, years] if b) or "no company, period or metric recognised"
+    if stage == "rewrite":
+        return f"q' = {p.get('rewritten', '')}"
+    if stage in ("documents", "passages"):
+        kept = [c for c in p.get("candidates", []) if c.get("kept")]
+        where = [c["doc_name"] + (f" p.{human_page(c['page'])}" if "page" in c else "") for c in kept]
+        return f"kept {len(kept)} of {len(p.get('candidates', []))}: " + ", ".join(where[:5])
+    if stage == "curation":
+        return (f"answerable: {'yes' if p.get('answerable') else 'no'}; kept {len(p.get('kept', []))}, "
+                f"dropped {len(p.get('dropped', []))}"
+                + (f"; next: {p['complementary_question']}" if p.get("complementary_question") else ""))
+    if stage == "curation-stop":
+        return p.get("reason", "")
+    if stage == "answer":
+        a = p.get("answer", {})
+        return f"{a.get('status', '')}: {a.get('text') or a.get('reason', '')}"
+    return ""
+
+
+def answer_html(question: str, answer: dict, status: str, cost: dict | None = None) -> str:
+    """The answer panel: status, the answer in large type, value/unit/method, note, cost."""
+    color, label = STATUS_STYLE.get(status, ("#444", status))
+    text = answer.get("text") or "(no answer)"
+    parts = [f"<p style='color:#555;margin:0'>{html.escape(question)}</p>",
+             f"<p style='margin:6px 0'><span style='background:{color};color:white;padding:2px 6px;border-radius:3px'>"
+             f"&nbsp;{html.escape(label)}&nbsp;</span></p>",
+             f"<p style='font-size:16pt;font-weight:600;margin:6px 0'>{html.escape(text)}</p>"]
+    facts = []
+    if answer.get("value") is not None:
+        facts.append(f"value <b>{html.escape(fmt_number(answer['value'], 6))}</b>"
+                     + (f" {html.escape(str(answer.get('unit') or ''))}" if answer.get("unit") else ""))
+    if answer.get("method"):
+        facts.append({"pot": "program of thought (computed)", "cot": "chain of thought"}.get(answer["method"],
+                                                                                             answer["method"]))
+    grounding = answer.get("grounding") or []
+    if grounding:
+        ok = sum(1 for g in grounding if g.get("verified"))
+        facts.append(f"{ok}/{len(grounding)} figures found in their cited passage")
+    if facts:
+        parts.append("<p style='color:#333'>" + " · ".join(facts) + "</p>")
+    if answer.get("reason"):
+        parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(answer['reason'])}</p>")
+    cites = answer.get("citations") or []
+    if cites:
+        links = ", ".join(f"<a href='cite:{i}'>[{c['passage_id']}] {html.escape(c['doc_name'])} p.{human_page(c['page'])}</a>"
+                          for i, c in enumerate(cites))
+        parts.append(f"<p>Evidence: {links}</p>")
+    elif status == "answered":
+        parts.append("<p style='color:#8a5a00'>The answer cites no passage.</p>")
+    if cost:
+        parts.append(f"<p style='color:#777'>{cost.get('seconds', 0)} s (retrieval {cost.get('retrieval_seconds', 0)} s) · "
+                     f"{cost.get('tokens_in', 0)} tokens in / {cost.get('tokens_out', 0)} out · "
+                     f"{cost.get('llm_calls', 0)} model calls</p>")
+    return "".join(parts)
+
+
+class AskView(QWidget):
+    run_started = Signal()
+    stage_event = Signal(object)  # event dict (live)
+    run_finished = Signal(str)  # run id (stored)
+    ask_failed = Signal(str)
+
+    def __init__(self, ctx: AppContext, viewer: PageViewer, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.viewer = viewer
+        self.request: AskRequest | None = None
+        self.run_id = ""
+        self.events: list[dict] = []
+        self.answer: dict = {}
+        self.question_text = ""
+        self._started = 0.0
+        self._current = ""
+        self.thread = AskThread()
+        self.thread.worker.status.connect(self._status)
+        self.thread.worker.stage.connect(self._stage)
+        self.thread.worker.finished.connect(self._finished)
+        self.thread.worker.failed.connect(self._failed)
+
+        self.question = QPlainTextEdit()
+        self.question.setPlaceholderText("Ask about the loaded filings, e.g. “What was Acme's total revenue in fiscal "
+                                         "2023, in USD millions?”  (Ctrl+Return runs it)")
+        self.question.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 16)
+        self.preset = QComboBox()
+        self.preset.addItems(list_presets())
+        self.preset.setToolTip("Settings preset (resources/presets)")
+        self.model_box = QComboBox()
+        self.model_box.setEditable(True)
+        self.model_box.setMinimumContentsLength(22)
+        self.model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model_box.setToolTip("Chat model: a model pack name or the path of any GGUF file")
+        self.browse_btn = QToolButton()
+        self.browse_btn.setText("…")
+        self.browse_btn.setToolTip("Choose a GGUF file")
+        self.browse_btn.clicked.connect(self._browse_model)
+        self.model_note = QLabel()
+        self.model_note.setStyleSheet("color:#666")
+        self.run_btn = QPushButton("Ask")
+        self.run_btn.setDefault(True)
+        self.run_btn.setToolTip("Run the question (Ctrl+Return)")
+        self.run_btn.clicked.connect(lambda: self.ask())
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.setToolTip("Stop after the current stage (Esc)")
+        self.cancel_btn.setEnabled(False)
+        self.cancel_btn.clicked.connect(self.cancel)
+
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Preset"))
+        row.addWidget(self.preset)
+        row.addSpacing(12)
+        row.addWidget(QLabel("Chat model"))
+        row.addWidget(self.model_box)
+        row.addWidget(self.browse_btn)
+        row.addWidget(self.model_note, 1)
+        row.addWidget(self.run_btn)
+        row.addWidget(self.cancel_btn)
+
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)
+        self.progress.setMaximumHeight(14)
+        self.progress.setTextVisible(False)
+        self.progress_label = QLabel()
+        prow = QHBoxLayout()
+        prow.addWidget(self.progress_label)
+        prow.addWidget(self.progress, 1)
+        self.progress_box = QWidget()
+        self.progress_box.setLayout(prow)
+        prow.setContentsMargins(0, 0, 0, 0)
+        self.progress_box.setVisible(False)
+        self._tick = QTimer(self)
+        self._tick.setInterval(250)
+        self._tick.timeout.connect(self._update_elapsed)
+
+        self.answer_view = QTextBrowser()
+        self.answer_view.setOpenLinks(False)
+        self.answer_view.anchorClicked.connect(self._anchor)
+        self.answer_view.setHtml("<p style='color:#777'>The answer appears here, with the filings and pages it "
+                                 "rests on. Click a citation to see the page.</p>")
+        self.citations = RecordTableModel(CITATION_COLUMNS, parent=self)  # citations, or passages read
+        self.citation_table = make_table(self.citations)
+        self.citation_table.clicked.connect(lambda idx: self.open_citation(idx.row()))
+        self.citation_table.activated.connect(lambda idx: self.open_citation(idx.row()))
+        self.citations_title = QLabel("Citations — click one to open its page")
+        self.stages = RecordTableModel(STAGE_COLUMNS, parent=self)
+        self.stage_table = make_table(self.stages)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.answer_view)
+        self.splitter.addWidget(_titled(self.citations_title, self.citation_table))
+        self.splitter.addWidget(_titled("Stages of this run (details on the Inspect tab)", self.stage_table))
+        self.splitter.setSizes([230, 170, 240])
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(self.question)
+        lay.addLayout(row)
+        lay.addWidget(self.progress_box)
+        lay.addWidget(self.splitter, 1)
+
+        store = ctx.store
+        last_preset = str(store.value("ask/preset", ctx.preset))
+        if self.preset.findText(last_preset) >= 0:
+            self.preset.setCurrentText(last_preset)
+        ctx.preset = self.preset.currentText()
+        self.model_box.setEditText(str(store.value("ask/chat_model", "")) or load_preset(ctx.preset).models.chat_model)
+        ctx.chat_model = self.model_box.currentText().strip()
+        self.preset.currentTextChanged.connect(self._preset_changed)
+        self.model_box.currentTextChanged.connect(self._model_changed)
+        self._statuses: dict[str, Any] = {}
+        self._update_preset_tip()
+        ctx.busy_changed.connect(self._busy_changed)
+        ctx.start(CallJob("list models", ctx.home, model_statuses, ctx.home, needs_library=False),
+                  done=self._models_listed, failed=lambda _t: None)
+
+    # -- settings ---------------------------------------------------------------------------------
+    def _preset_changed(self, name: str) -> None:
+        self.ctx.preset = name
+        self.ctx.store.setValue("ask/preset", name)
+        self.model_box.setEditText(load_preset(name).models.chat_model)
+        self._update_preset_tip()
+
+    def _model_changed(self, text: str) -> None:
+        self.ctx.chat_model = text.strip()
+        self.ctx.store.setValue("ask/chat_model", self.ctx.chat_model)
+        self._update_model_note()
+
+    def _update_preset_tip(self) -> None:
+        s = load_preset(self.preset.currentText())
+        self.preset.setToolTip(
+            f"Preset {self.preset.currentText()}: chat model {s.models.chat_model}, {s.curation.max_rounds} curation "
+            f"rounds, {s.retrieval.doc_top_k} filings × {s.retrieval.passage_top_k} passages per round, "
+            f"numeric answers by {'program' if s.answer.numeric_mode == 'pot' else 'chain of thought'}")
+
+    def _browse_model(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model", str(Path.home()), "GGUF models (*.gguf)")
+        if path:
+            self.model_box.setEditText(path)
+
+    def _models_listed(self, statuses: list[Any]) -> None:
+        self._statuses = {s.name: s for s in statuses}
+        current = self.model_box.currentText()
+        self.model_box.blockSignals(True)
+        self.model_box.clear()
+        for s in statuses:
+            self.model_box.addItem(s.name)
+            self.model_box.setItemData(self.model_box.count() - 1,
+                                       f"{s.description} — {'installed' if s.installed else 'not installed'}",
+                                       Qt.ItemDataRole.ToolTipRole)
+        self.model_box.setEditText(current)
+        self.model_box.blockSignals(False)
+        self._update_model_note()
+
+    def _update_model_note(self) -> None:
+        name = self.model_box.currentText().strip()
+        s = self._statuses.get(name)
+        ok, text, tip = True, "", ""
+        if s is not None:
+            ok = bool(s.installed)
+            text = "installed" if ok else "not installed"
+            tip = s.description if ok else f"install it with: filinglens models install {name}"
+        elif name.lower().endswith(".gguf"):
+            ok = Path(name).expanduser().is_file()
+            text = "GGUF file" if ok else "file not found"
+        self.model_note.setText(text)
+        self.model_note.setToolTip(tip)
+        self.model_note.setStyleSheet("color:#666" if ok else "color:#b45a00;font-weight:600")
+
+    # -- running ----------------------------------------------------------------------------------
+    def ask(self, question: str | None = None) -> bool:
+        """Start a run; False when the question is empty or another job is running."""
+        if question is not None:
+            self.question.setPlainText(question)
+        text = " ".join(self.question.toPlainText().split())
+        if not text:
+            self.ctx.message.emit("type a question first", 4000)
+            self.question.setFocus()
+            return False
+        if self.ctx.library.count("filings") == 0:
+            self.ctx.error.emit("The library is empty", "Add filings on the Library tab before asking a question.")
+            return False
+        try:
+            settings = self.ctx.settings()
+        except Exception as exc:  # noqa: BLE001 - a bad preset or model path is a message
+            self.ctx.error.emit("Invalid settings", str(exc))
+            return False
+        req = AskRequest(text, settings, self.ctx.home)
+        if not self.ctx.begin("question", self.cancel):
+            return False
+        self.request, self.run_id, self.events, self.question_text = req, "", [], text
+        self.answer = {}
+        self.citations.set_records([])
+        self.stages.set_records([])
+        self.answer_view.setHtml(answer_html(text, {"text": "Working…"}, "running"))
+        self._started = time.perf_counter()
+        self._current = "starting"
+        self.progress_box.setVisible(True)
+        self._tick.start()
+        self._update_elapsed()
+        self.run_started.emit()
+        self.thread.worker.submit(req)
+        return True
+
+    def cancel(self) -> None:
+        if self.request is not None:
+            self.request.cancel.set()
+            self._current = "cancelling: the stage in progress (a model call cannot be interrupted) ends first"
+            self.cancel_btn.setEnabled(False)
+            self._update_elapsed()
+
+    def busy(self) -> bool:
+        return self.request is not None
+
+    def _status(self, text: str) -> None:
+        self._current = text.rstrip("…")
+        self._update_elapsed()
+
+    def _update_elapsed(self) -> None:
+        self.progress_label.setText(f"{self._current} — {time.perf_counter() - self._started:.1f} s")
+
+    def _stage(self, trace: Any) -> None:
+        ev = trace_event(trace, len(self.events) + 1)
+        self.events.append(ev)
+        self.stages.append({**ev, "summary": stage_summary(ev)})
+        self._current = f"{trace.stage} done ({trace.seconds:.1f} s); {NEXT_STEP.get(trace.stage, 'working')}…"
+        if trace.stage == "curation":
+            answerable = ev["payload"].get("answerable")
+            self._current = (f"curation round {trace.round}: "
+                             + ("answerable; the model is answering…" if answerable else "not answerable yet; next round…"))
+        if self.request is not None and self.request.cancel.is_set():
+            self._current = f"{trace.stage} done; cancelling"
+        self._update_elapsed()
+        fit_columns(self.stage_table, 220)
+        self.stage_event.emit(ev)
+
+    def _end(self) -> None:
+        self.request = None
+        self._tick.stop()
+        self.progress_box.setVisible(False)
+        self.ctx.end("question")
+
+    def _finished(self, run: Any) -> None:
+        self._end()
+        self.run_id = run.id
+        cost = {"seconds": round(run.seconds, 1), "retrieval_seconds": round(run.retrieval_seconds, 1),
+                "tokens_in": run.tokens_in, "tokens_out": run.tokens_out, "llm_calls": run.llm_calls}
+        self.show_answer(run.question, run.answer.to_dict(), run.status, cost)
+        fit_columns(self.stage_table, 220)
+        self.ctx.message.emit(f"run {run.id}: {STATUS_STYLE.get(run.status, ('', run.status))[1].lower()} "
+                              f"in {run.seconds:.1f} s", 8000)
+        self.ctx.runs_changed.emit()
+        self.run_finished.emit(run.id)
+
+    def _failed(self, text: str) -> None:
+        self._end()
+        self.answer_view.setHtml(answer_html(self.question_text, {"reason": text}, "failed"))
+        self.ctx.error.emit("The question could not be run", text)
+        self.ask_failed.emit(text)
+
+    def _busy_changed(self, name: str) -> None:
+        self.run_btn.setEnabled(not name)
+        self.cancel_btn.setEnabled(name == "question")
+
+    # -- answer and evidence ----------------------------------------------------------------------
+    def show_answer(self, question: str, answer: dict, status: str, cost: dict | None = None) -> None:
+        self.answer, self.question_text = answer, question
+        self.answer_view.setHtml(answer_html(question, answer, status, cost))
+        rows = list(answer.get("citations") or [])
+        if rows:
+            self.citations_title.setText("Citations — click one to open its page")
+        else:  # nothing cited: list what the answer step read, so the analyst can still check it
+            read = next((e["payload"].get("passages", []) for e in reversed(self.events) if e["stage"] == "answer"), [])
+            rows = [{"passage_id": p["id"], "chunk_id": p.get("chunk_id"), "doc_name": p["doc_name"], "page": p["page"],
+                     "title": p.get("title", "")} for p in read]
+            self.citations_title.setText("No citations — passages the answer step read (click to open)" if rows
+                                         else "No citations")
+        self.citations.set_records(rows)
+        fit_columns(self.citation_table, 260)
+        if rows:
+            self.open_citation(0)
+
+    def show_stored_run(self, run_id: str) -> None:
+        """Show a past run's answer (from History)."""
+        from engine.store.library import RunStore
+
+        store = RunStore(self.ctx.library)
+        row = store.get(run_id)
+        result = json.loads(row["result"] or "{}")
+        self.run_id = row["id"]
+        self.question.setPlainText(row["question"])
+        self.events = store.events(row["id"])
+        self.stages.set_records([{**e, "summary": stage_summary(e)} for e in self.events])
+        fit_columns(self.stage_table, 220)
+        cost = {k: result.get(k) for k in ("seconds", "retrieval_seconds", "tokens_in", "tokens_out", "llm_calls")}
+        answer = result.get("answer") or {"reason": row["error"] or "the run did not finish"}
+        self.show_answer(row["question"], answer, row["status"], cost if result else None)
+
+    def _anchor(self, url: Any) -> None:
+        if url.scheme() == "cite":
+            self.open_citation(int(url.path() or url.toString().split(":", 1)[1]))
+
+    def open_citation(self, row: int) -> bool:
+        """Open the cited page with the passage highlighted; False when the filing is gone."""
+        cites = self.citations.records
+        if not 0 <= row < len(cites):
+            return False
+        c = cites[row]
+        return self.open_evidence(c["doc_name"], c.get("chunk_id"), c.get("page"))
+
+    def open_evidence(self, doc_name: str, chunk_id: int | None, page: int | None) -> bool:
+        lib = self.ctx.library
+        filing = lib.filing_by_doc_name(doc_name)
+        if filing is None:
+            self.ctx.message.emit(f"{doc_name} is no longer in the library", 6000)
+            return False
+        chunks = lib.chunks([int(chunk_id)]) if chunk_id is not None else []
+        chunk = chunks[0] if chunks and chunks[0].filing_id == filing.id else None
+        self.viewer.show_chunk(filing, chunk, None if chunk is not None else int(page or 0))
+        return True
+
+    def shutdown(self, timeout_ms: int = 10000) -> bool:
+        """Cancel the running question and stop the worker thread; False if a model call outlived the wait."""
+        if self.request is not None:
+            self.request.cancel.set()
+        return self.thread.stop(timeout_ms)
+
+
+def _titled(title: str | QLabel, widget: QWidget) -> QWidget:
+    box = QWidget()
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(0, 4, 0, 0)
+    lay.setSpacing(2)
+    label = title if isinstance(title, QLabel) else QLabel(title)
+    label.setStyleSheet("color:#444;font-weight:600")
+    lay.addWidget(label)
+    lay.addWidget(widget)
+    return box

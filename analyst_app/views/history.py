@@ -1,0 +1,220 @@
+"""The History tab: past runs (``RunStore.list``), reopened into Inspect, compared two at a time, exported."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QSplitter,
+    QTextBrowser, QVBoxLayout, QWidget,
+)
+
+from analyst_app.context import AppContext
+from analyst_app.models import Column, RecordTableModel, human_page, local_time
+from analyst_app.views.library import fit_columns, make_table
+
+RUN_COLUMNS = [
+    Column("Started", "started_at", fmt=local_time, tip="Local time"),
+    Column("Run", "id"),
+    Column("Status", "status", fmt=lambda v: str(v or "").replace("_", " ")),
+    Column("Seconds", "seconds", fmt=lambda v: "" if v is None else f"{v:.1f}", numeric=True),
+    Column("Tokens in", "tokens_in", numeric=True),
+    Column("Tokens out", "tokens_out", numeric=True),
+    Column("Question", "question"),
+    Column("Answer", "answer"),
+]
+
+
+def run_record(row: Any) -> dict:
+    """A ``RunStore.list`` row as a plain dict, with the answer text and seconds from its result JSON."""
+    d = {k: row[k] for k in row.keys()}
+    try:
+        result = json.loads(d.get("result") or "{}")
+    except json.JSONDecodeError:
+        result = {}
+    d["answer"] = (result.get("answer") or {}).get("text", "") or (d.get("error") or "")
+    d["seconds"] = result.get("seconds")
+    return d
+
+
+class HistoryView(QWidget):
+    open_run = Signal(str)
+    export_requested = Signal(list)  # run ids
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.model = RecordTableModel(RUN_COLUMNS, status="Status", parent=self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.table = make_table(self.model, proxy=self.proxy)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
+        self.table.doubleClicked.connect(lambda _i: self.open_selected())
+        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter runs: question, answer, status…")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(lambda t: self.proxy.setFilterFixedString(t.strip()))
+        self.limit = QSpinBox()
+        self.limit.setRange(10, 100000)
+        self.limit.setSingleStep(50)
+        self.limit.setValue(500)
+        self.limit.setPrefix("last ")
+        self.limit.setSuffix(" runs")
+        self.limit.valueChanged.connect(lambda _v: self.reload())
+        self.open_btn = QPushButton("Open in Inspect")
+        self.open_btn.clicked.connect(self.open_selected)
+        self.compare_btn = QPushButton("Compare two…")
+        self.compare_btn.setToolTip("Select exactly two runs to compare their answers, citations, timings and tokens")
+        self.compare_btn.clicked.connect(lambda: self.compare_selected())
+        self.export_btn = QPushButton("Export…")
+        self.export_btn.setToolTip("Export the selected runs to JSON, CSV or Markdown (Ctrl+E)")
+        self.export_btn.clicked.connect(lambda: self.export_requested.emit(self.selected_run_ids()))
+        self.refresh_btn = QPushButton("Refresh")
+        self.refresh_btn.clicked.connect(self.reload)
+        top = QHBoxLayout()
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.limit)
+        for b in (self.refresh_btn, self.open_btn, self.compare_btn, self.export_btn):
+            top.addWidget(b)
+        self.count_label = QLabel()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addLayout(top)
+        lay.addWidget(self.table, 1)
+        lay.addWidget(self.count_label)
+        ctx.runs_changed.connect(self.reload)
+        self.reload()
+
+    def reload(self) -> None:
+        from engine.store.library import RunStore
+
+        chosen = set(self.selected_run_ids())
+        self.model.set_records([run_record(r) for r in RunStore(self.ctx.library).list(self.limit.value())])
+        fit_columns(self.table, 420)
+        if chosen:
+            self.select_runs(sorted(chosen))
+        self._selection_changed()
+
+    def run_ids(self) -> list[str]:
+        return [r["id"] for r in self.model.records]
+
+    def selected_run_ids(self) -> list[str]:
+        rows = sorted({self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows()})
+        return [self.model.record(r)["id"] for r in rows]
+
+    def select_runs(self, run_ids: list[str]) -> None:
+        sel = self.table.selectionModel()
+        sel.clearSelection()
+        for row in range(self.proxy.rowCount()):
+            rec = self.model.record(self.proxy.mapToSource(self.proxy.index(row, 0)).row())
+            if rec["id"] in run_ids:
+                sel.select(self.proxy.index(row, 0), sel.SelectionFlag.Select | sel.SelectionFlag.Rows)
+
+    def _selection_changed(self, *_: Any) -> None:
+        n = len(self.table.selectionModel().selectedRows())
+        self.open_btn.setEnabled(n == 1)
+        self.compare_btn.setEnabled(n == 2)
+        self.export_btn.setEnabled(n >= 1)
+        self.count_label.setText(f"{self.model.rowCount()} runs" + (f", {n} selected" if n else "")
+                                 + " · double-click a run to inspect it")
+
+    def open_selected(self) -> None:
+        ids = self.selected_run_ids()
+        if ids:
+            self.open_run.emit(ids[0])
+
+    def compare_selected(self) -> CompareDialog | None:
+        ids = self.selected_run_ids()
+        if len(ids) != 2:
+            self.ctx.message.emit("select exactly two runs to compare", 4000)
+            return None
+        dlg = CompareDialog(self.ctx.library, ids[0], ids[1], self)
+        dlg.show()
+        return dlg
+
+
+# -- comparing two runs ------------------------------------------------------------------------------
+
+def stage_costs(trace: list[dict]) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for e in trace:
+        key = f"{e['stage']} r{e['round']}" if e["stage"] not in ("intent", "answer") else e["stage"]
+        c = out.setdefault(key, {"seconds": 0.0, "tokens_in": 0, "tokens_out": 0})
+        c["seconds"] += e["seconds"]
+        c["tokens_in"] += e["tokens_in"]
+        c["tokens_out"] += e["tokens_out"]
+    return out
+
+
+def run_column_html(ev: dict) -> str:
+    a = ev["answer"]
+    parts = [f"<p style='color:#555'>run <code>{html.escape(ev['run_id'])}</code> · {html.escape(local_time(ev['started_at']))}</p>",
+             f"<p><b>{html.escape(ev['question'])}</b></p>",
+             f"<p>Status: <b>{html.escape(ev['status'])}</b></p>",
+             f"<p style='font-size:14pt;font-weight:600'>{html.escape(a.get('text') or '(no answer)')}</p>"]
+    if a.get("reason"):
+        parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(a['reason'])}</p>")
+    cites = ev.get("cited_passages") or []
+    items = "".join(f"<li>[{c['passage_id']}] {html.escape(c['doc_name'])} p.{human_page(c['page'])}</li>" for c in cites)
+    parts.append(f"<p><b>Citations</b></p><ul>{items or '<li>none</li>'}</ul>")
+    cost = ev.get("cost") or {}
+    parts.append(f"<p>{cost.get('seconds')} s · {cost.get('tokens_in')} tokens in / {cost.get('tokens_out')} out · "
+                 f"{cost.get('llm_calls')} model calls</p>")
+    return "".join(parts)
+
+
+def stages_table_html(a: dict, b: dict) -> str:
+    ca, cb = stage_costs(a["trace"]), stage_costs(b["trace"])
+    keys = list(dict.fromkeys([*ca, *cb]))
+    rows = []
+    for k in keys:
+        x, y = ca.get(k), cb.get(k)
+
+        def cell(c: dict | None, f: str) -> str:
+            return "—" if c is None else (f"{c[f]:.2f}" if f == "seconds" else str(c[f]))
+
+        rows.append(f"<tr><td>{html.escape(k)}</td><td align='right'>{cell(x, 'seconds')}</td>"
+                    f"<td align='right'>{cell(y, 'seconds')}</td><td align='right'>{cell(x, 'tokens_in')}/{cell(x, 'tokens_out')}</td>"
+                    f"<td align='right'>{cell(y, 'tokens_in')}/{cell(y, 'tokens_out')}</td></tr>")
+    ta = {f: sum(c[f] for c in ca.values()) for f in ("seconds", "tokens_in", "tokens_out")}
+    tb = {f: sum(c[f] for c in cb.values()) for f in ("seconds", "tokens_in", "tokens_out")}
+    rows.append(f"<tr><td><b>total</b></td><td align='right'><b>{ta['seconds']:.2f}</b></td>"
+                f"<td align='right'><b>{tb['seconds']:.2f}</b></td><td align='right'><b>{ta['tokens_in']}/{ta['tokens_out']}</b></td>"
+                f"<td align='right'><b>{tb['tokens_in']}/{tb['tokens_out']}</b></td></tr>")
+    return ("<table border='1' cellspacing='0' cellpadding='4' style='border-color:#ccc'>"
+            "<tr><th>Stage</th><th>Seconds A</th><th>Seconds B</th><th>Tokens A (in/out)</th><th>Tokens B (in/out)</th></tr>"
+            + "".join(rows) + "</table>")
+
+
+class CompareDialog(QDialog):
+    """Two runs side by side: answers, citations, and per-stage timings and tokens."""
+
+    def __init__(self, library: Any, run_a: str, run_b: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        from engine.export import evidence_set
+
+        self.setWindowTitle("Compare runs")
+        self.a, self.b = evidence_set(library, run_a), evidence_set(library, run_b)
+        self.left, self.right, self.stages = QTextBrowser(), QTextBrowser(), QTextBrowser()
+        self.left.setHtml("<h3>A</h3>" + run_column_html(self.a))
+        self.right.setHtml("<h3>B</h3>" + run_column_html(self.b))
+        same = {(c["doc_name"], c["page"]) for c in self.a["cited_passages"]} & \
+               {(c["doc_name"], c["page"]) for c in self.b["cited_passages"]}
+        self.stages.setHtml(f"<p>{len(same)} cited page(s) in common.</p>" + stages_table_html(self.a, self.b))
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(self.left)
+        top.addWidget(self.right)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(self.stages)
+        split.setSizes([360, 260])
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(split, 1)
+        lay.addWidget(buttons)
+        self.resize(1000, 680)

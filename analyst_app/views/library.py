@@ -1,0 +1,433 @@
+"""The Library tab: loaded filings (sortable, filterable), adding files and folders (dialog or drop)
+with progress and Cancel, the per-file ingest report, filing details and removal."""
+
+from __future__ import annotations
+
+import html
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView, QCheckBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMessageBox,
+    QProgressBar, QPushButton, QSplitter, QStackedWidget, QTableView, QTabWidget, QTextBrowser, QVBoxLayout, QWidget,
+)
+
+from analyst_app.context import AppContext
+from analyst_app.models import SORT_ROLE, Column, FilingTableModel, RecordTableModel, human_page, local_time
+from analyst_app.workers import CallJob, IngestJob, IngestSummary, remove_and_sync
+from engine.records import Filing
+
+SUPPORTED = {".pdf", ".htm", ".html"}
+PROBLEMS = {"failed", "skipped", "duplicate", "removed"}
+
+def _field(record: Any, key: str) -> Any:
+    return record.get(key, "") if isinstance(record, dict) else getattr(record, key, "")
+
+
+EVENT_COLUMNS = [
+    Column("Status", "status"),
+    Column("File", lambda e: Path(_field(e, "path")).name),
+    Column("Document", "doc_name"),
+    Column("Details", "reason"),
+    Column("Folder", lambda e: str(Path(_field(e, "path")).parent)),
+]
+
+
+def last_report(library: Any) -> tuple[str, list[dict]]:
+    """The most recent ingest batch recorded in the library: (when, one dict per file)."""
+    rows = library.reports()
+    if not rows:
+        return "", []
+    batch = rows[-1]["batch_id"]
+    names = {f.id: f.identity.doc_name for f in library.filings()}
+    out = [{"status": r["status"], "path": r["path"], "reason": r["reason"] or "",
+            "doc_name": names.get(r["filing_id"], "") if r["filing_id"] is not None else ""}
+           for r in rows if r["batch_id"] == batch]
+    return str(rows[-1]["at"]), out
+
+
+def make_table(model: Any, *, sortable: bool = True, proxy: QSortFilterProxyModel | None = None) -> QTableView:
+    """A table view with the settings every table here shares."""
+    view = QTableView()
+    if proxy is not None:
+        proxy.setSourceModel(model)
+        proxy.setSortRole(SORT_ROLE)
+        proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        proxy.setFilterKeyColumn(-1)
+        view.setModel(proxy)
+    else:
+        view.setModel(model)
+    view.setSortingEnabled(sortable and proxy is not None)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.verticalHeader().setVisible(False)
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 8)
+    view.horizontalHeader().setHighlightSections(False)
+    view.horizontalHeader().setStretchLastSection(True)
+    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    return view
+
+
+def fit_columns(view: QTableView, max_width: int = 360) -> None:
+    """Size columns to their contents, capped so one long cell cannot push the others off screen."""
+    header = view.horizontalHeader()
+    for col in range(header.count() - 1):
+        view.resizeColumnToContents(col)
+        if header.sectionSize(col) > max_width:
+            header.resizeSection(col, max_width)
+
+
+class LibraryView(QWidget):
+    open_filing = Signal(object)  # a Filing to show in the page viewer
+    ingest_finished = Signal(object)  # IngestSummary (tests wait on it)
+    remove_finished = Signal(int)
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.job: IngestJob | None = None
+        self._last_reload = 0.0
+        self.setAcceptDrops(True)
+
+        self.add_files_btn = QPushButton("Add files…")
+        self.add_files_btn.setToolTip("Add PDF or HTML filings (Ctrl+O)")
+        self.add_files_btn.clicked.connect(self.choose_files)
+        self.add_folder_btn = QPushButton("Add folder…")
+        self.add_folder_btn.setToolTip("Add every filing in a folder, e.g. a LOFin corpus (Ctrl+Shift+O).\n"
+                                       "Filings previously added from that folder whose files are gone are removed.")
+        self.add_folder_btn.clicked.connect(self.choose_folder)
+        self.remove_btn = QPushButton("Remove selected")
+        self.remove_btn.setToolTip("Remove the selected filings from the library (Del)")
+        self.remove_btn.clicked.connect(lambda: self.remove_selected())
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter: name, registrant, ticker, form, period…")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.setMinimumWidth(280)
+        self.count_label = QLabel()
+
+        top = QHBoxLayout()
+        for w in (self.add_files_btn, self.add_folder_btn, self.remove_btn):
+            top.addWidget(w)
+        top.addSpacing(16)
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.count_label)
+
+        self.model = FilingTableModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.table = make_table(self.model, proxy=self.proxy)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.doubleClicked.connect(self._open_current)
+        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.filter.textChanged.connect(self._filter_changed)
+
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress_label = QLabel()
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.setToolTip("Stop after the file being stored (Esc)")
+        self.cancel_btn.clicked.connect(self.cancel)
+        self.progress_row = QWidget()
+        pr = QHBoxLayout(self.progress_row)
+        pr.setContentsMargins(0, 0, 0, 0)
+        pr.addWidget(self.progress_label)
+        pr.addWidget(self.progress, 1)
+        pr.addWidget(self.cancel_btn)
+        self.progress_row.setVisible(False)
+
+        # bottom: ingest report and filing details
+        self.events = RecordTableModel(EVENT_COLUMNS, status="Status", parent=self)
+        self.events_proxy = QSortFilterProxyModel(self)
+        self.events_table = make_table(self.events, proxy=self.events_proxy)
+        self.events_proxy.setFilterKeyColumn(0)
+        self.events_table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # arrival order until the user sorts
+        self.problems_only = QCheckBox("Problems only")
+        self.problems_only.setToolTip("Show only files that failed, were skipped, duplicated or removed")
+        self.problems_only.toggled.connect(self._problems_toggled)
+        self.report_label = QLabel("No files added in this session yet. Drop PDFs, HTML files or folders here.")
+        self.report_label.setWordWrap(True)
+        report = QWidget()
+        rl = QVBoxLayout(report)
+        rl.setContentsMargins(4, 4, 4, 4)
+        rh = QHBoxLayout()
+        rh.addWidget(self.report_label, 1)
+        rh.addWidget(self.problems_only)
+        rl.addLayout(rh)
+        rl.addWidget(self.events_table)
+        self.details = QTextBrowser()
+        self.details.setOpenLinks(False)
+        self.bottom = QTabWidget()
+        self.bottom.addTab(report, "Ingest report")
+        self.bottom.addTab(self.details, "Filing details")
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        upper = QWidget()
+        ul = QVBoxLayout(upper)
+        ul.setContentsMargins(0, 0, 0, 0)
+        ul.addLayout(top)
+        self.empty_hint = QLabel("No filings yet.\n\nAdd files… (Ctrl+O) or Add folder… (Ctrl+Shift+O), or drop PDF/HTML "
+                                 "filings or folders (a LOFin corpus works) anywhere in this window.")
+        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_hint.setWordWrap(True)
+        self.empty_hint.setStyleSheet("color:#777;font-size:11pt;padding:30px;background:white;border:1px solid #ccc")
+        self.table_stack = QStackedWidget()
+        self.table_stack.addWidget(self.table)
+        self.table_stack.addWidget(self.empty_hint)
+        ul.addWidget(self.table_stack, 1)
+        ul.addWidget(self.progress_row)
+        self.splitter.addWidget(upper)
+        self.splitter.addWidget(self.bottom)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([560, 240])
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(self.splitter)
+
+        ctx.library_changed.connect(self.reload)
+        ctx.library_changed.connect(self._load_last_report)
+        ctx.busy_changed.connect(self._busy_changed)
+        self.reload()
+        self._load_last_report()
+
+    # -- data -------------------------------------------------------------------------------------
+    def reload(self) -> None:
+        selected = {f.id for f in self.selected_filings()}
+        self.model.set_records(self.ctx.library.filings())
+        fit_columns(self.table, 300)
+        if selected:
+            sel = self.table.selectionModel()
+            for row in range(self.proxy.rowCount()):
+                f = self.model.filing(self.proxy.mapToSource(self.proxy.index(row, 0)).row())
+                if f.id in selected:
+                    sel.select(self.proxy.index(row, 0), QItemSelectionModel.SelectionFlag.Select
+                               | QItemSelectionModel.SelectionFlag.Rows)
+        self._update_count()
+
+    def filings(self) -> list[Filing]:
+        return list(self.model.records)
+
+    def visible_doc_names(self) -> list[str]:
+        return [self.proxy.index(r, 0).data() for r in range(self.proxy.rowCount())]
+
+    def selected_filings(self) -> list[Filing]:
+        rows = {self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows()}
+        return [self.model.filing(r) for r in sorted(rows)]
+
+    def _update_count(self) -> None:
+        total, shown = self.model.rowCount(), self.proxy.rowCount()
+        self.table_stack.setCurrentWidget(self.table if total else self.empty_hint)
+        pages = sum(f.n_pages for f in self.model.records)
+        text = f"{total} filings, {pages:,} pages" if shown == total else f"{shown} of {total} filings shown"
+        self.count_label.setText(text)
+        self.remove_btn.setEnabled(bool(self.table.selectionModel().selectedRows()) and not self.ctx.busy)
+
+    def _filter_changed(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text.strip())
+        self._update_count()
+
+    def _problems_toggled(self, on: bool) -> None:
+        self.events_proxy.setFilterRegularExpression("^(" + "|".join(sorted(PROBLEMS)) + ")$" if on else "")
+
+    def _selection_changed(self, *_: Any) -> None:
+        self._update_count()
+        chosen = self.selected_filings()
+        if len(chosen) == 1:
+            self.details.setHtml(filing_html(chosen[0]))
+            if self.bottom.currentIndex() == 0 and self.events.rowCount() == 0:
+                self.bottom.setCurrentIndex(1)
+
+    def _open_current(self, index: Any) -> None:
+        f = self.model.filing(self.proxy.mapToSource(index).row())
+        self.open_filing.emit(f)
+
+    def _load_last_report(self) -> None:
+        """Show the previous session's ingest report until this session adds files."""
+        if self.job is not None or self.events.rowCount():
+            return
+
+        def show(result: tuple[str, list[dict]]) -> None:
+            when, rows = result
+            if not rows or self.job is not None or self.events.rowCount():
+                return
+            self.events.set_records(rows)
+            fit_columns(self.events_table, 320)
+            problems = sum(1 for r in rows if r["status"] in PROBLEMS)
+            self.report_label.setText(f"Last ingest ({local_time(when)}): {len(rows)} file(s)"
+                                      + (f", {problems} need attention (tick “Problems only”)." if problems else ".")
+                                      + " Drop PDFs, HTML files or folders here to add more.")
+
+        self.ctx.start(CallJob("read ingest report", self.ctx.home, last_report), done=show, failed=lambda _t: None)
+
+    # -- adding -----------------------------------------------------------------------------------
+    def _last_dir(self) -> str:
+        return str(self.ctx.store.value("library/last_add_dir", str(Path.home())))
+
+    def choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Add filings", self._last_dir(),
+                                                "Filings (*.pdf *.htm *.html);;All files (*)")
+        if files:
+            self.ctx.store.setValue("library/last_add_dir", str(Path(files[0]).parent))
+            self.add_paths(files)
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder of filings", self._last_dir())
+        if folder:
+            self.ctx.store.setValue("library/last_add_dir", folder)
+            self.add_paths([folder])
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        paths = dropped_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.add_paths(paths)
+
+    def add_paths(self, paths: list[str]) -> bool:
+        """Ingest files/folders in the background; False when another job is running."""
+        if not paths:
+            return False
+        job = IngestJob(self.ctx.home, self.ctx.settings(), paths)
+        if not self.ctx.begin("ingest", self.cancel):
+            return False
+        self.job = job
+        self.events.set_records([])
+        self.report_label.setText(f"Adding {len(paths)} item(s): " + ", ".join(Path(p).name for p in paths[:4])
+                                  + (" …" if len(paths) > 4 else ""))
+        self.bottom.setCurrentIndex(0)
+        self.progress.setRange(0, 0)
+        self.progress_label.setText("scanning…")
+        self.progress_row.setVisible(True)
+        self.cancel_btn.setEnabled(True)
+        self.ctx.start(job, done=self._ingest_done, failed=self._ingest_failed, item=self._ingest_event,
+                       progress=self._ingest_progress)
+        return True
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.cancel_btn.setEnabled(False)
+            self.progress_label.setText("cancelling: finishing the file being stored…")
+
+    def _ingest_event(self, ev: Any) -> None:
+        self.events.append(ev)
+        if ev.status in ("added", "removed") and time.monotonic() - self._last_reload > 1.0:
+            self.reload()  # filings appear as they are stored (WAL: reading while the worker writes)
+            self._last_reload = time.monotonic()
+        if self.events.rowCount() in (1, 10, 100):
+            fit_columns(self.events_table, 320)
+        if ev.status == "added":
+            self.ctx.message.emit(f"added {ev.doc_name or Path(ev.path).name}", 3000)
+
+    def _ingest_progress(self, stage: str, done: int, total: int) -> None:
+        if self.job is not None and self.job.cancelled:
+            return
+        labels = {"ingest": "Parsing and storing files", "lexical": "Building the BM25 index",
+                  "summary vectors": "Embedding filing summaries", "chunk vectors": "Embedding passages",
+                  "loading embedder": "Loading the embedding model", "scanning": "Scanning"}
+        self.progress_label.setText(labels.get(stage, stage) + "…")
+        if total:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+            self.progress.setFormat(f"%v / %m")
+        else:
+            self.progress.setRange(0, 0)
+
+    def _ingest_finish(self) -> None:
+        self.job = None
+        self.progress_row.setVisible(False)
+        self.ctx.end("ingest")
+        self.ctx.library_changed.emit()
+
+    def _ingest_done(self, summary: IngestSummary) -> None:
+        problems = sum(1 for e in self.events.records if e.status in PROBLEMS)
+        text = f"Ingest {'cancelled' if summary.cancelled else 'finished'}: {summary.text()}."
+        if summary.cancelled:
+            text += " Filings stored before the cancel are kept; the indexes update before the next question."
+        if problems:
+            text += f" {problems} file(s) need attention (tick “Problems only”)."
+        self.report_label.setText(text)
+        self._ingest_finish()
+        self.ctx.message.emit(text, 10000)
+        self.ingest_finished.emit(summary)
+
+    def _ingest_failed(self, text: str) -> None:
+        self.report_label.setText(f"Ingest stopped: {text}")
+        self._ingest_finish()
+        self.ctx.error.emit("Adding filings failed", text)
+        self.ingest_finished.emit(IngestSummary(index_error=text))
+
+    # -- removing ---------------------------------------------------------------------------------
+    def remove_selected(self, confirm: bool = True) -> bool:
+        chosen = self.selected_filings()
+        if not chosen:
+            self.ctx.message.emit("select the filings to remove first", 4000)
+            return False
+        if confirm:
+            names = "\n".join(f.identity.doc_name for f in chosen[:12]) + ("\n…" if len(chosen) > 12 else "")
+            answer = QMessageBox.question(self, "Remove filings",
+                                          f"Remove {len(chosen)} filing(s) from the library?\n\n{names}\n\n"
+                                          "The files on disk are not touched; past runs keep their traces.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+        job = CallJob("remove", self.ctx.home, remove_and_sync, [f.id for f in chosen], self.ctx.settings())
+        if not self.ctx.begin("removal", job.cancel):
+            return False
+        self.ctx.message.emit(f"removing {len(chosen)} filing(s) and updating the indexes…", 0)
+
+        def done(n: int) -> None:
+            self.ctx.end("removal")
+            self.ctx.library_changed.emit()
+            self.ctx.message.emit(f"removed {n} filing(s)", 6000)
+            self.remove_finished.emit(n)
+
+        def failed(text: str) -> None:
+            self.ctx.end("removal")
+            self.ctx.library_changed.emit()
+            self.ctx.error.emit("Removing filings failed", text)
+            self.remove_finished.emit(-1)
+
+        self.ctx.start(job, done=done, failed=failed)
+        return True
+
+    def _busy_changed(self, name: str) -> None:
+        for w in (self.add_files_btn, self.add_folder_btn):
+            w.setEnabled(not name)
+        self._update_count()
+
+
+def dropped_paths(mime: Any) -> list[str]:
+    """Local files and folders in a drop that FilingLens can read."""
+    out = []
+    for url in mime.urls() if mime.hasUrls() else []:
+        if not url.isLocalFile():
+            continue
+        p = Path(url.toLocalFile())
+        if p.is_dir() or p.suffix.lower() in SUPPORTED:
+            out.append(str(p))
+    return out
+
+
+def filing_html(f: Filing) -> str:
+    i = f.identity
+    rows = [("Document", i.doc_name), ("Registrant", i.registrant), ("Issuer key", i.issuer_key), ("Ticker", i.ticker),
+            ("Form", i.form), ("Period", i.period), ("Period end", i.period_end), ("Fiscal year", i.fiscal_year),
+            ("Pages", f.n_pages), ("Chunks", f.n_chunks), ("File", f.path), ("SHA-256", f.sha256)]
+    if f.image_only_pages:
+        rows.append(("Image-only pages", ", ".join(human_page(p) for p in f.image_only_pages)
+                     + " (no text layer: not searchable)"))
+    cells = "".join(f"<tr><td style='color:#555;padding-right:12px'>{html.escape(k)}</td><td>{html.escape(str(v))}</td></tr>"
+                    for k, v in rows if v not in (None, ""))
+    summary = html.escape(f.summary or "").replace("\n", "<br>")
+    return f"<table>{cells}</table><p style='color:#555'>Cover-page summary (what document retrieval embeds):</p><p>{summary}</p>"

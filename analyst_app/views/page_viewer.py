@@ -1,0 +1,410 @@
+"""The page viewer: a filing page rendered with PyMuPDF, the cited evidence highlighted; HTML filings
+(and PDF pages whose file is gone) show the page text stored in the library with the span marked."""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter, QPixmap, QShortcut, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QHBoxLayout, QLabel, QPlainTextEdit, QScrollArea, QSizePolicy, QSpinBox, QStackedWidget, QTextEdit, QToolButton,
+    QVBoxLayout, QWidget,
+)
+
+from analyst_app.models import human_page
+from engine.records import Chunk, Filing
+
+log = logging.getLogger(__name__)
+
+HIGHLIGHT = QColor(255, 214, 0, 90)
+HIGHLIGHT_EDGE = QColor(230, 150, 0, 200)
+ZOOMS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
+PDF_SUFFIXES = {".pdf"}
+
+
+def evidence_lines(text: str, max_lines: int = 80, *, skip_first: bool = False) -> list[str]:
+    """The lines of a chunk worth searching for on the page (very short ones match everywhere)."""
+    out = []
+    lines = text.splitlines()
+    for line in lines[1:] if skip_first and len(lines) > 1 else lines:
+        line = " ".join(line.split())
+        if len(line) >= 3:
+            out.append(line[:240])
+        if len(out) >= max_lines:
+            break
+    return out
+
+
+def starts_mid_line(page_text: str, chunk: Chunk) -> bool:
+    """True when the chunk begins inside a line (the overlap with the previous chunk): that fragment
+    would match the same words elsewhere on the page, so it is not searched for."""
+    return 0 < chunk.char_start <= len(page_text) and page_text[chunk.char_start - 1] != "\n"
+
+
+def find_evidence(page: Any, text: str, *, skip_first: bool = False) -> list[Any]:
+    """Rectangles of the chunk's lines on a PyMuPDF page, following reading order.
+
+    Each line is searched with ``page.search_for``; of several hits the first one at or below the
+    previous line's hit is taken, so a repeated short line (a year, a page number) does not light up
+    the whole page.
+    """
+    rects: list[Any] = []
+    cursor = -1.0
+    for line in evidence_lines(text, skip_first=skip_first):
+        try:
+            hits = page.search_for(line)
+        except Exception:  # noqa: BLE001 - a search failure only loses the highlight
+            continue
+        if not hits:
+            continue
+        if len(hits) > 1 and len(line) < 12 and not rects:
+            continue  # an ambiguous short first line: wait for a distinctive one to anchor the cursor
+        below = [h for h in hits if h.y0 >= cursor - 2]
+        hit = (below or hits)[0]
+        rects.append(hit)
+        cursor = max(cursor, hit.y0)
+    return rects
+
+
+class PageCanvas(QLabel):
+    """Shows the rendered page pixmap."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setBackgroundRole(self.backgroundRole())
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+
+
+class PageViewer(QWidget):
+    """Zoomable, pageable view of one filing with the cited passage highlighted."""
+
+    page_changed = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.library: Any = None
+        self.filing: Filing | None = None
+        self.chunk: Chunk | None = None
+        self.page_no = 0
+        self.zoom = 1.25
+        self.fit_width = True  # zoom follows the viewer's width until the user zooms by hand
+        self.highlights: list[Any] = []
+        self.mode = "empty"  # empty | pdf | text
+        self._docs: OrderedDict[str, Any] = OrderedDict()
+        self._resize_timer = QTimer(self)  # re-render once the user stops resizing
+        self._resize_timer.setSingleShot(True)
+        self._resize_timer.setInterval(120)
+        self._resize_timer.timeout.connect(lambda: self.filing is not None and self.mode == "pdf" and self._render())
+
+        self.title = QLabel("No page open")
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        f = self.title.font()
+        f.setBold(True)
+        self.title.setFont(f)
+
+        self.prev_btn = self._button("◀", "Previous page (PgUp)", self.previous_page)
+        self.next_btn = self._button("▶", "Next page (PgDown)", self.next_page)
+        self.page_box = QSpinBox()
+        self.page_box.setMinimum(1)
+        self.page_box.setKeyboardTracking(False)
+        self.page_box.valueChanged.connect(lambda v: self.go_to(v - 1))
+        self.page_total = QLabel("/ –")
+        self.zoom_out_btn = self._button("−", "Zoom out (Ctrl+-)", self.zoom_out)
+        self.zoom_in_btn = self._button("+", "Zoom in (Ctrl++)", self.zoom_in)
+        self.zoom_label = QLabel()
+        self.zoom_label.setMinimumWidth(44)
+        self.fit_btn = self._button("Fit width", "Zoom the page to the viewer's width", self._fit_clicked)
+        self.fit_btn.setCheckable(True)
+        self.fit_btn.setChecked(True)
+        self.text_btn = self._button("Text", "Show the text FilingLens extracted from this page", self._toggle_text)
+        self.text_btn.setCheckable(True)
+        self.match_label = QLabel()
+        self.match_label.setStyleSheet("color: #666;")
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        for w in (self.prev_btn, self.page_box, self.page_total, self.next_btn):
+            bar.addWidget(w)
+        bar.addSpacing(12)
+        for w in (self.zoom_out_btn, self.zoom_label, self.zoom_in_btn, self.fit_btn):
+            bar.addWidget(w)
+        bar.addSpacing(12)
+        bar.addWidget(self.text_btn)
+        bar.addStretch(1)
+        bar.addWidget(self.match_label)
+
+        self.canvas = PageCanvas()
+        self.scroll = QScrollArea()
+        self.scroll.setWidget(self.canvas)
+        self.scroll.setWidgetResizable(False)
+        self.scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.scroll.setStyleSheet("QScrollArea { background: #5a5a5a; }")
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        mono = self.text.font()
+        mono.setFamily("monospace")
+        mono.setStyleHint(mono.StyleHint.Monospace)
+        self.text.setFont(mono)
+        self.placeholder = QLabel("Click a citation on the Ask tab, a passage on the Inspect tab,\n"
+                                  "or double-click a filing in the Library to see its pages here.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setStyleSheet("color:#777;font-size:11pt;padding:24px")
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.scroll)
+        self.stack.addWidget(self.text)
+        self.stack.addWidget(self.placeholder)
+        self.stack.setCurrentWidget(self.placeholder)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.title)
+        lay.addLayout(bar)
+        lay.addWidget(self.stack, 1)
+
+        for seq, fn in ((QKeySequence.StandardKey.ZoomIn, self.zoom_in), ("Ctrl+=", self.zoom_in),
+                        (QKeySequence.StandardKey.ZoomOut, self.zoom_out),
+                        (QKeySequence.StandardKey.MoveToNextPage, self.next_page),
+                        (QKeySequence.StandardKey.MoveToPreviousPage, self.previous_page)):
+            sc = QShortcut(QKeySequence(seq), self)
+            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            sc.activated.connect(fn)
+        self._update_controls()
+
+    def _button(self, text: str, tip: str, slot: Any) -> QToolButton:
+        b = QToolButton()
+        b.setText(text)
+        b.setToolTip(tip)
+        b.setAutoRaise(False)
+        b.setMinimumWidth(30)
+        b.clicked.connect(slot)
+        return b
+
+    # -- public ------------------------------------------------------------------------------------
+    def set_library(self, library: Any) -> None:
+        self.library = library
+        self.clear()
+
+    def clear(self) -> None:
+        self.filing, self.chunk, self.mode, self.highlights = None, None, "empty", []
+        self.canvas.clear()
+        self.text.clear()
+        self.title.setText("No page open")
+        self.match_label.clear()
+        self.stack.setCurrentWidget(self.placeholder)
+        self._update_controls()
+
+    def show_chunk(self, filing: Filing, chunk: Chunk | None, page_no: int | None = None) -> None:
+        """Open ``filing`` at the chunk's page (or ``page_no``) with the chunk highlighted."""
+        self.filing, self.chunk = filing, chunk
+        page = chunk.page_no if chunk is not None and page_no is None else (page_no or 0)
+        self.go_to(page, force=True)
+
+    def show_filing(self, filing: Filing, page_no: int = 0) -> None:
+        self.show_chunk(filing, None, page_no)
+
+    @property
+    def n_pages(self) -> int:
+        return self.filing.n_pages if self.filing is not None else 0
+
+    def pixmap(self) -> QPixmap | None:
+        pm = self.canvas.pixmap()
+        return None if pm is None or pm.isNull() else pm
+
+    def go_to(self, page_no: int, force: bool = False) -> None:
+        if self.filing is None:
+            return
+        page_no = max(0, min(page_no, self.n_pages - 1))
+        if page_no == self.page_no and not force:
+            return
+        self.page_no = page_no
+        self._render()
+        self.page_changed.emit(page_no)
+
+    def next_page(self) -> None:
+        self.go_to(self.page_no + 1)
+
+    def previous_page(self) -> None:
+        self.go_to(self.page_no - 1)
+
+    def zoom_in(self) -> None:
+        self._set_zoom(next((z for z in ZOOMS if z > self.zoom + 1e-6), ZOOMS[-1]))
+
+    def zoom_out(self) -> None:
+        self._set_zoom(next((z for z in reversed(ZOOMS) if z < self.zoom - 1e-6), ZOOMS[0]))
+
+    def _set_zoom(self, zoom: float, fit: bool = False) -> None:
+        self.fit_width = fit
+        self.fit_btn.setChecked(fit)
+        if abs(zoom - self.zoom) > 1e-3:
+            self.zoom = zoom
+            if self.mode == "pdf":
+                self._render()
+        self._update_controls()
+
+    def _fit_clicked(self) -> None:
+        self.fit_width = self.fit_btn.isChecked()
+        if self.fit_width and self.mode == "pdf":
+            self._render()
+        self._update_controls()
+
+    def _fit_zoom(self, page: Any) -> float:
+        # the page is taller than wide: leave room for the vertical scroll bar it will bring
+        # the stack's width is settled even while the scroll area is hidden; a page at fit width is
+        # taller than the view, so the vertical scroll bar's room is always set aside
+        bar = self.scroll.verticalScrollBar().sizeHint().width()
+        width = self.stack.width() - 2 * self.scroll.frameWidth() - bar - 4
+        return max(ZOOMS[0], min(ZOOMS[-1], width / max(1.0, page.rect.width)))
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if self.fit_width and self.mode == "pdf":
+            self._resize_timer.start()
+
+    def _toggle_text(self) -> None:
+        if self.filing is not None:
+            self._render()
+
+    # -- rendering --------------------------------------------------------------------------------
+    def _doc(self, path: str) -> Any:
+        import pymupdf
+
+        doc = self._docs.get(path)
+        if doc is None:
+            doc = pymupdf.open(path)
+            self._docs[path] = doc
+            while len(self._docs) > 4:
+                self._docs.popitem(last=False)[1].close()
+        else:
+            self._docs.move_to_end(path)
+        return doc
+
+    def _render(self) -> None:
+        f = self.filing
+        assert f is not None
+        who = f.identity.registrant or f.identity.issuer_key or ""
+        head = f"{f.identity.doc_name}  ·  {who} {f.identity.form or ''} {f.identity.period or ''}".strip()
+        if self.chunk is not None and self.chunk.page_no == self.page_no:
+            head += f"  ·  evidence: chunk {self.chunk.id}"
+        self.title.setText(head)
+        self.title.setToolTip(f.path)
+        is_pdf = Path(f.path).suffix.lower() in PDF_SUFFIXES
+        note = ""
+        if is_pdf and not self.text_btn.isChecked():
+            if Path(f.path).is_file():
+                try:
+                    self._render_pdf(f.path)
+                    self.mode = "pdf"
+                    self._update_controls()
+                    return
+                except Exception as exc:  # noqa: BLE001 - fall back to the stored text
+                    log.warning("cannot render %s page %d: %s", f.path, self.page_no, exc)
+                    note = f"cannot render the PDF ({exc}); showing the stored text"
+            else:
+                note = "the PDF is no longer at its path; showing the text stored in the library"
+        self._render_text(note)
+        self.mode = "text"
+        self._update_controls()
+
+    def _render_pdf(self, path: str) -> None:
+        import pymupdf
+
+        page = self._doc(path)[self.page_no]
+        if self.fit_width:
+            self.zoom = self._fit_zoom(page)
+        scale = self.zoom * max(1.0, self.devicePixelRatioF())
+        pix = page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
+        fmt = QImage.Format.Format_RGB888 if pix.n == 3 else QImage.Format.Format_Grayscale8
+        image = QImage(pix.samples, pix.width, pix.height, pix.stride, fmt).copy()
+        self.highlights = []
+        if self.chunk is not None and self.chunk.page_no == self.page_no:
+            self.highlights = find_evidence(page, self.chunk.text, skip_first=self._fragment_start())
+        if self.highlights:
+            painter = QPainter(image)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(HIGHLIGHT_EDGE)
+            painter.setBrush(HIGHLIGHT)
+            for r in self.highlights:
+                painter.drawRect(QRectF(QPointF(r.x0 * scale - 1, r.y0 * scale - 1),
+                                        QPointF(r.x1 * scale + 1, r.y1 * scale + 1)))
+            painter.end()
+        pm = QPixmap.fromImage(image)
+        pm.setDevicePixelRatio(max(1.0, self.devicePixelRatioF()))
+        self.canvas.setPixmap(pm)
+        self.canvas.resize(pm.deviceIndependentSize().toSize())
+        self.stack.setCurrentWidget(self.scroll)
+        if self.highlights:
+            y = int(min(r.y0 for r in self.highlights) * self.zoom)
+            self.scroll.verticalScrollBar().setValue(max(0, y - 80))
+            self.match_label.setText(f"{len(self.highlights)} evidence line(s) highlighted")
+        elif self.chunk is not None and self.chunk.page_no == self.page_no:
+            self.match_label.setText("evidence text not found on the rendered page (see Text)")
+        else:
+            self.match_label.clear()
+
+    def _fragment_start(self) -> bool:
+        if self.chunk is None or self.library is None or self.filing is None:
+            return False
+        try:
+            return starts_mid_line(self.library.page_text(self.filing.id, self.chunk.page_no), self.chunk)
+        except Exception:  # noqa: BLE001 - only decides whether to search one line
+            return False
+
+    def _render_text(self, note: str) -> None:
+        f = self.filing
+        assert f is not None and self.library is not None
+        try:
+            text = self.library.page_text(f.id, self.page_no)
+        except Exception as exc:  # noqa: BLE001 - a missing page is shown, not raised
+            text = f"(page {human_page(self.page_no)} is not in the library: {exc})"
+        self.text.setPlainText(text)
+        self.stack.setCurrentWidget(self.text)
+        selections = []
+        c = self.chunk
+        if c is not None and c.page_no == self.page_no and 0 <= c.char_start < c.char_end <= len(text):
+            sel = QTextEdit.ExtraSelection()
+            fmt = QTextCharFormat()
+            fmt.setBackground(QColor(255, 225, 80))
+            sel.format = fmt
+            cur = QTextCursor(self.text.document())
+            cur.setPosition(c.char_start)
+            cur.setPosition(c.char_end, QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cur
+            selections.append(sel)
+            start = QTextCursor(self.text.document())
+            start.setPosition(c.char_start)
+            self.text.setTextCursor(start)
+            self.text.centerCursor()
+        self.text.setExtraSelections(selections)
+        self.highlights = selections
+        if f.image_only_pages and self.page_no in f.image_only_pages:
+            note = (note + "; " if note else "") + "this page is an image without a text layer"
+        self.match_label.setText(note or ("evidence span highlighted" if selections else ""))
+
+    def _update_controls(self) -> None:
+        has = self.filing is not None
+        for w in (self.prev_btn, self.next_btn, self.page_box, self.text_btn, self.fit_btn):
+            w.setEnabled(has)
+        self.prev_btn.setEnabled(has and self.page_no > 0)
+        self.next_btn.setEnabled(has and self.page_no < self.n_pages - 1)
+        self.zoom_in_btn.setEnabled(self.mode == "pdf" and self.zoom < ZOOMS[-1])
+        self.zoom_out_btn.setEnabled(self.mode == "pdf" and self.zoom > ZOOMS[0])
+        self.zoom_label.setText(f"{self.zoom * 100:.0f}%")
+        self.page_box.blockSignals(True)
+        self.page_box.setMaximum(max(1, self.n_pages))
+        self.page_box.setValue(self.page_no + 1)
+        self.page_box.blockSignals(False)
+        self.page_total.setText(f"/ {self.n_pages}" if has else "/ –")
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        for doc in self._docs.values():
+            doc.close()
+        self._docs.clear()
+        super().closeEvent(event)

@@ -1,0 +1,338 @@
+"""Background work: ingest, asking, export and other engine calls off the GUI thread.
+
+Every worker opens its own :class:`engine.store.Library` (SQLite connections are never shared across
+threads), reports progress through Qt signals (delivered to GUI-thread slots by queued connections),
+and stops early when its ``threading.Event`` cancel flag is set. Errors arrive as one readable line,
+never as a traceback.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThread, Signal, Slot
+
+from engine.errors import EngineError, ModelError
+from engine.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def freeze_heap() -> None:
+    """Move every object alive now (loaded models, indexes) out of the garbage collector's reach.
+
+    With torch, transformers and llama.cpp loaded the heap holds ~450k objects, and a full collection
+    takes 300–600 ms on a busy 2-core machine. Whichever thread triggers it holds the GIL meanwhile, so
+    the GUI froze for that long at random moments of a run. Long-lived model objects never become
+    garbage; freezing them keeps later collections short.
+    """
+    gc.freeze()
+
+
+def readable_error(exc: BaseException) -> str:
+    """The message a user sees: the engine's own sentence, or the exception's type and text."""
+    if isinstance(exc, EngineError):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return "out of memory"
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class JobSignals(QObject):
+    """Signals of a :class:`Job`; created on the GUI thread so slots run there."""
+
+    progress = Signal(str, int, int)  # stage, done, total (total 0 = unknown)
+    item = Signal(object)  # one streamed result (an IngestEvent, ...)
+    done = Signal(object)  # the job's result
+    failed = Signal(str)  # a readable message
+
+
+class Job(QRunnable):
+    """A cancellable unit of work for ``QThreadPool``; subclasses implement :meth:`work`."""
+
+    name = "job"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setAutoDelete(False)  # the window keeps a reference until ``done``/``failed`` arrive
+        self.signals = JobSignals()
+        self.cancel_event = threading.Event()
+        self.finished = threading.Event()
+
+    def cancel(self) -> None:
+        self.cancel_event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_event.is_set()
+
+    def run(self) -> None:
+        try:
+            result = self.work()
+        except Exception as exc:  # noqa: BLE001 - shown to the user as a message
+            if not isinstance(exc, EngineError):
+                log.exception("%s failed", self.name)
+            self._emit(self.signals.failed, readable_error(exc))
+        else:
+            self._emit(self.signals.done, result)
+        finally:
+            self.finished.set()
+
+    @staticmethod
+    def _emit(signal: Any, *args: Any) -> None:
+        try:
+            signal.emit(*args)
+        except RuntimeError:  # the window (and the signals object) is gone
+            pass
+
+    def work(self) -> Any:
+        raise NotImplementedError
+
+
+class CallJob(Job):
+    """Run ``fn(library, *args)`` with a Library opened in the worker thread (export, remove, ...)."""
+
+    def __init__(self, name: str, home: Path, fn: Callable[..., Any], *args: Any, needs_library: bool = True) -> None:
+        super().__init__()
+        self.name, self.home, self.fn, self.args, self.needs_library = name, home, fn, args, needs_library
+
+    def work(self) -> Any:
+        if not self.needs_library:
+            return self.fn(*self.args)
+        from engine.store import Library
+
+        with Library(self.home) as library:
+            return self.fn(library, *self.args)
+
+
+@dataclass
+class IngestSummary:
+    """What an ingest job did, for the status bar and the tests."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    cancelled: bool = False
+    indexed: bool = False
+    index_error: str = ""
+
+    def text(self) -> str:
+        parts = [f"{n} {s}" for s, n in self.counts.items() if n]
+        head = ", ".join(parts) or "nothing to do"
+        if self.cancelled:
+            head = "cancelled after " + head
+        if self.index_error:
+            head += f"; indexes not updated: {self.index_error}"
+        return head
+
+
+class IngestJob(Job):
+    """``ingest_iter`` over files/folders, then ``sync_indexes`` (skipped when cancelled)."""
+
+    name = "ingest"
+
+    def __init__(self, home: Path, settings: Settings, paths: Sequence[str | Path], *, prune: bool = True) -> None:
+        super().__init__()
+        self.home, self.settings, self.paths, self.prune = home, settings, [str(p) for p in paths], prune
+
+    def work(self) -> IngestSummary:
+        from engine.ingest import ingest_iter
+        from engine.store import Library
+
+        summary = IngestSummary()
+        with Library(self.home) as library:
+            self._emit(self.signals.progress, "scanning", 0, 0)
+            for ev in ingest_iter(library, self.paths, self.settings, prune=self.prune, cancel=self.cancel_event.is_set):
+                summary.counts[ev.status] = summary.counts.get(ev.status, 0) + 1
+                self._emit(self.signals.item, ev)
+                self._emit(self.signals.progress, "ingest", ev.done, ev.total)
+            summary.cancelled = self.cancelled
+            changed = any(summary.counts.get(s) for s in ("added", "removed"))
+            if not summary.cancelled and changed:
+                try:
+                    sync(library, self.settings, self.cancel_event.is_set, self._progress)
+                    summary.indexed = True
+                except EngineError as exc:  # the filings are stored; the next ask re-syncs
+                    summary.index_error = str(exc)
+        return summary
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        self._emit(self.signals.progress, stage, done, total)
+
+
+def sync(library: Any, settings: Settings, cancel: Callable[[], bool] | None,
+         progress: Callable[[str, int, int], None] | None = None) -> None:
+    """Bring the library's indexes up to date (loads the embedder; cached per process by the registry)."""
+    from engine.indexing import sync_indexes
+    from engine.models.registry import load_embedder
+
+    if progress:
+        progress("loading embedder", 0, 0)
+    embedder = load_embedder(settings.models)
+    freeze_heap()
+    sync_indexes(library, settings, embedder, progress=progress, cancel=cancel)
+
+
+def remove_and_sync(library: Any, ids: list[int], settings: Settings) -> int:
+    n = library.remove_filings(ids)
+    sync(library, settings, None)
+    return n
+
+
+def export_runs(library: Any, run_ids: Sequence[str], fmt: str, target: Path) -> list[Path]:
+    """Write one run to the file ``target``, or several runs to ``target/<run id>.<fmt>``."""
+    from engine.export import export_run
+
+    written = []
+    if len(run_ids) == 1 and not target.is_dir():
+        target.write_text(export_run(library, run_ids[0], fmt), encoding="utf-8", newline="")
+        return [target]
+    target.mkdir(parents=True, exist_ok=True)
+    for rid in run_ids:
+        path = target / f"filinglens-run-{rid}.{fmt}"
+        path.write_text(export_run(library, rid, fmt), encoding="utf-8", newline="")
+        written.append(path)
+    return written
+
+
+def model_statuses(home: Path) -> list[Any]:
+    from engine.models.registry import list_models
+
+    return list_models(home)
+
+
+# -- asking ------------------------------------------------------------------------------------------
+
+@dataclass
+class AskRequest:
+    """One question with the settings it runs under and its own cancel flag."""
+
+    question: str
+    settings: Settings
+    home: Path
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+def _load_chat(settings: Settings) -> Any:
+    from engine.models.registry import load_chat_model
+
+    return load_chat_model(settings.models, settings.library_home())
+
+
+class AskWorker(QObject):
+    """Answers questions in its own thread and keeps the loaded models and pipeline between runs.
+
+    The pipeline (and the Library connection it reads through) lives in this worker's thread only;
+    it is rebuilt when the settings or the library's generation change.
+    """
+
+    status = Signal(str)  # "loading the chat model…"
+    stage = Signal(object)  # a StageTrace
+    finished = Signal(object)  # the finished engine Run
+    failed = Signal(str)  # a readable message; no run was recorded
+    _request = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        # How the chat model is loaded: the registry by default; tests plug in a scripted model.
+        self.chat_loader: Callable[[Settings], Any] = _load_chat
+        self._library: Any = None
+        self._home: Path | None = None
+        self._pipeline: Any = None
+        self._key: tuple[Any, ...] | None = None
+        self._request.connect(self._run)
+
+    def submit(self, request: AskRequest) -> None:
+        """Queue a request; it runs in the worker's thread (thread-safe)."""
+        self._request.emit(request)
+
+    def _library_for(self, home: Path) -> Any:
+        from engine.store import Library
+
+        if self._library is None or self._home != home:
+            if self._library is not None:
+                self._library.close()
+            self._library, self._home, self._pipeline, self._key = Library(home), home, None, None
+        return self._library
+
+    def _pipeline_for(self, req: AskRequest) -> Any:
+        from engine.models.registry import load_embedder
+        from engine.pipeline import HirecPipeline
+        from engine.search import Searcher
+
+        library = self._library_for(req.home)
+        settings = req.settings
+        key = (settings.model_dump_json(), library.generation())
+        if self._pipeline is None or self._key != key:
+            # the library changed (or the settings did): bring the indexes up to date, then reload
+            self.status.emit("loading the embedder…")
+            embedder = load_embedder(settings.models)
+            if Searcher(library, settings, embedder).stale:
+                self.status.emit("updating the indexes…")
+                sync(library, settings, req.cancel.is_set)
+                key = (settings.model_dump_json(), library.generation())
+            self.status.emit(f"loading the chat model {settings.models.chat_model}…")
+            chat = self.chat_loader(settings)
+            self.status.emit("loading the indexes…")
+            self._pipeline, self._key = HirecPipeline(library, settings, embedder, chat), key
+            freeze_heap()
+        return self._pipeline
+
+    @Slot(object)
+    def _run(self, req: AskRequest) -> None:
+        freeze_heap()  # before loading models too: their imports allocate enough to trigger a full collection
+        try:
+            if req.cancel.is_set():
+                self.failed.emit("cancelled before the run started")
+                return
+            pipeline = self._pipeline_for(req)
+            if req.cancel.is_set():
+                self.failed.emit("cancelled before the run started")
+                return
+            self.status.emit("running…")
+            run = None
+            for item in pipeline.run_iter(req.question, cancel=req.cancel.is_set):
+                if hasattr(item, "stage"):
+                    self.stage.emit(item)
+                else:
+                    run = item
+            self.finished.emit(run)
+        except ModelError as exc:
+            self.failed.emit(f"the chat model could not be loaded: {exc}")
+        except Exception as exc:  # noqa: BLE001 - shown to the user as a message
+            if not isinstance(exc, EngineError):
+                log.exception("ask failed")
+            self._pipeline = self._key = None
+            self.failed.emit(readable_error(exc))
+
+    @Slot()
+    def close(self) -> None:
+        if self._library is not None:
+            self._library.close()
+            self._library = self._pipeline = None
+
+
+class AskThread:
+    """The dedicated thread the :class:`AskWorker` lives in."""
+
+    def __init__(self) -> None:
+        self.thread = QThread()
+        self.thread.setObjectName("filinglens-ask")
+        self.worker = AskWorker()
+        self.worker.moveToThread(self.thread)
+        self.thread.start()
+
+    def stop(self, timeout_ms: int = 30000) -> bool:
+        """Finish the current run (callers set its cancel flag first) and end the thread."""
+        if not self.thread.isRunning():
+            return True
+        self.thread.quit()
+        ok = self.thread.wait(timeout_ms)
+        if ok:
+            self.worker.close()
+        return ok

@@ -1,0 +1,135 @@
+"""Library tab: the filing table, adding files through the ingest worker, failures, cancel, removal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+from engine.store import Library
+
+
+def wait_ingest(qtbot, window, timeout=120_000):  # noqa: ANN001, ANN201
+    with qtbot.waitSignal(window.library_view.ingest_finished, timeout=timeout) as blocker:
+        pass
+    return blocker.args[0]
+
+
+def test_table_lists_every_filing_and_filters_and_sorts(window, app_home):
+    view = window.library_view
+    filings = Library(app_home).filings()
+    assert view.model.rowCount() == len(filings) == 8
+    assert sorted(view.visible_doc_names()) == sorted(f.identity.doc_name for f in filings)
+    # every column the analyst needs
+    headers = [view.model.headerData(i, Qt.Orientation.Horizontal) for i in range(view.model.columnCount())]
+    assert headers[:6] == ["Document", "Registrant", "Ticker", "Form", "Period", "Pages"] and "Image-only" in headers
+    ten_k = [f for f in filings if f.identity.form == "10-K"]
+    view.filter.setText("10-K")
+    assert view.proxy.rowCount() == len(ten_k) and "of 8 filings shown" in view.count_label.text()
+    view.filter.setText(filings[0].identity.ticker.lower())  # case-insensitive, any column
+    assert view.proxy.rowCount() == sum(f.identity.ticker == filings[0].identity.ticker for f in filings)
+    view.filter.clear()
+    pages_col = headers.index("Pages")
+    view.table.sortByColumn(pages_col, Qt.SortOrder.DescendingOrder)
+    shown = [int(view.proxy.index(r, pages_col).data()) for r in range(view.proxy.rowCount())]
+    assert shown == sorted((f.n_pages for f in filings), reverse=True)  # numeric, not text, order
+
+
+def test_add_a_file_through_the_worker(window, qtbot, tmp_path, app_home):
+    from engine.demo_corpus import generate_corpus
+
+    generate_corpus(tmp_path / "new", 1, seed=4242)
+    pdf = next((tmp_path / "new").rglob("*.pdf"))
+    names_before = set(window.library_view.visible_doc_names())
+    assert window.library_view.add_paths([str(pdf)])
+    assert window.library_view.progress_row.isVisibleTo(window) and window.ctx.busy == "ingest"
+    summary = wait_ingest(qtbot, window)
+    assert summary.counts.get("added") == 1 and summary.indexed and not summary.cancelled
+    new = set(window.library_view.visible_doc_names()) - names_before
+    assert len(new) == 1
+    assert window.library_view.model.rowCount() == 9 and not window.library_view.progress_row.isVisibleTo(window)
+    report = window.library_view.events.records
+    assert [e.status for e in report] == ["added"] and report[0].doc_name in new
+    assert "Ingest finished" in window.library_view.report_label.text()
+    assert Library(app_home).integrity_problems() == []
+    assert "9 filings" in window.library_label.text()
+
+
+def test_failed_file_is_reported_with_its_reason(window, qtbot, tmp_path):
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.4 this is not really a pdf")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(bad)), QUrl("https://example.com/x.pdf")])
+    drop = QDropEvent(QPointF(20, 20), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(drop)  # dropping onto the window adds through the Library tab
+    assert window.tabs.currentWidget() is window.library_view
+    summary = wait_ingest(qtbot, window)
+    assert summary.counts == {"failed": 1}
+    ev = window.library_view.events.records[0]
+    assert ev.status == "failed" and ev.reason and "Traceback" not in ev.reason
+    window.library_view.problems_only.setChecked(True)
+    assert window.library_view.events_proxy.rowCount() == 1
+    assert "need attention" in window.library_view.report_label.text()
+    assert window.library_view.model.rowCount() == 8
+
+
+def test_cancel_a_running_ingest(make_window, qtbot, tmp_path):
+    from engine.demo_corpus import generate_corpus
+
+    corpus = tmp_path / "forty"
+    generate_corpus(corpus, 40, seed=3)
+    home = tmp_path / "fresh-library"
+    window = make_window(home)
+    view = window.library_view
+    assert view.model.rowCount() == 0
+    seen = []
+
+    def first_event(ev):  # noqa: ANN001
+        seen.append(ev)
+        if len(seen) == 1:
+            window.cancel()  # what Esc does
+
+    assert view.add_paths([str(corpus)])
+    view.job.signals.item.connect(first_event)
+    summary = wait_ingest(qtbot, window, timeout=180_000)
+    assert summary.cancelled and seen
+    stored = Library(home).filings()
+    assert 1 <= len(stored) < 40, f"ingest did not stop early: {len(stored)} filings stored"
+    assert view.model.rowCount() == len(stored)
+    assert Library(home).integrity_problems() == []
+    assert "cancelled" in view.report_label.text() and window.ctx.busy == ""
+
+
+def test_remove_selected_filings(window, qtbot, app_home):
+    view = window.library_view
+    view.table.selectRow(0)
+    doomed = view.selected_filings()[0].identity.doc_name
+    with qtbot.waitSignal(view.remove_finished, timeout=120_000) as blocker:
+        assert view.remove_selected(confirm=False)
+    assert blocker.args == [1]
+    assert doomed not in view.visible_doc_names() and view.model.rowCount() == 7
+    lib = Library(app_home)
+    assert lib.filing_by_doc_name(doomed) is None and lib.integrity_problems() == []
+
+
+def test_double_click_opens_a_filing_pdf_and_html(window, qtbot):
+    view, viewer = window.library_view, window.viewer
+    by_suffix = {}
+    for f in view.filings():
+        by_suffix.setdefault(Path(f.path).suffix.lower(), f)
+    view.open_filing.emit(by_suffix[".pdf"])
+    assert viewer.mode == "pdf" and viewer.pixmap() is not None and viewer.page_no == 0
+    viewer.next_page()
+    assert viewer.page_no == 1 and viewer.page_box.value() == 2
+    width = viewer.pixmap().width()
+    viewer.zoom_in()
+    assert viewer.pixmap().width() > width and not viewer.fit_width
+    viewer.zoom_out()
+    viewer.zoom_out()
+    assert viewer.pixmap().width() < width
+    html_filing = by_suffix[".htm"]
+    view.open_filing.emit(html_filing)
+    assert viewer.mode == "text"
+    assert viewer.text.toPlainText() == Library(window.ctx.home).page_text(html_filing.id, 0)

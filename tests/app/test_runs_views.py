@@ -1,0 +1,220 @@
+"""Ask, Inspect, History, export and the page viewer, on runs made with a scripted model (fast, exact)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from PySide6.QtGui import QImage
+
+from engine.store import Library
+from engine.store.library import RunStore
+from tests.app.helpers import (
+    StallMeter, check_inspect_matches_store, events_by, make_scripted_run, question_for, revenue_fact, two_round_chat,
+)
+
+
+def test_history_reopens_a_run_into_every_inspect_tab(make_window, app_home, demo_truth, embedder):
+    run_id = make_scripted_run(app_home, demo_truth, embedder)
+    window = make_window(app_home)
+    hv = window.history_view
+    assert hv.run_ids() == [run_id]
+    hv.select_runs([run_id])
+    hv.open_selected()
+    assert window.tabs.currentWidget() is window.inspect_view
+    events = check_inspect_matches_store(window, run_id)
+    assert len(events_by(events, "curation")) == 2  # the scripted curator asked a complementary question
+
+    iv = window.inspect_view
+    iv.select_tab("Answer")
+    answer = events_by(events, "answer")[0]["payload"]["answer"]
+    text = iv.answer.toPlainText()
+    assert "Program" in text and answer["program"].splitlines()[0] in text
+    assert "Grounding" in text and ("✓ found" in text) == any(g["verified"] for g in answer["grounding"])
+    # the raw tab holds the prompts and raw model outputs
+    raw = iv.raw_model
+    cur_row = next(i for i, e in enumerate(events) if e["stage"] == "curation")
+    node = raw.index(cur_row, 0)
+    payload = next(raw.index(r, 0, node) for r in range(raw.rowCount(node)) if raw.index(r, 0, node).data() == "payload")
+    calls = next(raw.index(r, 0, payload) for r in range(raw.rowCount(payload))
+                 if raw.index(r, 0, payload).data() == "llm_calls")
+    call = raw.index(0, 0, calls)
+    keys = {raw.index(r, 0, call).data() for r in range(raw.rowCount(call))}
+    assert {"messages", "raw", "tokens_in", "tokens_out"} <= keys
+    msg_node = next(raw.index(r, 0, call) for r in range(raw.rowCount(call)) if raw.index(r, 0, call).data() == "messages")
+    iv.raw_tree.setCurrentIndex(raw.index(0, 0, msg_node))
+    assert "Passages:" in iv.raw_detail.toPlainText() or iv.raw_detail.toPlainText()
+    # the answer was also shown on the Ask tab
+    assert window.ask_view.run_id == run_id and window.ask_view.citations.rowCount() == len(answer["citations"])
+
+
+def test_clicking_a_citation_shows_the_cited_page_highlighted(make_window, app_home, demo_truth, embedder):
+    run_id = make_scripted_run(app_home, demo_truth, embedder)
+    window = make_window(app_home)
+    window.open_run(run_id)
+    ask, viewer = window.ask_view, window.viewer
+    cites = ask.answer["citations"]
+    assert cites, "the scripted run cites its passage"
+    viewer.clear()
+    assert viewer.pixmap() is None
+    idx = ask.citation_table.model().index(0, 1)
+    ask.citation_table.clicked.emit(idx)
+    c = cites[0]
+    assert viewer.filing.identity.doc_name == c["doc_name"] and viewer.page_no == c["page"]
+    assert viewer.mode == "pdf" or not viewer.filing.path.endswith(".pdf")
+    if viewer.mode == "pdf":
+        pm = viewer.pixmap()
+        assert pm is not None and pm.width() > 200 and pm.height() > 200
+        assert viewer.highlights, "the evidence lines were found and highlighted on the page"
+        import pymupdf
+
+        page = pymupdf.open(viewer.filing.path)[c["page"]]
+        assert abs(pm.width() / pm.devicePixelRatio() - page.rect.width * viewer.zoom) <= 2
+    assert viewer.page_box.value() == c["page"] + 1
+    # a passage double-clicked in Inspect opens its page too
+    tab = window.inspect_view.select_tab("Passages")
+    row = tab.model.record(tab.model.rowCount() - 1)
+    tab.open_row.emit(row)
+    assert viewer.filing.identity.doc_name == row["doc_name"] and viewer.page_no == row["page"]
+
+
+def test_export_json_csv_md_and_several_runs(make_window, app_home, demo_truth, embedder, qtbot, tmp_path):
+    first = make_scripted_run(app_home, demo_truth, embedder, "2023")
+    second = make_scripted_run(app_home, demo_truth, embedder, "2022")
+    window = make_window(app_home)
+    out = {}
+    for fmt in ("json", "csv", "md"):
+        path = tmp_path / f"run.{fmt}"
+        with qtbot.waitSignal(window.export_finished, timeout=30_000) as blocker:
+            window.export([first], fmt, path)
+        assert blocker.args[0] == [path]
+        out[fmt] = path.read_text(encoding="utf-8")
+    data = json.loads(out["json"])
+    assert data["run_id"] == first and data["trace"] and data["cited_passages"]
+    rows = list(csv.reader(io.StringIO(out["csv"])))
+    assert rows[0][:3] == ["run_id", "question", "answer"] and len(rows) > 1
+    assert all(not cell.startswith(("=", "+", "-", "@")) for row in rows for cell in row)
+    assert "## Evidence" in out["md"] and data["cited_passages"][0]["doc_name"] in out["md"]
+    # several runs: one file per run in the chosen folder
+    folder = tmp_path / "many"
+    folder.mkdir()
+    with qtbot.waitSignal(window.export_finished, timeout=30_000) as blocker:
+        window.export([first, second], "md", folder)
+    assert sorted(p.name for p in blocker.args[0]) == sorted(f"filinglens-run-{r}.md" for r in (first, second))
+    assert all(p.read_text(encoding="utf-8").startswith("# ") for p in folder.iterdir())
+    # Ctrl+E exports the History selection
+    window.tabs.setCurrentWidget(window.history_view)
+    window.history_view.select_runs([first, second])
+    assert sorted(window.current_run_ids()) == sorted([first, second])
+
+
+def test_compare_two_runs(make_window, app_home, demo_truth, embedder):
+    a = make_scripted_run(app_home, demo_truth, embedder, "2023")
+    b = make_scripted_run(app_home, demo_truth, embedder, "2022")
+    window = make_window(app_home)
+    hv = window.history_view
+    hv.select_runs([a])
+    assert not hv.compare_btn.isEnabled()
+    hv.select_runs([a, b])
+    assert hv.compare_btn.isEnabled()
+    dlg = hv.compare_selected()
+    store = RunStore(Library(app_home))
+    panes = {rid: pane.toPlainText() for rid, pane in zip(hv.selected_run_ids(), (dlg.left, dlg.right))}
+    for rid in (a, b):
+        answer = json.loads(store.get(rid)["result"])["answer"]["text"]
+        assert rid in panes[rid] and store.get(rid)["question"] in panes[rid] and answer in panes[rid]
+    stages = dlg.stages.toPlainText()
+    assert "curation r1" in stages and "curation r2" in stages and "Seconds A" in stages
+    dlg.close()
+
+
+def test_ask_through_the_gui_updates_live_and_stays_responsive(make_window, app_home, demo_truth, qtbot):
+    """The whole Ask path in the worker thread (scripted model): live stages, answer, Inspect, History."""
+    fact = revenue_fact(demo_truth, "2023")
+    window = make_window(app_home)
+    window.ask_view.thread.worker.chat_loader = lambda _settings: two_round_chat(fact)
+    live = []
+    window.ask_view.stage_event.connect(live.append)
+    meter = StallMeter()
+    meter.start()
+    with qtbot.waitSignal(window.ask_view.run_finished, timeout=120_000) as blocker:
+        assert window.ask_view.ask(question_for(fact))
+        assert not window.ask_view.run_btn.isEnabled() and window.ask_view.cancel_btn.isEnabled()
+    stall = meter.stop()
+    print(f"longest event-loop stall during a scripted ask: {stall * 1000:.0f} ms")
+    run_id = blocker.args[0]
+    events = RunStore(Library(app_home)).events(run_id)
+    assert [e["stage"] for e in live] == [e["stage"] for e in events]
+    check_inspect_matches_store(window, run_id)
+    assert window.ask_view.run_btn.isEnabled() and not window.ask_view.progress_box.isVisibleTo(window)
+    assert window.history_view.run_ids()[0] == run_id
+    assert fact["doc_name"] in window.ask_view.answer_view.toPlainText()
+    assert stall < 0.5
+
+
+def test_cancel_a_question_and_readable_errors(make_window, app_home, demo_truth, qtbot):
+    fact = revenue_fact(demo_truth, "2023")
+    window = make_window(app_home)
+    ask = window.ask_view
+    chat = two_round_chat(fact)
+    window.ask_view.thread.worker.chat_loader = lambda _settings: chat
+    # cancel as soon as the first stage arrives: the run ends "cancelled", recorded, no answer step
+    def cancel_now(_event):  # noqa: ANN001
+        window.cancel()
+
+    ask.stage_event.connect(cancel_now)
+    with qtbot.waitSignal(ask.run_finished, timeout=120_000) as blocker:
+        ask.ask(question_for(fact))
+    row = RunStore(Library(app_home)).get(blocker.args[0])
+    assert row["status"] == "cancelled"
+    assert "answer" not in [e["stage"] for e in RunStore(Library(app_home)).events(row["id"])]
+    assert "Cancelled" in ask.answer_view.toPlainText()
+    ask.stage_event.disconnect(cancel_now)
+    # a model that is not installed: a readable message, no traceback, the app stays usable
+    from engine.errors import ModelError
+
+    def missing(_settings):  # noqa: ANN001, ANN202
+        raise ModelError("model pack 'x' is not installed: run `filinglens models install x`")
+
+    window.ask_view.thread.worker.chat_loader = missing
+    ask.model_box.setEditText("x")  # another model: the worker loads it (and fails)
+    with qtbot.waitSignal(ask.ask_failed, timeout=60_000) as failed:
+        ask.ask("What was revenue?")
+    assert "not installed" in failed.args[0] and "Traceback" not in window.last_error
+    assert ask.run_btn.isEnabled() and window.ctx.busy == ""
+
+
+def test_main_window_renders_to_png(window, tmp_path, app_home):
+    window.library_view.table.selectRow(0)
+    path = tmp_path / "window.png"
+    assert window.grab().save(str(path))
+    image = QImage(str(path))
+    assert not image.isNull() and image.width() >= 800 and image.height() >= 500
+    colors = {image.pixel(x, y) for x in range(0, image.width(), 37) for y in range(0, image.height(), 29)}
+    assert len(colors) > 8, "the screenshot is blank"
+
+
+def test_window_state_and_library_are_remembered(make_window, app_home, qsettings):
+    first = make_window(app_home)
+    first.resize(1234, 777)
+    first.tabs.setCurrentWidget(first.history_view)
+    first.library_view.splitter.setSizes([300, 400])
+    sizes = first.library_view.splitter.sizes()
+    first.close()
+    assert qsettings.value("library/home") == str(app_home)
+    second = make_window(app_home, resize=False)
+    assert second.tabs.currentWidget() is second.history_view
+    from analyst_app.window import default_size
+
+    assert not qsettings.value("window/geometry").isEmpty()
+    assert (second.width(), second.height()) != default_size(second)  # restored, not the first-run default
+    second.tabs.setCurrentWidget(second.library_view)
+    restored = second.library_view.splitter.sizes()
+    assert abs(restored[0] / sum(restored) - sizes[0] / sum(sizes)) < 0.02
+
+
+def test_shortcuts(window):
+    keys = {a.text(): [s.toString() for s in a.shortcuts()] for a in window.actions()}
+    assert keys["Add files…"] == ["Ctrl+O"] and keys["Export run(s)…"] == ["Ctrl+E"]
+    assert "Ctrl+Return" in keys["Ask"] and keys["Cancel"] == ["Esc"]

@@ -48,6 +48,22 @@ def check_schema(schema: dict[str, Any]) -> None:
     _validator_for(schema_key(schema))
 
 
+def clip_strings(data: Any, schema: dict[str, Any]) -> Any:
+    """Cut strings longer than their ``maxLength`` (recursively through objects and arrays).
+
+    The grammar cannot bound long strings (see ``engine.models.llama``), and an over-long explanation is
+    better kept clipped than discarded with the whole answer; every other violation still fails.
+    """
+    if isinstance(data, str) and isinstance(schema.get("maxLength"), int):
+        return data[: schema["maxLength"]]
+    if isinstance(data, dict):
+        props = schema.get("properties", {})
+        return {k: clip_strings(v, props[k]) if k in props else v for k, v in data.items()}
+    if isinstance(data, list) and isinstance(schema.get("items"), dict):
+        return [clip_strings(v, schema["items"]) for v in data]
+    return data
+
+
 def validate_json(text: str, schema: dict[str, Any]) -> dict[str, Any]:
     """Parse ``text`` as one JSON object and validate it against ``schema``.
 
@@ -78,6 +94,7 @@ def validate_json(text: str, schema: dict[str, Any]) -> dict[str, Any]:
         raise ModelOutputError(
             f"expected a JSON object, got {type(data).__name__}", raw_outputs=[text]
         )
+    data = clip_strings(data, schema)
     errors = list(validator.iter_errors(data))
     if errors:
         from jsonschema.exceptions import best_match

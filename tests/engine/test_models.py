@@ -392,3 +392,17 @@ def test_importing_the_adapters_loads_no_heavy_library() -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env=env)
+
+
+def test_over_long_strings_are_clipped_other_violations_fail():
+    from engine.errors import ModelOutputError
+    from engine.models.jsonschema_util import validate_json
+
+    schema = {"type": "object", "additionalProperties": False, "required": ["a", "b"],
+              "properties": {"a": {"type": "string", "maxLength": 5},
+                             "b": {"type": "array", "items": {"type": "string", "maxLength": 2}, "maxItems": 2}}}
+    assert validate_json('{"a": "abcdefgh", "b": ["xyz"]}', schema) == {"a": "abcde", "b": ["xy"]}
+    with pytest.raises(ModelOutputError, match="not of type"):
+        validate_json('{"a": 3, "b": []}', schema)
+    with pytest.raises(ModelOutputError):
+        validate_json('{"a": "x", "b": ["1", "2", "3"]}', schema)

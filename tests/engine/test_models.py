@@ -140,7 +140,7 @@ def test_prompt_longer_than_context_is_a_clear_model_error(smollm) -> None:
         ("", "empty"),
         ('{"answer": "Par', "cut off"),
         ("[1, 2]", "expected a JSON object"),
-        ('{"answer": "' + "x" * 41 + '", "confidence": 1}', "schema violation at answer"),
+        ('{"answer": 41, "confidence": 1}', "schema violation at answer"),
         ('{"answer": "Paris"}', "'confidence' is a required property"),
     ],
 )

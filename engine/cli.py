@@ -332,6 +332,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from engine.eval.report import markdown, write_report
     from engine.eval.runner import ANSWERING, PIPELINES, Evaluator, run_eval
 
+    if args.compare:
+        from engine.eval.compare import compare_runs
+
+        print(compare_runs(Path(args.compare[0]), Path(args.compare[1])))
+        return 0
+    if not args.questions:
+        print("eval needs --questions FILE (or --compare A B)", file=sys.stderr)
+        return 2
     settings = _settings(args)
     library = _library(settings)
     pipelines = [p.strip() for p in args.pipelines.split(",") if p.strip()]
@@ -364,7 +372,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     bar.close()
     title = f"FilingLens eval: {Path(args.questions).name} ({len(questions)} questions, {library.count('filings')} filings)"
     summary = write_report(out, rows, pipelines, title)
+    from engine.eval.plots import gold_pages, write_plots
+
+    plots = write_plots(out, rows, pipelines, gold=gold_pages(questions))
     print(markdown(summary, [], title).split("Pages count")[0])
+    print(f"plots: {', '.join(p.name for p in plots)}")
     print(f"report: {out / 'report.md'}, rows: {out / 'results.json'}")
     return 0
 
@@ -506,7 +518,8 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("eval", help="evaluate pipelines on a question file (paper metrics, side by side)")
-    s.add_argument("--questions", required=True, help="JSONL: FinanceBench, Docugami or FilingLens format")
+    s.add_argument("--questions", help="JSONL: FinanceBench, Docugami or FilingLens format")
+    s.add_argument("--compare", nargs=2, metavar=("A", "B"), help="diff two result folders question by question")
     s.add_argument("--pipelines", default="bm25,hybrid,hirec-retrieval",
                    help="comma-separated: bm25,dense,hybrid,hirec-retrieval,hirec,dense-answer")
     s.add_argument("--limit", type=int, default=0)

@@ -37,7 +37,8 @@ def gold_pages(questions: Iterable[EvalQuestion]) -> dict[str, set[Page]]:
     return {q.qid: set(q.gold_pages) for q in questions if q.gold_pages}
 
 
-def recall_curve(rows: Sequence[dict], pipeline: str, gold: GoldPages, ks: Sequence[int] = RECALL_KS) -> list[float]:
+def recall_curve(rows: Sequence[dict], pipeline: str, gold: GoldPages,
+                 ks: Sequence[int] = RECALL_KS) -> list[float]:
     """Mean page recall@k of one pipeline for each ``k``, over its rows whose question has gold pages.
 
     Pages come from each row's ranked ``pages`` list (JSON turns the ``(doc, page)`` tuples into lists).
@@ -69,7 +70,8 @@ def _new_figure(width: float = 7.0, height: float = 4.5) -> Figure:
         from matplotlib.figure import Figure
     except ImportError as exc:
         raise MissingDependencyError(
-            "evaluation charts need matplotlib: pip install matplotlib==3.11.2 (or pip install 'filinglens[eval]')"
+            "evaluation charts need matplotlib: pip install matplotlib==3.11.2 "
+            "(or pip install 'filinglens[eval]')"
         ) from exc
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)  # attaches itself to the figure; savefig then renders with Agg
@@ -88,7 +90,8 @@ def _save(fig: Figure, path: Path) -> Path:
 
 
 def _no_data(ax: Axes, what: str) -> None:
-    ax.text(0.5, 0.5, f"no {what} in these rows", ha="center", va="center", transform=ax.transAxes, color="grey")
+    ax.text(0.5, 0.5, f"no {what} in these rows", ha="center", va="center", transform=ax.transAxes,
+            color="grey")
 
 
 def _plot_recall_at_k(ax: Axes, rows: Sequence[dict], pipelines: Sequence[str], colors: dict[str, str],
@@ -110,7 +113,8 @@ def _plot_recall_at_k(ax: Axes, rows: Sequence[dict], pipelines: Sequence[str], 
             points = [(k, v) for k, v in points if v is not None]
             if points:
                 n = sum(1 for r in rs if r.get("page_recall@5") is not None)
-                ax.plot(*zip(*points, strict=True), marker="o", linestyle="--", color=colors[p], label=f"{p} (n={n})")
+                ax.plot(*zip(*points, strict=True), marker="o", linestyle="--", color=colors[p],
+                        label=f"{p} (n={n})")
                 drawn = True
         ax.set_title("Page recall@k (k = 5 and 10 only: no gold pages given)")
     ax.set_xlabel("k (retrieved pages)")
@@ -120,35 +124,67 @@ def _plot_recall_at_k(ax: Axes, rows: Sequence[dict], pipelines: Sequence[str], 
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     if drawn:
-        ax.legend(loc="upper left", fontsize="small")
+        ax.legend(loc="best", fontsize="small")
     else:
         _no_data(ax, "page recall")
 
 
-def _plot_precision_recall(ax: Axes, rows: Sequence[dict], pipelines: Sequence[str], colors: dict[str, str]) -> None:
-    drawn = False
+def _place_labels(ax: Axes, labels: Sequence[tuple[tuple[float, float], str]]) -> None:
+    """Label points so that labels overlap neither each other nor the points, nor leave the axes.
+
+    Pipelines often score close together; each label tries the four corners around its point and keeps
+    the first free one (the last tried when none is free).
+    """
+    fig = ax.get_figure()
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()  # settles the constrained layout, so pixel positions are final
+    frame = ax.get_window_extent(renderer)
+    dots = [ax.transData.transform(xy) for xy, _ in labels]
+    taken: list = []
+    corners = ((7, 5, "left", "bottom"), (7, -5, "left", "top"), (-7, 5, "right", "bottom"),
+               (-7, -5, "right", "top"))
+    for xy, text in labels:
+        for dx, dy, ha, va in corners:
+            ann = ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
+                              fontsize="small")
+            box = ann.get_window_extent(renderer).expanded(1.05, 1.1)
+            inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1)
+            clear = not any(box.overlaps(b) for b in taken) and not any(box.contains(*d) for d in dots)
+            if (inside and clear) or (dx, dy) == corners[-1][:2]:
+                taken.append(box)
+                break
+            ann.remove()
+
+
+def _plot_precision_recall(ax: Axes, rows: Sequence[dict], pipelines: Sequence[str],
+                           colors: dict[str, str]) -> None:
+    points = []
     for p in pipelines:
         rs = _rows_of(rows, p)
         prec, rec = _mean(r.get("page_precision") for r in rs), _mean(r.get("page_recall@5") for r in rs)
-        if prec is None or rec is None:
-            continue
+        if prec is not None and rec is not None:
+            points.append((rec, prec, p))
+    # Zoomed on the points (the runs seen so far sit far below 1), with room for the labels.
+    x_max = min(1.0, max((r for r, _, _ in points), default=1.0) * 1.4 + 0.05)
+    ax.set_xlim(0, x_max)
+    ax.set_ylim(0, min(1.0, max((q for _, q, _ in points), default=1.0) * 1.4 + 0.05))
+    for rec, prec, p in points:
         ax.scatter([rec], [prec], s=60, color=colors[p], label=p, zorder=3)
-        ax.annotate(p, (rec, prec), xytext=(6, 6), textcoords="offset points", fontsize="small")
-        drawn = True
+    _place_labels(ax, [((rec, prec), f"{p}\n({rec:.2f}, {prec:.2f})") for rec, prec, p in points])
     ax.set_title("Page precision vs page recall@5 (mean per pipeline)")
     ax.set_xlabel("page recall@5")
     ax.set_ylabel("page precision (top 5 pages)")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
-    if drawn:
-        ax.legend(loc="upper right", fontsize="small")
+    if points:
+        ax.legend(loc="best", fontsize="small")
     else:
         _no_data(ax, "page precision or recall")
 
 
-def _grouped_bars(ax: Axes, groups: Sequence[str], series: Sequence[tuple[str, list[float | None], list[int]]],
-                  colors: dict[str, str]) -> None:
+Series = tuple[str, list[float | None], list[int]]  # (pipeline, value per group, rows behind each value)
+
+
+def _grouped_bars(ax: Axes, groups: Sequence[str], series: Sequence[Series], colors: dict[str, str]) -> None:
     """Bars per group (x) and series (colour); a value of None leaves a gap, n is printed on each bar."""
     width = 0.8 / max(len(series), 1)
     for i, (name, values, counts) in enumerate(series):
@@ -160,7 +196,8 @@ def _grouped_bars(ax: Axes, groups: Sequence[str], series: Sequence[tuple[str, l
                 ax.annotate(f"{v:.2f}\nn={n}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                             xytext=(0, 2), textcoords="offset points", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(groups)), groups, rotation=15 if max(map(len, groups), default=0) > 12 else 0)
-    ax.set_ylim(0, 1.15)  # headroom for the value labels
+    ax.set_ylim(0, 1.32)  # headroom for the value labels and the legend row above the 1.0 mark
+    ax.set_yticks([i / 5 for i in range(6)])
     ax.grid(axis="y", alpha=0.3)
 
 
@@ -188,14 +225,15 @@ def _plot_by_type(ax: Axes, rows: Sequence[dict], pipelines: Sequence[str], colo
     ax.set_ylabel(ylabel)
     if series and types:
         _grouped_bars(ax, types, series, colors)
-        ax.legend(loc="upper right", fontsize="small")
+        ax.legend(loc="upper center", ncols=len(series), fontsize="small")
     else:
         _no_data(ax, "accuracy or page recall")
 
 
 def _plot_latency(ax: Axes, rows: Sequence[dict], pipelines: Sequence[str], colors: dict[str, str]) -> None:
-    data = [(p, [float(r["seconds"]) for r in _rows_of(rows, p) if r.get("seconds") is not None]) for p in pipelines]
-    data = [(p, xs) for p, xs in data if xs]
+    timed = [(p, [float(r["seconds"]) for r in _rows_of(rows, p) if r.get("seconds") is not None])
+             for p in pipelines]
+    data = [(p, xs) for p, xs in timed if xs]
     ax.set_title("Latency per question")
     ax.set_xlabel("pipeline")
     ax.set_ylabel("seconds (whole pipeline)")
@@ -203,14 +241,20 @@ def _plot_latency(ax: Axes, rows: Sequence[dict], pipelines: Sequence[str], colo
         _no_data(ax, "timings")
         return
     box = ax.boxplot([xs for _, xs in data], tick_labels=[f"{p}\n(n={len(xs)})" for p, xs in data],
-                     patch_artist=True, showfliers=True, widths=0.5)
+                     patch_artist=True, showfliers=True, widths=0.5, medianprops={"color": "black"})
     for patch, (p, _) in zip(box["boxes"], data, strict=True):
         patch.set_facecolor(colors[p])
         patch.set_alpha(0.6)
     positive = [x for _, xs in data for x in xs if x > 0]
     if positive and max(positive) / min(positive) > LOG_SCALE_SPREAD:
+        from matplotlib.ticker import FuncFormatter, LogLocator
+
         ax.set_yscale("log")
         ax.set_ylabel("seconds (whole pipeline, log scale)")
+        # Ticks at 1-2-5 steps written as plain numbers: "0.02 s" reads faster than "2x10^-2".
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda _v, _pos: ""))
     ax.grid(axis="y", alpha=0.3, which="both")
 
 
@@ -236,13 +280,14 @@ def write_plots(out_dir: Path, rows: Sequence[dict], pipelines: Sequence[str], *
     out_dir.mkdir(parents=True, exist_ok=True)
     present = [p for p in dict.fromkeys(pipelines) if any(r["pipeline"] == p for r in rows)]
     palette = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-               "#bcbd22", "#17becf")  # matplotlib's tab10, fixed so a pipeline keeps its colour in every chart
+               "#bcbd22", "#17becf")  # matplotlib's tab10, so a pipeline keeps its colour in every chart
     colors = {p: palette[i % len(palette)] for i, p in enumerate(present)}
+    latency_width = max(5.0, 1.6 * len(present) + 2)  # room for each box's label
     charts = (
         ("recall_at_k.png", lambda ax: _plot_recall_at_k(ax, rows, present, colors, gold), (7.0, 4.5)),
         ("precision_recall.png", lambda ax: _plot_precision_recall(ax, rows, present, colors), (6.0, 5.0)),
         ("accuracy_by_type.png", lambda ax: _plot_by_type(ax, rows, present, colors), (8.0, 4.8)),
-        ("latency.png", lambda ax: _plot_latency(ax, rows, present, colors), (max(5.0, 1.6 * len(present) + 2), 4.5)),
+        ("latency.png", lambda ax: _plot_latency(ax, rows, present, colors), (latency_width, 4.5)),
     )
     written = []
     for name, draw, size in charts:

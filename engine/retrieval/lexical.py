@@ -45,6 +45,7 @@ class LexicalIndex:
         self.filing_ids = np.zeros(0, dtype=np.int64)
         self._retriever = None
         self._tokenizer = None
+        self._sorted = True
         manifest = read_manifest(self.manifest_path)
         if manifest and (folder / manifest["dir"]).exists():
             check_compatible(self.manifest_path, manifest, self.identity)
@@ -58,6 +59,7 @@ class LexicalIndex:
         self._retriever = bm25s.BM25.load(str(path), mmap=False, show_progress=False)
         self.chunk_ids = np.load(path / "chunk_ids.npy")
         self.filing_ids = np.load(path / "filing_ids.npy")
+        self._sorted = bool(np.all(np.diff(self.filing_ids) >= 0))
         self._tokenizer = _tokenizer()
         vocab = json.loads((path / "tokenizer_vocab.json").read_text())
         self._tokenizer.word_to_id = vocab.get("word_to_id", {})
@@ -134,12 +136,27 @@ class LexicalIndex:
         """Top-k (chunk id, score), optionally only inside the given filings; zero scores are dropped."""
         return self.top(self.scores(query), k, filing_ids)
 
+    def _restrict(self, scores: np.ndarray, filing_ids: Sequence[int]) -> np.ndarray:
+        """Zero every score outside the given filings. A filing's chunks are stored together, so the filing
+        column is sorted and each filing is one slice (found by binary search, not a scan)."""
+        ids = np.asarray(sorted(set(filing_ids)), dtype=np.int64)
+        out = np.zeros_like(scores)
+        if self._sorted:
+            starts = np.searchsorted(self.filing_ids, ids, "left")
+            ends = np.searchsorted(self.filing_ids, ids, "right")
+            for a, b in zip(starts, ends):
+                out[a:b] = scores[a:b]
+            return out
+        mask = np.isin(self.filing_ids, ids)
+        out[mask] = scores[mask]
+        return out
+
     def top(self, scores: np.ndarray, k: int, filing_ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
         """Top-k of a score array from :meth:`scores` (so one query's scores serve several selections)."""
         if scores.size == 0:
             return []
         if filing_ids is not None:
-            scores = np.where(np.isin(self.filing_ids, np.asarray(list(filing_ids), dtype=np.int64)), scores, 0.0)
+            scores = self._restrict(scores, filing_ids)
         k = min(k, int((scores > 0).sum()))
         if k <= 0:
             return []

@@ -261,9 +261,9 @@ class AskWorker(QObject):
         return self._library
 
     def _pipeline_for(self, req: AskRequest) -> Any:
+        from engine.indexing import indexes_stale
         from engine.models.registry import load_embedder
         from engine.pipeline import HirecPipeline
-        from engine.search import Searcher
 
         library = self._library_for(req.home)
         settings = req.settings
@@ -272,7 +272,7 @@ class AskWorker(QObject):
             # the library changed (or the settings did): bring the indexes up to date, then reload
             self.status.emit("loading the embedder…")
             embedder = load_embedder(settings.models)
-            if Searcher(library, settings, embedder).stale:
+            if indexes_stale(library, settings):
                 self.status.emit("updating the indexes…")
                 sync(library, settings, req.cancel.is_set)
                 key = (settings.model_dump_json(), library.generation())

@@ -94,15 +94,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from engine.indexing import indexes_stale
     from engine.search import MetadataFilter, Searcher
 
     settings = _settings(args)
     library = _library(settings)
     embedder = _embedder(settings)
-    searcher = Searcher(library, settings, embedder)
-    if searcher.stale:
+    if indexes_stale(library, settings):
         _sync(library, settings, embedder)
-        searcher = Searcher(library, settings, embedder)
+    searcher = Searcher(library, settings, embedder)
     if library.count("filings") == 0:
         print("the library is empty: run `filinglens ingest PATH` first")
         return 1
@@ -267,10 +267,10 @@ def load_pipeline(settings: Settings, library):  # noqa: ANN001, ANN201
     from engine.models.registry import load_chat_model
     from engine.pipeline import HirecPipeline
 
-    embedder = _embedder(settings)
-    from engine.search import Searcher
+    from engine.indexing import indexes_stale
 
-    if Searcher(library, settings, embedder).stale:
+    embedder = _embedder(settings)
+    if indexes_stale(library, settings):
         _sync(library, settings, embedder)
     from engine.models.registry import load_cross_scorer
 
@@ -354,10 +354,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         pipeline = load_pipeline(settings, library)
         chat, embedder = pipeline.chat, pipeline.retriever.embedder
     else:
-        embedder, chat = _embedder(settings), None
-        from engine.search import Searcher
+        from engine.indexing import indexes_stale
 
-        if Searcher(library, settings, embedder).stale:
+        embedder, chat = _embedder(settings), None
+        if indexes_stale(library, settings):
             _sync(library, settings, embedder)
     evaluator = Evaluator(library, settings, embedder, chat)
     out = Path(args.out)

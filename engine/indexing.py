@@ -51,6 +51,19 @@ def summary_document(summary: str, lofin_summary: str | None) -> str:
     return f"{summary}\n{lofin_summary}" if lofin_summary else summary
 
 
+def indexes_stale(library: Library, settings: Settings) -> bool:
+    """True when an index lags behind the library (read from the manifests; no index is loaded)."""
+    from engine.store.manifest import read_manifest
+
+    generation = library.generation()
+    names = ["lexical", "filing-summaries"] + (["chunk-vectors"] if settings.retrieval.chunk_vectors else [])
+    for name in names:
+        manifest = read_manifest(library.index_dir / f"{name}.manifest.json")
+        if manifest is None or int(manifest.get("generation", -1)) != generation:
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class SyncReport:
     lexical_rebuilt: bool

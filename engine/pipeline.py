@@ -67,9 +67,9 @@ class HirecPipeline:
     """Holds loaded models and indexes; one instance answers many questions."""
 
     def __init__(self, library: Library, settings: Settings, embedder: Embedder, chat: ChatModel | None,
-                 cross: CrossScorer | None = None) -> None:
+                 cross: CrossScorer | None = None, *, retriever: HierarchicalRetriever | None = None) -> None:
         self.library, self.settings, self.chat = library, settings, chat
-        self.retriever = HierarchicalRetriever(library, settings, embedder, cross)
+        self.retriever = retriever or HierarchicalRetriever(library, settings, embedder, cross)
         self.refs = {r.key: r for r in issuer_refs(library)}
         self.runs = RunStore(library)
 

@@ -59,7 +59,8 @@ class Evaluator:
         if self._pipeline is None:
             from engine.pipeline import HirecPipeline
 
-            self._pipeline = HirecPipeline(self.library, self.settings, self.embedder, self.chat)
+            self._pipeline = HirecPipeline(self.library, self.settings, self.embedder, self.chat,
+                                           retriever=self.retriever(self.settings.retrieval.reranker))
         return self._pipeline
 
     def predict(self, pipeline: str, q: EvalQuestion) -> Prediction:
@@ -115,7 +116,9 @@ class Evaluator:
 
             s = self.settings.with_overrides(retrieval={"reranker": reranker})
             cross = load_cross_scorer(s, s.library_home())
-            self._retrievers[reranker] = HierarchicalRetriever(self.library, s, self.embedder, cross)
+            self._retrievers[reranker] = HierarchicalRetriever(self.library, s, self.embedder, cross,
+                                                               lexical=self.searcher.lexical,
+                                                               summaries=self.searcher.summaries)
         return self._retrievers[reranker]
 
     def _from_chunks(self, chunks: Sequence[Chunk]) -> Prediction:

@@ -19,8 +19,10 @@ from engine.indexing import lexical_index, summary_index
 from engine.intent import QueryIntent
 from engine.models.base import CrossScorer, Embedder
 from engine.records import Chunk, Filing
+from engine.retrieval.lexical import LexicalIndex
 from engine.retrieval.fusion import rrf
 from engine.settings import Settings
+from engine.store.hnsw import HnswIndex
 from engine.store.library import Library
 
 ISSUER_BOOST, YEAR_BOOST, NEXT_YEAR_BOOST, QUARTER_BOOST, FORM_BOOST = 0.30, 0.20, 0.05, 0.10, 0.08
@@ -81,10 +83,12 @@ def _match_notes(f: Filing, intent: QueryIntent) -> tuple[float, list[str]]:
 
 class HierarchicalRetriever:
     def __init__(self, library: Library, settings: Settings, embedder: Embedder,
-                 cross: CrossScorer | None = None) -> None:
+                 cross: CrossScorer | None = None, *, lexical: LexicalIndex | None = None,
+                 summaries: HnswIndex | None = None) -> None:
         self.library, self.settings, self.embedder, self.cross = library, settings, embedder, cross
-        self.lexical = lexical_index(library, settings)
-        self.summaries = summary_index(library, settings, embedder)
+        # Indexes already loaded elsewhere (e.g. by a Searcher) can be shared instead of read again.
+        self.lexical = lexical or lexical_index(library, settings)
+        self.summaries = summaries or summary_index(library, settings, embedder)
         self._filings = {f.id: f for f in library.filings()}
         self._vec_cache: OrderedDict[int, np.ndarray] = OrderedDict()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import pytest
 
@@ -279,14 +278,12 @@ def test_to_dict_is_json_ready_and_parsing_is_deterministic() -> None:
 
 # --- the real dev questions: generic properties only ---------------------------------------------------
 @pytest.mark.shared
-def test_dev_questions_parse_fast_and_find_their_years() -> None:
+def test_dev_questions_parse_and_find_their_years() -> None:
     path = needs_shared("eval", "financebench_dev.jsonl")
     questions = [json.loads(line)["question"] for line in path.open() if line.strip()]
     with_year = found = 0
     for question in questions:
-        start = time.perf_counter()
         it = parse_intent(question, LIBRARY)
-        assert time.perf_counter() - start < 0.005, question
         json.dumps(it.to_dict())
         if re.search(r"(?<!\d)(?:19|20)\d\d(?!\d)", question):
             with_year += 1

@@ -3,6 +3,7 @@ the thread pool, and which long job (ingest, remove, ask) is running."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -11,9 +12,12 @@ from typing import Any
 from PySide6.QtCore import QObject, QSettings, QThreadPool, Signal
 
 from analyst_app.workers import Job
-from engine.settings import Settings, load_preset
+from engine.errors import ConfigError
+from engine.settings import SECTIONS, Settings, diff_settings, load_preset
 
 log = logging.getLogger(__name__)
+
+OVERRIDES_KEY = "settings/overrides"  # QSettings: JSON of the fields changed in the settings dialog
 
 
 class AppContext(QObject):
@@ -25,6 +29,7 @@ class AppContext(QObject):
     error = Signal(str, str)  # title, readable text (the window shows a message box)
     busy_changed = Signal(str)  # the running long job's name, "" when idle
     open_run = Signal(str)  # show this run in Inspect
+    settings_changed = Signal()  # preset, overrides or chat model changed (the Ask tab follows)
 
     def __init__(self, home: Path, store: QSettings, preset: str = "default") -> None:
         super().__init__()
@@ -35,7 +40,9 @@ class AppContext(QObject):
         self.library: Any = None
         self.preset = preset
         self.chat_model: str = ""
-        self.overrides: dict[str, dict] = {}  # extra settings sections (tests: a small context window)
+        # Fields changed from the preset (settings dialog), by section; the chat model is kept apart in
+        # ``chat_model`` because the Ask tab edits it directly.
+        self.overrides: dict[str, dict] = self._stored_overrides()
         self._jobs: list[Job] = []
         self.busy = ""
         self.busy_cancel: Callable[[], None] | None = None
@@ -57,12 +64,58 @@ class AppContext(QObject):
         self.runs_changed.emit()
 
     # -- settings ---------------------------------------------------------------------------------
+    def preset_settings(self) -> Settings:
+        """The current preset as it is on disk (built-in or this library's own)."""
+        return load_preset(self.preset, self.home)
+
     def settings(self) -> Settings:
-        """The preset with the chosen chat model and this library's home."""
+        """The preset with the overrides, the chosen chat model and this library's home."""
         sections = {k: dict(v) for k, v in self.overrides.items()}
         if self.chat_model:
             sections.setdefault("models", {})["chat_model"] = self.chat_model
-        return load_preset(self.preset).with_overrides(home=str(self.home), **sections)
+        return self.preset_settings().with_overrides(home=str(self.home), **sections)
+
+    def set_overrides(self, overrides: dict[str, dict]) -> None:
+        """Keep only the fields that differ from the preset, remember them in QSettings, notify the views.
+
+        Raises:
+            ConfigError: a value is invalid (nothing changes then).
+        """
+        base = self.preset_settings()
+        wanted = diff_settings(base, base.with_overrides(**overrides))
+        models = wanted.get("models", {})
+        models.pop("chat_model", None)  # the Ask tab's chat model box owns it
+        self.overrides = {k: v for k, v in wanted.items() if v}
+        self.store.setValue(OVERRIDES_KEY, json.dumps(self.overrides, sort_keys=True))
+        self.settings_changed.emit()
+
+    def apply_settings(self, settings: Settings, preset: str | None = None) -> None:
+        """Make ``settings`` current: optionally switch preset, then store what differs from it."""
+        if preset is not None:
+            self.preset = preset
+        self.chat_model = settings.models.chat_model
+        self.set_overrides(diff_settings(self.preset_settings(), settings))
+
+    def _stored_overrides(self) -> dict[str, dict]:
+        """The overrides saved last time; unknown fields (another version's) and invalid values are dropped."""
+        raw = self.store.value(OVERRIDES_KEY, "")
+        try:
+            data = json.loads(str(raw)) if raw else {}
+        except json.JSONDecodeError:
+            log.warning("ignoring unreadable stored settings overrides: %r", raw)
+            return {}
+        kept: dict[str, dict] = {}
+        for section, values in (data.items() if isinstance(data, dict) else ()):
+            if section not in SECTIONS or not isinstance(values, dict):
+                continue
+            for name, value in values.items():
+                try:  # one field at a time, so one bad value does not cost the others
+                    Settings().with_overrides(**{section: {name: value}})
+                except ConfigError as exc:
+                    log.warning("ignoring stored setting %s.%s: %s", section, name, exc)
+                    continue
+                kept.setdefault(section, {})[name] = value
+        return kept
 
     # -- jobs -------------------------------------------------------------------------------------
     def begin(self, name: str, cancel: Callable[[], None]) -> bool:

@@ -19,12 +19,14 @@ from analyst_app.views.history import HistoryView
 from analyst_app.views.inspect import InspectView
 from analyst_app.views.library import LibraryView, dropped_paths
 from analyst_app.views.page_viewer import PageViewer
-from analyst_app.workers import CallJob, export_runs
+from analyst_app.workers import CallJob
+from engine.export import write_export
 
 log = logging.getLogger(__name__)
 
 EXPORT_FILTERS = {"json": "JSON evidence set and trace (*.json)", "csv": "CSV, one row per cited passage (*.csv)",
-                  "md": "Markdown report (*.md)"}
+                  "md": "Markdown report, page snapshots in a folder beside it (*.md)",
+                  "html": "HTML report, page snapshots inside (*.html)"}
 
 
 def app_settings() -> QSettings:
@@ -92,6 +94,7 @@ class MainWindow(QMainWindow):
         self.inspect_view.open_evidence.connect(self.open_evidence)
         self.history_view.open_run.connect(self.open_run)
         self.history_view.export_requested.connect(self.export_dialog)
+        self.history_view.delete_requested.connect(self.delete_runs)
 
     def _action(self, menu: Any, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
         act = QAction(text, self)
@@ -121,6 +124,8 @@ class MainWindow(QMainWindow):
         self.ask_act = self._action(r, "Ask", self._ask, ["Ctrl+Return", "Ctrl+Enter"], "Run the question")
         self.cancel_act = self._action(r, "Cancel", self.cancel, "Esc", "Stop the running ingest or question")
         self.remove_act = self._action(r, "Remove selected filings", self._remove, QKeySequence.StandardKey.Delete)
+        self.settings_act = self._action(r, "Settings…", self.ask_view.open_settings, "Ctrl+,",
+                                         "Edit every setting of the current preset")
         v = mb.addMenu("&View")
         for i, name in enumerate(("Library", "Ask", "Inspect", "History"), start=1):
             self._action(v, f"{name} tab", lambda i=i: self.tabs.setCurrentIndex(i - 1), f"Ctrl+{i}")
@@ -260,8 +265,34 @@ class MainWindow(QMainWindow):
             self.show_error("Export failed", text)
             self.export_finished.emit(text)
 
-        self.ctx.start(CallJob("export", self.ctx.home, export_runs, list(run_ids), fmt, Path(target)),
+        self.ctx.start(CallJob("export", self.ctx.home, write_export, list(run_ids), fmt, Path(target)),
                        done=done, failed=failed)
+
+    # -- deleting runs ----------------------------------------------------------------------------
+    def delete_runs(self, run_ids: list[str], *, confirm: bool = True) -> int:
+        """Delete runs after a confirmation; a run being answered right now is kept. Returns how many went."""
+        from engine.store.library import RunStore
+
+        store = RunStore(self.ctx.library)
+        ids = list(run_ids)
+        if self.ask_view.busy():
+            ids = [rid for rid in ids if store.get(rid)["status"] != "running"]
+            if len(ids) < len(run_ids):
+                self.statusBar().showMessage("a run still being answered is kept; cancel it first", 6000)
+        if not ids:
+            return 0
+        if confirm:
+            answer = QMessageBox.question(
+                self, "Delete runs", f"Delete {len(ids)} run(s) and their traces? This cannot be undone.",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+            if answer != QMessageBox.StandardButton.Yes:
+                return 0
+        deleted = store.delete(ids)
+        if self.inspect_view.run_id in ids:
+            self.inspect_view.clear()
+        self.ctx.runs_changed.emit()
+        self.statusBar().showMessage(f"deleted {deleted} run(s)", 6000)
+        return deleted
 
     # -- drag and drop ----------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802

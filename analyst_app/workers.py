@@ -184,22 +184,6 @@ def remove_and_sync(library: Any, ids: list[int], settings: Settings) -> int:
     return n
 
 
-def export_runs(library: Any, run_ids: Sequence[str], fmt: str, target: Path) -> list[Path]:
-    """Write one run to the file ``target``, or several runs to ``target/<run id>.<fmt>``."""
-    from engine.export import export_run
-
-    written = []
-    if len(run_ids) == 1 and not target.is_dir():
-        target.write_text(export_run(library, run_ids[0], fmt), encoding="utf-8", newline="")
-        return [target]
-    target.mkdir(parents=True, exist_ok=True)
-    for rid in run_ids:
-        path = target / f"filinglens-run-{rid}.{fmt}"
-        path.write_text(export_run(library, rid, fmt), encoding="utf-8", newline="")
-        written.append(path)
-    return written
-
-
 def model_statuses(home: Path) -> list[Any]:
     from engine.models.registry import list_models
 

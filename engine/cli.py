@@ -9,14 +9,15 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from engine.errors import EngineError
+from engine.errors import ConfigError, EngineError
 from engine.settings import Settings, load_preset
 
 log = logging.getLogger("filinglens")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    settings = load_preset(args.preset)
+    home = args.home or Settings().library_home()
+    settings = load_preset(args.preset, home)  # built-in, or one saved in this library (GUI "Save as preset")
     overrides: dict = {}
     if args.home:
         overrides["home"] = str(args.home)
@@ -303,6 +304,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from engine.store.library import RunStore
 
     library = _library(_settings(args))
+    if args.runs_cmd == "delete":
+        store = RunStore(library)
+        ids = [store.get(rid)["id"] for rid in args.run_ids]  # whole ids, so a typo fails before anything goes
+        print(f"deleted {store.delete(ids)} run(s)")
+        return 0
     if args.runs_cmd == "show":
         _print_run(library, args.run_id, explain=True)
         return 0
@@ -313,15 +319,18 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from engine.export import export_run
+    from engine.export import export_run, write_export
+    from engine.store.library import RunStore
 
     library = _library(_settings(args))
-    text = export_run(library, args.run_id, args.format)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}")
-    else:
-        sys.stdout.write(text)
+    ids = [RunStore(library).get(rid)["id"] for rid in args.run_ids]
+    if not args.output:
+        if len(ids) > 1:
+            raise ConfigError("several runs need -o FOLDER (one file per run)")
+        sys.stdout.write(export_run(library, ids[0], args.format))
+        return 0
+    for path in write_export(library, ids, args.format, Path(args.output)):
+        print(f"wrote {path}")
     return 0
 
 
@@ -509,12 +518,14 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     r.add_argument("--limit", type=int, default=30)
     r = rsub.add_parser("show")
     r.add_argument("run_id")
+    r = rsub.add_parser("delete", help="delete runs and their traces")
+    r.add_argument("run_ids", nargs="+")
     s.set_defaults(func=cmd_runs)
 
-    s = sub.add_parser("export", help="export a run's evidence set and trace")
-    s.add_argument("run_id")
-    s.add_argument("--format", choices=["json", "md", "csv"], default="json")
-    s.add_argument("-o", "--output")
+    s = sub.add_parser("export", help="export runs' evidence sets and traces (reports with page snapshots)")
+    s.add_argument("run_ids", nargs="+", metavar="run_id")
+    s.add_argument("--format", choices=["json", "csv", "md", "html"], default="json")
+    s.add_argument("-o", "--output", help="file (one run) or folder (one file per run); md/html get page snapshots")
     s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("eval", help="evaluate pipelines on a question file (paper metrics, side by side)")

@@ -8,7 +8,15 @@ class EngineError(Exception):
 
 
 class ConfigError(EngineError):
-    """A setting or preset is invalid."""
+    """A setting or preset is invalid.
+
+    ``problems`` maps a dotted field path (``"models.threads"``) to what is wrong with it, so a form can
+    point at the field; it is empty when the error is not about one field (a missing preset file).
+    """
+
+    def __init__(self, message: str, *, problems: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = dict(problems or {})
 
 
 class MissingDependencyError(EngineError):

@@ -1,16 +1,22 @@
-"""Evidence sets and audit traces of runs, to JSON, CSV and Markdown."""
+"""Evidence sets and audit traces of runs, to JSON, CSV, and Markdown or HTML reports with page snapshots."""
 
 from __future__ import annotations
 
+import base64
 import csv
+import html
 import io
 import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from engine.errors import EngineError
+from engine.evidence import Snapshot, page_snapshot
 from engine.store.library import Library, RunStore
 
-FORMATS = ("json", "md", "csv")
+FORMATS = ("json", "csv", "md", "html")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -41,42 +47,110 @@ def evidence_set(library: Library, run_id: str) -> dict[str, Any]:
 
 
 def export_run(library: Library, run_id: str, fmt: str) -> str:
-    if fmt not in FORMATS:
-        raise EngineError(f"unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    """One run as text: JSON, CSV, or a Markdown/HTML report without page images (see :func:`write_export`)."""
+    _check_format(fmt)
     ev = evidence_set(library, run_id)
     if fmt == "json":
         return json.dumps(ev, indent=2, default=str)
     if fmt == "csv":
-        out = io.StringIO()
-        w = csv.writer(out)
-        w.writerow(["run_id", "question", "answer", "status", "passage_id", "doc_name", "page", "title", "text"])
-        rows = ev["cited_passages"] or [{}]
-        for c in rows:
-            w.writerow([safe_cell(v) for v in (ev["run_id"], ev["question"], ev["answer"].get("text", ""), ev["status"],
-                                               c.get("passage_id", ""), c.get("doc_name", ""), c.get("page", ""),
-                                               c.get("title", ""), c.get("text", ""))])
-        return out.getvalue()
-    return to_markdown(ev)
+        return to_csv(ev)
+    return to_markdown(ev) if fmt == "md" else to_html(ev)
 
 
-def to_markdown(ev: dict[str, Any]) -> str:
-    a = ev["answer"]
-    lines = [f"# {ev['question']}", "", f"**Answer:** {a.get('text') or '(none)'}  ", f"**Status:** {ev['status']}"]
-    if a.get("reason"):
-        lines.append(f"**Note:** {a['reason']}")
-    lines += ["", f"Run `{ev['run_id']}` — {ev['cost'].get('seconds')} s, {ev['cost'].get('tokens_in')} tokens in, "
-                  f"{ev['cost'].get('tokens_out')} out, {ev['cost'].get('llm_calls')} model calls", "", "## Evidence", ""]
-    for c in ev["cited_passages"]:
-        lines += [f"### [{c['passage_id']}] {c['title']} — {c['doc_name']}, page {c['page']}", "", "```",
-                  (c.get("context") + "\n" if c.get("context") else "") + c["text"], "```", ""]
-    if a.get("program"):
-        lines += ["## Program", "", "```python", a["program"], "```", "", f"Computed: `{a.get('computed', {}).get('value')}`", ""]
-    if a.get("reasoning"):
-        lines += ["## Reasoning", "", a["reasoning"], ""]
-    lines += ["## Trace", ""]
-    for e in ev["trace"]:
+def write_export(library: Library, run_ids: Sequence[str], fmt: str, target: Path) -> list[Path]:
+    """Write one run to the file ``target``, or several runs to ``target/filinglens-run-<id>.<fmt>``.
+
+    Markdown reports get a snapshot of each cited page (PNG, evidence marked) in ``<stem>_pages/``
+    beside the report; HTML reports embed them, so the one file can be mailed as it is.
+    Returns the report files written.
+    """
+    _check_format(fmt)
+    if len(run_ids) == 1 and not target.is_dir():
+        targets = [(run_ids[0], target)]
+    else:
+        target.mkdir(parents=True, exist_ok=True)
+        targets = [(rid, target / f"filinglens-run-{rid}.{fmt}") for rid in run_ids]
+    for rid, path in targets:
+        ev = evidence_set(library, rid)
+        if fmt == "json":
+            text = json.dumps(ev, indent=2, default=str)
+        elif fmt == "csv":
+            text = to_csv(ev)
+        else:
+            snaps = _snapshots(library, ev)
+            if fmt == "md":
+                text = to_markdown(ev, _write_pngs(snaps, path))
+            else:
+                text = to_html(ev, {i: "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")
+                                    for i, s in snaps.items() if s.png}, {i: s.note for i, s in snaps.items()})
+        path.write_text(text, encoding="utf-8", newline="")
+    return [p for _, p in targets]
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise EngineError(f"unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}")
+
+
+def _snapshots(library: Library, ev: dict[str, Any]) -> dict[int, Snapshot]:
+    """A page picture per cited passage (index in ``cited_passages``), or the reason there is none."""
+    out = {}
+    for i, c in enumerate(ev["cited_passages"]):
+        filing = library.filing_by_doc_name(c["doc_name"])
+        chunks = library.chunks([c["chunk_id"]])
+        if filing is None or not chunks:
+            out[i] = Snapshot(None, 0, "the filing is no longer in the library")
+            continue
+        out[i] = page_snapshot(filing.path, chunks[0], library.page_text(filing.id, chunks[0].page_no))
+    return out
+
+
+def _write_pngs(snaps: dict[int, Snapshot], report: Path) -> dict[int, str]:
+    """Save the snapshots next to the report; returns their paths relative to it."""
+    folder = report.with_name(report.stem + "_pages")
+    links = {}
+    for i, snap in snaps.items():
+        if snap.png:
+            folder.mkdir(exist_ok=True)
+            (folder / f"evidence-{i + 1}.png").write_bytes(snap.png)
+            links[i] = f"{folder.name}/evidence-{i + 1}.png"
+    return links
+
+
+def to_csv(ev: dict[str, Any]) -> str:
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["run_id", "question", "answer", "status", "passage_id", "doc_name", "page", "title", "text"])
+    for c in ev["cited_passages"] or [{}]:
+        w.writerow([safe_cell(v) for v in (ev["run_id"], ev["question"], ev["answer"].get("text", ""), ev["status"],
+                                           c.get("passage_id", ""), c.get("doc_name", ""), c.get("page", ""),
+                                           c.get("title", ""), c.get("text", ""))])
+    return out.getvalue()
+
+
+def _fence(text: str, lang: str = "") -> list[str]:
+    """A Markdown code fence longer than any backtick run in ``text``, so filing text cannot close it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return [ticks + lang, text, ticks]
+
+
+def _passage_text(c: dict[str, Any]) -> str:
+    return (c.get("context") + "\n" if c.get("context") else "") + c["text"]
+
+
+def _cost_line(ev: dict[str, Any]) -> str:
+    cost = ev["cost"]
+    return (f"Run {ev['run_id']} — {cost.get('seconds')} s, {cost.get('tokens_in')} tokens in, "
+            f"{cost.get('tokens_out')} out, {cost.get('llm_calls')} model calls")
+
+
+def trace_summary(events: list[dict[str, Any]]) -> list[str]:
+    """One line per stage event: what it kept and why the loop went on."""
+    lines = []
+    for e in events:
         p = e["payload"]
-        head = f"- **{e['stage']}** (round {e['round']}, {e['seconds']:.2f} s, {e['tokens_in']}/{e['tokens_out']} tokens)"
+        head = f"{e['stage']} (round {e['round']}, {e['seconds']:.2f} s, {e['tokens_in']}/{e['tokens_out']} tokens)"
         if e["stage"] == "documents":
             kept = [c["doc_name"] for c in p.get("candidates", []) if c.get("kept")]
             head += f": scorer {p.get('scorer')}; kept {', '.join(kept)}"
@@ -88,4 +162,65 @@ def to_markdown(ev: dict[str, Any]) -> str:
                      + (f"; missing: {p['missing_information']}; next question: {p['complementary_question']}"
                         if p.get("complementary_question") else ""))
         lines.append(head)
+    return lines
+
+
+def to_markdown(ev: dict[str, Any], images: dict[int, str] | None = None) -> str:
+    """The report in Markdown; ``images`` maps a cited passage's index to its page snapshot's path."""
+    a = ev["answer"]
+    lines = [f"# {_md_line(ev['question'])}", "", f"**Answer:** {_md_line(a.get('text') or '(none)')}  ",
+             f"**Status:** {ev['status']}"]
+    if a.get("reason"):
+        lines.append(f"**Note:** {_md_line(a['reason'])}")
+    lines += ["", _cost_line(ev), "", "## Evidence", ""]
+    for i, c in enumerate(ev["cited_passages"]):
+        lines += [f"### [{c['passage_id']}] {_md_line(c['title'])} — {c['doc_name']}, page {c['page']}", ""]
+        lines += _fence(_passage_text(c)) + [""]
+        if images and i in images:
+            lines += [f"![{c['doc_name']} page {c['page']}, evidence marked]({images[i]})", ""]
+    if a.get("program"):
+        lines += ["## Program", "", *_fence(a["program"], "python"), "",
+                  f"Computed: {a.get('computed', {}).get('value')}", ""]
+    if a.get("reasoning"):
+        lines += ["## Reasoning", "", *_fence(a["reasoning"]), ""]
+    lines += ["## Trace", ""] + [f"- {_md_line(t)}" for t in trace_summary(ev["trace"])]
     return "\n".join(lines) + "\n"
+
+
+def _md_line(text: str) -> str:
+    """Untrusted text on one Markdown line: no line breaks, no raw HTML."""
+    return " ".join(str(text).split()).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def to_html(ev: dict[str, Any], images: dict[int, str] | None = None, notes: dict[int, str] | None = None) -> str:
+    """A self-contained HTML report; every piece of filing or model text is escaped."""
+    e = html.escape
+    a = ev["answer"]
+    parts = [f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{e(ev['question'])}</title>",
+             f"<style>{_CSS}</style></head><body>", f"<h1>{e(ev['question'])}</h1>",
+             f"<p class=\"answer\"><b>Answer:</b> {e(a.get('text') or '(none)')}</p>",
+             f"<p><b>Status:</b> {e(ev['status'])}</p>"]
+    if a.get("reason"):
+        parts.append(f"<p class=\"note\"><b>Note:</b> {e(a['reason'])}</p>")
+    parts += [f"<p class=\"cost\">{e(_cost_line(ev))}</p>", "<h2>Evidence</h2>"]
+    for i, c in enumerate(ev["cited_passages"]):
+        parts += [f"<h3>[{c['passage_id']}] {e(c['title'])} — {e(c['doc_name'])}, page {c['page']}</h3>",
+                  f"<pre>{e(_passage_text(c))}</pre>"]
+        if images and i in images:
+            parts.append(f"<figure><img src=\"{images[i]}\" alt=\"{e(c['doc_name'])} page {c['page']}\">"
+                         f"<figcaption>{e(c['doc_name'])}, page {c['page']} (from 0), evidence marked</figcaption></figure>")
+        elif notes and notes.get(i):
+            parts.append(f"<p class=\"note\">No page image: {e(notes[i])}.</p>")
+    if a.get("program"):
+        parts += ["<h2>Program</h2>", f"<pre>{e(a['program'])}</pre>",
+                  f"<p>Computed: {e(str(a.get('computed', {}).get('value')))}</p>"]
+    if a.get("reasoning"):
+        parts += ["<h2>Reasoning</h2>", f"<pre>{e(a['reasoning'])}</pre>"]
+    parts += ["<h2>Trace</h2>", "<ul>", *[f"<li>{e(t)}</li>" for t in trace_summary(ev["trace"])], "</ul>",
+              "</body></html>"]
+    return "\n".join(parts) + "\n"
+
+
+_CSS = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
+        "pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;font-size:90%}"
+        "img{max-width:100%;border:1px solid #ccc}.answer{font-size:120%}.note{color:#8a5300}.cost{color:#666}")

@@ -1,15 +1,19 @@
-"""One typed settings tree with named presets (``resources/presets/*.json``).
+"""One typed settings tree with named presets.
 
-Settings are passed down explicitly; nothing in the engine reads them from globals. Every field
-carries a description so the GUI can show it as a tooltip.
+Built-in presets live in ``resources/presets/*.json``; a library may add its own in ``<home>/presets``
+(written by :func:`save_preset`, never into ``resources``). Settings are passed down explicitly; nothing
+in the engine reads them from globals. Every field carries a description so the GUI can show it as a
+tooltip.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -115,26 +119,92 @@ class Settings(_Section):
         return _validate(data, "overrides")
 
 
+# The nested sections of :class:`Settings` by name (every field but ``home``), for generic editors.
+SECTIONS: dict[str, type[BaseModel]] = {
+    name: info.annotation for name, info in Settings.model_fields.items()
+    if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
+}
+
+
 def _validate(data: dict, origin: str) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid settings in {origin}: {exc}") from exc
+        problems: dict[str, str] = {}
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "settings"
+            got = repr(err.get("input"))
+            problems.setdefault(where, f"{err['msg']} (got {got if len(got) <= 60 else got[:57] + '...'})")
+        text = "; ".join(f"{where}: {why}" for where, why in problems.items())
+        raise ConfigError(f"invalid settings in {origin}: {text}", problems=problems) from exc
 
 
-def list_presets() -> list[str]:
-    return sorted(p.stem for p in PRESETS_DIR.glob("*.json"))
+def diff_settings(base: Settings, other: Settings) -> dict[str, dict[str, Any]]:
+    """The section fields where ``other`` differs from ``base``, as JSON values (``home`` is left out).
+
+    The result is what :meth:`Settings.with_overrides` takes to turn ``base`` into ``other``.
+    """
+    a = base.model_dump(mode="json", exclude={"home"})
+    b = other.model_dump(mode="json", exclude={"home"})
+    out: dict[str, dict[str, Any]] = {}
+    for section, values in b.items():
+        changed = {k: v for k, v in values.items() if a[section].get(k) != v}
+        if changed:
+            out[section] = changed
+    return out
 
 
-def load_preset(name: str) -> Settings:
-    """Load a named preset from ``resources/presets`` (or a path to a JSON file)."""
+USER_PRESET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+def user_presets_dir(home: Path) -> Path:
+    """Where a library keeps its own presets."""
+    return Path(home) / "presets"
+
+
+def list_presets(home: Path | None = None) -> list[str]:
+    """Built-in preset names, then those of the library at ``home`` (a built-in name always wins)."""
+    builtin = sorted(p.stem for p in PRESETS_DIR.glob("*.json"))
+    user = sorted(p.stem for p in user_presets_dir(home).glob("*.json")) if home is not None else []
+    return builtin + [n for n in user if n not in builtin]
+
+
+def load_preset(name: str, home: Path | None = None) -> Settings:
+    """Load a named preset (built-in, else the library's own under ``home``), or a path to a JSON file."""
     path = Path(name)
     if not path.suffix:
         path = PRESETS_DIR / f"{name}.json"
+        if not path.exists() and home is not None:
+            path = user_presets_dir(home) / f"{name}.json"
     if not path.exists():
-        raise ConfigError(f"preset {name!r} not found (known: {', '.join(list_presets()) or 'none'})")
+        raise ConfigError(f"preset {name!r} not found (known: {', '.join(list_presets(home)) or 'none'})")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"preset {path} is not valid JSON: {exc}") from exc
     return _validate(data, str(path))
+
+
+def save_preset(name: str, settings: Settings, home: Path) -> Path:
+    """Write ``settings`` as the library preset ``name``: only what differs from the defaults, never ``home``.
+
+    Raises:
+        ConfigError: the name is not a plain word or is taken by a built-in preset.
+    """
+    if not USER_PRESET_NAME.fullmatch(name):
+        raise ConfigError(f"preset name {name!r}: use letters, digits, '-' and '_' (e.g. 'long-context')")
+    if (PRESETS_DIR / f"{name}.json").exists():
+        raise ConfigError(f"{name!r} is a built-in preset; choose another name")
+    folder = user_presets_dir(home)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:  # write then rename, so a half-written preset is never read
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(diff_settings(Settings(), settings), fh, indent=2)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

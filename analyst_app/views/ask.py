@@ -19,12 +19,14 @@ from analyst_app.context import AppContext
 from analyst_app.models import Column, RecordTableModel, fmt_number, human_page
 from analyst_app.views.library import fit_columns, make_table
 from analyst_app.views.page_viewer import PageViewer
+from analyst_app.views.settings_dialog import SettingsDialog, changes_text
 from analyst_app.workers import AskRequest, AskThread, CallJob, model_statuses
-from engine.settings import list_presets, load_preset
+from engine.errors import ConfigError
+from engine.settings import list_presets
 
 STATUS_STYLE = {"answered": ("#1e7832", "Answered"), "not_answerable": ("#aa6e00", "Not answerable"),
                 "failed": ("#b41e1e", "Failed"), "cancelled": ("#6e6e6e", "Cancelled"),
-                "running": ("#285aaa", "Running")}
+                "running": ("#285aaa", "Running"), "interrupted": ("#6e6e6e", "Interrupted")}
 
 CITATION_COLUMNS = [
     Column("#", "passage_id", numeric=True),
@@ -144,8 +146,12 @@ class AskView(QWidget):
                                          "2023, in USD millions?”  (Ctrl+Return runs it)")
         self.question.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 16)
         self.preset = QComboBox()
-        self.preset.addItems(list_presets())
-        self.preset.setToolTip("Settings preset (resources/presets)")
+        self.preset.addItems(list_presets(ctx.home))
+        self.preset.setToolTip("Settings preset (resources/presets, or this library's presets folder)")
+        self.settings_btn = QPushButton("Settings…")
+        self.settings_btn.setToolTip("Edit every setting of the preset (Ctrl+,)")
+        self.settings_btn.clicked.connect(lambda: self.open_settings())
+        self.settings_dialog: SettingsDialog | None = None
         self.model_box = QComboBox()
         self.model_box.setEditable(True)
         self.model_box.setMinimumContentsLength(22)
@@ -169,6 +175,7 @@ class AskView(QWidget):
         row = QHBoxLayout()
         row.addWidget(QLabel("Preset"))
         row.addWidget(self.preset)
+        row.addWidget(self.settings_btn)
         row.addSpacing(12)
         row.addWidget(QLabel("Chat model"))
         row.addWidget(self.model_box)
@@ -224,12 +231,14 @@ class AskView(QWidget):
         if self.preset.findText(last_preset) >= 0:
             self.preset.setCurrentText(last_preset)
         ctx.preset = self.preset.currentText()
-        self.model_box.setEditText(str(store.value("ask/chat_model", "")) or load_preset(ctx.preset).models.chat_model)
+        self.model_box.setEditText(str(store.value("ask/chat_model", "")) or ctx.preset_settings().models.chat_model)
         ctx.chat_model = self.model_box.currentText().strip()
         self.preset.currentTextChanged.connect(self._preset_changed)
         self.model_box.currentTextChanged.connect(self._model_changed)
         self._statuses: dict[str, Any] = {}
         self._update_preset_tip()
+        ctx.settings_changed.connect(self._follow_ctx)
+        ctx.library_changed.connect(self._library_changed)
         ctx.busy_changed.connect(self._busy_changed)
         ctx.start(CallJob("list models", ctx.home, model_statuses, ctx.home, needs_library=False),
                   done=self._models_listed, failed=lambda _t: None)
@@ -238,7 +247,51 @@ class AskView(QWidget):
     def _preset_changed(self, name: str) -> None:
         self.ctx.preset = name
         self.ctx.store.setValue("ask/preset", name)
-        self.model_box.setEditText(load_preset(name).models.chat_model)
+        try:
+            self.model_box.setEditText(self.ctx.preset_settings().models.chat_model)
+            self.ctx.set_overrides(self.ctx.overrides)  # drop the changes this preset already makes
+        except ConfigError as exc:  # a library preset edited by hand into something invalid
+            self.ctx.error.emit(f"Preset {name} is invalid", str(exc))
+        self._update_preset_tip()
+
+    def open_settings(self) -> SettingsDialog:
+        """Show the settings editor (window-modal); OK updates the context, which this tab follows."""
+        if self.settings_dialog is not None:
+            if self.settings_dialog.isVisible():
+                self.settings_dialog.raise_()
+                self.settings_dialog.activateWindow()
+                return self.settings_dialog
+            self.settings_dialog.deleteLater()
+        self.settings_dialog = SettingsDialog(self.ctx, self)
+        self.settings_dialog.open()
+        return self.settings_dialog
+
+    def _follow_ctx(self) -> None:
+        """The settings dialog changed the preset, the overrides or the chat model: show them."""
+        self._refresh_presets()
+        if self.preset.currentText() != self.ctx.preset:
+            self.preset.blockSignals(True)  # the dialog chose the chat model too: keep it
+            self.preset.setCurrentText(self.ctx.preset)
+            self.preset.blockSignals(False)
+            self.ctx.store.setValue("ask/preset", self.ctx.preset)
+        if self.model_box.currentText().strip() != self.ctx.chat_model:
+            self.model_box.setEditText(self.ctx.chat_model)
+        self._update_preset_tip()
+
+    def _refresh_presets(self) -> None:
+        names = list_presets(self.ctx.home)
+        if names != [self.preset.itemText(i) for i in range(self.preset.count())]:
+            current = self.preset.currentText()
+            self.preset.blockSignals(True)
+            self.preset.clear()
+            self.preset.addItems(names)
+            self.preset.setCurrentText(current)
+            self.preset.blockSignals(False)
+
+    def _library_changed(self) -> None:
+        self._refresh_presets()  # presets saved in a library belong to it
+        if self.ctx.preset not in list_presets(self.ctx.home):
+            self.preset.setCurrentText("default")
         self._update_preset_tip()
 
     def _model_changed(self, text: str) -> None:
@@ -247,11 +300,21 @@ class AskView(QWidget):
         self._update_model_note()
 
     def _update_preset_tip(self) -> None:
-        s = load_preset(self.preset.currentText())
-        self.preset.setToolTip(
-            f"Preset {self.preset.currentText()}: chat model {s.models.chat_model}, {s.curation.max_rounds} curation "
-            f"rounds, {s.retrieval.doc_top_k} filings × {s.retrieval.passage_top_k} passages per round, "
-            f"numeric answers by {'program' if s.answer.numeric_mode == 'pot' else 'chain of thought'}")
+        n = sum(len(v) for v in self.ctx.overrides.values())
+        summary = self.ctx.preset + (f" + {n} change{'s' if n != 1 else ''}" if n else "")
+        self.settings_btn.setText(f"Settings… ({n} changed)" if n else "Settings…")
+        try:
+            s = self.ctx.settings()
+        except ConfigError as exc:
+            tip = f"Preset {summary}: invalid ({exc})"
+        else:
+            tip = (f"Preset {summary}: chat model {s.models.chat_model}, {s.curation.max_rounds} curation rounds, "
+                   f"{s.retrieval.doc_top_k} filings × {s.retrieval.passage_top_k} passages per round, "
+                   f"numeric answers by {'program' if s.answer.numeric_mode == 'pot' else 'chain of thought'}")
+        if n:
+            tip += f"\nChanged: {changes_text(self.ctx.overrides)}"
+        self.preset.setToolTip(tip)
+        self.settings_btn.setToolTip(f"{tip}\n\nEdit every setting (Ctrl+,)")
 
     def _browse_model(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model", str(Path.home()), "GGUF models (*.gguf)")

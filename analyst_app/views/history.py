@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QSplitter,
     QTextBrowser, QVBoxLayout, QWidget,
@@ -43,6 +44,7 @@ def run_record(row: Any) -> dict:
 class HistoryView(QWidget):
     open_run = Signal(str)
     export_requested = Signal(list)  # run ids
+    delete_requested = Signal(list)  # run ids
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -71,14 +73,20 @@ class HistoryView(QWidget):
         self.compare_btn.setToolTip("Select exactly two runs to compare their answers, citations, timings and tokens")
         self.compare_btn.clicked.connect(lambda: self.compare_selected())
         self.export_btn = QPushButton("Export…")
-        self.export_btn.setToolTip("Export the selected runs to JSON, CSV or Markdown (Ctrl+E)")
+        self.export_btn.setToolTip("Export the selected runs to JSON, CSV, or a Markdown/HTML report with page snapshots (Ctrl+E)")
         self.export_btn.clicked.connect(lambda: self.export_requested.emit(self.selected_run_ids()))
+        self.delete_btn = QPushButton("Delete…")
+        self.delete_btn.setToolTip("Delete the selected runs and their traces from the library (Del)")
+        self.delete_btn.clicked.connect(lambda: self.delete_requested.emit(self.selected_run_ids()))
+        QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.table,
+                  lambda: self.delete_requested.emit(self.selected_run_ids()),
+                  context=Qt.ShortcutContext.WidgetShortcut)
         self.refresh_btn = QPushButton("Refresh")
         self.refresh_btn.clicked.connect(self.reload)
         top = QHBoxLayout()
         top.addWidget(self.filter, 1)
         top.addWidget(self.limit)
-        for b in (self.refresh_btn, self.open_btn, self.compare_btn, self.export_btn):
+        for b in (self.refresh_btn, self.open_btn, self.compare_btn, self.export_btn, self.delete_btn):
             top.addWidget(b)
         self.count_label = QLabel()
         lay = QVBoxLayout(self)
@@ -119,6 +127,7 @@ class HistoryView(QWidget):
         self.open_btn.setEnabled(n == 1)
         self.compare_btn.setEnabled(n == 2)
         self.export_btn.setEnabled(n >= 1)
+        self.delete_btn.setEnabled(n >= 1)
         self.count_label.setText(f"{self.model.rowCount()} runs" + (f", {n} selected" if n else "")
                                  + " · double-click a run to inspect it")
 

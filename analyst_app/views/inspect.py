@@ -392,6 +392,11 @@ class InspectView(QWidget):
         meta = {k: row[k] for k in row.keys()}
         self.show_events(row["id"], meta, store.events(row["id"]))
 
+    def clear(self) -> None:
+        """Show no run (the open one was deleted)."""
+        self.show_events("", {}, [])
+        self.answer.clear()
+
     def start_live(self, question: str) -> None:
         self.show_events("", {"question": question, "status": "running"}, [])
 

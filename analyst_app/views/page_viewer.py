@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from analyst_app.models import human_page
+from engine.evidence import find_evidence, starts_mid_line
 from engine.records import Chunk, Filing
 
 log = logging.getLogger(__name__)
@@ -24,50 +25,6 @@ HIGHLIGHT = QColor(255, 214, 0, 90)
 HIGHLIGHT_EDGE = QColor(230, 150, 0, 200)
 ZOOMS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
 PDF_SUFFIXES = {".pdf"}
-
-
-def evidence_lines(text: str, max_lines: int = 80, *, skip_first: bool = False) -> list[str]:
-    """The lines of a chunk worth searching for on the page (very short ones match everywhere)."""
-    out = []
-    lines = text.splitlines()
-    for line in lines[1:] if skip_first and len(lines) > 1 else lines:
-        line = " ".join(line.split())
-        if len(line) >= 3:
-            out.append(line[:240])
-        if len(out) >= max_lines:
-            break
-    return out
-
-
-def starts_mid_line(page_text: str, chunk: Chunk) -> bool:
-    """True when the chunk begins inside a line (the overlap with the previous chunk): that fragment
-    would match the same words elsewhere on the page, so it is not searched for."""
-    return 0 < chunk.char_start <= len(page_text) and page_text[chunk.char_start - 1] != "\n"
-
-
-def find_evidence(page: Any, text: str, *, skip_first: bool = False) -> list[Any]:
-    """Rectangles of the chunk's lines on a PyMuPDF page, following reading order.
-
-    Each line is searched with ``page.search_for``; of several hits the first one at or below the
-    previous line's hit is taken, so a repeated short line (a year, a page number) does not light up
-    the whole page.
-    """
-    rects: list[Any] = []
-    cursor = -1.0
-    for line in evidence_lines(text, skip_first=skip_first):
-        try:
-            hits = page.search_for(line)
-        except Exception:  # noqa: BLE001 - a search failure only loses the highlight
-            continue
-        if not hits:
-            continue
-        if len(hits) > 1 and len(line) < 12 and not rects:
-            continue  # an ambiguous short first line: wait for a distinctive one to anchor the cursor
-        below = [h for h in hits if h.y0 >= cursor - 2]
-        hit = (below or hits)[0]
-        rects.append(hit)
-        cursor = max(cursor, hit.y0)
-    return rects
 
 
 class PageCanvas(QLabel):

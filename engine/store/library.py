@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
@@ -244,6 +246,17 @@ def _chunk(r: sqlite3.Row | tuple) -> Chunk:
                  char_end=int(r[5]), kind=r[6], text=r[7], context=r[8])
 
 
+def _alive_since(pid: int, started_at: str) -> bool:
+    """True when process ``pid`` exists and was started before ``started_at`` (ISO time)."""
+    import psutil
+
+    try:
+        created = psutil.Process(pid).create_time()
+    except (psutil.Error, OSError):
+        return False
+    return created <= datetime.fromisoformat(started_at).timestamp() + 1
+
+
 class RunStore:
     """Runs and their stage events (the audit trace) in the library database."""
 
@@ -252,9 +265,31 @@ class RunStore:
 
     def create(self, run_id: str, kind: str, question: str, settings_json: str) -> None:
         self.conn.execute(
-            "INSERT INTO runs(id, kind, question, status, settings, started_at) VALUES (?,?,?,?,?,?)",
-            (run_id, kind, question, "running", settings_json, _now()),
+            "INSERT INTO runs(id, kind, question, status, settings, started_at, owner) VALUES (?,?,?,?,?,?,?)",
+            (run_id, kind, question, "running", settings_json, _now(), f"{socket.gethostname()}:{os.getpid()}"),
         )
+
+    def settle_orphans(self) -> int:
+        """Mark "running" runs whose process on this machine is gone as ``interrupted``; returns how many.
+
+        A run owned by a live process (or by another machine sharing the library) is left alone; a pid
+        reused by a process started after the run does not count as its owner.
+        """
+        host = socket.gethostname()
+        orphans = []
+        for r in self.conn.execute("SELECT id, owner, started_at FROM runs WHERE status='running'").fetchall():
+            owner_host, _, pid = r["owner"].rpartition(":")
+            if owner_host and owner_host != host:
+                continue
+            if pid.isdigit() and _alive_since(int(pid), r["started_at"]):
+                continue
+            orphans.append(r["id"])
+        for run_id in orphans:
+            self.conn.execute(
+                "UPDATE runs SET status='interrupted', error=?, finished_at=? WHERE id=? AND status='running'",
+                ("the process answering it ended before the run finished", _now(), run_id),
+            )
+        return len(orphans)
 
     def add_event(self, run_id: str, seq: int, stage: str, round_no: int, payload: dict, seconds: float,
                   tokens_in: int, tokens_out: int) -> None:
@@ -271,6 +306,7 @@ class RunStore:
         )
 
     def list(self, limit: int = 50) -> list[sqlite3.Row]:
+        self.settle_orphans()
         return self.conn.execute(
             "SELECT r.*, (SELECT COALESCE(SUM(tokens_in),0) FROM stage_events e WHERE e.run_id=r.id) AS tokens_in, "
             "(SELECT COALESCE(SUM(tokens_out),0) FROM stage_events e WHERE e.run_id=r.id) AS tokens_out "
@@ -282,6 +318,24 @@ class RunStore:
         if len(rows) != 1:
             raise StoreError(f"no run {run_id!r}" if not rows else f"run id prefix {run_id!r} is ambiguous")
         return rows[0]
+
+    def delete(self, run_ids: Sequence[str]) -> int:
+        """Delete runs and their stage events (one transaction); returns how many runs went.
+
+        Ids must be whole (no prefixes): deleting is not a place for guesses.
+        """
+        ids = list(dict.fromkeys(run_ids))
+        if not ids:
+            return 0
+        marks = ",".join("?" * len(ids))
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            deleted = self.conn.execute(f"DELETE FROM runs WHERE id IN ({marks})", ids).rowcount
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return deleted
 
     def events(self, run_id: str) -> list[dict]:
         return [

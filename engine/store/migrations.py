@@ -86,8 +86,13 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO meta(key, value) VALUES ('generation', '0');
 """
 
+# Which process is answering a run ("host:pid"), so a run left "running" by a process that died can be
+# recognised and marked interrupted.
+M002_RUN_OWNER = "ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT ''"
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = [
     (1, "m001_initial", M001_INITIAL),
+    (2, "m002_run_owner", M002_RUN_OWNER),
 ]
 
 

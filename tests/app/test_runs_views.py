@@ -79,12 +79,12 @@ def test_clicking_a_citation_shows_the_cited_page_highlighted(make_window, app_h
     assert viewer.filing.identity.doc_name == row["doc_name"] and viewer.page_no == row["page"]
 
 
-def test_export_json_csv_md_and_several_runs(make_window, app_home, demo_truth, embedder, qtbot, tmp_path):
+def test_export_json_csv_reports_and_several_runs(make_window, app_home, demo_truth, embedder, qtbot, tmp_path):
     first = make_scripted_run(app_home, demo_truth, embedder, "2023")
     second = make_scripted_run(app_home, demo_truth, embedder, "2022")
     window = make_window(app_home)
     out = {}
-    for fmt in ("json", "csv", "md"):
+    for fmt in ("json", "csv", "md", "html"):
         path = tmp_path / f"run.{fmt}"
         with qtbot.waitSignal(window.export_finished, timeout=30_000) as blocker:
             window.export([first], fmt, path)
@@ -96,17 +96,35 @@ def test_export_json_csv_md_and_several_runs(make_window, app_home, demo_truth, 
     assert rows[0][:3] == ["run_id", "question", "answer"] and len(rows) > 1
     assert all(not cell.startswith(("=", "+", "-", "@")) for row in rows for cell in row)
     assert "## Evidence" in out["md"] and data["cited_passages"][0]["doc_name"] in out["md"]
+    assert "<h2>Evidence</h2>" in out["html"] and data["cited_passages"][0]["doc_name"] in out["html"]
     # several runs: one file per run in the chosen folder
     folder = tmp_path / "many"
     folder.mkdir()
     with qtbot.waitSignal(window.export_finished, timeout=30_000) as blocker:
         window.export([first, second], "md", folder)
     assert sorted(p.name for p in blocker.args[0]) == sorted(f"filinglens-run-{r}.md" for r in (first, second))
-    assert all(p.read_text(encoding="utf-8").startswith("# ") for p in folder.iterdir())
+    assert all(p.read_text(encoding="utf-8").startswith("# ") for p in blocker.args[0])
     # Ctrl+E exports the History selection
     window.tabs.setCurrentWidget(window.history_view)
     window.history_view.select_runs([first, second])
     assert sorted(window.current_run_ids()) == sorted([first, second])
+
+
+def test_delete_runs_from_history(make_window, app_home, demo_truth, embedder, qtbot):
+    keep = make_scripted_run(app_home, demo_truth, embedder, "2023")
+    gone = [make_scripted_run(app_home, demo_truth, embedder, y) for y in ("2022", "2023")]
+    window = make_window(app_home)
+    hv = window.history_view
+    window.open_run(gone[0])
+    assert window.inspect_view.run_id == gone[0]
+    hv.select_runs(gone)
+    assert hv.delete_btn.isEnabled()
+    assert window.delete_runs(hv.selected_run_ids(), confirm=False) == 2
+    assert hv.run_ids() == [keep]  # the history reloaded
+    assert window.inspect_view.run_id == "" and window.inspect_view.events == []
+    with Library(app_home) as library:
+        assert [r["id"] for r in RunStore(library).list()] == [keep]
+        assert library.conn.execute("SELECT COUNT(*) FROM stage_events WHERE run_id IN (?,?)", gone).fetchone()[0] == 0
 
 
 def test_compare_two_runs(make_window, app_home, demo_truth, embedder):

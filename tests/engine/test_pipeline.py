@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
-from engine.errors import ModelError
-from engine.export import export_run, safe_cell
+from engine.errors import ModelError, StoreError
+from engine.evidence import page_snapshot
+from engine.export import export_run, safe_cell, write_export
 from engine.indexing import sync_indexes
 from engine.ingest import ingest
 from engine.pipeline import HirecPipeline
@@ -202,7 +205,7 @@ def test_injected_instructions_do_not_change_other_answers(tmp_path, demo_dir, d
 
 def test_export_formats_round_trip(ingested_demo, demo_truth, embedder, tmp_path):
     library, settings, _ = ingested_demo
-    fact = revenue_fact(demo_truth, "2023")
+    fact = revenue_fact(demo_truth, "2022")  # a PDF filing (HRBR 2023 is HTML)
     from engine.demo_corpus import format_amount
 
     def script(purpose, messages, n):  # noqa: ANN001
@@ -217,7 +220,7 @@ def test_export_formats_round_trip(ingested_demo, demo_truth, embedder, tmp_path
             "insufficient": False}
 
     run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
-        f"=cmd|' /C calc'!A0 What was {fact['company']}'s total revenue in fiscal 2023?")
+        f"=cmd|' /C calc'!A0 <script>alert(1)</script> What was {fact['company']}'s total revenue in fiscal {fact['period']}?")
     data = json.loads(export_run(library, run.id, "json"))
     assert data["question"].startswith("=cmd") and data["trace"] and data["cited_passages"]
     for c in data["cited_passages"]:
@@ -230,6 +233,81 @@ def test_export_formats_round_trip(ingested_demo, demo_truth, embedder, tmp_path
     md = export_run(library, run.id, "md")
     assert "## Evidence" in md and "## Trace" in md and data["cited_passages"][0]["doc_name"] in md
     assert safe_cell("+1") == "'+1" and safe_cell("-2") == "'-2" and safe_cell("ok") == "ok"
+
+    # reports with page snapshots: Markdown links PNGs in a folder beside it, HTML embeds them
+    reports = write_export(library, [run.id], "md", tmp_path / "run.md") + \
+        write_export(library, [run.id], "html", tmp_path / "run.html")
+    assert reports == [tmp_path / "run.md", tmp_path / "run.html"]
+    md, page = reports[0].read_text(encoding="utf-8"), reports[1].read_text(encoding="utf-8")
+    pdf_cited = [i for i, c in enumerate(data["cited_passages"])
+                 if library.filing_by_doc_name(c["doc_name"]).path.endswith(".pdf")]
+    assert pdf_cited, "the demo question should cite a PDF page"
+    for i in pdf_cited:
+        png = tmp_path / "run_pages" / f"evidence-{i + 1}.png"
+        assert png.read_bytes().startswith(b"\x89PNG") and f"(run_pages/evidence-{i + 1}.png)" in md
+    assert page.count('src="data:image/png;base64,') == len(pdf_cited)
+    assert page.count("No page image: HTML filing") == len(data["cited_passages"]) - len(pdf_cited)
+    assert "<script" not in page.lower() and "&lt;script&gt;" in page  # the question's markup is escaped
+    # several runs go into a folder, one report each
+    many = write_export(library, [run.id, run.id[:8]], "html", tmp_path / "many")
+    assert [p.name for p in many] == [f"filinglens-run-{run.id}.html", f"filinglens-run-{run.id[:8]}.html"]
+
+
+def test_page_snapshot_marks_the_evidence(ingested_demo, demo_truth):
+    import pymupdf
+
+    from engine.demo_corpus import format_amount
+
+    library, _, _ = ingested_demo
+    fact = revenue_fact(demo_truth, "2022")
+    filing = library.filing_by_doc_name(fact["doc_name"])
+    assert filing.path.endswith(".pdf")
+    chunk = next(c for c in library.chunks_of_filings([filing.id])
+                 if c.page_no == fact["page"] and format_amount(fact["value"]) in c.text)
+    page_text = library.page_text(filing.id, chunk.page_no)
+    snap = page_snapshot(filing.path, chunk, page_text)
+    assert snap.png and snap.highlighted >= 3, snap.note
+
+    def yellowish(png: bytes) -> int:
+        pix = pymupdf.Pixmap(png)
+        data, n = pix.samples, pix.n
+        return sum(1 for k in range(0, len(data), n * 7) if data[k] > 200 and data[k + 1] > 170 and data[k + 2] < 150)
+
+    with pymupdf.open(filing.path) as doc:
+        plain = doc[chunk.page_no].get_pixmap(matrix=pymupdf.Matrix(1.25, 1.25), alpha=False).tobytes("png")
+    assert yellowish(snap.png) > 100 and yellowish(plain) == 0
+    assert hashlib.sha256(Path(filing.path).read_bytes()).hexdigest() == filing.sha256  # marks never touch the file
+    html_filing = next(f for f in library.filings() if not f.path.endswith(".pdf"))
+    html_chunk = library.chunks_of_filings([html_filing.id])[0]
+    assert page_snapshot(html_filing.path, html_chunk, "").png is None
+    moved = page_snapshot(filing.path + ".moved.pdf", chunk, page_text)
+    assert moved.png is None and "no longer" in moved.note
+
+
+def test_delete_runs_removes_their_traces(ingested_demo, demo_truth, embedder, capsys):
+    from engine.cli import main
+
+    library, settings, _ = ingested_demo
+    fact = revenue_fact(demo_truth, "2023")
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        if purpose == "curation":
+            return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
+        return {"variables": [{"name": "x", "value": 1, "passage_id": 1, "label": "x"}], "formula": "x",
+                "insufficient": False}
+
+    runs = [HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+        f"What was {fact['company']}'s total revenue in fiscal 2023?") for _ in range(3)]
+    store = RunStore(library)
+    events = lambda rid: library.conn.execute("SELECT COUNT(*) FROM stage_events WHERE run_id=?", (rid,)).fetchone()[0]  # noqa: E731
+    assert all(events(r.id) for r in runs)
+    assert store.delete([runs[0].id]) == 1 and events(runs[0].id) == 0
+    with pytest.raises(StoreError):
+        store.get(runs[0].id)
+    assert main(["--home", str(library.home), "runs", "delete", runs[1].id, runs[2].id[:6]]) == 0
+    assert "deleted 2 run(s)" in capsys.readouterr().out
+    assert not [r for r in store.list(1000) if r["id"] in {x.id for x in runs}]
+    assert main(["--home", str(library.home), "runs", "delete", "no-such-run"]) != 0
 
 
 @pytest.mark.slow

@@ -22,23 +22,24 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 def test_migrations_are_numbered_recorded_and_applied_once(tmp_path, monkeypatch):
     lib = Library(tmp_path)
-    assert lib.migrations_applied == ["m001_initial"]
+    assert lib.migrations_applied == [name for _, name, _ in migrations.MIGRATIONS]
     assert lib.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     lib.close()
-    extra = (2, "m002_test_column", "ALTER TABLE filings ADD COLUMN note TEXT")
+    nxt = len(migrations.MIGRATIONS) + 1
+    extra = (nxt, "m_test_column", "ALTER TABLE filings ADD COLUMN note TEXT")
     monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, extra])
     lib = Library(tmp_path)
-    assert lib.migrations_applied == ["m002_test_column"]
+    assert lib.migrations_applied == ["m_test_column"]
     assert "note" in [r[1] for r in lib.conn.execute("PRAGMA table_info(filings)")]
     lib.close()
     assert Library(tmp_path).migrations_applied == []
     versions = [r[0] for r in Library(tmp_path).conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
-    assert versions == [1, 2]
+    assert versions == list(range(1, nxt + 1))
 
 
 def test_failed_migration_rolls_back(tmp_path, monkeypatch):
     Library(tmp_path).close()
-    bad = (2, "m002_broken", "CREATE TABLE t2(x); INSERT INTO no_such_table VALUES (1)")
+    bad = (len(migrations.MIGRATIONS) + 1, "m_broken", "CREATE TABLE t2(x); INSERT INTO no_such_table VALUES (1)")
     monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, bad])
     with pytest.raises(Exception):
         Library(tmp_path)
@@ -140,3 +141,24 @@ def test_sigkill_mid_ingest_then_resume_is_consistent(tmp_path):
     lex = lexical_index(lib, settings)
     assert lex.generation == lib.generation()
     assert sorted(lex.chunk_ids.tolist()) == [r[0] for r in lib.conn.execute("SELECT id FROM chunks ORDER BY id")]
+
+
+def test_runs_left_running_by_a_dead_process_are_marked_interrupted(tmp_path):
+    import socket
+
+    from engine.store.library import RunStore
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    host = socket.gethostname()
+    with Library(tmp_path) as lib:
+        store = RunStore(lib)
+        for rid in ("mine", "dead", "legacy", "remote"):
+            store.create(rid, "ask", "q", "{}")
+        owners = {"dead": f"{host}:{dead.stdout.strip()}", "legacy": "", "remote": "other-machine:1"}
+        for rid, owner in owners.items():
+            lib.conn.execute("UPDATE runs SET owner=? WHERE id=?", (owner, rid))
+        statuses = {r["id"]: r["status"] for r in store.list()}
+        assert statuses == {"mine": "running", "dead": "interrupted", "legacy": "interrupted", "remote": "running"}
+        assert "ended before the run finished" in store.get("dead")["error"]
+        assert store.settle_orphans() == 0  # settled once

@@ -1,0 +1,214 @@
+"""The settings dialog: generated from the pydantic model, changes stored as overrides and remembered,
+invalid values refused with a readable message, reset and library presets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal, get_args, get_origin
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDialogButtonBox, QLineEdit, QSpinBox
+
+from analyst_app.context import OVERRIDES_KEY, AppContext
+from analyst_app.views.settings_dialog import INDEX_FIELDS, SettingsDialog, _bounds, _unwrap_optional
+from engine.settings import SECTIONS, Settings, list_presets, load_preset
+
+
+@pytest.fixture()
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "library"  # an empty library: the dialog needs no filings
+
+
+@pytest.fixture()
+def make_ctx(qsettings, home):
+    made = []
+
+    def make() -> AppContext:
+        ctx = AppContext(home, qsettings)
+        made.append(ctx)
+        return ctx
+
+    yield make
+    for ctx in made:
+        ctx.shutdown()
+
+
+def open_dialog(qtbot, ctx: AppContext) -> SettingsDialog:
+    dlg = SettingsDialog(ctx)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    return dlg
+
+
+def click_ok(qtbot, dlg: SettingsDialog) -> None:
+    qtbot.mouseClick(dlg.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton)
+
+
+def test_every_section_and_field_has_a_widget_of_its_type(qtbot, make_ctx):
+    ctx = make_ctx()
+    dlg = open_dialog(qtbot, ctx)
+    current = ctx.settings()
+    assert set(Settings.model_fields) - set(SECTIONS) == {"home"}  # the library folder is chosen elsewhere
+    assert [dlg.tabs.tabText(i) for i in range(dlg.tabs.count())] == [s.capitalize() for s in SECTIONS]
+    assert [dlg.tabs.tabToolTip(i) for i in range(dlg.tabs.count())] == [
+        Settings.model_fields[s].description for s in SECTIONS]
+    expected = {f"{s}.{n}" for s, model in SECTIONS.items() for n in model.model_fields}
+    assert set(dlg.editors) == expected
+    for section, model in SECTIONS.items():
+        for name, info in model.model_fields.items():
+            ed = dlg.editor(section, name)
+            kind, optional = _unwrap_optional(info.annotation)
+            w = ed.widget
+            if optional or kind in (str, Path):
+                assert isinstance(w, QLineEdit)
+            elif kind is bool:
+                assert isinstance(w, QCheckBox)
+            elif kind is int:
+                lo, hi = _bounds(info)
+                assert isinstance(w, QSpinBox)
+                assert w.minimum() == (lo if lo is not None else -(2**31))
+                assert w.maximum() == (hi if hi is not None else 2**31 - 1)
+            elif get_origin(kind) is Literal:
+                assert isinstance(w, QComboBox)
+                assert [w.itemText(i) for i in range(w.count())] == [str(c) for c in get_args(kind)]
+            assert info.description and info.description in w.toolTip()
+            assert ed.same_as(getattr(getattr(current, section), name))
+            assert w.isEnabled() == (ed.key not in INDEX_FIELDS)
+            assert not ed.label.font().bold(), "nothing differs from the preset yet"
+    # index-shaping fields are read-only, and the tab says why
+    chunking = dlg.tabs.widget(dlg.section_tabs["chunking"])
+    assert "filinglens reindex" in " ".join(lbl.text() for lbl in chunking.findChildren(type(ed.label)))
+    assert dlg.editor("ingest", "workers").widget.isEnabled()
+
+
+def test_changes_become_overrides_and_survive_a_restart(qtbot, make_ctx, qsettings):
+    ctx = make_ctx()
+    dlg = open_dialog(qtbot, ctx)
+    top_k = dlg.editor("retrieval", "doc_top_k")
+    mode = dlg.editor("answer", "numeric_mode")
+    top_k.widget.setValue(3)
+    mode.widget.setCurrentText("cot")
+    assert top_k.label.font().bold() and mode.label.font().bold()
+    assert "preset: 5" in top_k.hint.text()
+    assert dlg.tabs.tabText(dlg.section_tabs["retrieval"]).endswith("(1)")
+    assert sorted(dlg.changed_keys()) == ["answer.numeric_mode", "retrieval.doc_top_k"]
+    click_ok(qtbot, dlg)
+
+    assert not dlg.isVisible()
+    assert ctx.overrides == {"retrieval": {"doc_top_k": 3}, "answer": {"numeric_mode": "cot"}}
+    s = ctx.settings()
+    assert s.retrieval.doc_top_k == 3 and s.answer.numeric_mode == "cot"
+    assert s.retrieval.passage_top_k == load_preset("default").retrieval.passage_top_k
+
+    qsettings.sync()
+    again = make_ctx()  # a new context on the same QSettings: the next start of the app
+    assert again.overrides == ctx.overrides
+    assert again.settings().retrieval.doc_top_k == 3 and again.settings().answer.numeric_mode == "cot"
+    dlg2 = open_dialog(qtbot, again)
+    assert dlg2.editor("retrieval", "doc_top_k").widget.value() == 3
+    assert dlg2.editor("retrieval", "doc_top_k").label.font().bold()
+
+
+def test_an_invalid_value_is_explained_and_nothing_changes(qtbot, make_ctx, qsettings):
+    ctx = make_ctx()
+    dlg = open_dialog(qtbot, ctx)
+    dlg.editor("curation", "max_rounds").widget.setValue(5)  # a valid change that must not slip through
+    threads = dlg.editor("models", "threads")
+    threads.widget.setText("0")  # the field says ge=1
+    click_ok(qtbot, dlg)
+
+    assert dlg.isVisible(), "the dialog stays open so the analyst can fix the field"
+    assert dlg.error_label.isVisible()
+    text = dlg.error_label.text()
+    assert "models.threads" in text and "greater than or equal to 1" in text and "Traceback" not in text
+    assert dlg.tabs.currentIndex() == dlg.section_tabs["models"]
+    assert "#b41e1e" in threads.widget.styleSheet()
+    assert ctx.overrides == {} and ctx.settings().curation.max_rounds == load_preset("default").curation.max_rounds
+    assert not qsettings.value(OVERRIDES_KEY)
+
+    threads.widget.setText("abc")
+    click_ok(qtbot, dlg)
+    assert dlg.isVisible() and "valid integer" in dlg.error_label.text() and ctx.overrides == {}
+
+    threads.widget.setText("4")  # fixed: the message goes, OK applies both changes
+    assert not dlg.error_label.isVisible()
+    click_ok(qtbot, dlg)
+    assert not dlg.isVisible()
+    assert ctx.overrides == {"models": {"threads": 4}, "curation": {"max_rounds": 5}}
+
+
+def test_reset_to_preset_clears_the_overrides(qtbot, make_ctx, qsettings):
+    ctx = make_ctx()
+    ctx.set_overrides({"curation": {"max_rounds": 5}, "retrieval": {"rewrite_query": True}})
+    dlg = open_dialog(qtbot, ctx)
+    rounds = dlg.editor("curation", "max_rounds")
+    assert rounds.widget.value() == 5 and rounds.label.font().bold()
+    assert dlg.editor("retrieval", "rewrite_query").widget.isChecked()
+    qtbot.mouseClick(dlg.reset_btn, Qt.MouseButton.LeftButton)
+    assert rounds.widget.value() == load_preset("default").curation.max_rounds and not rounds.label.font().bold()
+    assert dlg.changed_keys() == []
+    assert ctx.overrides, "reset only changes the form; OK applies it"
+    click_ok(qtbot, dlg)
+    assert ctx.overrides == {}
+    assert json.loads(qsettings.value(OVERRIDES_KEY)) == {}
+    assert make_ctx().overrides == {}
+
+
+def test_stored_overrides_from_another_version_are_dropped_field_by_field(make_ctx, qsettings):
+    qsettings.setValue(OVERRIDES_KEY, json.dumps({"curation": {"max_rounds": 4, "gone": 1},
+                                                  "retrieval": {"doc_top_k": 0}, "nosection": {"x": 1}}))
+    ctx = make_ctx()
+    assert ctx.overrides == {"curation": {"max_rounds": 4}}
+    assert ctx.settings().curation.max_rounds == 4
+
+
+def test_save_as_preset_writes_a_library_preset_and_selects_it(qtbot, make_ctx, home):
+    ctx = make_ctx()
+    dlg = open_dialog(qtbot, ctx)
+    dlg.editor("retrieval", "passage_top_k").widget.setValue(7)
+    assert dlg.save_as_preset("default") is None  # a built-in name is refused, with a message
+    assert "built-in" in dlg.error_label.text() and dlg.isVisible()
+    path = dlg.save_as_preset("wide")
+    assert path == home / "presets" / "wide.json" and not dlg.isVisible()
+    assert json.loads(path.read_text()) == {"retrieval": {"passage_top_k": 7}}
+    assert "wide" in list_presets(home) and "wide" not in list_presets()
+    assert ctx.preset == "wide" and ctx.overrides == {}
+    assert ctx.settings().retrieval.passage_top_k == 7
+
+
+def test_window_entry_points_and_ask_tab_summary(qtbot, qsettings, home):
+    from analyst_app.window import MainWindow
+
+    window = MainWindow(home, store=qsettings)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    try:
+        ask = window.ask_view
+        assert window.settings_act.shortcut() == QKeySequence("Ctrl+,")
+        assert ask.settings_btn.text() == "Settings…"
+        window.settings_act.trigger()
+        dlg = ask.settings_dialog
+        assert dlg is not None and dlg.isVisible()
+        dlg.editor("curation", "max_rounds").widget.setValue(4)
+        dlg.editor("retrieval", "doc_top_k").widget.setValue(2)
+        dlg.editor("models", "chat_model").widget.setText("smollm2-135m")
+        click_ok(qtbot, dlg)
+        assert "default + 2 changes" in ask.preset.toolTip() and "curation.max_rounds = 4" in ask.preset.toolTip()
+        assert ask.settings_btn.text() == "Settings… (2 changed)"
+        assert ask.model_box.currentText() == "smollm2-135m" == window.ctx.settings().models.chat_model
+        # the button opens it too, showing what was applied
+        qtbot.mouseClick(ask.settings_btn, Qt.MouseButton.LeftButton)
+        again = ask.settings_dialog
+        assert again is not dlg and again.isVisible() and again.editor("curation", "max_rounds").widget.value() == 4
+        ask.settings_dialog.reject()
+        # switching preset keeps the changes the new preset does not already make
+        ask.preset.setCurrentText("fast")  # fast: 2 rounds, another chat model
+        assert window.ctx.overrides == {"curation": {"max_rounds": 4}, "retrieval": {"doc_top_k": 2}}
+        assert "fast + 2 changes" in ask.preset.toolTip()
+    finally:
+        window.close()

@@ -15,7 +15,7 @@ from engine import cli
 def _gui(args: argparse.Namespace) -> int:
     from analyst_app.main import main as gui_main
 
-    return gui_main(["--home", str(cli.settings_from_args(args).library_home())])
+    return gui_main(["--home", str(cli.settings_from_args(args).library_home()), "--preset", args.preset, *args.extra])
 
 
 def main(argv: list[str] | None = None) -> int:

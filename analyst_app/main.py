@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="filinglens gui", description="The FilingLens desktop application.")
     parser.add_argument("--home", help="library folder (default: $FILINGLENS_HOME, the last one used, or the user data dir)")
     parser.add_argument("--preset", default="default", help="settings preset name")
+    parser.add_argument("--screenshot", metavar="PNG",
+                        help="open the window, save a picture of it once it has drawn, and quit (docs, checks)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
@@ -55,6 +57,16 @@ def main(argv: list[str] | None = None) -> int:
         QMessageBox.critical(None, "FilingLens", f"Cannot open the library at {home}:\n{exc}")
         return 2
     window.show()
+    if args.screenshot:
+        from PySide6.QtCore import QTimer
+
+        def shoot() -> None:
+            ok = window.grab().save(args.screenshot)
+            print(f"wrote {args.screenshot}" if ok else f"could not write {args.screenshot}")
+            window.close()  # the normal shutdown: worker threads stopped, layout remembered
+            app.exit(0 if ok else 1)
+
+        QTimer.singleShot(1500, shoot)  # let the library table and the first tab paint
     from analyst_app.workers import freeze_heap
 
     freeze_heap()  # Qt and the window's objects live until exit: keep them out of full collections

@@ -560,7 +560,7 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
 
     for name, help_text, func in extra_commands:
         s = sub.add_parser(name, help=help_text)
-        s.set_defaults(func=func)
+        s.set_defaults(func=func, passes_options=True)  # its own options go to the front end as ``extra``
     return p
 
 
@@ -570,7 +570,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 def main(argv: list[str] | None = None, extra_commands: Sequence[Command] = ()) -> int:
-    args = build_parser(extra_commands).parse_args(argv)
+    parser = build_parser(extra_commands)
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "passes_options", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.func(args) or 0)

@@ -9,6 +9,15 @@ PY="${PYTHON:-python3}"
 WITH_CHAT_MODEL=0
 [ "${1:-}" = "--all" ] && WITH_CHAT_MODEL=1
 
+# A virtual X server and the Qt xcb libraries, so the desktop app can be run and tested on a machine without a
+# screen (the offscreen Qt tests do not need them; the Xvfb test skips without Xvfb). Only as root with apt.
+X_PACKAGES=(xvfb libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-xinerama0
+            libxcb-shape0 libxcb-randr0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1 libdbus-1-3)
+if ! command -v Xvfb >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${X_PACKAGES[@]}"; } \
+    >/dev/null 2>&1 || echo "note: could not install Xvfb (apt); the Xvfb GUI test will be skipped"
+fi
+
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
 "${PIP[@]}" install --upgrade "pip>=24"

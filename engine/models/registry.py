@@ -10,6 +10,7 @@ installed metadata (or ``importlib.util.find_spec``) without importing them.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -527,10 +528,17 @@ def load_embedder(settings: ModelSettings) -> SentenceTransformerEmbedder:
 
 
 def clear_model_cache() -> None:
-    """Forget every cached model instance (tests; switching libraries)."""
+    """Forget every cached model instance and free the chat models' llama.cpp memory (tests; switching
+    libraries; interpreter exit, where llama.cpp's own finaliser would run after its library is gone)."""
     with _cache_lock:
+        chats = list(_chat_cache.values())
         _chat_cache.clear()
         _embedder_cache.clear()
+    for model in chats:
+        model.close()
+
+
+atexit.register(clear_model_cache)
 
 
 def load_cross_scorer(settings, home: Path):  # noqa: ANN001, ANN201

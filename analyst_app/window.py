@@ -359,8 +359,9 @@ class MainWindow(QMainWindow):
         if self.ctx.busy:
             self.statusBar().showMessage(f"cancelling the {self.ctx.busy} before closing…")
         self.ctx.cancel_busy()
-        # A model call cannot be interrupted; if one outlives the wait, main() ends the process
-        # without joining the thread (the run stays recorded as "running").
+        # The cancel stops a CPU model call within a second; should the run still outlive the wait (a GPU
+        # backend may not poll llama.cpp's abort callback), main() ends the process without joining the
+        # thread (the run stays recorded as "running").
         self.unfinished_work = not self.ask_view.shutdown()
         self.ctx.shutdown()
         self.viewer.close()

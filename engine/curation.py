@@ -3,7 +3,7 @@ evidence is missing, writes the complementary question for the next retrieval ro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.models.base import ChatModel
@@ -50,13 +50,18 @@ class CurationResult:
 
 
 def curate(question: str, shown: Sequence[Passage], kept_before: Sequence[Passage], chat: ChatModel,
-           max_kept: int) -> CurationResult:
-    """Run one curation round over ``shown`` (earlier kept passages first, then the new ones)."""
+           max_kept: int, cancel: Callable[[], bool] | None = None) -> CurationResult:
+    """Run one curation round over ``shown`` (earlier kept passages first, then the new ones).
+
+    Raises:
+        Cancelled: ``cancel`` returned true during the model call.
+    """
     messages = [
         {"role": "system", "content": prompt("curation").replace("{max_kept}", str(max_kept))},
         {"role": "user", "content": f"Passages:\n\n{render_passages(shown)}\n\nQuestion: {question}"},
     ]
-    res, call = call_llm(chat, "curation", messages, curation_schema(len(shown), max_kept), max_tokens=256)
+    res, call = call_llm(chat, "curation", messages, curation_schema(len(shown), max_kept), max_tokens=256,
+                         cancel=cancel)
     if res is None:
         kept = tuple(shown[:max_kept])
         return CurationResult(kept, tuple(shown[max_kept:]), False, "", "", call, ok=False)

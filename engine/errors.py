@@ -7,6 +7,10 @@ class EngineError(Exception):
     """Base class of every error the engine raises on purpose."""
 
 
+class Cancelled(EngineError):
+    """The user cancelled the work in progress; raised from inside a model call as well as between stages."""
+
+
 class ConfigError(EngineError):
     """A setting or preset is invalid.
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from engine.answer.generate import NOT_ANSWERABLE, AnswerResult, answer_question
 from engine.curation import curate
+from engine.errors import Cancelled
 from engine.intent import IssuerRef, QueryIntent, lexical_terms, parse_intent
 from engine.models.base import ChatModel, CrossScorer, Embedder
 from engine.retrieval.hierarchical import HierarchicalRetriever, Passage
@@ -82,7 +83,11 @@ class HirecPipeline:
         return run
 
     def run_iter(self, question: str, cancel: Callable[[], bool] | None = None) -> Iterator[StageTrace | Run]:
-        """Yield each stage's trace as it completes, then the finished :class:`Run`."""
+        """Yield each stage's trace as it completes, then the finished :class:`Run`.
+
+        ``cancel`` is checked between stages and polled by the model during each call; once it returns true
+        the run ends with status ``cancelled``, keeping the traces of the stages that completed.
+        """
         run = Run(uuid.uuid4().hex[:12], question, "running", AnswerResult("failed", ""))
         self.runs.create(run.id, "hirec", question, self.settings.model_dump_json())
         started = time.perf_counter()
@@ -95,6 +100,10 @@ class HirecPipeline:
 
         try:
             yield from self._stages(run, record, cancel)
+        except Cancelled:
+            log.info("run %s cancelled after %d stages", run.id, len(run.traces))
+            run.status = "cancelled"
+            run.answer = AnswerResult("failed", "", reason="cancelled by the user")
         except Exception as exc:  # never a traceback for the user: the run records what happened
             log.exception("run %s failed", run.id)
             run.answer = AnswerResult("failed", "", reason=f"internal error: {type(exc).__name__}: {exc}")
@@ -124,17 +133,14 @@ class HirecPipeline:
         shown: list[Passage] = []
         query = question
         for round_no in range(1, s.curation.max_rounds + 1):
-            if cancel and cancel():
-                run.status = "cancelled"
-                run.answer = AnswerResult("failed", "", reason="cancelled by the user")
-                return
+            _raise_if_cancelled(cancel)
             round_intent = intent if round_no == 1 else _follow_up_intent(query, intent, list(self.refs.values()))
-            new = yield from self._retrieve(run, record, query, round_intent, round_no)
+            new = yield from self._retrieve(run, record, query, round_intent, round_no, cancel)
             # Algorithm 1, line 9: P_r ← P_r ∪ P_f (earlier kept passages first).
             seen = {p.chunk.id for p in kept}
             shown = kept + [p for p in new if p.chunk.id not in seen]
             t = time.perf_counter()
-            cur = curate(question, shown, kept, self.chat, s.curation.max_kept)
+            cur = curate(question, shown, kept, self.chat, s.curation.max_kept, cancel)
             kept = list(cur.kept)
             yield record(StageTrace("curation", round_no, {
                 "shown": [_pid(i, p) for i, p in enumerate(shown, start=1)],
@@ -155,31 +161,28 @@ class HirecPipeline:
                 break
             query = next_query
 
-        if cancel and cancel():
-            run.status = "cancelled"
-            run.answer = AnswerResult("failed", "", reason="cancelled by the user")
-            return
+        _raise_if_cancelled(cancel)
         t = time.perf_counter()
         if not kept:
             run.answer = AnswerResult("not_answerable", NOT_ANSWERABLE, reason="no relevant passage was found")
             yield record(StageTrace("answer", 0, {"answer": run.answer.to_dict()}, time.perf_counter() - t))
             return
         result, call = answer_question(question, intent, kept, self.chat, numeric_mode=s.answer.numeric_mode,
-                                       max_tokens=s.answer.max_tokens)
+                                       max_tokens=s.answer.max_tokens, cancel=cancel)
         run.answer = result
         yield record(StageTrace("answer", 0, {"passages": [_pid(i, p) for i, p in enumerate(kept, start=1)],
                                               "answer": result.to_dict()}, time.perf_counter() - t, (call,)))
 
     def _retrieve(self, run: Run, record: Callable[[StageTrace], StageTrace], query: str, intent: QueryIntent,
-                  round_no: int) -> Iterator[StageTrace]:
+                  round_no: int, cancel: Callable[[], bool] | None) -> Iterator[StageTrace]:
         t0 = time.perf_counter()
         calls = ()
         doc_query = document_query(intent, self.refs)
         if self.settings.retrieval.rewrite_query and self.chat is not None:
             schema = {"type": "object", "properties": {"query": {"type": "string", "maxLength": 200}},
                       "required": ["query"], "additionalProperties": False}
-            res, call = call_llm(self.chat, "query rewrite", [{"role": "system", "content": prompt("rewrite")},
-                                                              {"role": "user", "content": query}], schema, 96)
+            messages = [{"role": "system", "content": prompt("rewrite")}, {"role": "user", "content": query}]
+            res, call = call_llm(self.chat, "query rewrite", messages, schema, 96, cancel)
             calls = (call,)
             if res is not None and res.data["query"].strip():
                 doc_query = res.data["query"].strip()
@@ -195,6 +198,12 @@ class HirecPipeline:
         yield record(StageTrace("passages", round_no, pas_payload, time.perf_counter() - t))
         run.retrieval_seconds += time.perf_counter() - t0 - sum(c.seconds for c in calls)
         return passages
+
+
+def _raise_if_cancelled(cancel: Callable[[], bool] | None) -> None:
+    """Between stages: the same exit as a cancel noticed inside a model call."""
+    if cancel is not None and cancel():
+        raise Cancelled("cancelled by the user")
 
 
 def _pid(i: int, p: Passage) -> dict:

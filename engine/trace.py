@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,13 +56,17 @@ class StageTrace:
 
 
 def call_llm(chat: ChatModel, purpose: str, messages: Sequence[ChatMessage], schema: dict[str, Any],
-             max_tokens: int) -> tuple[ChatResult | None, LlmCall]:
-    """Call the model under a schema; never raises for model failures — the LlmCall records the error."""
+             max_tokens: int, cancel: Callable[[], bool] | None = None) -> tuple[ChatResult | None, LlmCall]:
+    """Call the model under a schema; never raises for model failures — the LlmCall records the error.
+
+    Raises:
+        Cancelled: ``cancel`` returned true while the model was working; the runner ends the run there.
+    """
     from engine.errors import ModelError, ModelOutputError
 
     started = time.perf_counter()
     try:
-        res = chat.complete_json(messages, schema, max_tokens=max_tokens)
+        res = chat.complete_json(messages, schema, max_tokens=max_tokens, cancel=cancel)
     except ModelOutputError as exc:
         return None, LlmCall(purpose, chat.model_id, tuple(dict(m) for m in messages), "", tuple(exc.raw_outputs),
                              0, 0, time.perf_counter() - started, len(exc.raw_outputs), f"invalid output: {exc}")

@@ -168,7 +168,7 @@ class AskView(QWidget):
         self.run_btn.setToolTip("Run the question (Ctrl+Return)")
         self.run_btn.clicked.connect(lambda: self.ask())
         self.cancel_btn = QPushButton("Cancel")
-        self.cancel_btn.setToolTip("Stop after the current stage (Esc)")
+        self.cancel_btn.setToolTip("Stop the run, a model call in progress included (Esc)")
         self.cancel_btn.setEnabled(False)
         self.cancel_btn.clicked.connect(self.cancel)
 
@@ -388,7 +388,7 @@ class AskView(QWidget):
     def cancel(self) -> None:
         if self.request is not None:
             self.request.cancel.set()
-            self._current = "cancelling: the stage in progress (a model call cannot be interrupted) ends first"
+            self._current = "cancelling: stopping the stage in progress"
             self.cancel_btn.setEnabled(False)
             self._update_elapsed()
 

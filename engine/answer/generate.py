@@ -5,7 +5,7 @@ against the passages it cites, and the answer is normalised (value, unit, scale)
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, extract_program, run_program
@@ -151,10 +151,12 @@ def _citations(ids: Sequence[int], passages: Sequence[Passage]) -> tuple[Citatio
 
 
 def answer_question(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,
-                    *, numeric_mode: str = "pot", max_tokens: int = 768) -> tuple[AnswerResult, LlmCall]:
+                    *, numeric_mode: str = "pot", max_tokens: int = 768,
+                    cancel: Callable[[], bool] | None = None) -> tuple[AnswerResult, LlmCall]:
+    """Answer from the curated passages; raises :class:`engine.errors.Cancelled` when ``cancel`` fires."""
     if intent.numeric and numeric_mode == "pot":
-        return _answer_program(question, intent, passages, chat, max_tokens)
-    return _answer_text(question, passages, chat, max_tokens)
+        return _answer_program(question, intent, passages, chat, max_tokens, cancel)
+    return _answer_text(question, passages, chat, max_tokens, cancel)
 
 
 def _messages(system: str, question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
@@ -187,9 +189,9 @@ def build_program(variables: Sequence[dict], formula: str) -> tuple[str, dict[st
 
 
 def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,
-                    max_tokens: int) -> tuple[AnswerResult, LlmCall]:
+                    max_tokens: int, cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
     res, call = call_llm(chat, "answer (program of thought)", _messages(prompt("answer_program"), question, passages),
-                         program_schema(len(passages)), max_tokens)
+                         program_schema(len(passages)), max_tokens, cancel)
     if res is None:
         return AnswerResult("failed", "", method="pot", reason=call.error), call
     variables, formula = res.data["variables"], res.data["formula"].strip()
@@ -219,9 +221,10 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
     ), call
 
 
-def _answer_text(question: str, passages: Sequence[Passage], chat: ChatModel, max_tokens: int) -> tuple[AnswerResult, LlmCall]:
+def _answer_text(question: str, passages: Sequence[Passage], chat: ChatModel, max_tokens: int,
+                 cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
     res, call = call_llm(chat, "answer (chain of thought)", _messages(prompt("answer_text"), question, passages),
-                         text_schema(len(passages)), max_tokens)
+                         text_schema(len(passages)), max_tokens, cancel)
     if res is None:
         return AnswerResult("failed", "", method="cot", reason=call.error), call
     if res.data["insufficient"]:

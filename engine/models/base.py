@@ -6,7 +6,7 @@ any GGUF or cross-encoder folder.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
@@ -69,6 +69,11 @@ class ChatModel(Protocol):
         schema: dict[str, Any],
         *,
         max_tokens: int = 512,
+        cancel: Callable[[], bool] | None = None,
     ) -> ChatResult:
-        """Return schema-valid JSON or raise :class:`engine.errors.ModelOutputError` after bounded retries."""
+        """Return schema-valid JSON or raise :class:`engine.errors.ModelOutputError` after bounded retries.
+
+        ``cancel`` is polled while the model works (prompt processing and generation, not only between
+        retries); once it returns true the call stops and raises :class:`engine.errors.Cancelled`.
+        """
         ...

@@ -8,6 +8,12 @@ in llama-cpp-python 0.3.36 that path silently falls back to "any JSON" when the 
 converted, and a grammar that llama.cpp's parser rejects crashes the process (segfault) rather than
 raising, so every grammar is checked once with the C parser before it is used.
 
+Cancelling a call uses llama.cpp's abort callback, which the CPU backend polls between the nodes of
+every compute graph: a cancel stops prompt processing (the long part on a CPU) and generation alike
+within milliseconds, and ``llama_decode`` then fails, which ``create_chat_completion`` passes on as a
+``RuntimeError``. (``create_chat_completion`` takes no ``stopping_criteria``, so that per-token hook is
+out of reach.) A backend that does not poll the callback (GPU offload may not) finishes the call first.
+
 ``llama_cpp`` is imported inside the constructor so ``import engine`` works without it.
 """
 
@@ -18,11 +24,11 @@ import os
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.errors import MissingDependencyError, ModelError, ModelOutputError
+from engine.errors import Cancelled, MissingDependencyError, ModelError, ModelOutputError
 from engine.models.base import ChatMessage, ChatResult
 from engine.models.jsonschema_util import check_schema, schema_key, validate_json
 
@@ -98,6 +104,7 @@ class LlamaChatModel:
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"llama.cpp could not load {self.gguf_path}: {exc}") from exc
+        self._install_abort_callback()
         self.chat_format: str = self._llm.chat_format or "unknown"
         if self.chat_format == "llama-2" and "tokenizer.chat_template" not in self._llm.metadata:
             log.warning("%s has no chat template; falling back to the llama-2 format", self.gguf_path.name)
@@ -111,6 +118,23 @@ class LlamaChatModel:
             self.chat_format,
             time.perf_counter() - started,
         )
+
+    # -- cancellation ----------------------------------------------------------------------------
+
+    def _install_abort_callback(self) -> None:
+        """Let llama.cpp poll the cancel check of the call in progress (set per call by ``_generate``)."""
+        self._cancel: Callable[[], bool] | None = None
+        self._aborted = False
+        # The ctypes wrapper must live as long as the context, or llama.cpp calls freed memory.
+        self._abort_callback = self._llama_cpp.ggml_abort_callback(self._should_abort)
+        self._llama_cpp.llama_set_abort_callback(self._llm._ctx.ctx, self._abort_callback, None)
+
+    def _should_abort(self, _data: int | None) -> bool:
+        cancel = self._cancel
+        if cancel is not None and cancel():
+            self._aborted = True
+            return True
+        return False
 
     # -- grammar ---------------------------------------------------------------------------------
 
@@ -144,12 +168,20 @@ class LlamaChatModel:
 
     # -- generation ------------------------------------------------------------------------------
 
-    def _generate(self, messages: list[dict[str, str]], grammar: Any, max_tokens: int) -> dict[str, Any]:
+    def _generate(
+        self,
+        messages: list[dict[str, str]],
+        grammar: Any,
+        max_tokens: int,
+        cancel: Callable[[], bool] | None = None,
+    ) -> dict[str, Any]:
         with self._lock:
             if self._llm is None:
                 raise ModelError(f"{self.model_id} was closed")
+            self._cancel, self._aborted = cancel, False
             try:
-                # Reusing the previous prompt's KV cache makes temperature-0 output depend on call history.
+                # Reusing the previous prompt's KV cache makes temperature-0 output depend on call history;
+                # the reset also discards whatever an aborted call left in the cache.
                 self._llm.reset()
                 return self._llm.create_chat_completion(
                     messages=messages,
@@ -163,6 +195,12 @@ class LlamaChatModel:
                 if match:
                     raise _ContextOverflow(int(match.group(1)), int(match.group(2))) from exc
                 raise ModelError(f"{self.model_id}: generation failed: {exc}") from exc
+            except RuntimeError as exc:  # llama_decode failed: our abort callback, or llama.cpp itself
+                if self._aborted:
+                    raise Cancelled(f"{self.model_id}: the call was cancelled") from exc
+                raise ModelError(f"{self.model_id}: generation failed: {exc}") from exc
+            finally:
+                self._cancel = None
 
     def complete_json(
         self,
@@ -170,6 +208,7 @@ class LlamaChatModel:
         schema: dict[str, Any],
         *,
         max_tokens: int = 512,
+        cancel: Callable[[], bool] | None = None,
     ) -> ChatResult:
         """Generate a schema-valid JSON object at temperature 0.
 
@@ -177,6 +216,7 @@ class LlamaChatModel:
             messages: The chat so far (system/user/assistant).
             schema: A Draft 2020-12 object schema; arrays and strings should be bounded.
             max_tokens: Generation budget per attempt.
+            cancel: Polled by llama.cpp while it processes the prompt and generates; true stops the call.
 
         Returns:
             The parsed object with raw text, summed token counts over all attempts, and timing.
@@ -184,6 +224,7 @@ class LlamaChatModel:
         Raises:
             ModelOutputError: Every attempt (1 + ``json_retries``) failed the schema; carries all raw outputs.
             ModelError: The prompt does not fit the context window, or the schema is unusable.
+            Cancelled: ``cancel`` returned true; the call stopped where it was and is not retried.
         """
         grammar = self._grammar_for(schema)
         history: list[dict[str, str]] = [{"role": m["role"], "content": m["content"]} for m in messages]
@@ -194,7 +235,7 @@ class LlamaChatModel:
         attempts = 1 + self.json_retries
         for attempt in range(1, attempts + 1):
             try:
-                response = self._generate(history, grammar, max_tokens)
+                response = self._generate(history, grammar, max_tokens, cancel)
             except _ContextOverflow as exc:
                 raise self._overflow_error(exc.prompt_tokens, attempt, reason, raws, "does not fit") from exc
             usage = response.get("usage") or {}

@@ -11,6 +11,7 @@ import jsonschema
 
 from PySide6.QtCore import QTimer
 
+from engine.errors import Cancelled
 from engine.models.base import ChatResult
 from engine.store import Library
 from engine.store.library import RunStore
@@ -41,10 +42,12 @@ class SchemaScriptedChat:
                 return purpose
         return "unknown"
 
-    def complete_json(self, messages, schema, *, max_tokens=512):  # noqa: ANN001, ANN201
+    def complete_json(self, messages, schema, *, max_tokens=512, cancel=None):  # noqa: ANN001, ANN201
         purpose = self.purpose(schema)
         self.calls.append(purpose)
         out = self.script(purpose, list(messages), self.calls.count(purpose))
+        if cancel is not None and cancel():  # polled "during generation", as the real model does
+            raise Cancelled(f"{self.model_id}: the call was cancelled")
         jsonschema.validate(out, schema)
         raw = json.dumps(out)
         return ChatResult(out, raw, 100, 20, 1, 0.01, self.model_id, (raw,))

@@ -1,4 +1,8 @@
-"""A scripted ChatModel for control-flow tests: answers by purpose, validates against the schema."""
+"""A scripted ChatModel for control-flow tests: answers by purpose, validates against the schema.
+
+Like a real model it polls ``cancel`` while it "generates": a script that sets the cancel flag (a user
+pressing Cancel mid-call) makes the call raise :class:`engine.errors.Cancelled` instead of answering.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from collections.abc import Callable
 
 import jsonschema
 
-from engine.errors import ModelOutputError
+from engine.errors import Cancelled, ModelOutputError
 from engine.models.base import ChatResult
 
 
@@ -29,10 +33,12 @@ class ScriptedChat:
         self.script = script
         self.calls: list[tuple[str, list]] = []
 
-    def complete_json(self, messages, schema, *, max_tokens=512):  # noqa: ANN001, ANN201
+    def complete_json(self, messages, schema, *, max_tokens=512, cancel=None):  # noqa: ANN001, ANN201
         purpose = purpose_of(messages)
         self.calls.append((purpose, list(messages)))
         out = self.script(purpose, list(messages), sum(p == purpose for p, _ in self.calls))
+        if cancel is not None and cancel():
+            raise Cancelled(f"{self.model_id}: the call was cancelled")
         if isinstance(out, Exception):
             raise out
         jsonschema.validate(out, schema)

@@ -8,12 +8,13 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from engine.errors import ModelError, ModelOutputError
+from engine.errors import Cancelled, ModelError, ModelOutputError
 from engine.models import registry
 from engine.models.base import ChatModel, CrossScorer, Embedder
 from engine.models.jsonschema_util import validate_json
@@ -102,9 +103,9 @@ def test_output_that_keeps_failing_validation_raises_after_bounded_retries(smoll
         validate_json(text, schema)  # the grammar-constrained output itself is valid
         raise ModelOutputError("schema violation at confidence: 0.5 is less than the minimum of 2")
 
-    def recording_generate(messages, grammar, max_tokens):
+    def recording_generate(messages, grammar, max_tokens, cancel=None):
         histories.append([dict(m) for m in messages])
-        return real_generate(messages, grammar, max_tokens)
+        return real_generate(messages, grammar, max_tokens, cancel)
 
     monkeypatch.setattr(llama_mod, "validate_json", rejecting_validator)
     monkeypatch.setattr(smollm, "_generate", recording_generate)
@@ -128,6 +129,66 @@ def test_prompt_longer_than_context_is_a_clear_model_error(smollm) -> None:
     assert not isinstance(info.value, ModelOutputError)
     message = str(info.value)
     assert "context window of 1024 tokens" in message and "n_ctx" in message
+
+
+LONG_REPLY_SCHEMA = {
+    "type": "object",
+    "properties": {"notes": {"type": "string", "maxLength": 20000}},
+    "required": ["notes"],
+    "additionalProperties": False,
+}
+# About 830 prompt tokens: two prompt batches (n_batch = 512), about a second of prompt processing on two
+# fast cores and ten or more on a busy CPU; then up to 150 reply tokens.
+LONG_PROMPT = "Comment on each sentence.\n" + "Revenue grew 12% in fiscal 2023 on higher services volume. " * 40
+
+
+@pytest.mark.slow
+def test_cancel_during_prompt_processing_stops_the_call_and_the_model_stays_usable(smollm) -> None:
+    """The user's Cancel (an event set from another thread) stops llama.cpp inside the call."""
+    before = smollm.complete_json(QUESTION, ANSWER_SCHEMA, max_tokens=64)
+    prompt_tokens = len(smollm._llm.tokenize(LONG_PROMPT.encode(), add_bos=False))
+    cancel = threading.Event()
+    outcome: list[BaseException | object] = []
+
+    def ask() -> None:
+        try:
+            outcome.append(smollm.complete_json([{"role": "user", "content": LONG_PROMPT}], LONG_REPLY_SCHEMA,
+                                                max_tokens=150, cancel=cancel.is_set))
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            outcome.append(exc)
+
+    worker = threading.Thread(target=ask)
+    worker.start()
+    time.sleep(0.3)
+    cancel.set()
+    cancelled_at = time.perf_counter()
+    worker.join(timeout=60)
+    assert not worker.is_alive() and time.perf_counter() - cancelled_at < 20
+    assert len(outcome) == 1 and isinstance(outcome[0], Cancelled), outcome
+    assert smollm._llm.n_tokens < prompt_tokens  # it stopped before the prompt was fully processed
+
+    after = smollm.complete_json(QUESTION, ANSWER_SCHEMA, max_tokens=64)
+    assert after.raw == before.raw and after.data == before.data
+
+
+@pytest.mark.slow
+def test_cancel_during_generation_stops_before_the_token_budget(smollm) -> None:
+    before = smollm.complete_json(QUESTION, ANSWER_SCHEMA, max_tokens=64)
+    llm = smollm._llm
+    messages = [{"role": "user", "content": "Write detailed notes on how companies recognise revenue."}]
+    prompt_tokens = len(llm.tokenize(messages[0]["content"].encode(), add_bos=False))
+    max_tokens = 400
+
+    def cancel() -> bool:
+        # True once the (single-batch) prompt is in the KV cache: from the first generated token on.
+        return llm.n_tokens > 0
+
+    with pytest.raises(Cancelled):
+        smollm.complete_json(messages, LONG_REPLY_SCHEMA, max_tokens=max_tokens, cancel=cancel)
+    assert llm.n_tokens < prompt_tokens + 64 < prompt_tokens + max_tokens
+
+    after = smollm.complete_json(QUESTION, ANSWER_SCHEMA, max_tokens=64)
+    assert after.raw == before.raw
 
 
 # -- jsonschema helper -----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import io
 import json
 import re
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,42 @@ def test_faults_end_the_run_with_a_recorded_reason(ingested_demo, demo_truth, em
     else:
         call = next(t for t in run.traces if t.stage == "curation").llm_calls[0]
         assert call.error and (fault != "garbage" or call.raw_attempts == ("{not json", "{}", "nope"))
+
+
+@pytest.mark.parametrize("cancelled_call", ["curation", "program"])
+def test_cancel_inside_a_model_call_ends_the_run_keeping_the_stages_done(ingested_demo, demo_truth, embedder,
+                                                                         cancelled_call):
+    """Cancel pressed while the model generates: the call stops there, the run ends "cancelled"."""
+    library, settings, _ = ingested_demo
+    fact = revenue_fact(demo_truth, "2023")
+    user_cancel = threading.Event()
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        if purpose == cancelled_call and (purpose != "curation" or n == 2):
+            user_cancel.set()  # the scripted model polls the flag after "generating", as llama.cpp does
+        if purpose == "curation" and n == 1:
+            return {"relevant_ids": [1], "answerable": False, "missing_information": "the income statement",
+                    "complementary_question": f"{fact['company']} consolidated statements of operations"}
+        if purpose == "curation":
+            return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
+        return {"variables": [{"name": "x", "value": 1, "passage_id": 1, "label": "x"}], "formula": "x",
+                "insufficient": False}
+
+    chat = ScriptedChat(script)
+    run = HirecPipeline(library, settings, embedder, chat).run(
+        f"What was {fact['company']}'s total revenue in fiscal 2023?", cancel=user_cancel.is_set)
+
+    assert run.status == "cancelled" and run.answer.reason == "cancelled by the user" and run.answer.value is None
+    done = ["intent", "documents", "passages", "curation", "documents", "passages"]
+    calls = ["curation", "curation"]
+    if cancelled_call == "program":
+        done.append("curation")
+        calls.append("program")
+    assert [t.stage for t in run.traces] == done
+    assert [purpose for purpose, _ in chat.calls] == calls  # nothing ran after the cancelled call
+    store = RunStore(library)
+    assert store.get(run.id)["status"] == "cancelled"
+    assert [e["stage"] for e in store.events(run.id)] == done
 
 
 def test_empty_library_and_missing_model(tmp_path, settings, embedder):

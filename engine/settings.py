@@ -72,6 +72,11 @@ class RetrievalSettings(_Section):
         "(the model `filinglens train-reranker` registered) or a path to any sentence-transformers CrossEncoder folder.",
     )
     reranker_device: Literal["auto", "cpu", "cuda"] = Field("auto", description="Where the cross-encoder runs.")
+    reranker_mode: Literal["fuse", "replace"] = Field(
+        "fuse",
+        description="How the cross-encoder ranks passages: 'fuse' adds its ranking to the reciprocal-rank fusion of "
+        "BM25, dense and filing rank; 'replace' orders passages by its score alone (HiREC).",
+    )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     chunk_vectors: bool = Field(False, description="Embed every chunk (slow on CPU); otherwise dense passage scores are computed on demand.")
     hnsw_m: int = Field(16, ge=4, description="HNSW graph degree.")

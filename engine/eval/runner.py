@@ -23,10 +23,12 @@ from engine.store.library import Library
 
 log = logging.getLogger(__name__)
 
-PIPELINES = ("bm25", "dense", "hybrid", "hirec-retrieval", "hirec-retrieval+ce", "hirec-retrieval+untrained", "hirec",
-             "dense-answer")
+PIPELINES = ("bm25", "dense", "hybrid", "hirec-retrieval", "hirec-retrieval+ce", "hirec-retrieval+ce-only",
+             "hirec-retrieval+untrained", "hirec", "dense-answer")
 # Passage reranker per retrieval-only HiREC variant, so fused, trained and untrained scorers run side by side.
-RERANKER_VARIANTS = {"hirec-retrieval": "none", "hirec-retrieval+ce": "trained", "hirec-retrieval+untrained": "untrained"}
+# pipeline -> (reranker, how its scores are used: None = the settings' reranker_mode)
+RERANKER_VARIANTS = {"hirec-retrieval": ("none", None), "hirec-retrieval+ce": ("trained", None),
+                     "hirec-retrieval+ce-only": ("trained", "replace"), "hirec-retrieval+untrained": ("untrained", None)}
 ANSWERING = {"hirec", "dense-answer"}
 
 
@@ -51,7 +53,8 @@ class Evaluator:
         self.library, self.settings, self.embedder, self.chat = library, settings, embedder, chat
         self.searcher = Searcher(library, settings, embedder)
         self._pipeline = None
-        self._retrievers: dict[str, object] = {}
+        self._retrievers: dict[tuple[str, str], object] = {}
+        self._cross: dict[str, object] = {}  # one loaded cross-encoder per reranker, shared by its modes
         self._filing_by_doc = {f.identity.doc_name: f for f in library.filings()}
 
     @property
@@ -79,7 +82,7 @@ class Evaluator:
             from engine.intent import lexical_terms
             from engine.pipeline import document_query
 
-            retriever = self.retriever(RERANKER_VARIANTS[pipeline])
+            retriever = self.retriever(*RERANKER_VARIANTS[pipeline])
             docs, _ = retriever.documents(document_query(intent, self.hirec.refs), intent)
             kept = [d.filing for d in docs if d.kept]
             passages, payload = retriever.passages(
@@ -108,18 +111,21 @@ class Evaluator:
         pred.seconds = time.perf_counter() - t
         return pred
 
-    def retriever(self, reranker: str):  # noqa: ANN201
-        """A hierarchical retriever whose passage scorer is ``reranker`` (none | trained | untrained | folder)."""
-        if reranker not in self._retrievers:
+    def retriever(self, reranker: str, mode: str | None = None):  # noqa: ANN201
+        """A hierarchical retriever whose passage scorer is ``reranker`` (none | trained | untrained | folder),
+        its scores fused with the others or used alone (``mode``; default: the settings')."""
+        key = (reranker, mode or self.settings.retrieval.reranker_mode)
+        if key not in self._retrievers:
             from engine.models.registry import load_cross_scorer
             from engine.retrieval.hierarchical import HierarchicalRetriever
 
-            s = self.settings.with_overrides(retrieval={"reranker": reranker})
-            cross = load_cross_scorer(s, s.library_home())
-            self._retrievers[reranker] = HierarchicalRetriever(self.library, s, self.embedder, cross,
-                                                               lexical=self.searcher.lexical,
-                                                               summaries=self.searcher.summaries)
-        return self._retrievers[reranker]
+            s = self.settings.with_overrides(retrieval={"reranker": key[0], "reranker_mode": key[1]})
+            if self._cross.get(key[0]) is None and key[0] != "none":
+                self._cross[key[0]] = load_cross_scorer(s, s.library_home())
+            self._retrievers[key] = HierarchicalRetriever(self.library, s, self.embedder, self._cross.get(key[0]),
+                                                          lexical=self.searcher.lexical,
+                                                          summaries=self.searcher.summaries)
+        return self._retrievers[key]
 
     def _from_chunks(self, chunks: Sequence[Chunk]) -> Prediction:
         return Prediction(pages=list(dict.fromkeys((c.doc_name, c.page_no) for c in chunks)),

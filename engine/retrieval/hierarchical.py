@@ -162,10 +162,17 @@ class HierarchicalRetriever:
         fused = dict(rrf([[c for c, _ in bm25], dense_order, doc_order], k=r.rrf_k))
         scorer = "rrf(bm25, dense, filing rank)"
         final = {c.id: fused[c.id] for c in chunks}
+        ce: dict[int, float] = {}
         if self.cross is not None and chunks:
-            scorer = f"cross-encoder {self.cross.name} on {getattr(self.cross, 'device', '?')}"
-            ce = self.cross.score_pairs([(query, f"{titles[c.filing_id]}\n{c.indexed_text}") for c in chunks])
-            final = {c.id: float(s) for c, s in zip(chunks, ce)}
+            where = f"{self.cross.name} on {getattr(self.cross, 'device', '?')}"
+            scores = self.cross.score_pairs([(query, f"{titles[c.filing_id]}\n{c.indexed_text}") for c in chunks])
+            ce = {c.id: float(s) for c, s in zip(chunks, scores)}
+            if r.reranker_mode == "replace":
+                scorer, final = f"cross-encoder {where}", ce
+            else:
+                ce_order = sorted(ce, key=lambda cid: -ce[cid])
+                with_ce = dict(rrf([[c for c, _ in bm25], dense_order, doc_order, ce_order], k=r.rrf_k))
+                scorer, final = f"rrf(bm25, dense, filing rank, cross-encoder {where})", {c.id: with_ce[c.id] for c in chunks}
         ranked = sorted(chunks, key=lambda c: -final[c.id])
         passages = []
         rows = []
@@ -173,6 +180,8 @@ class HierarchicalRetriever:
             scores = {"bm25": round(bm25_score.get(c.id, 0.0), 4), "bm25_rank": bm25_rank.get(c.id, 0),
                       "dense": round(float(dense[chunks.index(c)]), 5), "dense_rank": dense_rank[c.id],
                       "rrf": round(fused[c.id], 6), "final": round(final[c.id], 6), "rank": rank}
+            if ce:
+                scores["cross"] = round(ce[c.id], 4)
             kept = rank <= r.passage_top_k
             if kept:
                 passages.append(Passage(c, titles[c.filing_id], scores))

@@ -86,5 +86,18 @@ def test_reranker_variants_run_side_by_side(ingested_demo, demo_truth, embedder,
     rows = run_eval(evaluator, load_questions(qfile), ["hirec-retrieval", "hirec-retrieval+untrained"], tmp_path / "o")
     assert {r["pipeline"] for r in rows} == {"hirec-retrieval", "hirec-retrieval+untrained"}
     assert evaluator.retriever("untrained").cross is not None and evaluator.retriever("none").cross is None
-    _, payload = evaluator.retriever("untrained").passages("total revenue", "total revenue", library.filings()[:1])
-    assert payload["scorer"].startswith("cross-encoder") and payload["scorer"].endswith("on cpu")
+    filing = library.filings()[:1]
+    _, fused = evaluator.retriever("untrained").passages("total revenue", "total revenue", filing)
+    assert fused["scorer"].startswith("rrf(bm25, dense, filing rank, cross-encoder") and fused["scorer"].endswith("on cpu)")
+    _, alone = evaluator.retriever("untrained", "replace").passages("total revenue", "total revenue", filing)
+    assert alone["scorer"].startswith("cross-encoder") and alone["scorer"].endswith("on cpu")
+    assert evaluator.retriever("untrained").cross is evaluator.retriever("untrained", "replace").cross  # loaded once
+    # replace: ranked by the cross-encoder's score alone; fuse: by the fusion that includes its ranking
+    cross = [c["cross"] for c in alone["candidates"]]
+    assert cross == sorted(cross, reverse=True) and [round(c["final"], 4) for c in alone["candidates"]] == cross
+    assert {c["chunk_id"]: c["cross"] for c in fused["candidates"]} == {c["chunk_id"]: c["cross"] for c in alone["candidates"]}
+    finals = [c["final"] for c in fused["candidates"]]
+    assert finals == sorted(finals, reverse=True)
+    by_ce = sorted(fused["candidates"], key=lambda c: -c["cross"])  # the cross-encoder is the 4th RRF voter
+    k = settings.retrieval.rrf_k
+    assert all(abs(c["final"] - c["rrf"] - 1 / (k + rank)) < 1e-5 for rank, c in enumerate(by_ce, start=1))

@@ -118,6 +118,31 @@ def ground(program: str, passages: Sequence[Passage]) -> list[dict]:
     return rows
 
 
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: Sequence[int]) -> list[dict]:
+    """Check each figure a written answer states against the passages it cites.
+
+    Years and figures already in the question are skipped; a figure counts as printed when it appears
+    in a cited passage as is or a thousand times larger or smaller (billions written for a table in
+    millions). A figure that is not printed was computed by the model, or invented: the note says so.
+    """
+    asked = passage_numbers(question)
+    nums = {i: passage_numbers(p.prompt_text()) for i, p in enumerate(passages, start=1)}
+    rows = []
+    for token in dict.fromkeys(t.strip() for t in _NUM.findall(answer)):
+        value = _number_value(token)
+        digits = re.sub(r"[^\d]", "", token)
+        if value is None or _YEAR.match(digits) or abs(value) in asked:
+            continue
+        forms = {round(abs(value) * f, 6) for f in (1, 1000, 0.001)}
+        found = [i for i, ns in nums.items() if forms & {round(n, 6) for n in ns}]
+        rows.append({"variable": f"stated {token}", "value": value, "passage": ",".join(map(str, cited)),
+                     "verified": any(i in found for i in cited), "found_in": found})
+    return rows
+
+
 def _unit(intent: QueryIntent, passages: Sequence[Passage]) -> str | None:
     if intent.unit_hint:
         return intent.unit_hint
@@ -230,5 +255,11 @@ def _answer_text(question: str, passages: Sequence[Passage], chat: ChatModel, ma
     if res.data["insufficient"]:
         return AnswerResult("not_answerable", NOT_ANSWERABLE, method="cot", reasoning=res.data["reasoning"],
                             reason=res.data["answer"]), call
-    return AnswerResult("answered", res.data["answer"].strip(), method="cot", reasoning=res.data["reasoning"],
-                        citations=_citations(res.data["used_ids"], passages)), call
+    text = res.data["answer"].strip()
+    cited = list(dict.fromkeys(i for i in res.data["used_ids"] if 1 <= i <= len(passages)))
+    grounding = ground_text(text, question, passages, cited)
+    unsupported = [g["variable"].removeprefix("stated ") for g in grounding if not g["verified"]]
+    reason = (f"figure(s) {', '.join(unsupported)} not printed in the cited passages: computed by the model or "
+              "unsupported; check them" if unsupported else "")
+    return AnswerResult("answered", text, method="cot", reasoning=res.data["reasoning"],
+                        citations=_citations(cited, passages), grounding=tuple(grounding), reason=reason), call

@@ -371,3 +371,42 @@ def test_real_path_with_smollm2(ingested_demo, demo_truth, embedder):
         assert run.answer.reason  # a recorded reason, never a traceback
     row = RunStore(library).get(run.id)
     assert json.loads(row["result"])["tokens_in"] == run.tokens_in
+
+
+def test_written_answers_have_their_figures_checked():
+    from engine.answer.generate import ground_text
+    from engine.records import Chunk
+    from engine.retrieval.hierarchical import Passage
+
+    def passage(i: int, text: str) -> Passage:
+        return Passage(Chunk(i, 1, "X_2022_10K", 3, 0, len(text), "text", text, ""), "X 10-K 2022")
+
+    passages = [passage(1, "Current assets  14,688  15,403\nCurrent liabilities  9,523  9,035"),
+                passage(2, "Cash dividends paid totaled $3.3 billion in 2022.")]
+    answer = "Current assets were $14,688 million against 9,523 of liabilities in FY2022; quick ratio 1.1 vs 1.0 peers."
+    rows = {g["variable"]: g for g in ground_text(answer, "What was the quick ratio in Q2 2022?", passages, [1])}
+    assert set(rows) == {"stated $14,688", "stated 9,523", "stated 1.1", "stated 1.0"}  # FY2022 and "2" skipped
+    assert rows["stated $14,688"]["verified"] and rows["stated 9,523"]["found_in"] == [1]
+    assert not rows["stated 1.1"]["verified"] and rows["stated 1.1"]["found_in"] == []
+    # printed, but only in a passage the answer does not cite: not verified, and where it is printed is kept
+    other = ground_text("Dividends were 3.3 billion.", "Dividends?", passages, [1])
+    assert other[0]["found_in"] == [2] and not other[0]["verified"]
+    # billions written for figures a table prints in millions still count as printed
+    assert ground_text("Current assets of 14.688 billion", "?", passages, [1])[0]["verified"]
+
+
+def test_textual_answer_notes_unsupported_figures(ingested_demo, demo_truth, embedder):
+    library, settings, _ = ingested_demo
+    fact = revenue_fact(demo_truth, "2023")
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        if purpose == "curation":
+            return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
+        return {"reasoning": "read it", "answer": "Revenue grew because of pricing; the margin was 98.7654 percent.",
+                "used_ids": [1], "insufficient": False}
+
+    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+        f"Why did {fact['company']}'s revenue change in fiscal 2023?")
+    assert run.answer.method == "cot" and run.status == "answered"
+    assert [g["variable"] for g in run.answer.grounding] == ["stated 98.7654"]
+    assert "98.7654 not printed in the cited passages" in run.answer.reason

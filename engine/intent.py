@@ -560,3 +560,8 @@ _LINE_ITEMS: dict[str, str] = {
 def lexical_terms(intent: QueryIntent) -> str:
     """Extra words for lexical retrieval: each asked metric's statement line items."""
     return " ".join(_LINE_ITEMS.get(m, m) for m in intent.metrics)
+
+
+def lexical_query(intent: QueryIntent, fallback: str) -> str:
+    """The BM25 query of the passage stage: the question's keywords plus its metrics' line items."""
+    return " ".join([*intent.keywords, lexical_terms(intent)]) or fallback

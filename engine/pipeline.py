@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from engine.answer.generate import NOT_ANSWERABLE, AnswerResult, answer_question
 from engine.curation import curate
 from engine.errors import Cancelled
-from engine.intent import IssuerRef, QueryIntent, lexical_terms, parse_intent
+from engine.intent import IssuerRef, QueryIntent, lexical_query, parse_intent
 from engine.models.base import ChatModel, CrossScorer, Embedder
 from engine.retrieval.hierarchical import HierarchicalRetriever, Passage
 from engine.settings import Settings
@@ -193,8 +193,7 @@ class HirecPipeline:
         yield record(StageTrace("documents", round_no, doc_payload, time.perf_counter() - t))
         t = time.perf_counter()
         filings = [d.filing for d in docs if d.kept]
-        lexical_query = " ".join([*intent.keywords, lexical_terms(intent)]) or query
-        passages, pas_payload = self.retriever.passages(query, lexical_query, filings)
+        passages, pas_payload = self.retriever.passages(query, lexical_query(intent, query), filings)
         yield record(StageTrace("passages", round_no, pas_payload, time.perf_counter() - t))
         run.retrieval_seconds += time.perf_counter() - t0 - sum(c.seconds for c in calls)
         return passages

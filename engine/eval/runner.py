@@ -79,14 +79,13 @@ class Evaluator:
                 self._answer(q, chunks, pred)
         elif pipeline in RERANKER_VARIANTS:
             intent = parse_intent(q.question, list(self.hirec.refs.values()))
-            from engine.intent import lexical_terms
+            from engine.intent import lexical_query
             from engine.pipeline import document_query
 
             retriever = self.retriever(*RERANKER_VARIANTS[pipeline])
             docs, _ = retriever.documents(document_query(intent, self.hirec.refs), intent)
             kept = [d.filing for d in docs if d.kept]
-            passages, payload = retriever.passages(
-                q.question, " ".join([*intent.keywords, lexical_terms(intent)]) or q.question, kept)
+            passages, payload = retriever.passages(q.question, lexical_query(intent, q.question), kept)
             pred = self._from_chunks([p.chunk for p in passages])
             pred.docs = [f.identity.doc_name for f in kept]
             pred.ranked_chunks = [c["chunk_id"] for c in payload["candidates"]]

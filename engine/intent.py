@@ -150,7 +150,8 @@ def _build_metric_re() -> tuple[re.Pattern[str], dict[str, int]]:
     # the one-character lookahead before each form makes most alternatives fail at once (5x faster)
     body = "|".join(f"(?=[{''.join(sorted(_first_chars(alt)))}])(?P<m{n}>{alt.replace(' ', sep)})"
                     for n, (alt, _) in enumerate(forms))
-    return re.compile(rf"(?<![\w&])(?:{body})(?![\w&])", re.I), {f"m{n}": i for n, (_, i) in enumerate(forms)}
+    # "non-current assets" and "non-operating income" are not the metric their tail names
+    return re.compile(rf"(?<![\w&])(?<!non-)(?<!non )(?:{body})(?![\w&])", re.I), {f"m{n}": i for n, (_, i) in enumerate(forms)}
 
 
 def _first_chars(form: str) -> set[str]:
@@ -189,8 +190,24 @@ _METRIC_RE, _METRIC_GROUP = _build_metric_re()
 
 def find_metrics(text: str) -> tuple[str, ...]:
     """Canonical metric names mentioned in ``text``, in order of first mention (usable on chunk text)."""
-    found = (_METRICS[_METRIC_GROUP[m.lastgroup or ""]][0] for m in _METRIC_RE.finditer(text))
-    return tuple(dict.fromkeys(name for name in found if name))
+    return tuple(dict.fromkeys(name for name, _, _ in metric_spans(text)))
+
+
+def metric_spans(text: str) -> list[tuple[str, int, int]]:
+    """``(canonical name, start, end)`` of every metric mention in ``text``, in order."""
+    out = []
+    for m in _METRIC_RE.finditer(text):
+        name = _METRICS[_METRIC_GROUP[m.lastgroup or ""]][0]
+        if name:
+            out.append((name, m.start(), m.end()))
+    return out
+
+
+def metric_named_by(label: str) -> str | None:
+    """The canonical metric when the whole of ``label`` is one of its surface forms ("Net sales" ->
+    "revenue"), else None ("Other non-current assets", "Revenue from leases" name no single metric)."""
+    m = _METRIC_RE.fullmatch(" ".join(label.split()))
+    return _METRICS[_METRIC_GROUP[m.lastgroup or ""]][0] if m else None
 
 
 # --- periods -----------------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ def program_schema(n_passages: int) -> dict:
     variable = {
         "type": "object",
         "properties": {
-            "name": {"type": "string", "maxLength": 40},
+            "name": {"type": "string", "maxLength": 60},
             "value": {"type": "number"},
             "passage_id": {"type": "integer", "enum": list(range(1, n_passages + 1)) or [1]},
             "label": {"type": "string", "maxLength": 100},
@@ -209,8 +209,24 @@ def build_program(variables: Sequence[dict], formula: str) -> tuple[str, dict[st
     for old, new in sorted(renames.items(), key=lambda kv: -len(kv[0])):
         if old != new:
             expr = re.sub(rf"(?<![\w.]){re.escape(old)}(?![\w])", new, expr)
+    # The grammar caps a variable's name at its maxLength while the formula may spell it in full
+    # ("capex_2018_purchases_of_..._equipment" named "capex_2018_purchases_of_"): a name in the formula
+    # that only one variable's name begins is that variable.
+    names = set(renames.values())
+
+    def resolve(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if word in names or word in _FORMULA_WORDS:
+            return word
+        owners = [n for n in names if len(n) >= 8 and word.lower().startswith(n)]
+        return owners[0] if len(owners) == 1 else word
+
+    expr = re.sub(r"(?<![\w.])[A-Za-z_]\w*", resolve, expr)
     lines.append(f"    return {expr}")
     return "\n".join(lines) + "\n", renames
+
+
+_FORMULA_WORDS = frozenset({"round", "abs", "min", "max", "sum"})
 
 
 def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,

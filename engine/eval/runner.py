@@ -103,6 +103,7 @@ class Evaluator:
             first = next((tr for tr in run.traces if tr.stage == "passages"), None)
             pred.ranked_chunks = [c["chunk_id"] for c in first.payload["candidates"]] if first else []
             pred.answer, pred.status, pred.run_id = run.answer.text, run.status, run.id
+            pred.note = run.answer.reason
             pred.tokens_in, pred.tokens_out, pred.llm_calls = run.tokens_in, run.tokens_out, run.llm_calls
             pred.retrieval_seconds = run.retrieval_seconds
         else:
@@ -141,6 +142,7 @@ class Evaluator:
         result, call = answer_question(q.question, intent, passages, self.chat, numeric_mode=self.settings.answer.numeric_mode,
                                        max_tokens=self.settings.answer.max_tokens)
         pred.answer, pred.status = result.text, result.status
+        pred.note = "; ".join(x for x in (pred.note, result.reason) if x)
         pred.tokens_in, pred.tokens_out, pred.llm_calls = call.tokens_in, call.tokens_out, 1
 
     # -- scoring --------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.errors import EngineError
-from engine.intent import find_metrics
+from engine.intent import find_metrics, metric_named_by, metric_spans
 from engine.records import Chunk, Filing
 from engine.retrieval.hierarchical import filing_title
 from engine.settings import Settings
@@ -182,10 +182,26 @@ _MONTHS_ENDED = re.compile(
     rf"\b(three|six|nine|twelve|thirteen|\d+)\s+(?:months|weeks)\s+end(?:ed|ing)\s+({_MONTH}\s+\d{{1,2}})",
     re.I)
 _ANNUAL = re.compile(r"\b(?:years?\s+end(?:ed|ing)|fiscal\s+(?:years?)?|twelve\s+months|annual)\b", re.I)
+# A statement's title line ("CONSOLIDATED STATEMENTS OF CASH FLOWS (in millions)"), not a sentence that
+# mentions one ("... outflow on the consolidated statements of cash flows."): the name must open the line.
 _STATEMENT = re.compile(
-    r"statements?\s+of|balance\s+sheets?|cash\s+flows|financial\s+position|income\s+statements?", re.I)
+    r"^\W*(?:the\s+)?((?:condensed\s+)?(?:consolidated\s+)?(?:statements?\s+of\s+(?:consolidated\s+)?"
+    r"(?:cash\s+flows|income|operations|earnings|comprehensive\s+(?:income|loss)|financial\s+position|"
+    r"(?:changes\s+in\s+)?(?:shareholders|stockholders)['’]?\s+(?:equity|deficit))|balance\s+sheets?|"
+    r"income\s+statements?))\b", re.I)
+
+
+def statement_title(line: str) -> str | None:
+    """The statement a title line names, lower-cased ("consolidated statements of cash flows"), else None."""
+    s = line.strip()
+    if len(s) > 120 or s.endswith("."):
+        return None
+    m = _STATEMENT.match(s)
+    return " ".join(m.group(1).lower().split()) if m else None
 _GENERIC_LABELS = {"total", "other", "net", "subtotal", "balance", "balances", "thereafter", "amount",
-                   "amounts"}
+                   "amounts", "beginning balance", "ending balance", "balance, beginning of period",
+                   "balance, end of period", "balance at beginning of year", "balance at end of year",
+                   "total, net", "total, at cost", "other, net"}
 _FOOTNOTE = re.compile(r"\s*(?:\(\d{1,2}\)|\([a-z]\)|\*+|\[\d\])+$")
 _UNITS = re.compile(r"^\(?(?:in|dollars in|amounts in|\$ in)\s+(?:millions|thousands|billions)", re.I)
 
@@ -197,6 +213,10 @@ _NARR_MONTHS = re.compile(
     rf"\b(?:for\s+)?the\s+(three|six|nine|twelve)\s+months\s+ended\s+({_FULL_DATE})", re.I)
 _NARR_YEAR_ENDED = re.compile(rf"\b(?:for\s+)?the\s+(?:fiscal\s+)?year\s+ended\s+({_FULL_DATE})", re.I)
 _NARR_AS_OF = re.compile(rf"\bas\s+of\s+({_FULL_DATE})", re.I)
+_COPULA = re.compile(r"[\s,:]*(?:(?:was|were|is|are|of|totaled|totalled|totaling|amounted\s+to|reached)\s+)?"
+                     r"(?:approximately\s+|about\s+)?", re.I)
+_SUBJECT = re.compile(r"(?:(?:in|during|for|as\s+of|at)\b[^,;:]{0,60},\s*)?(?:(?:our|the|total|consolidated|"
+                      r"company['’]s|its)\s+)*", re.I)
 _NARR_IN_YEAR = re.compile(  # "$6,776 million in 2022": the year right after the amount
     r"^\W*(?:million|billion|thousand)?\s*(?:in|for|during)\s+(?:fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)\b",
     re.I)
@@ -268,15 +288,15 @@ def _table_facts(chunk: Chunk, form: str | None) -> list[_Fact]:
     ctx_parts = [p.strip() for p in chunk.context.split(" | ")] if chunk.context else []
     if ctx_parts and _YEAR.search(ctx_parts[-1]):
         header = (_YEAR.findall(ctx_parts[-1]), " ".join(ctx_parts))
-        statement = next((p for p in ctx_parts if _STATEMENT.search(p)), None)
+        statement = next((t for p in ctx_parts if (t := statement_title(p))), None)
     prev = ""
     for line in chunk.text.splitlines():
         s = line.strip()
         if not s:
             section = None
             continue
-        if _STATEMENT.search(s) and len(s) < 90 and parse_row(s) is None and not _YEAR.search(s):
-            statement = s
+        if parse_row(s) is None and (title := statement_title(s)):
+            statement = title
         if _is_header(s):
             header, section = (_YEAR.findall(s), f"{prev} {s}"), None
             prev = s
@@ -304,8 +324,7 @@ def _table_facts(chunk: Chunk, form: str | None) -> list[_Fact]:
             if not re.search(r"[1-9]", answer):
                 continue  # dashes and zeros answer nothing
             period = _period_phrase(phrase, years, j, form)
-            facts.append(_Fact(chunk, KIND_TABLE, metric, label, period, answer,
-                               statement.lower() if statement else None))
+            facts.append(_Fact(chunk, KIND_TABLE, metric, label, period, answer, statement))
     return facts
 
 
@@ -328,14 +347,25 @@ def _narrative_facts(chunk: Chunk, filing: Filing) -> list[_Fact]:
         if len(sentence) > 600 or not find_metrics(sentence):
             continue
         amounts = list(_AMOUNT.finditer(sentence))
+        if len(amounts) > 4 or any(re.fullmatch(r"[\s()$\d,.%—–-]*", sentence[a.end() : b.start()])
+                                   for a, b in zip(amounts, amounts[1:])):
+            continue  # table cells run together, not prose
         seen: set[str] = set()
         for k, m in enumerate(amounts):
-            # The metric must sit just before the amount ("Net income was $1,308"), not anywhere earlier.
-            segment = sentence[amounts[k - 1].end() if k else 0 : m.start()][-80:]
-            metrics = find_metrics(segment)
-            if not metrics or metrics[-1] in seen:
+            # The amount must be the metric's value: "Net income was $1,308", not "an increase in net
+            # income of $12", "deferred revenue of $1,070" or "the dividend from $0.22 to $0.24".
+            start = amounts[k - 1].end() if k else 0
+            spans = metric_spans(sentence[start : m.start()])
+            if not spans or spans[-1][0] in seen:
                 continue
-            metric = metrics[-1]
+            metric, m_start, m_end = spans[-1]
+            if not _COPULA.fullmatch(sentence[start + m_end : m.start()]):
+                continue
+            # ... and the company's own figure, the metric being what the sentence is about ("During fiscal
+            # 2021, cash provided by operations was $2,983 million"), not "Sam's Club had net sales",
+            # "the Business segment's revenues", "Fios service revenue" or "we expect restructuring charges".
+            if not _SUBJECT.fullmatch(sentence[: start + m_start]):
+                continue
             seen.add(metric)
             after = sentence[m.end() : amounts[k + 1].start() if k + 1 < len(amounts) else len(sentence)]
             period = None
@@ -372,7 +402,7 @@ _TEMPLATES = (
 )
 _STATEMENT_TEMPLATE = "According to its {statement}, what was {whose} {metric} {period}?"
 _SUFFIX = re.compile(
-    r"[,\s]+(?:inc\.?|incorporated|corp\.?|corporation|co\.?|company|plc|ltd\.?|llc|n\.v\.|s\.a\.)$", re.I)
+    r"[,\s&]+(?:inc\.?|incorporated|corp\.?|corporation|co\.?|company|plc|ltd\.?|llc|n\.v\.|s\.a\.)$", re.I)
 
 
 def _who(filing: Filing, rng: random.Random) -> str:
@@ -385,9 +415,9 @@ def _who(filing: Filing, rng: random.Random) -> str:
 def _question(fact: _Fact, filing: Filing, rng: random.Random) -> str:
     metric = fact.metric
     if fact.kind == KIND_TABLE:
-        canonical = find_metrics(metric)
-        if len(canonical) == 1 and len(metric.split()) <= 3 and rng.random() < 0.3:
-            metric = canonical[0]  # a synonym, so questions do not always repeat the row label verbatim
+        canonical = metric_named_by(metric)
+        if canonical and rng.random() < 0.3:
+            metric = canonical  # a synonym, so questions do not always repeat the row label verbatim
         elif not (metric.isupper() and len(metric) <= 5):
             metric = metric.lower()
     who = _who(filing, rng)

@@ -245,3 +245,52 @@ def test_register_rejects_a_folder_that_is_not_a_model(tmp_path):
 
     with pytest.raises(ModelError, match="not a trained reranker"):
         register_reranker(tmp_path / "lib", tmp_path)
+
+
+def test_statement_titles_are_title_lines_not_sentences():
+    from engine.train.mining import statement_title
+
+    assert statement_title("CONSOLIDATED STATEMENTS OF CASH FLOWS") == "consolidated statements of cash flows"
+    assert statement_title("Condensed Consolidated Balance Sheets (Unaudited)") == "condensed consolidated balance sheets"
+    assert statement_title("Consolidated Statements of Shareholders’ Equity") == \
+        "consolidated statements of shareholders’ equity"
+    assert statement_title("operating outflow on the consolidated statements of cash flows.") is None
+    assert statement_title("See the statements of operations for details.") is None
+
+
+def test_narrative_facts_keep_the_companys_figure_and_skip_qualified_ones(ingested_demo):
+    from engine.records import Chunk
+    from engine.train.mining import _narrative_facts
+
+    library, _, _ = ingested_demo
+    filing = library.filings()[0]
+
+    def facts(text: str) -> list[tuple[str, str, str]]:
+        chunk = Chunk(1, filing.id, filing.identity.doc_name, 0, 0, len(text), "text", text)
+        return [(f.metric, f.period, f.answer) for f in _narrative_facts(chunk, filing)]
+
+    assert facts("Interest expense was $841 million in 2017, compared with $733 million in 2016.") == [
+        ("interest expense", "in 2017", "841")]
+    assert [f[0::2] for f in facts("During fiscal 2021, cash provided by operations was $2,983 million.")] == [
+        ("cash from operations", "2,983")]
+    for qualified in (
+        "We recorded deferred revenue of $1,070 million in 2020.",  # another metric than revenue
+        "Total net revenue increased by $441.6 million in 2016.",  # a change, not the figure
+        "Sam's Club had net sales of $63.9 billion in 2021.",  # a segment's figure
+        "The Business segment's revenues were $31.0 billion in 2021.",
+        "We expect restructuring charges of approximately $150 million in 2019.",
+        "The board raised the dividend from $0.22 to $0.24 per share in 2020.",
+        "Long-term debt $ 179,048 $ (15,722) $ 6,182 in 2022.",  # table cells run together
+    ):
+        assert facts(qualified) == [], qualified
+
+
+def test_table_row_synonyms_only_for_labels_that_are_the_metric():
+    from engine.intent import find_metrics, metric_named_by
+
+    assert metric_named_by("Net sales") == "revenue"
+    assert metric_named_by("Purchases of property, plant and equipment") == "capital expenditures"
+    assert metric_named_by("Other non-current assets") is None
+    assert metric_named_by("Revenue from leases") is None
+    assert find_metrics("Other non-current assets") == ()
+    assert find_metrics("Total current assets") == ("current assets",)

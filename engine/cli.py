@@ -411,9 +411,15 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
         bar.set_postfix_str(f"ETA {eta / 60:.1f} min")
         bar.refresh()
 
+    writer = None
+    if args.llm_questions > 0:
+        from engine.models.registry import load_chat_model
+
+        writer = load_chat_model(settings.models, settings.library_home())
     report = train_reranker(library, settings, out, pairs=args.pairs, epochs=args.epochs, device=args.device,
                             max_length=args.max_length, batch_size=args.batch_size, lr=args.lr, head_lr=args.head_lr,
-                            pos_weight=args.pos_weight, exclude_docs=exclude, progress=progress)
+                            pos_weight=args.pos_weight, exclude_docs=exclude, writer=writer,
+                            llm_share=args.llm_questions, progress=progress)
     bar.close()
     print(json.dumps({k: v for k, v in report.__dict__.items() if k not in ("before", "after")}, default=str, indent=1))
     print(f"held-out before: {report.before}\nheld-out after:  {report.after}")
@@ -549,6 +555,9 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     s.add_argument("--head-lr", type=float, default=None, help="learning rate of the fresh scoring head")
     s.add_argument("--pos-weight", type=float, default=1.0, help="BCE weight of positives (1 = HiREC's plain BCE)")
     s.add_argument("--exclude-eval", action="append", help="question file whose filings are never mined (repeatable)")
+    s.add_argument("--llm-questions", type=float, default=0.0, metavar="SHARE",
+                   help="fraction of mined questions the chat model rewords in an analyst's words (0-1; "
+                   "one model call each)")
     s.add_argument("--out", help="output folder (default: <library>/models/reranker-trained)")
     s.add_argument("--no-register", action="store_true")
     s.set_defaults(func=cmd_train_reranker)

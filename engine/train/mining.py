@@ -9,6 +9,11 @@ negatives per positive. FilingLens has no labelled questions for a user's corpus
 - **narrative facts**: a sentence with a metric word (:func:`engine.intent.find_metrics`) and an amount,
   "Net income was $1,308 million", gives a question about that metric in the sentence's period.
 
+- **written by the chat model** (``writer``, ``llm_share``): the model rewords a share of the templated
+  questions in an analyst's words ("How much did 3M spend on capital projects in 2018?"); the fact and
+  its evidence stay the template's, so a model question is only as right as the mined fact, and one that
+  loses the period or gives the answer away is refused (:func:`write_question`).
+
 Every passage is the text the pipeline scores: ``f"{filing_title(filing)}\\n{chunk.indexed_text}"``.
 
 Negatives, hardest first: the same row label or metric in *other* filings (another year, another
@@ -43,12 +48,14 @@ from engine.settings import Settings
 from engine.store.library import Library
 
 if TYPE_CHECKING:
+    from engine.models.base import ChatModel
     from engine.retrieval.lexical import LexicalIndex
 
 log = logging.getLogger(__name__)
 
 TRAIN, HELDOUT = "train", "heldout"
 KIND_TABLE, KIND_NARRATIVE = "table-row", "narrative"
+SOURCE_TEMPLATE, SOURCE_LLM = "template", "llm"
 
 # Negative sources, in the order they are filled.
 NEG_NEAR_DUPLICATE = "near-duplicate"  # same label/metric, another filing (other year or company)
@@ -90,6 +97,7 @@ class MinedExample:
     kind: str
     answer: str
     split: str
+    question_source: str = SOURCE_TEMPLATE  # "template" or "llm" (written by the chat model)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -100,7 +108,7 @@ class MinedExample:
             query=d["query"], positive=MinedPassage(**d["positive"]),
             negatives=tuple(MinedPassage(**n) for n in d["negatives"]),
             negative_sources=tuple(d["negative_sources"]), kind=d["kind"], answer=d["answer"],
-            split=d["split"],
+            split=d["split"], question_source=d.get("question_source", SOURCE_TEMPLATE),
         )
 
 
@@ -430,6 +438,49 @@ def _question(fact: _Fact, filing: Filing, rng: random.Random) -> str:
                            Period=fact.period[:1].upper() + fact.period[1:], statement=fact.statement)
 
 
+_QUESTION_SCHEMA = {"type": "object", "properties": {"question": {"type": "string", "maxLength": 220}},
+                    "required": ["question"], "additionalProperties": False}
+
+
+def write_question(fact_metric: str, period: str, answer: str, who: str, passage: str,
+                   chat: ChatModel) -> tuple[str | None, str]:
+    """A question the chat model writes for a fact, or None with the reason it was refused.
+
+    The model rewords the templated question in an analyst's words; the fact (and so the label) stays the
+    one the template mined. A question is kept only when it asks about the fact: it ends with "?", names
+    the period's year(s), and does not give the answer away.
+    """
+    from engine.trace import call_llm, prompt
+
+    messages = [{"role": "system", "content": prompt("mining_question")},
+                {"role": "user", "content": f"Passage:\n<<<\n{passage[:1400]}\n>>>\n\nCompany: {who}\n"
+                 f"Line item: {fact_metric}\nPeriod: {period}"}]
+    res, call = call_llm(chat, "mining question", messages, _QUESTION_SCHEMA, 64)
+    if res is None:
+        return None, call.error
+    q = " ".join(res.data["question"].split())
+    years = set(_YEAR.findall(period))
+    if not q.endswith("?") or len(q) < 15:
+        return None, f"not a question: {q!r}"
+    if not years <= set(_YEAR.findall(q)):
+        return None, f"the period {period!r} is not in {q!r}"
+    if answer.replace(",", "") in _numbers(q):
+        return None, f"gives the answer away: {q!r}"
+    if not _names_company(q, who):
+        return None, f"does not name {who!r}: {q!r}"
+    wanted = set(find_metrics(fact_metric))
+    words = {w for w in re.findall(r"[a-z]{4,}", fact_metric.lower())}
+    if (wanted and not wanted & set(find_metrics(q))) or (not wanted and not words & set(re.findall(r"[a-z]{4,}", q.lower()))):
+        return None, f"does not ask for {fact_metric!r}: {q!r}"
+    return q, ""
+
+
+def _names_company(question: str, who: str) -> bool:
+    q = question.lower()
+    core = _SUFFIX.sub("", who).strip().lower()
+    return bool(core) and (core in q or core.split()[0] in q.split() or core.split()[0] + "'s" in q)
+
+
 # --- negatives --------------------------------------------------------------------------------------
 
 
@@ -537,6 +588,8 @@ def mine_pairs(
     exclude_docs: Iterable[str] = (),
     holdout: float = 0.1,
     table_share: float = 0.7,
+    writer: ChatModel | None = None,
+    llm_share: float = 0.0,
     progress: Progress | None = None,
 ) -> list[MinedExample]:
     """Mine up to ``n_pairs`` examples (question, positive, ``n_neg`` negatives) from the library.
@@ -551,6 +604,9 @@ def mine_pairs(
             of an evaluation question file, see :func:`excluded_docs_from_questions`).
         holdout: Fraction of filings held out for evaluation (``MinedExample.split == "heldout"``).
         table_share: Target fraction of table-row questions; narrative facts fill the rest.
+        writer: A chat model that rewords questions in an analyst's words (see :func:`write_question`).
+        llm_share: Fraction of examples whose question the ``writer`` writes (a refused one keeps the
+            template's); 0 without a writer.
         progress: ``progress(done, total)`` while negatives are mined.
 
     Returns:
@@ -560,6 +616,9 @@ def mine_pairs(
 
     if n_pairs < 0 or n_neg < 1:
         raise EngineError(f"n_pairs must be >= 0 and n_neg >= 1 (got {n_pairs}, {n_neg})")
+    if not 0.0 <= llm_share <= 1.0:
+        raise EngineError(f"llm_share must be in [0, 1], got {llm_share}")
+    writer_share = llm_share if writer is not None else 0.0
     excluded = set(exclude_docs)
     filings = {f.id: f for f in library.filings() if f.identity.doc_name not in excluded}
     if not filings:
@@ -615,20 +674,21 @@ def mine_pairs(
     for kind in (KIND_TABLE, KIND_NARRATIVE):
         other = KIND_NARRATIVE if kind == KIND_TABLE else KIND_TABLE
         made = _make(queues[kind], quota[kind], filings, heldout, pools, n_neg, rng, seen_queries, examples,
-                     progress, n_pairs)
+                     progress, n_pairs, writer, writer_share)
         quota[other] += quota[kind] - made  # a shortfall of one kind is filled by the other
     if len(examples) < n_pairs and queues[KIND_TABLE]:
         _make(queues[KIND_TABLE], n_pairs - len(examples), filings, heldout, pools, n_neg, rng, seen_queries,
-              examples, progress, n_pairs)
+              examples, progress, n_pairs, writer, writer_share)
     rng.shuffle(examples)
-    log.info("mined %d examples (%d held out) from %d filings", len(examples),
-             sum(e.split == HELDOUT for e in examples), len(filings))
+    log.info("mined %d examples (%d held out, %d questions written by the model) from %d filings", len(examples),
+             sum(e.split == HELDOUT for e in examples), sum(e.question_source == SOURCE_LLM for e in examples),
+             len(filings))
     return examples
 
 
 def _make(queue: deque[_Fact], quota: int, filings: dict[int, Filing], heldout: frozenset[int],
           pools: dict[str, _Pool], n_neg: int, rng: random.Random, seen: set[str], out: list[MinedExample],
-          progress: Progress | None, total: int) -> int:
+          progress: Progress | None, total: int, writer: ChatModel | None, writer_share: float) -> int:
     made = 0
     while queue and made < quota:
         fact = queue.popleft()
@@ -641,10 +701,22 @@ def _make(queue: deque[_Fact], quota: int, filings: dict[int, Filing], heldout: 
         if len(negs) < n_neg:
             continue
         seen.add(query.lower())
+        source = SOURCE_TEMPLATE
+        # Its own random stream, so a writer changes the wording of questions and nothing else mined.
+        wrng = random.Random(f"write:{query}")
+        if writer is not None and wrng.random() < writer_share:
+            written, why = write_question(fact.metric, fact.period, fact.answer, _who(filing, wrng),
+                                          fact.chunk.indexed_text, writer)
+            if written is not None and written.lower() not in seen:
+                query, source = written, SOURCE_LLM
+                seen.add(query.lower())
+            else:
+                log.info("kept the template question %r: %s", query, why or "a duplicate")
         out.append(MinedExample(
             query=query, positive=_passage(fact.chunk, filing),
             negatives=tuple(_passage(c, filings[c.filing_id]) for c, _ in negs),
             negative_sources=tuple(s for _, s in negs), kind=fact.kind, answer=fact.answer, split=split,
+            question_source=source,
         ))
         made += 1
         if progress:

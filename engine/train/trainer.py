@@ -41,6 +41,7 @@ from engine.store.library import Library
 from engine.train.mining import HELDOUT, TRAIN, MinedExample, examples_digest, mine_pairs, write_examples
 
 if TYPE_CHECKING:
+    from engine.models.base import ChatModel
     from engine.models.cross import SentenceTransformerCrossScorer
 
 log = logging.getLogger(__name__)
@@ -288,6 +289,8 @@ def train_reranker(
     seed: int = 0,
     holdout: float = 0.1,
     exclude_docs: Sequence[str] | frozenset[str] = (),
+    writer: ChatModel | None = None,
+    llm_share: float = 0.0,
     max_eval: int = 300,
     checkpoint_every: int = 200,
     base_model: str = BASE_MODEL,
@@ -316,6 +319,8 @@ def train_reranker(
         holdout: Fraction of filings held out for evaluation when mining.
         exclude_docs: Doc names kept out entirely (e.g. evaluation gold filings): not mined, and given
             examples that touch one are dropped.
+        writer: A chat model that writes a share (``llm_share``) of the mined questions.
+        llm_share: See :func:`engine.train.mining.mine_pairs`.
         max_eval: Held-out examples evaluated before and after training.
         checkpoint_every: Steps between checkpoints.
         base_model: Package name or folder of the sentence-transformers weights to start from.
@@ -342,7 +347,7 @@ def train_reranker(
             raise EngineError("train_reranker needs a library and settings to mine pairs")
         t0 = time.perf_counter()
         examples = mine_pairs(library, settings, n_pairs=pairs, n_neg=n_neg, seed=seed,
-                              exclude_docs=exclude_docs, holdout=holdout)
+                              exclude_docs=exclude_docs, holdout=holdout, writer=writer, llm_share=llm_share)
         log.info("mined %d examples in %.1fs", len(examples), time.perf_counter() - t0)
     else:
         excluded = set(exclude_docs)
@@ -485,6 +490,7 @@ def _write_report(report: TrainReport, examples: Sequence[MinedExample], base_id
     from engine.store.manifest import write_atomic
 
     split_kinds = Counter((e.split, e.kind) for e in examples)
+    sources = Counter(e.question_source for e in examples)
     data = {
         "kind": "cross-encoder-reranker",
         "model_dir": MODEL_DIR,
@@ -503,6 +509,7 @@ def _write_report(report: TrainReport, examples: Sequence[MinedExample], base_id
             "eval_examples": report.eval_examples,
             "negatives_per_positive": len(examples[0].negatives) if examples else 0,
             "by_split_and_kind": {f"{s}/{k}": n for (s, k), n in sorted(split_kinds.items())},
+            "questions_by_source": dict(sorted(sources.items())),
             "heldout_docs": sorted({e.positive.doc_name for e in examples if e.split == HELDOUT}),
             "file": PAIRS_FILE,
         },

@@ -294,3 +294,82 @@ def test_table_row_synonyms_only_for_labels_that_are_the_metric():
     assert metric_named_by("Revenue from leases") is None
     assert find_metrics("Other non-current assets") == ()
     assert find_metrics("Total current assets") == ("current assets",)
+
+
+# -- questions written by the chat model -------------------------------------------------------------
+
+
+class _Writer:
+    """A chat model that words the fact it is given as a question (or returns a fixed reply)."""
+
+    model_id = "writer"
+
+    def __init__(self, reply: str | None = None) -> None:
+        self.reply, self.calls = reply, 0
+
+    def complete_json(self, messages, schema, *, max_tokens=512, cancel=None):  # noqa: ANN001, ANN201
+        from engine.models.base import ChatResult
+
+        self.calls += 1
+        fields = dict(line.split(": ", 1) for line in messages[-1]["content"].splitlines() if ": " in line)
+        q = self.reply or f"Analyst view: how much {fields['Line item'].lower()} did {fields['Company']} book " \
+                          f"{fields['Period']}?"
+        return ChatResult({"question": q}, json.dumps({"question": q}), 50, 12, 1, 0.01, self.model_id, ())
+
+
+def test_written_questions_must_ask_for_the_fact():
+    from engine.train.mining import write_question
+
+    def ask(reply: str) -> tuple[str | None, str]:
+        return write_question("Purchases of property, plant and equipment", "in fiscal 2018", "1,577",
+                              "3M Company", "Purchases of property, plant and equipment  (1,577)  (1,373)",
+                              _Writer(reply))
+
+    assert ask("How much did 3M spend on capital expenditures in fiscal 2018?")[0] is not None
+    for bad, why in (("How much did 3M spend on capital expenditures in 2017?", "period"),
+                     ("Did 3M spend 1,577 on capital expenditures in 2018?", "answer away"),
+                     ("How much did the company spend on capital expenditures in 2018?", "name"),
+                     ("What was 3M's revenue in 2018?", "ask for"),
+                     ("capital expenditures 3M 2018", "not a question")):
+        q, reason = ask(bad)
+        assert q is None and why in reason, (bad, reason)
+
+
+def test_mining_uses_written_questions_for_its_share(ingested_demo, mined):
+    library, settings, _ = ingested_demo
+    writer = _Writer()
+    written = mine_pairs(library, settings, n_pairs=20, seed=0, holdout=HOLDOUT, writer=writer, llm_share=1.0)
+    assert writer.calls == len(written) == 20
+    assert all(e.question_source == "llm" and e.query.startswith("Analyst view") for e in written)
+    # The facts, evidence and negatives are the template's: only the wording changed.
+    plain = {(e.positive.chunk_id, e.answer): e for e in mine_pairs(library, settings, n_pairs=20, seed=0,
+                                                                      holdout=HOLDOUT)}
+    same = [e for e in written if (e.positive.chunk_id, e.answer) in plain]
+    assert same and all(e.negatives == plain[(e.positive.chunk_id, e.answer)].negatives for e in same)
+    with pytest.raises(EngineError, match="llm_share"):
+        mine_pairs(library, settings, n_pairs=5, writer=writer, llm_share=1.5)
+
+
+@pytest.mark.slow
+def test_smollm2_writes_or_is_refused(ingested_demo, tmp_path):
+    """The real path: SmolLM2 is asked for every question; what it writes is kept only if it passes."""
+    from engine.models import registry
+    from engine.settings import ModelSettings
+
+    pytest.importorskip("llama_cpp")
+    library, settings, _ = ingested_demo
+    chat = registry.load_chat_model(ModelSettings(chat_model="smollm2-135m", n_ctx=1024, threads=2, json_retries=0),
+                                    tmp_path)
+    calls = []
+    real = chat.complete_json
+
+    def counted(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        return real(*a, **k)
+
+    chat.complete_json = counted
+    examples = mine_pairs(library, settings, n_pairs=3, seed=1, holdout=HOLDOUT, writer=chat, llm_share=1.0)
+    assert len(examples) == 3 and len(calls) == 3
+    for e in examples:
+        if e.question_source == "llm":
+            assert e.query.endswith("?") and e.answer.replace(",", "") not in _numbers(e.query)

@@ -380,11 +380,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     rows = run_eval(evaluator, questions, pipelines, out, progress)
     bar.close()
     title = f"FilingLens eval: {Path(args.questions).name} ({len(questions)} questions, {library.count('filings')} filings)"
-    summary = write_report(out, rows, pipelines, title)
+    in_library = set(names)
+    missing = {q.qid: absent for q in questions if (absent := [d for d in q.gold_docs if d not in in_library])}
+    summary = write_report(out, rows, pipelines, title, missing)
     from engine.eval.plots import gold_pages, write_plots
 
     plots = write_plots(out, rows, pipelines, gold=gold_pages(questions))
     print(markdown(summary, [], title).split("Pages count")[0])
+    if missing:
+        print(f"{len(missing)} question(s) name a gold filing that is not in the library; report.md repeats the "
+              "table without them")
     print(f"plots: {', '.join(p.name for p in plots)}")
     print(f"report: {out / 'report.md'}, rows: {out / 'results.json'}")
     return 0

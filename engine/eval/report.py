@@ -52,14 +52,29 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
-def markdown(summary: Sequence[dict], rows: Sequence[dict], title: str) -> str:
+def _table(summary: Sequence[dict]) -> list[str]:
     cols = ["pipeline", "n", *RETRIEVAL_COLS, "accuracy_numeric", "n_numeric", "accuracy_model_judged", "n_model_judged",
             "tokens_in", "tokens_out", "llm_calls", "retrieval_p50", "retrieval_p95", "total_p50", "total_p95"]
     cols = [c for c in cols if any(s.get(c) is not None for s in summary)]
-    lines = [f"# {title}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(_fmt(s.get(c)) for c in cols) + " |" for s in summary]
+    return ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols),
+            *("| " + " | ".join(_fmt(s.get(c)) for c in cols) + " |" for s in summary)]
+
+
+def markdown(summary: Sequence[dict], rows: Sequence[dict], title: str,
+             missing: dict[str, list[str]] | None = None) -> str:
+    """The report. ``missing`` maps question ids to their gold filings that are not in the library: those
+    questions cannot be answered from it, so the table is repeated without them."""
+    lines = [f"# {title}", "", *_table(summary)]
     lines += ["", "Pages count from 0. Accuracy: numeric answers by the rounding/truncation matcher; textual answers "
               "judged by the local model (reported separately). Times in seconds.", ""]
+    if missing:
+        absent = sorted({d for docs in missing.values() for d in docs})
+        inside = [r for r in rows if r["qid"] not in missing]
+        lines += [f"## Without the {len(missing)} questions whose gold filing is not in the library", "",
+                  f"Not in the library: {', '.join(absent)}. No pipeline can find or answer from a filing it does not "
+                  "have; the table below leaves those questions out.", ""]
+        if inside:
+            lines += [*_table(summarize(inside, [s["pipeline"] for s in summary])), ""]
     recall = "page_recall@5" if any("page_recall@5" in r for r in rows) else "doc_recall@5"
     for cut in ("qtype", "reasoning"):
         values = sorted({r.get(cut) or "?" for r in rows})
@@ -78,8 +93,10 @@ def markdown(summary: Sequence[dict], rows: Sequence[dict], title: str) -> str:
     return "\n".join(lines)
 
 
-def write_report(out_dir: Path, rows: Sequence[dict], pipelines: Sequence[str], title: str) -> list[dict]:
+def write_report(out_dir: Path, rows: Sequence[dict], pipelines: Sequence[str], title: str,
+                 missing: dict[str, list[str]] | None = None) -> list[dict]:
     summary = summarize(rows, pipelines)
-    (out_dir / "results.json").write_text(json.dumps({"summary": summary, "rows": list(rows)}, indent=1, default=str))
-    (out_dir / "report.md").write_text(markdown(summary, rows, title))
+    data = {"summary": summary, "rows": list(rows), "gold_not_in_library": missing or {}}
+    (out_dir / "results.json").write_text(json.dumps(data, indent=1, default=str))
+    (out_dir / "report.md").write_text(markdown(summary, rows, title, missing))
     return summary

@@ -96,6 +96,21 @@ def test_report_tables_carry_hand_computed_means(tmp_path: Path) -> None:
     assert accuracy == {"hybrid": None, "hirec": pytest.approx(2 / 3)}
 
 
+def test_report_repeats_the_table_without_questions_whose_filing_is_missing(tmp_path: Path) -> None:
+    rows = _rows()
+    write_report(tmp_path, rows, ["hybrid", "hirec"], "Synthetic run", missing={"q3": ["C"]})
+    text = (tmp_path / "report.md").read_text()
+    section = text.split("## Without the 1 questions whose gold filing is not in the library")[1]
+    assert "Not in the library: C." in section
+    table = _table(section)
+    # q3 (recall 0 everywhere) left out: hybrid 1, 1, 1; hirec 1, 0.5, 1
+    assert table["hybrid"]["n"] == "3" and table["hybrid"]["page_recall@5"] == "1.000"
+    assert table["hirec"]["page_recall@5"] == "0.833"
+    assert json.loads((tmp_path / "results.json").read_text())["gold_not_in_library"] == {"q3": ["C"]}
+    write_report(tmp_path, rows, ["hybrid", "hirec"], "Synthetic run")
+    assert "not in the library" not in (tmp_path / "report.md").read_text()
+
+
 # ----------------------------------------------------------------------------------------------------- plots
 def _assert_readable_png(path: Path) -> None:
     import matplotlib.image

@@ -124,7 +124,8 @@ class Evaluator:
                 self._cross[key[0]] = load_cross_scorer(s, s.library_home())
             self._retrievers[key] = HierarchicalRetriever(self.library, s, self.embedder, self._cross.get(key[0]),
                                                           lexical=self.searcher.lexical,
-                                                          summaries=self.searcher.summaries)
+                                                          summaries=self.searcher.summaries,
+                                                          chunk_vectors=self.searcher.chunk_vectors)
         return self._retrievers[key]
 
     def _from_chunks(self, chunks: Sequence[Chunk]) -> Prediction:

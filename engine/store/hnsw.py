@@ -99,6 +99,18 @@ class HnswIndex:
             return self._query_filtered_exhaustive(vector, k, flt)
         return [(int(l), float(1.0 - d)) for l, d in zip(labels[0], dists[0])]
 
+    def get_items(self, labels: Sequence[int]) -> np.ndarray:
+        """The stored vectors of ``labels`` (one row each); KeyError when one is not stored."""
+        if not labels:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        gone = [lb for lb in labels if lb in self._deleted]
+        if self._index is None or gone:
+            raise KeyError(f"no vector stored for {gone[:3] or labels[:3]}")
+        try:
+            return np.asarray(self._index.get_items(list(labels)), dtype=np.float32)
+        except RuntimeError as exc:  # hnswlib: "Label not found"
+            raise KeyError(str(exc)) from exc
+
     def _query_filtered_exhaustive(self, vector: np.ndarray, k: int, flt: Callable[[int], bool] | None) -> list[tuple[int, float]]:
         ids = [i for i in self.labels() if flt is None or flt(i)]
         if not ids:

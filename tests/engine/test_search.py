@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine.chunking import chunk_page, is_table_row
 from engine.retrieval.fusion import rrf
 from engine.search import MetadataFilter, Searcher
@@ -47,3 +49,40 @@ def test_filters_by_registrant_name_and_form(ingested_demo, demo_documents, embe
     res = searcher.search("cash and cash equivalents", 10, MetadataFilter(issuer=doc["company"].split()[0], form="10-Q"))
     assert res.bm25
     assert all(h.chunk.doc_name.startswith(doc["ticker"]) and "10Q" in h.chunk.doc_name for h in res.bm25)
+
+
+def test_passage_stage_uses_stored_chunk_vectors_and_falls_back(tmp_path, ingested_demo, demo_truth, embedder):
+    """With chunk vectors built, the passage stage scores the prefilter with the stored vectors (no embedding at
+    question time); a passage without a stored vector sends it back to embedding the prefilter."""
+    import shutil
+
+    import numpy as np
+
+    from engine.indexing import sync_indexes
+    from engine.retrieval.hierarchical import HierarchicalRetriever
+    from engine.store import Library
+
+    library, settings, _ = ingested_demo
+    library.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copytree(library.home, tmp_path / "lib", ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    s = settings.model_copy(update={"home": tmp_path / "lib"}).with_overrides(retrieval={"chunk_vectors": True})
+    copy = Library(tmp_path / "lib")
+    sync_indexes(copy, s, embedder)
+    fact = next(f for f in demo_truth if f["metric"] == "Total revenue" and f["form"] == "10-K")
+    filing = copy.filing_by_doc_name(fact["doc_name"])
+    question = f"What was {fact['company']}'s total revenue in fiscal {fact['period']}?"
+
+    retriever = HierarchicalRetriever(copy, s, embedder)
+    assert retriever.chunk_vectors is not None and len(retriever.chunk_vectors) == copy.count("chunks")
+    passages, payload = retriever.passages(question, "total revenue", [filing])
+    assert payload["dense_vectors"] == "stored chunk vectors"
+    assert fact["page"] in {p.chunk.page_no for p in passages}
+    qvec = embedder.embed_batch([question])[0]
+    for row in payload["candidates"][:5]:
+        (chunk,) = copy.chunks([row["chunk_id"]])
+        own = embedder.embed_batch([chunk.indexed_text])[0]  # what the index stored for it
+        assert row["dense"] == pytest.approx(float(own @ qvec / np.linalg.norm(own) / np.linalg.norm(qvec)), abs=1e-4)
+
+    retriever.chunk_vectors.delete([payload["candidates"][0]["chunk_id"]])
+    _, payload = retriever.passages(question, "total revenue", [filing])
+    assert payload["dense_vectors"].startswith("embedded with the filing title")

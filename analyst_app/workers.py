@@ -14,12 +14,15 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QRunnable, QThread, Signal, Slot
 
 from engine.errors import EngineError, ModelError
 from engine.settings import Settings
+
+if TYPE_CHECKING:
+    from engine.train import TrainReport
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +191,68 @@ def model_statuses(home: Path) -> list[Any]:
     from engine.models.registry import list_models
 
     return list_models(home)
+
+
+# -- reranker training -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """What the analyst chose for a reranker training run (the CLI's ``train-reranker`` options)."""
+
+    pairs: int = 2000
+    epochs: int = 1
+    device: str = "auto"
+    exclude_questions: Path | None = None  # an evaluation question file whose filings stay out of training
+    llm_share: float = 0.0
+    register: bool = True
+
+
+@dataclass(frozen=True)
+class TrainOutcome:
+    """A finished training call and, when it was registered, the registry file written."""
+
+    report: TrainReport
+    registry: Path | None = None
+
+
+class TrainRerankerJob(Job):
+    """``train_reranker`` on pairs mined from the library, then ``register_reranker`` when asked.
+
+    Progress: stage ``mining`` until the first optimizer step (mining, loading the base model and scoring
+    the held-out set), one ``item`` ``{"step", "total", "eta"}`` per step (eta in seconds), then stage
+    ``registering``. Cancel stops after the current step with a checkpoint that the next run with the
+    same options resumes from.
+    """
+
+    name = "reranker training"
+
+    def __init__(self, settings: Settings, options: TrainOptions) -> None:
+        super().__init__()
+        self.settings, self.options = settings, options
+        from engine.train import default_run_dir
+
+        self.out_dir = default_run_dir(settings.library_home())
+
+    def work(self) -> TrainOutcome:
+        from engine.store import Library
+        from engine.train import excluded_docs_from_questions, register_reranker, train_reranker
+
+        opts, home = self.options, self.settings.library_home()
+        self._emit(self.signals.progress, "mining", 0, 0)
+        with Library(home) as library:
+            exclude = (excluded_docs_from_questions(opts.exclude_questions, library)
+                       if opts.exclude_questions else frozenset())
+            writer = _load_chat(self.settings) if opts.llm_share > 0 else None
+            report = train_reranker(library, self.settings, self.out_dir, pairs=opts.pairs, epochs=opts.epochs,
+                                    device=opts.device, exclude_docs=exclude, writer=writer,
+                                    llm_share=opts.llm_share, progress=self._step, cancel=self.cancel_event.is_set)
+        if not (report.completed and opts.register):
+            return TrainOutcome(report)
+        self._emit(self.signals.progress, "registering", 0, 0)
+        return TrainOutcome(report, register_reranker(home, report.model_dir))
+
+    def _step(self, step: int, total: int, eta: float) -> None:
+        self._emit(self.signals.item, {"step": step, "total": total, "eta": eta})
 
 
 # -- asking ------------------------------------------------------------------------------------------

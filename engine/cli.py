@@ -400,14 +400,14 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from engine.train import excluded_docs_from_questions, register_reranker, train_reranker
+    from engine.train import default_run_dir, excluded_docs_from_questions, register_reranker, train_reranker
 
     settings = _settings(args)
     library = _library(settings)
     exclude: frozenset[str] = frozenset()
     for path in args.exclude_eval or []:
         exclude |= excluded_docs_from_questions(Path(path), library)
-    out = Path(args.out) if args.out else settings.library_home() / "models" / "reranker-trained"
+    out = Path(args.out) if args.out else default_run_dir(settings.library_home())
     bar = tqdm(desc="train reranker", unit="step")
 
     def progress(step: int, total: int, eta: float) -> None:

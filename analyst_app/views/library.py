@@ -4,7 +4,9 @@ with progress and Cancel, the per-file ingest report, filing details and removal
 from __future__ import annotations
 
 import html
+import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +19,17 @@ from PySide6.QtWidgets import (
 
 from analyst_app.context import AppContext
 from analyst_app.models import SORT_ROLE, Column, FilingTableModel, RecordTableModel, human_page, local_time
-from analyst_app.workers import CallJob, IngestJob, IngestSummary, remove_and_sync
+from analyst_app.views.train_dialog import TrainDialog
+from analyst_app.workers import (
+    CallJob, IngestJob, IngestSummary, TrainOptions, TrainOutcome, TrainRerankerJob, remove_and_sync,
+)
 from engine.records import Filing
 
 SUPPORTED = {".pdf", ".htm", ".html"}
 PROBLEMS = {"failed", "skipped", "duplicate", "removed"}
+TRAIN_OPTIONS_KEY = "library/train_options"  # QSettings: the last training options (a rerun resumes with them)
+TRAIN_STAGES = {"mining": "Mining training pairs, then scoring the held-out questions…",
+                "registering": "Registering the trained reranker…"}
 
 def _field(record: Any, key: str) -> Any:
     return record.get(key, "") if isinstance(record, dict) else getattr(record, key, "")
@@ -86,11 +94,13 @@ class LibraryView(QWidget):
     open_filing = Signal(object)  # a Filing to show in the page viewer
     ingest_finished = Signal(object)  # IngestSummary (tests wait on it)
     remove_finished = Signal(int)
+    train_finished = Signal(object)  # the TrainReport, None when training failed (tests wait on it)
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.job: IngestJob | None = None
+        self.train_job: TrainRerankerJob | None = None
         self._last_reload = 0.0
         self.setAcceptDrops(True)
 
@@ -104,6 +114,11 @@ class LibraryView(QWidget):
         self.remove_btn = QPushButton("Remove selected")
         self.remove_btn.setToolTip("Remove the selected filings from the library (Del)")
         self.remove_btn.clicked.connect(lambda: self.remove_selected())
+        self.train_btn = QPushButton("Train reranker…")
+        self.train_btn.setToolTip("Train a cross-encoder reranker on question–passage pairs mined from these "
+                                  "filings (in the background).\nQuestions use it when Settings › Retrieval › "
+                                  "Reranker is “trained”.")
+        self.train_btn.clicked.connect(self.choose_training)
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter: name, registrant, ticker, form, period…")
         self.filter.setClearButtonEnabled(True)
@@ -113,6 +128,8 @@ class LibraryView(QWidget):
         top = QHBoxLayout()
         for w in (self.add_files_btn, self.add_folder_btn, self.remove_btn):
             top.addWidget(w)
+        top.addSpacing(16)
+        top.addWidget(self.train_btn)
         top.addSpacing(16)
         top.addWidget(self.filter, 1)
         top.addWidget(self.count_label)
@@ -227,6 +244,7 @@ class LibraryView(QWidget):
         text = f"{total} filings, {pages:,} pages" if shown == total else f"{shown} of {total} filings shown"
         self.count_label.setText(text)
         self.remove_btn.setEnabled(bool(self.table.selectionModel().selectedRows()) and not self.ctx.busy)
+        self.train_btn.setEnabled(bool(total) and not self.ctx.busy)
 
     def _filter_changed(self, text: str) -> None:
         self.proxy.setFilterFixedString(text.strip())
@@ -306,19 +324,29 @@ class LibraryView(QWidget):
         self.report_label.setText(f"Adding {len(paths)} item(s): " + ", ".join(Path(p).name for p in paths[:4])
                                   + (" …" if len(paths) > 4 else ""))
         self.bottom.setCurrentIndex(0)
-        self.progress.setRange(0, 0)
-        self.progress_label.setText("scanning…")
-        self.progress_row.setVisible(True)
-        self.cancel_btn.setEnabled(True)
+        self._show_progress("scanning…", "Stop after the file being stored (Esc)")
         self.ctx.start(job, done=self._ingest_done, failed=self._ingest_failed, item=self._ingest_event,
                        progress=self._ingest_progress)
         return True
 
+    def _show_progress(self, text: str, cancel_tip: str) -> None:
+        self.progress.setRange(0, 0)
+        self.progress_label.setText(text)
+        self.cancel_btn.setToolTip(cancel_tip)
+        self.cancel_btn.setEnabled(True)
+        self.progress_row.setVisible(True)
+
     def cancel(self) -> None:
+        """Stop the running ingest after the file being stored, or the training after the current step."""
         if self.job is not None:
             self.job.cancel()
-            self.cancel_btn.setEnabled(False)
             self.progress_label.setText("cancelling: finishing the file being stored…")
+        elif self.train_job is not None:
+            self.train_job.cancel()
+            self.progress_label.setText("cancelling: saving a checkpoint after the current step…")
+        else:
+            return
+        self.cancel_btn.setEnabled(False)
 
     def _ingest_event(self, ev: Any) -> None:
         self.events.append(ev)
@@ -368,6 +396,73 @@ class LibraryView(QWidget):
         self.ctx.error.emit("Adding filings failed", text)
         self.ingest_finished.emit(IngestSummary(index_error=text))
 
+    # -- training the reranker --------------------------------------------------------------------
+    def last_train_options(self) -> TrainOptions:
+        """The options of the previous training run (the defaults the first time, or when unreadable)."""
+        raw = self.ctx.store.value(TRAIN_OPTIONS_KEY, "")
+        try:
+            data = json.loads(str(raw)) if raw else {}
+            exclude = data.pop("exclude_questions", "")
+            return TrainOptions(**data, exclude_questions=Path(exclude) if exclude else None)
+        except (json.JSONDecodeError, TypeError, AttributeError):
+            return TrainOptions()
+
+    def choose_training(self) -> None:
+        from engine.train import default_run_dir
+
+        dialog = TrainDialog(default_run_dir(self.ctx.home), self.last_train_options(), self)
+        if dialog.exec() == TrainDialog.DialogCode.Accepted:
+            self.train_reranker(dialog.values())
+
+    def train_reranker(self, options: TrainOptions) -> bool:
+        """Train (or resume training) the reranker in the background; False when another job is running."""
+        job = TrainRerankerJob(self.ctx.settings(), options)
+        if not self.ctx.begin(job.name, self.cancel):
+            return False
+        self.train_job = job
+        stored = {**asdict(options), "exclude_questions": str(options.exclude_questions or "")}
+        self.ctx.store.setValue(TRAIN_OPTIONS_KEY, json.dumps(stored))
+        self._show_progress(TRAIN_STAGES["mining"],
+                            "Stop after the current training step and save a checkpoint; training again with the "
+                            "same settings resumes from it (Esc)")
+        self.ctx.start(job, done=self._train_done, failed=self._train_failed, item=self._train_step,
+                       progress=self._train_stage)
+        return True
+
+    def _train_stage(self, stage: str, _done: int, _total: int) -> None:
+        if self.train_job is None or self.train_job.cancelled:
+            return
+        self.progress_label.setText(TRAIN_STAGES.get(stage, stage))
+        self.progress.setRange(0, 0)
+
+    def _train_step(self, step: dict) -> None:
+        if self.train_job is None or self.train_job.cancelled:
+            return
+        self.progress_label.setText(f"Training the reranker: step {step['step']} / {step['total']}, "
+                                    f"ETA {duration_text(step['eta'])}")
+        self.progress.setRange(0, step["total"])
+        self.progress.setValue(step["step"])
+        self.progress.setFormat("%v / %m")
+
+    def _train_finish(self) -> None:
+        self.train_job = None
+        self.progress_row.setVisible(False)
+        self.ctx.end(TrainRerankerJob.name)
+
+    def _train_done(self, outcome: TrainOutcome) -> None:
+        self._train_finish()
+        text = train_summary(outcome)
+        self.report_label.setText(text)
+        self.bottom.setCurrentIndex(0)
+        self.ctx.message.emit(text, 10000)
+        self.train_finished.emit(outcome.report)
+
+    def _train_failed(self, text: str) -> None:
+        self._train_finish()
+        self.report_label.setText(f"Reranker training stopped: {text}")
+        self.ctx.error.emit("Training the reranker failed", text)
+        self.train_finished.emit(None)
+
     # -- removing ---------------------------------------------------------------------------------
     def remove_selected(self, confirm: bool = True) -> bool:
         chosen = self.selected_filings()
@@ -405,6 +500,33 @@ class LibraryView(QWidget):
         for w in (self.add_files_btn, self.add_folder_btn):
             w.setEnabled(not name)
         self._update_count()
+
+
+def duration_text(seconds: float) -> str:
+    """``42`` → ``"42 s"``, ``192`` → ``"3.2 min"``, ``7300`` → ``"2.0 h"``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def train_summary(outcome: TrainOutcome) -> str:
+    """What a training call did, for the report line: held-out figures, or where to resume."""
+    r = outcome.report
+    if not r.completed:
+        return (f"Reranker training cancelled at step {r.steps_done} of {r.total_steps}: start again with the "
+                f"same settings to resume from the checkpoint in {r.out_dir}.")
+    b, a = r.before, r.after
+    resumed = f", resumed at step {r.resumed_from_step}" if r.resumed_from_step else ""
+    text = (f"Reranker trained on {r.train_examples} examples ({r.total_steps} steps on {r.device}{resumed}): on "
+            f"{r.eval_examples} held-out questions, MRR {b.mrr:.3f} → {a.mrr:.3f}, "
+            f"hit@1 {b.hit_at_1:.0%} → {a.hit_at_1:.0%}. ")
+    if outcome.registry is not None:
+        return text + (f"Registered in {outcome.registry}: questions use it when Settings › Retrieval › "
+                       "Reranker is “trained”.")
+    return text + (f"Not registered; the model is in {r.model_dir} (Settings › Retrieval › Reranker accepts "
+                   "that folder).")
 
 
 def dropped_paths(mime: Any) -> list[str]:

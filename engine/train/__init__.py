@@ -10,6 +10,7 @@ from engine.train.mining import MinedExample, MinedPassage, excluded_docs_from_q
 from engine.train.trainer import (
     RankMetrics,
     TrainReport,
+    default_run_dir,
     load_registered_reranker,
     register_reranker,
     resolve_device,
@@ -17,6 +18,6 @@ from engine.train.trainer import (
 )
 
 __all__ = [
-    "MinedExample", "MinedPassage", "RankMetrics", "TrainReport", "excluded_docs_from_questions",
+    "MinedExample", "MinedPassage", "RankMetrics", "TrainReport", "default_run_dir", "excluded_docs_from_questions",
     "load_registered_reranker", "mine_pairs", "register_reranker", "resolve_device", "train_reranker",
 ]

@@ -537,6 +537,11 @@ def _model_folder(model_dir: Path) -> Path:
     return model_dir
 
 
+def default_run_dir(home: Path | str) -> Path:
+    """A library's reranker training folder (``filinglens train-reranker`` and the app's action)."""
+    return Path(home) / "models" / "reranker-trained"
+
+
 def register_reranker(home: Path | str, model_dir: Path | str) -> Path:
     """Make a trained reranker the library's default cross-encoder.
 

@@ -245,11 +245,15 @@ class TrainRerankerJob(Job):
             writer = _load_chat(self.settings) if opts.llm_share > 0 else None
             report = train_reranker(library, self.settings, self.out_dir, pairs=opts.pairs, epochs=opts.epochs,
                                     device=opts.device, exclude_docs=exclude, writer=writer,
-                                    llm_share=opts.llm_share, progress=self._step, cancel=self.cancel_event.is_set)
+                                    llm_share=opts.llm_share, progress=self._step, cancel=self.cancel_event.is_set,
+                                    mining_progress=self._mined)
         if not (report.completed and opts.register):
             return TrainOutcome(report)
         self._emit(self.signals.progress, "registering", 0, 0)
         return TrainOutcome(report, register_reranker(home, report.model_dir))
+
+    def _mined(self, done: int, total: int) -> None:
+        self._emit(self.signals.progress, "mining", done, total)
 
     def _step(self, step: int, total: int, eta: float) -> None:
         self._emit(self.signals.item, {"step": step, "total": total, "eta": eta})

@@ -408,9 +408,19 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     for path in args.exclude_eval or []:
         exclude |= excluded_docs_from_questions(Path(path), library)
     out = Path(args.out) if args.out else default_run_dir(settings.library_home())
-    bar = tqdm(desc="train reranker", unit="step")
+    mined_bar = tqdm(desc="mine pairs", unit="example")
+    bar = None
+
+    def mined(done: int, total: int) -> None:
+        mined_bar.total = total
+        mined_bar.n = done
+        mined_bar.refresh()
 
     def progress(step: int, total: int, eta: float) -> None:
+        nonlocal bar
+        if bar is None:
+            mined_bar.close()
+            bar = tqdm(desc="train reranker", unit="step")
         bar.total = total
         bar.n = step
         bar.set_postfix_str(f"ETA {eta / 60:.1f} min")
@@ -424,8 +434,10 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     report = train_reranker(library, settings, out, pairs=args.pairs, epochs=args.epochs, device=args.device,
                             max_length=args.max_length, batch_size=args.batch_size, lr=args.lr, head_lr=args.head_lr,
                             pos_weight=args.pos_weight, exclude_docs=exclude, writer=writer,
-                            llm_share=args.llm_questions, progress=progress)
-    bar.close()
+                            llm_share=args.llm_questions, progress=progress, mining_progress=mined)
+    for b in (mined_bar, bar):
+        if b is not None:
+            b.close()
     print(json.dumps({k: v for k, v in report.__dict__.items() if k not in ("before", "after")}, default=str, indent=1))
     print(f"held-out before: {report.before}\nheld-out after:  {report.after}")
     if report.completed and not args.no_register:

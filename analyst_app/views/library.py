@@ -28,7 +28,7 @@ from engine.records import Filing
 SUPPORTED = {".pdf", ".htm", ".html"}
 PROBLEMS = {"failed", "skipped", "duplicate", "removed"}
 TRAIN_OPTIONS_KEY = "library/train_options"  # QSettings: the last training options (a rerun resumes with them)
-TRAIN_STAGES = {"mining": "Mining training pairs, then scoring the held-out questions…",
+TRAIN_STAGES = {"mining": "Mining training pairs (then the held-out questions are scored)…",
                 "registering": "Registering the trained reranker…"}
 
 def _field(record: Any, key: str) -> Any:
@@ -429,11 +429,16 @@ class LibraryView(QWidget):
                        progress=self._train_stage)
         return True
 
-    def _train_stage(self, stage: str, _done: int, _total: int) -> None:
+    def _train_stage(self, stage: str, done: int, total: int) -> None:
         if self.train_job is None or self.train_job.cancelled:
             return
         self.progress_label.setText(TRAIN_STAGES.get(stage, stage))
-        self.progress.setRange(0, 0)
+        if total:  # examples mined so far
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+            self.progress.setFormat("%v / %m examples")
+        else:
+            self.progress.setRange(0, 0)
 
     def _train_step(self, step: dict) -> None:
         if self.train_job is None or self.train_job.cancelled:

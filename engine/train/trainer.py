@@ -295,6 +295,7 @@ def train_reranker(
     checkpoint_every: int = 200,
     base_model: str = BASE_MODEL,
     progress: Progress | None = None,
+    mining_progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     resume: bool = True,
 ) -> TrainReport:
@@ -325,6 +326,7 @@ def train_reranker(
         checkpoint_every: Steps between checkpoints.
         base_model: Package name or folder of the sentence-transformers weights to start from.
         progress: ``progress(step, total_steps, eta_seconds)`` after each step.
+        mining_progress: ``mining_progress(examples_mined, wanted)`` while pairs are mined.
         cancel: Polled after each step; when it returns true the run checkpoints and returns
             (``completed=False``).
         resume: Continue from ``out_dir/checkpoint`` when it belongs to the same data and hyperparameters.
@@ -347,7 +349,8 @@ def train_reranker(
             raise EngineError("train_reranker needs a library and settings to mine pairs")
         t0 = time.perf_counter()
         examples = mine_pairs(library, settings, n_pairs=pairs, n_neg=n_neg, seed=seed,
-                              exclude_docs=exclude_docs, holdout=holdout, writer=writer, llm_share=llm_share)
+                              exclude_docs=exclude_docs, holdout=holdout, writer=writer, llm_share=llm_share,
+                              progress=mining_progress)
         log.info("mined %d examples in %.1fs", len(examples), time.perf_counter() - t0)
     else:
         excluded = set(exclude_docs)

@@ -107,13 +107,20 @@ def passage_numbers(text: str) -> set[float]:
 _ASSIGN = re.compile(r"^\s+(\w+) = (-?[\d.e+-]+)  # \[(\d+)\]", re.M)
 
 
+def _printed_in(value: float, nums: dict[int, set[float]]) -> list[int]:
+    """Passages printing ``value`` as is or a thousand times larger or smaller (billions written for a
+    table in millions), sign ignored."""
+    forms = {round(abs(value) * f, 6) for f in (1, 1000, 0.001)}
+    return [i for i, ns in nums.items() if forms & {round(abs(n), 6) for n in ns}]
+
+
 def ground(program: str, passages: Sequence[Passage]) -> list[dict]:
     """Check each figure against the passage the model says it came from (and find where else it is printed)."""
-    nums = [passage_numbers(p.prompt_text()) for p in passages]
+    nums = {i: passage_numbers(p.prompt_text()) for i, p in enumerate(passages, start=1)}
     rows = []
     for name, raw, pid in _ASSIGN.findall(program):
         value, pid = float(raw), int(pid)
-        found = [i for i, ns in enumerate(nums, start=1) if value in ns or abs(value) in ns]
+        found = _printed_in(value, nums)
         rows.append({"variable": name, "value": value, "passage": pid, "verified": pid in found, "found_in": found})
     return rows
 
@@ -136,8 +143,7 @@ def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: 
         digits = re.sub(r"[^\d]", "", token)
         if value is None or _YEAR.match(digits) or abs(value) in asked:
             continue
-        forms = {round(abs(value) * f, 6) for f in (1, 1000, 0.001)}
-        found = [i for i, ns in nums.items() if forms & {round(n, 6) for n in ns}]
+        found = _printed_in(value, nums)
         rows.append({"variable": f"stated {token}", "value": value, "passage": ",".join(map(str, cited)),
                      "verified": any(i in found for i in cited), "found_in": found})
     return rows
@@ -251,6 +257,14 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
         return AnswerResult("failed", "", method="pot", program=program,
                             reason=f"the program returned {type(value).__name__}, not a number"), call
     grounding = ground(program, passages)
+    unprinted = [g for g in grounding if not g["found_in"]]
+    if unprinted:
+        # A figure printed in none of the passages was recalled or invented by the model: never an answer.
+        figures = ", ".join(f"{g['value']:g} ({g['variable']})" for g in unprinted)
+        return AnswerResult("not_answerable", NOT_ANSWERABLE, method="pot", program=program, grounding=tuple(grounding),
+                            computed={"value": value, "variables": result.variables, "steps": result.steps},
+                            reason=f"the model's figure(s) {figures} are printed in none of the passages it was given, "
+                                   "so they were recalled or made up; no answer is given"), call
     cited = {g["passage"] for g in grounding}
     unit = _unit(intent, passages)
     computed = {"value": value, "variables": result.variables, "steps": result.steps}

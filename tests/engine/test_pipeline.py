@@ -410,3 +410,33 @@ def test_textual_answer_notes_unsupported_figures(ingested_demo, demo_truth, emb
     assert run.answer.method == "cot" and run.status == "answered"
     assert [g["variable"] for g in run.answer.grounding] == ["stated 98.7654"]
     assert "98.7654 not printed in the cited passages" in run.answer.reason
+
+
+def test_a_figure_printed_in_no_passage_is_never_an_answer(ingested_demo, demo_truth, embedder):
+    """The model's program uses a figure none of the passages print (recalled from training, or invented):
+    the run says it cannot answer and why; the same figure written in billions of a table in millions counts."""
+    library, settings, _ = ingested_demo
+    fact = revenue_fact(demo_truth, "2023")
+    from engine.demo_corpus import format_amount
+
+    value_text = format_amount(fact["value"])
+
+    def run_with(value: float):  # noqa: ANN202
+        def script(purpose, messages, n):  # noqa: ANN001
+            if purpose == "curation":
+                pid = passage_with(messages, fact["company"], value_text)
+                return {"relevant_ids": [pid], "answerable": True, "missing_information": "",
+                        "complementary_question": ""}
+            pid = passage_with(messages, fact["company"], value_text)
+            return {"variables": [{"name": "revenue", "value": value, "passage_id": pid, "label": "Total revenue"}],
+                    "formula": "revenue", "insufficient": False}
+
+        return HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+            f"What was {fact['company']}'s total revenue in fiscal 2023?")
+
+    run = run_with(987654.321)
+    assert run.status == "not_answerable" and run.answer.value is None
+    assert "987654 (revenue) are printed in none of the passages" in run.answer.reason
+    assert run.answer.program and run.answer.grounding[0]["found_in"] == []  # kept for the audit
+    run = run_with(fact["value"] / 1000)  # billions for a table in millions
+    assert run.status == "answered" and run.answer.grounding[0]["found_in"]

@@ -271,6 +271,18 @@ class AskRequest:
     cancel: threading.Event = field(default_factory=threading.Event)
 
 
+def _registered_reranker_stamp(settings: Settings) -> float | None:
+    """When the registered reranker file last changed (a newly trained model must replace the loaded one)."""
+    if settings.retrieval.reranker != "trained":
+        return None
+    from engine.train import registry_path
+
+    try:
+        return registry_path(settings.library_home()).stat().st_mtime
+    except OSError:
+        return None
+
+
 def _load_chat(settings: Settings) -> Any:
     from engine.models.registry import load_chat_model
 
@@ -320,7 +332,7 @@ class AskWorker(QObject):
 
         library = self._library_for(req.home)
         settings = req.settings
-        key = (settings.model_dump_json(), library.generation())
+        key = (settings.model_dump_json(), library.generation(), _registered_reranker_stamp(settings))
         if self._pipeline is None or self._key != key:
             # the library changed (or the settings did): bring the indexes up to date, then reload
             self.status.emit("loading the embedder…")
@@ -328,11 +340,17 @@ class AskWorker(QObject):
             if indexes_stale(library, settings):
                 self.status.emit("updating the indexes…")
                 sync(library, settings, req.cancel.is_set)
-                key = (settings.model_dump_json(), library.generation())
+                key = (settings.model_dump_json(), library.generation(), key[2])
             self.status.emit(f"loading the chat model {settings.models.chat_model}…")
             chat = self.chat_loader(settings)
+            cross = None
+            if settings.retrieval.reranker != "none":
+                from engine.models.registry import load_cross_scorer
+
+                self.status.emit(f"loading the reranker ({settings.retrieval.reranker})…")
+                cross = load_cross_scorer(settings, settings.library_home())
             self.status.emit("loading the indexes…")
-            self._pipeline, self._key = HirecPipeline(library, settings, embedder, chat), key
+            self._pipeline, self._key = HirecPipeline(library, settings, embedder, chat, cross), key
             freeze_heap()
         return self._pipeline
 

@@ -13,11 +13,12 @@ from engine.train.trainer import (
     default_run_dir,
     load_registered_reranker,
     register_reranker,
+    registry_path,
     resolve_device,
     train_reranker,
 )
 
 __all__ = [
     "MinedExample", "MinedPassage", "RankMetrics", "TrainReport", "default_run_dir", "excluded_docs_from_questions",
-    "load_registered_reranker", "mine_pairs", "register_reranker", "resolve_device", "train_reranker",
+    "load_registered_reranker", "mine_pairs", "register_reranker", "registry_path", "resolve_device", "train_reranker",
 ]

@@ -540,6 +540,11 @@ def _model_folder(model_dir: Path) -> Path:
     return model_dir
 
 
+def registry_path(home: Path | str) -> Path:
+    """The file naming a library's registered reranker."""
+    return Path(home) / "models" / REGISTRY_FILE
+
+
 def default_run_dir(home: Path | str) -> Path:
     """A library's reranker training folder (``filinglens train-reranker`` and the app's action)."""
     return Path(home) / "models" / "reranker-trained"
@@ -571,7 +576,7 @@ def register_reranker(home: Path | str, model_dir: Path | str) -> Path:
         "metrics_after": (meta.get("metrics") or {}).get("after"),
         "registered_at": _now(),
     }
-    path = Path(home) / "models" / REGISTRY_FILE
+    path = registry_path(home)
     write_atomic(path, json.dumps(entry, indent=2, sort_keys=True).encode("utf-8"))
     return path
 
@@ -585,7 +590,7 @@ def load_registered_reranker(home: Path | str, device: str = "auto", *, batch_si
     """
     from engine.models.cross import SentenceTransformerCrossScorer
 
-    path = Path(home) / "models" / REGISTRY_FILE
+    path = registry_path(home)
     if not path.exists():
         return None
     try:

@@ -236,3 +236,18 @@ def test_shortcuts(window):
     keys = {a.text(): [s.toString() for s in a.shortcuts()] for a in window.actions()}
     assert keys["Add files…"] == ["Ctrl+O"] and keys["Export run(s)…"] == ["Ctrl+E"]
     assert "Ctrl+Return" in keys["Ask"] and keys["Cancel"] == ["Esc"]
+
+
+def test_ask_uses_the_reranker_the_settings_name(make_window, app_home, demo_truth, qtbot):
+    """Settings › Retrieval › Reranker reaches the app's question path: the passage stage fuses the cross-encoder,
+    and the trace says which scorer ran."""
+    fact = revenue_fact(demo_truth, "2023")
+    window = make_window(app_home)
+    window.ask_view.thread.worker.chat_loader = lambda _settings: two_round_chat(fact)
+    window.ctx.set_overrides({"retrieval": {"reranker": "untrained", "reranker_device": "cpu"}})
+    with qtbot.waitSignal(window.ask_view.run_finished, timeout=180_000) as blocker:
+        assert window.ask_view.ask(question_for(fact))
+    events = RunStore(Library(app_home)).events(blocker.args[0])
+    passages = [e["payload"] for e in events if e["stage"] == "passages"]
+    assert passages and all("cross-encoder" in p["scorer"] for p in passages)
+    assert all("cross" in c for c in passages[0]["candidates"])

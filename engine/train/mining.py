@@ -206,6 +206,8 @@ def statement_title(line: str) -> str | None:
         return None
     m = _STATEMENT.match(s)
     return " ".join(m.group(1).lower().split()) if m else None
+
+
 _GENERIC_LABELS = {"total", "other", "net", "subtotal", "balance", "balances", "thereafter", "amount",
                    "amounts", "beginning balance", "ending balance", "balance, beginning of period",
                    "balance, end of period", "balance at beginning of year", "balance at end of year",

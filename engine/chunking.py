@@ -27,6 +27,49 @@ def is_table_row(line: str) -> bool:
     return len(cells) >= 2 and any(_NUMBER.match(c.replace(" ", "")) for c in cells[1:])
 
 
+# Statement rows as cells: a label, then values (dot leaders or two-space gaps separate them).
+_CELL_GAP = re.compile(r"\s{2,}")
+_LEADER = re.compile(r"\s*\.{3,}\s*")
+_VALUE = re.compile(r"\(?-?\d[\d,]*(?:\.\d+)?\)?%?|[—–]")
+_VALUES_ONLY = re.compile(r"[\s$%()\d,.—–-]*")
+FOOTNOTE_MARK = re.compile(r"\s*(?:\(\d{1,2}\)|\([a-z]\)|\*+|\[\d\])+$")
+_UNITS = re.compile(r"^\(?(?:in|dollars in|amounts in|\$ in)\s+(?:millions|thousands|billions)", re.I)
+_GENERIC_LABELS = {"total", "other", "net", "subtotal", "balance", "balances", "thereafter", "amount",
+                   "amounts", "beginning balance", "ending balance", "balance, beginning of period",
+                   "balance, end of period", "balance at beginning of year", "balance at end of year",
+                   "total, net", "total, at cost", "other, net"}
+
+
+def parse_row(line: str) -> tuple[str, list[str]] | None:
+    """``(label, values)`` of a statement row (dot leaders or two-space gaps), else None.
+
+    ``values`` keeps dashes (``—``) as cells so that columns stay aligned with the header's years.
+    """
+    line = line.strip()
+    m = _LEADER.search(line)
+    if m:
+        label, rest = line[: m.start()], line[m.end() :]
+    else:
+        cells = [c for c in _CELL_GAP.split(line) if c]
+        if len(cells) < 2:
+            return None
+        label, rest = cells[0], "  ".join(cells[1:])
+    label = FOOTNOTE_MARK.sub("", label.strip().rstrip(":").rstrip("$").strip())
+    if not _VALUES_ONLY.fullmatch(rest) or not re.search(r"\d", rest):
+        return None
+    letters = sum(ch.isalpha() for ch in label)
+    if letters < 3 or len(label) > 90 or label[0].isdigit() or _YEAR.fullmatch(label):
+        return None
+    if label.lower() in _GENERIC_LABELS or label.lower().startswith(("item ", "page", "note ")):
+        return None
+    if _UNITS.match(label):
+        return None
+    values = _VALUE.findall(rest)
+    if not values or all(_YEAR.fullmatch(v) for v in values):
+        return None  # "(In millions)  2018  2017" is a column header, not a row
+    return label, values
+
+
 def _is_header_row(line: str) -> bool:
     """Column headers: several years, or period words with a year, on one row."""
     return len(_YEAR.findall(line)) >= 2 or (bool(_YEAR.search(line)) and bool(_PERIOD_WORDS.search(line)))

@@ -226,6 +226,8 @@ def _explain(events: list[dict]) -> None:
                 where = c["doc_name"] + (f" p.{c['page']}" if "page" in c else "")
                 mark = "+" if c["kept"] else " "
                 extra = c.get("why", "") or f"bm25={c['bm25']} (#{c['bm25_rank']}) dense={c['dense']} (#{c['dense_rank']})"
+                if c.get("line_item_rank"):
+                    extra += f" line item #{c['line_item_rank']}: {'; '.join(c['line_items'])}"
                 print(f"   {mark}{c['rank']:3d}. {where:34s} score={c.get('score', c.get('final'))}  {extra}")
         elif e["stage"] == "curation":
             print(f"   shown {[s['doc_name'] + ' p.' + str(s['page']) for s in p['shown']]}")

@@ -88,8 +88,8 @@ _METRICS: tuple[tuple[str | None, str], ...] = (
     ("cash and equivalents", r"cash (?:and|&) (?:cash )?equivalents|cash balances?|cash on hand|"
      r"cash position"),
     ("capital expenditures", r"capital expenditures?|capex|capital spending|(?:purchases?|additions?|"
-     r"payments?) (?:of|to|for) (?:property,? plant,? (?:and|&) equipment|pp&e|ppe|fixed assets)"),
-    ("property plant and equipment", r"property,? plant,? (?:and|&) equipment|pp&e|ppne|ppe|fixed assets"),
+     r"payments?) (?:of|to|for) (?:property,? (?:plant,? )?(?:and|&) equipment|pp&e|ppe|fixed assets)"),
+    ("property plant and equipment", r"property,? (?:plant,? )?(?:and|&) equipment|pp&e|ppne|ppe|fixed assets"),
     ("depreciation and amortization", r"depreciation,? (?:and|&) amortization|d&a|depreciation|amortization"),
     ("ebitda margin", r"ebitda (?:% )?margins?"),
     ("ebitdar", r"ebitdar"),
@@ -582,3 +582,16 @@ def lexical_terms(intent: QueryIntent) -> str:
 def lexical_query(intent: QueryIntent, fallback: str) -> str:
     """The BM25 query of the passage stage: the question's keywords plus its metrics' line items."""
     return " ".join([*intent.keywords, lexical_terms(intent)]) or fallback
+
+
+def line_item_metrics(intent: QueryIntent) -> tuple[str, ...]:
+    """The metrics whose statement rows hold the figures asked for: a reported metric itself, a derived
+    one (a ratio, margin, turnover …) through its components ("current ratio" -> current assets, current
+    liabilities)."""
+    out: list[str] = []
+    for m in intent.metrics:
+        if m in _DERIVED and m in _LINE_ITEMS:
+            out += [c for c in find_metrics(_LINE_ITEMS[m]) if c != m]
+        else:
+            out.append(m)
+    return tuple(dict.fromkeys(out))

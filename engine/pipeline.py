@@ -193,7 +193,7 @@ class HirecPipeline:
         yield record(StageTrace("documents", round_no, doc_payload, time.perf_counter() - t))
         t = time.perf_counter()
         filings = [d.filing for d in docs if d.kept]
-        passages, pas_payload = self.retriever.passages(query, lexical_query(intent, query), filings)
+        passages, pas_payload = self.retriever.passages(query, lexical_query(intent, query), filings, intent)
         yield record(StageTrace("passages", round_no, pas_payload, time.perf_counter() - t))
         run.retrieval_seconds += time.perf_counter() - t0 - sum(c.seconds for c in calls)
         return passages

@@ -63,6 +63,10 @@ class RetrievalSettings(_Section):
     doc_top_k: int = Field(5, ge=1, description="HiREC k_D: filings kept after reranking.")
     passage_prefilter: int = Field(30, ge=5, description="Passages kept by the cheap BM25+dense prefilter before reranking.")
     passage_top_k: int = Field(5, ge=1, description="HiREC k_P: passages kept after reranking.")
+    line_items: int = Field(
+        10, ge=0, description="Table chunks whose row labels print the asked metric (or a ratio's components) that join "
+        "the prefilter and are fused as one more ranking; 0 turns the line-item lookup off."
+    )
     rewrite_query: bool = Field(
         False, description="Ask the chat model to rewrite the question into a retrieval query (HiREC q'); off: q' is built from the parsed intent."
     )

@@ -85,7 +85,7 @@ class Evaluator:
             retriever = self.retriever(*RERANKER_VARIANTS[pipeline])
             docs, _ = retriever.documents(document_query(intent, self.hirec.refs), intent)
             kept = [d.filing for d in docs if d.kept]
-            passages, payload = retriever.passages(q.question, lexical_query(intent, q.question), kept)
+            passages, payload = retriever.passages(q.question, lexical_query(intent, q.question), kept, intent)
             pred = self._from_chunks([p.chunk for p in passages])
             pred.docs = [f.identity.doc_name for f in kept]
             pred.ranked_chunks = [c["chunk_id"] for c in payload["candidates"]]

@@ -1,5 +1,6 @@
 """HiREC hierarchical retrieval (§4.1): filings first (dense over cover-page summaries, then rerank),
-then passages inside the chosen filings (cheap BM25 prefilter, dense, fusion, then rerank).
+then passages inside the chosen filings (cheap BM25 prefilter plus the statement rows that print the asked
+line items, dense, fusion, then rerank).
 
 Documents are reranked by dense similarity plus the question's metadata (issuer, period, form).
 Passages are reranked by a :class:`CrossScorer` when one is configured (the product trains its own,
@@ -20,6 +21,7 @@ from engine.intent import QueryIntent
 from engine.models.base import CrossScorer, Embedder
 from engine.records import Chunk, Filing
 from engine.retrieval.lexical import LexicalIndex
+from engine.retrieval.lineitems import LineItemIndex
 from engine.retrieval.fusion import rrf
 from engine.settings import Settings
 from engine.store.hnsw import HnswIndex
@@ -94,6 +96,7 @@ class HierarchicalRetriever:
         self.chunk_vectors: HnswIndex | None = chunk_vectors or None
         self._filings = {f.id: f for f in library.filings()}
         self._vec_cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.line_items = LineItemIndex(library.chunks_of_filings)
 
     # -- documents ---------------------------------------------------------------------------
     def documents(self, query: str, intent: QueryIntent) -> tuple[list[DocCandidate], dict]:
@@ -154,9 +157,12 @@ class HierarchicalRetriever:
             return None
         return vecs / (np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-12)
 
-    def passages(self, query: str, lexical_query: str, filings: Sequence[Filing]) -> tuple[list[Passage], dict]:
-        """Passages of ``filings`` (best filing first): BM25 prefilter, dense, and fusion of the BM25, dense and
-        filing rankings (the document retriever's order is the hierarchical prior), or the cross-encoder.
+    def passages(self, query: str, lexical_query: str, filings: Sequence[Filing],
+                 intent: QueryIntent | None = None) -> tuple[list[Passage], dict]:
+        """Passages of ``filings`` (best filing first): a BM25 prefilter joined by the table chunks whose rows
+        print the asked line items (:mod:`engine.retrieval.lineitems`, when ``intent`` names a metric), dense,
+        and fusion of the BM25, dense, filing and line-item rankings (the document retriever's order is the
+        hierarchical prior), or the cross-encoder.
 
         Dense scores use the library's stored chunk vectors when it has them (no embedding at question time);
         otherwise the prefiltered passages are embedded with their filing's title. On FinanceBench dev both give
@@ -166,10 +172,13 @@ class HierarchicalRetriever:
         fids = [f.id for f in filings]
         doc_rank = {fid: i for i, fid in enumerate(fids)}
         titles = {f.id: filing_title(f) for f in filings}
-        bm25 = self.lexical.top(self.lexical.scores(lexical_query), r.passage_prefilter, fids)
+        bm25_all = self.lexical.top(self.lexical.scores(lexical_query), sum(f.n_chunks for f in filings) + 1, fids)
+        bm25 = bm25_all[: r.passage_prefilter]
         if not bm25:  # no lexical overlap at all: fall back to the filings' first pages
             bm25 = [(c.id, 0.0) for c in self.library.chunks_of_filings(fids)[: r.passage_prefilter]]
-        chunks = self.library.chunks([c for c, _ in bm25])
+        items = self.line_items.rank(intent, filings)[: r.line_items] if intent is not None and r.line_items else []
+        pool = list(dict.fromkeys([c for c, _ in bm25] + [h.chunk_id for h in items]))
+        chunks = self.library.chunks(pool)
         qvec = self.embedder.embed_batch([query])[0]
         stored = self._stored_vectors(chunks) if chunks else None
         if stored is not None:
@@ -177,13 +186,18 @@ class HierarchicalRetriever:
         else:
             dense = self._chunk_vectors(chunks, titles) @ qvec if chunks else np.zeros(0)
             dense_source = "embedded with the filing title at question time"
-        bm25_score = dict(bm25)
-        bm25_rank = {cid: i for i, (cid, _) in enumerate(bm25, start=1)}
+        bm25_score = dict(bm25_all)
+        bm25_rank = {cid: i for i, (cid, _) in enumerate(bm25_all, start=1)}
+        unranked = len(bm25_all) + 1
         dense_order = [chunks[i].id for i in np.argsort(-dense)]
         dense_rank = {cid: i for i, cid in enumerate(dense_order, start=1)}
-        doc_order = [c.id for c in sorted(chunks, key=lambda c: (doc_rank[c.filing_id], bm25_rank[c.id]))]
-        fused = dict(rrf([[c for c, _ in bm25], dense_order, doc_order], k=r.rrf_k))
-        scorer = "rrf(bm25, dense, filing rank)"
+        bm25_order = sorted(pool, key=lambda cid: bm25_rank.get(cid, unranked))
+        doc_order = [c.id for c in sorted(chunks, key=lambda c: (doc_rank[c.filing_id], bm25_rank.get(c.id, unranked)))]
+        item_order = [h.chunk_id for h in items]
+        item_of = {h.chunk_id: h for h in items}
+        rankings = [bm25_order, dense_order, doc_order] + ([item_order] if items else [])
+        fused = dict(rrf(rankings, k=r.rrf_k))
+        scorer = "rrf(bm25, dense, filing rank" + (", line items)" if items else ")")
         final = {c.id: fused[c.id] for c in chunks}
         ce: dict[int, float] = {}
         if self.cross is not None and chunks:
@@ -194,8 +208,9 @@ class HierarchicalRetriever:
                 scorer, final = f"cross-encoder {where}", ce
             else:
                 ce_order = sorted(ce, key=lambda cid: -ce[cid])
-                with_ce = dict(rrf([[c for c, _ in bm25], dense_order, doc_order, ce_order], k=r.rrf_k))
-                scorer, final = f"rrf(bm25, dense, filing rank, cross-encoder {where})", {c.id: with_ce[c.id] for c in chunks}
+                with_ce = dict(rrf([*rankings, ce_order], k=r.rrf_k))
+                scorer = scorer[:-1] + f", cross-encoder {where})"
+                final = {c.id: with_ce[c.id] for c in chunks}
         ranked = sorted(chunks, key=lambda c: -final[c.id])
         passages = []
         rows = []
@@ -203,6 +218,9 @@ class HierarchicalRetriever:
             scores = {"bm25": round(bm25_score.get(c.id, 0.0), 4), "bm25_rank": bm25_rank.get(c.id, 0),
                       "dense": round(float(dense[chunks.index(c)]), 5), "dense_rank": dense_rank[c.id],
                       "rrf": round(fused[c.id], 6), "final": round(final[c.id], 6), "rank": rank}
+            if c.id in item_of:
+                scores["line_item_rank"] = item_order.index(c.id) + 1
+                scores["line_items"] = list(item_of[c.id].labels[:4])
             if ce:
                 scores["cross"] = round(ce[c.id], 4)
             kept = rank <= r.passage_top_k
@@ -211,5 +229,5 @@ class HierarchicalRetriever:
             rows.append({"chunk_id": c.id, "doc_name": c.doc_name, "page": c.page_no, "kept": kept, **scores,
                          "snippet": " ".join(c.text.split())[:200]})
         payload = {"query": query, "lexical_query": lexical_query, "scorer": scorer, "filings": [f.identity.doc_name for f in filings],
-                   "prefilter": len(chunks), "dense_vectors": dense_source, "k_keep": r.passage_top_k, "candidates": rows}
+                   "prefilter": len(chunks), "line_item_hits": len(items), "dense_vectors": dense_source, "k_keep": r.passage_top_k, "candidates": rows}
         return passages, payload

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.chunking import FOOTNOTE_MARK, parse_row
 from engine.errors import EngineError
 from engine.intent import find_metrics, metric_named_by, metric_spans
 from engine.records import Chunk, Filing
@@ -179,10 +180,6 @@ class _Fact:
 
 
 _YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
-_LEADER = re.compile(r"\s*\.{3,}\s*")
-_GAP = re.compile(r"\s{2,}")
-_VALUE = re.compile(r"\(?-?\d[\d,]*(?:\.\d+)?\)?%?|[—–]")
-_VALUES_ONLY = re.compile(r"[\s$%()\d,.—–-]*")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 _DATE = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})\b", re.I)
@@ -208,12 +205,6 @@ def statement_title(line: str) -> str | None:
     return " ".join(m.group(1).lower().split()) if m else None
 
 
-_GENERIC_LABELS = {"total", "other", "net", "subtotal", "balance", "balances", "thereafter", "amount",
-                   "amounts", "beginning balance", "ending balance", "balance, beginning of period",
-                   "balance, end of period", "balance at beginning of year", "balance at end of year",
-                   "total, net", "total, at cost", "other, net"}
-_FOOTNOTE = re.compile(r"\s*(?:\(\d{1,2}\)|\([a-z]\)|\*+|\[\d\])+$")
-_UNITS = re.compile(r"^\(?(?:in|dollars in|amounts in|\$ in)\s+(?:millions|thousands|billions)", re.I)
 
 # Narrative sentences.
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
@@ -234,36 +225,6 @@ _NARR_IN_YEAR = re.compile(  # "$6,776 million in 2022": the year right after th
 
 def _cap_date(text: str) -> str:
     return " ".join(w.capitalize() if w.isalpha() else w for w in text.split())
-
-
-def parse_row(line: str) -> tuple[str, list[str]] | None:
-    """``(label, values)`` of a statement row (dot leaders or two-space gaps), else None.
-
-    ``values`` keeps dashes (``—``) as cells so that columns stay aligned with the header's years.
-    """
-    line = line.strip()
-    m = _LEADER.search(line)
-    if m:
-        label, rest = line[: m.start()], line[m.end() :]
-    else:
-        cells = [c for c in _GAP.split(line) if c]
-        if len(cells) < 2:
-            return None
-        label, rest = cells[0], "  ".join(cells[1:])
-    label = _FOOTNOTE.sub("", label.strip().rstrip(":").rstrip("$").strip())
-    if not _VALUES_ONLY.fullmatch(rest) or not re.search(r"\d", rest):
-        return None
-    letters = sum(ch.isalpha() for ch in label)
-    if letters < 3 or len(label) > 90 or label[0].isdigit() or _YEAR.fullmatch(label):
-        return None
-    if label.lower() in _GENERIC_LABELS or label.lower().startswith(("item ", "page", "note ")):
-        return None
-    if _UNITS.match(label):
-        return None
-    values = _VALUE.findall(rest)
-    if not values or all(_YEAR.fullmatch(v) for v in values):
-        return None  # "(In millions)  2018  2017" is a column header, not a row
-    return label, values
 
 
 def _is_header(line: str) -> bool:
@@ -314,7 +275,7 @@ def _table_facts(chunk: Chunk, form: str | None) -> list[_Fact]:
         row = parse_row(s)
         if row is None:
             if s.endswith(":") and len(s) <= 80:
-                section = _FOOTNOTE.sub("", s.rstrip(":").strip())
+                section = FOOTNOTE_MARK.sub("", s.rstrip(":").strip())
             prev = s
             continue
         label, values = row

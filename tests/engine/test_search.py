@@ -86,3 +86,29 @@ def test_passage_stage_uses_stored_chunk_vectors_and_falls_back(tmp_path, ingest
     retriever.chunk_vectors.delete([payload["candidates"][0]["chunk_id"]])
     _, payload = retriever.passages(question, "total revenue", [filing])
     assert payload["dense_vectors"].startswith("embedded with the filing title")
+
+
+def test_passage_stage_pulls_in_the_statement_rows_of_the_asked_line_items(ingested_demo, demo_truth, embedder):
+    """A free-cash-flow question: the cash-flow statement prints both components (operating cash flow and
+    capital expenditures), so the line-item lookup puts its page in the kept passages, and the trace says why."""
+    from engine.intent import lexical_query, parse_intent
+    from engine.retrieval.hierarchical import HierarchicalRetriever
+
+    library, settings, _ = ingested_demo
+    fact = next(f for f in demo_truth if f["metric"] == "Capital expenditures" and f["form"] == "10-K")
+    filing = library.filing_by_doc_name(fact["doc_name"])
+    question = f"What was {fact['company']}'s free cash flow in fiscal {fact['period']}?"
+    intent = parse_intent(question)
+    retriever = HierarchicalRetriever(library, settings, embedder)
+    passages, payload = retriever.passages(question, lexical_query(intent, question), [filing], intent)
+    assert payload["scorer"] == "rrf(bm25, dense, filing rank, line items)" and payload["line_item_hits"] >= 1
+    first = next(c for c in payload["candidates"] if c.get("line_item_rank") == 1)
+    assert first["page"] == fact["page"]
+    assert {"Net cash provided by operating activities", "Capital expenditures"} <= set(first["line_items"])
+    assert fact["page"] in {p.chunk.page_no for p in passages}
+
+    off = settings.with_overrides(retrieval={"line_items": 0})
+    _, plain = HierarchicalRetriever(library, off, embedder).passages(question, lexical_query(intent, question),
+                                                                      [filing], intent)
+    assert plain["scorer"] == "rrf(bm25, dense, filing rank)" and plain["line_item_hits"] == 0
+    assert not any("line_items" in c for c in plain["candidates"])

@@ -38,6 +38,14 @@ def render_passages(passages: Sequence[Passage]) -> str:
     return "\n\n".join(blocks)
 
 
+def evidence_messages(task: str, question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
+    """The chat of every evidence step (curation, answer): one shared system prompt, the passages, then the
+    task and the question. Steps of one run that show the same leading passages therefore share a prompt
+    prefix, which the chat model can keep in its cache instead of reading it again."""
+    return [{"role": "system", "content": prompt("evidence_system")},
+            {"role": "user", "content": f"Passages:\n\n{render_passages(passages)}\n\n{task}\n\nQuestion: {question}"}]
+
+
 @dataclass(frozen=True)
 class CurationResult:
     kept: tuple[Passage, ...]
@@ -53,13 +61,13 @@ def curate(question: str, shown: Sequence[Passage], kept_before: Sequence[Passag
            max_kept: int, cancel: Callable[[], bool] | None = None) -> CurationResult:
     """Run one curation round over ``shown`` (earlier kept passages first, then the new ones).
 
+    Kept passages stay in the order they were shown, so the next round and the answer step open with the
+    same passages as this prompt whenever the curator keeps a leading run of them.
+
     Raises:
         Cancelled: ``cancel`` returned true during the model call.
     """
-    messages = [
-        {"role": "system", "content": prompt("curation").replace("{max_kept}", str(max_kept))},
-        {"role": "user", "content": f"Passages:\n\n{render_passages(shown)}\n\nQuestion: {question}"},
-    ]
+    messages = evidence_messages(prompt("curation").replace("{max_kept}", str(max_kept)), question, shown)
     res, call = call_llm(chat, "curation", messages, curation_schema(len(shown), max_kept), max_tokens=256,
                          cancel=cancel)
     if res is None:
@@ -68,8 +76,9 @@ def curate(question: str, shown: Sequence[Passage], kept_before: Sequence[Passag
     ids = [i for i in dict.fromkeys(res.data["relevant_ids"]) if 1 <= i <= len(shown)]
     before = {p.chunk.id for p in kept_before}
     # Passages kept in earlier rounds stay kept (Algorithm 1 merges them); new ones fill up to k'_P.
+    picked = {shown[i - 1].chunk.id for i in ids}
     chosen = [p for p in shown if p.chunk.id in before]
-    chosen += [shown[i - 1] for i in ids if shown[i - 1].chunk.id not in before]
+    chosen += [p for p in shown if p.chunk.id in picked and p.chunk.id not in before]
     chosen = chosen[:max_kept]
     chosen_ids = {p.chunk.id for p in chosen}
     answerable = bool(res.data["answerable"]) and bool(chosen)

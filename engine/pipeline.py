@@ -3,6 +3,7 @@ answer, with every stage's trace persisted in the library as it happens."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import uuid
@@ -43,6 +44,11 @@ class Run:
     @property
     def llm_calls(self) -> int:
         return sum(len(t.llm_calls) for t in self.traces)
+
+    @property
+    def tokens_cached(self) -> int:
+        """Of :attr:`tokens_in`, the prompt tokens the model took from its prefix cache."""
+        return sum(c.cached_tokens for t in self.traces for c in t.llm_calls)
 
 
 def issuer_refs(library: Library) -> list[IssuerRef]:
@@ -98,8 +104,12 @@ class HirecPipeline:
                                 trace.tokens_in, trace.tokens_out)
             return trace
 
+        # One prefix-cache session per run: a later curation round or the answer step that opens with the
+        # passages of the previous prompt does not read them again (see engine.models.llama).
+        session = getattr(self.chat, "prefix_session", None)
         try:
-            yield from self._stages(run, record, cancel)
+            with session() if session is not None else contextlib.nullcontext():
+                yield from self._stages(run, record, cancel)
         except Cancelled:
             log.info("run %s cancelled after %d stages", run.id, len(run.traces))
             run.status = "cancelled"
@@ -111,7 +121,7 @@ class HirecPipeline:
         run.seconds = time.perf_counter() - started
         outcome = {"answer": run.answer.to_dict(), "seconds": round(run.seconds, 3),
                    "retrieval_seconds": round(run.retrieval_seconds, 3), "tokens_in": run.tokens_in,
-                   "tokens_out": run.tokens_out, "llm_calls": run.llm_calls}
+                   "tokens_out": run.tokens_out, "tokens_cached": run.tokens_cached, "llm_calls": run.llm_calls}
         self.runs.finish(run.id, run.status, outcome, run.answer.reason if run.status == "failed" else "")
         yield run
 

@@ -26,12 +26,14 @@ class LlmCall:
     seconds: float
     attempts: int
     error: str = ""
+    cached_tokens: int = 0  # of tokens_in, how many the model took from its prefix cache
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "purpose": self.purpose, "model_id": self.model_id, "messages": list(self.messages), "raw": self.raw,
             "raw_attempts": list(self.raw_attempts), "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
             "seconds": round(self.seconds, 3), "attempts": self.attempts, "error": self.error,
+            "cached_tokens": self.cached_tokens,
         }
 
 
@@ -74,7 +76,8 @@ def call_llm(chat: ChatModel, purpose: str, messages: Sequence[ChatMessage], sch
         return None, LlmCall(purpose, chat.model_id, tuple(dict(m) for m in messages), "", (), 0, 0,
                              time.perf_counter() - started, 0, f"model error: {exc}")
     return res, LlmCall(purpose, res.model_id, tuple(dict(m) for m in messages), res.raw, tuple(res.raw_attempts),
-                        res.prompt_tokens, res.completion_tokens, res.seconds, res.attempts)
+                        res.prompt_tokens, res.completion_tokens, res.seconds, res.attempts,
+                        cached_tokens=res.cached_tokens)
 
 
 _PROMPTS: dict[str, str] = {}

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, extract_program, run_program
-from engine.curation import render_passages
+from engine.curation import evidence_messages
 from engine.intent import QueryIntent
 from engine.models.base import ChatModel
 from engine.retrieval.hierarchical import Passage
@@ -190,11 +190,6 @@ def answer_question(question: str, intent: QueryIntent, passages: Sequence[Passa
     return _answer_text(question, passages, chat, max_tokens, cancel)
 
 
-def _messages(system: str, question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": f"Passages:\n\n{render_passages(passages)}\n\nQuestion: {question}"}]
-
-
 _NAME = re.compile(r"[^a-z0-9_]")
 
 
@@ -237,7 +232,7 @@ _FORMULA_WORDS = frozenset({"round", "abs", "min", "max", "sum"})
 
 def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,
                     max_tokens: int, cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
-    res, call = call_llm(chat, "answer (program of thought)", _messages(prompt("answer_program"), question, passages),
+    res, call = call_llm(chat, "answer (program of thought)", evidence_messages(prompt("answer_program"), question, passages),
                          program_schema(len(passages)), max_tokens, cancel)
     if res is None:
         return AnswerResult("failed", "", method="pot", reason=call.error), call
@@ -278,7 +273,7 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
 
 def _answer_text(question: str, passages: Sequence[Passage], chat: ChatModel, max_tokens: int,
                  cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
-    res, call = call_llm(chat, "answer (chain of thought)", _messages(prompt("answer_text"), question, passages),
+    res, call = call_llm(chat, "answer (chain of thought)", evidence_messages(prompt("answer_text"), question, passages),
                          text_schema(len(passages)), max_tokens, cancel)
     if res is None:
         return AnswerResult("failed", "", method="cot", reason=call.error), call

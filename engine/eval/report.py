@@ -35,6 +35,10 @@ def summarize(rows: Sequence[dict], pipelines: Sequence[str]) -> list[dict]:
             s["accuracy_all"] = _mean([r for r in rs if r.get("correct") is not None], "correct")
         s["tokens_in"] = _mean(rs, "tokens_in")
         s["tokens_out"] = _mean(rs, "tokens_out")
+        if any(r.get("curation_tokens_in") for r in rs):
+            s["tokens_cached"] = _mean(rs, "tokens_cached")
+            s["curation_tokens_in"] = _mean(rs, "curation_tokens_in")
+            s["curation_tokens_out"] = _mean(rs, "curation_tokens_out")
         s["llm_calls"] = _mean(rs, "llm_calls")
         ret = [r["retrieval_seconds"] for r in rs]
         tot = [r["seconds"] for r in rs]
@@ -54,7 +58,8 @@ def _fmt(v: object) -> str:
 
 def _table(summary: Sequence[dict]) -> list[str]:
     cols = ["pipeline", "n", *RETRIEVAL_COLS, "accuracy_numeric", "n_numeric", "accuracy_model_judged", "n_model_judged",
-            "tokens_in", "tokens_out", "llm_calls", "retrieval_p50", "retrieval_p95", "total_p50", "total_p95"]
+            "tokens_in", "tokens_out", "tokens_cached", "curation_tokens_in", "curation_tokens_out", "llm_calls",
+            "retrieval_p50", "retrieval_p95", "total_p50", "total_p95"]
     cols = [c for c in cols if any(s.get(c) is not None for s in summary)]
     return ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols),
             *("| " + " | ".join(_fmt(s.get(c)) for c in cols) + " |" for s in summary)]

@@ -41,6 +41,9 @@ class Prediction:
     status: str = ""
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = 0  # of tokens_in, prompt tokens the model took from its prefix cache
+    curation_tokens_in: int = 0  # the evidence-curation calls alone (HiREC reports these)
+    curation_tokens_out: int = 0
     llm_calls: int = 0
     seconds: float = 0.0
     retrieval_seconds: float = 0.0
@@ -105,6 +108,10 @@ class Evaluator:
             pred.answer, pred.status, pred.run_id = run.answer.text, run.status, run.id
             pred.note = run.answer.reason
             pred.tokens_in, pred.tokens_out, pred.llm_calls = run.tokens_in, run.tokens_out, run.llm_calls
+            pred.tokens_cached = run.tokens_cached
+            curation = [tr for tr in run.traces if tr.stage == "curation"]
+            pred.curation_tokens_in = sum(tr.tokens_in for tr in curation)
+            pred.curation_tokens_out = sum(tr.tokens_out for tr in curation)
             pred.retrieval_seconds = run.retrieval_seconds
         else:
             raise ValueError(f"unknown pipeline {pipeline!r} (known: {', '.join(PIPELINES)})")

@@ -30,6 +30,7 @@ class ChatResult:
     seconds: float
     model_id: str
     raw_attempts: tuple[str, ...] = field(default_factory=tuple)
+    cached_tokens: int = 0  # prompt tokens served from the model's cache (a shared prefix), not read again
 
 
 @runtime_checkable

@@ -16,13 +16,14 @@ from engine.models.base import ChatResult
 
 
 def purpose_of(messages) -> str:  # noqa: ANN001
-    system = messages[0]["content"]
-    if "You check evidence" in system:
-        return "curation"
-    if "formula" in system:
-        return "program"
-    if "Rewrite the analyst" in system:
+    """The step a chat is for, read from its task (after the passages) or its system prompt."""
+    if "Rewrite the analyst" in messages[0]["content"]:
         return "rewrite"
+    task = messages[1]["content"].rsplit(">>>", 1)[-1]
+    if "Task: check the evidence" in task:
+        return "curation"
+    if "with a small program" in task:
+        return "program"
     return "text"
 
 

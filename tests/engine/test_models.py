@@ -90,6 +90,40 @@ def test_smollm2_is_deterministic_and_safe_across_threads(smollm) -> None:
 
 
 @pytest.mark.slow
+def test_the_grammar_writes_properties_in_the_schemas_order(smollm) -> None:
+    """The order is the plan (figures before formula, reasoning before answer); it must not be sorted."""
+    schema = {"type": "object", "properties": {"reasoning": {"type": "string", "maxLength": 60},
+                                               "answer": {"type": "string", "maxLength": 40}},
+              "required": ["reasoning", "answer"], "additionalProperties": False}
+    raw = smollm.complete_json(QUESTION, schema, max_tokens=64).raw
+    assert raw.index('"reasoning"') < raw.index('"answer"')
+
+
+@pytest.mark.slow
+def test_prefix_session_reuses_the_shared_prompt_prefix_and_stays_reproducible(smollm) -> None:
+    """Inside a session the second call reads only what follows the prefix it shares with the first;
+    outside one nothing is reused; two sessions making the same calls give the same outputs."""
+    passages = "Passages:\n\n[1] Acme Corp 10-K 2021, page 40\n<<<\nNet sales  24,306  22,100\n>>>\n\n"
+    first = [QUESTION[0], {"role": "user", "content": passages + "Which passage names net sales?"}]
+    second = [QUESTION[0], {"role": "user", "content": passages + "What were net sales in 2021?"}]
+
+    def two_calls() -> list:
+        return [smollm.complete_json(m, ANSWER_SCHEMA, max_tokens=32) for m in (first, second)]
+
+    plain = two_calls()
+    assert [r.cached_tokens for r in plain] == [0, 0]
+    with smollm.prefix_session():
+        one = two_calls()
+    with smollm.prefix_session():
+        two = two_calls()
+    assert one[0].cached_tokens == 0  # a session starts from an empty cache
+    assert 20 < one[1].cached_tokens < one[1].prompt_tokens  # the system prompt and the passage, not the question
+    assert [r.data for r in one] == [r.data for r in two]
+    assert [r.cached_tokens for r in one] == [r.cached_tokens for r in two]
+    assert smollm.complete_json(second, ANSWER_SCHEMA, max_tokens=32).cached_tokens == 0  # session over
+
+
+@pytest.mark.slow
 def test_output_that_keeps_failing_validation_raises_after_bounded_retries(smollm, monkeypatch) -> None:
     """Generation is real; only the validator is forced to reject, as for a schema the model can't meet."""
     import engine.models.llama as llama_mod

@@ -341,7 +341,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     from engine.eval.questions import load_questions
     from engine.eval.report import markdown, write_report
-    from engine.eval.runner import ANSWERING, PIPELINES, Evaluator, run_eval
+    from engine.eval.runner import ANSWERING, PIPELINES, Evaluator, rejudge, run_eval
 
     if args.compare:
         from engine.eval.compare import compare_runs
@@ -379,6 +379,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         bar.n = done
         bar.refresh()
 
+    if args.rejudge:
+        if not (out / "results.jsonl").exists():
+            print(f"--rejudge: no results.jsonl in {out}", file=sys.stderr)
+            return 2
+        bar.reset(total=len(questions) * sum(p in ANSWERING for p in pipelines))
+        changed = rejudge(evaluator, questions, out, progress)
+        bar.close()
+        print(f"rejudged the stored answers in {out}: {changed} verdict(s) changed")
+        bar = tqdm(total=len(questions) * len(pipelines), desc="eval", unit="q")
     rows = run_eval(evaluator, questions, pipelines, out, progress)
     bar.close()
     title = f"FilingLens eval: {Path(args.questions).name} ({len(questions)} questions, {library.count('filings')} filings)"
@@ -562,6 +571,9 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     s.add_argument("--out", default="eval-out")
     s.add_argument("--documents", help="documents.jsonl with titles (resolves Docugami globs)")
     s.add_argument("--model", help="chat model pack name or GGUF path for answering pipelines")
+    s.add_argument("--rejudge", action="store_true",
+                   help="score the answers stored in --out again (numeric matcher, yes/no side, judge model) "
+                        "without re-running the pipelines, then rewrite the report")
     s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("train-reranker", help="train a cross-encoder on pairs mined from the library")

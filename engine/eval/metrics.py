@@ -368,6 +368,20 @@ def _gold_number(gold: str) -> tuple[ParsedNumber | None, bool, str]:
     return found[0][0], True, "gold sentence holds one number"
 
 
+def gold_is_numeric(gold: str) -> bool:
+    """Whether :func:`answer_matches` scores answers to this gold with the numeric matcher (else a judge)."""
+    return _gold_number(gold)[0] is not None
+
+
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.I)
+
+
+def yes_no(text: str) -> bool | None:
+    """True/False when ``text`` opens with "Yes"/"No" (the side a yes/no answer takes), else None."""
+    m = _YES_NO.match(text)
+    return None if m is None else m.group(1).lower() == "yes"
+
+
 def answer_matches(predicted: str, gold: str) -> MatchResult:
     """Score an answer numerically when the gold answer is a number; otherwise defer to a judge.
 

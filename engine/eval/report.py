@@ -16,6 +16,13 @@ def _mean(rows: Sequence[dict], key: str) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
+def _kind(row: dict) -> str | None:
+    if "answer_kind" in row:
+        return row["answer_kind"]
+    # rows written before answer_kind existed
+    return {"numeric": "numeric", "not answered": "numeric", "model": "textual"}.get(row.get("judged_by", ""))
+
+
 def summarize(rows: Sequence[dict], pipelines: Sequence[str]) -> list[dict]:
     out = []
     for p in pipelines:
@@ -25,8 +32,10 @@ def summarize(rows: Sequence[dict], pipelines: Sequence[str]) -> list[dict]:
         s: dict = {"pipeline": p, "n": len(rs)}
         for col in RETRIEVAL_COLS:
             s[col] = _mean(rs, col)
-        numeric = [r for r in rs if r.get("judged_by") in ("numeric", "not answered")]
-        judged = [r for r in rs if r.get("judged_by") == "model" and r.get("correct") is not None]
+        # Numeric: golds the numeric matcher scores; model-judged: textual golds (a yes/no answer on the wrong
+        # side is wrong without asking the model). Unanswered questions count as wrong in their own kind.
+        numeric = [r for r in rs if _kind(r) == "numeric" and r.get("correct") is not None]
+        judged = [r for r in rs if _kind(r) == "textual" and r.get("correct") is not None]
         if any("correct" in r for r in rs):
             s["accuracy_numeric"] = _mean(numeric, "correct") if numeric else None
             s["n_numeric"] = len(numeric)
@@ -71,7 +80,7 @@ def markdown(summary: Sequence[dict], rows: Sequence[dict], title: str,
     questions cannot be answered from it, so the table is repeated without them."""
     lines = [f"# {title}", "", *_table(summary)]
     lines += ["", "Pages count from 0. Accuracy: numeric answers by the rounding/truncation matcher; textual answers "
-              "judged by the local model (reported separately). Times in seconds.", ""]
+              "judged by the local model (reported separately; a yes/no answer on the other side than the gold is wrong without asking it). Times in seconds.", ""]
     if missing:
         absent = sorted({d for docs in missing.values() for d in docs})
         inside = [r for r in rows if r["qid"] not in missing]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from engine.eval.metrics import (
     EvidenceSpan, answer_matches, average_precision_at_k, chunk_grade, document_recall_at_k, locate_span, mrr_at_k,
-    ndcg_at_k, page_precision, page_recall_at_k,
+    gold_is_numeric, ndcg_at_k, page_precision, page_recall_at_k, yes_no,
 )
 from engine.eval.questions import EvalQuestion
 from engine.intent import parse_intent
@@ -182,14 +182,23 @@ class Evaluator:
                 row[f"map@{k}"] = average_precision_at_k(grades, k)
                 row[f"mrr@{k}"] = mrr_at_k(grades, k)
         if pipeline in ANSWERING and q.answer:
-            m = answer_matches(pred.answer, q.answer) if pred.status == "answered" else None
-            if m is None:
-                row["correct"], row["judged_by"] = False, "not answered"
-            elif m.correct is None:
-                row["correct"], row["judged_by"] = self.judge(q, pred.answer), "model"
-            else:
-                row["correct"], row["judged_by"] = bool(m.correct), "numeric"
+            row["answer_kind"] = "numeric" if gold_is_numeric(q.answer) else "textual"
+            row["correct"], row["judged_by"] = self.verdict(q, pred.answer, pred.status)
         return row
+
+    def verdict(self, q: EvalQuestion, answer: str, status: str) -> tuple[bool | None, str]:
+        """``(correct, judged_by)`` of one answer: the numeric matcher when the gold is a number; a yes/no
+        answer that takes the other side than the gold's is wrong whatever it says next; the rest goes to the
+        judge model."""
+        if status != "answered":
+            return False, "not answered"
+        m = answer_matches(answer, q.answer)
+        if m.correct is not None:
+            return bool(m.correct), "numeric"
+        side, gold_side = yes_no(answer), yes_no(q.answer)
+        if side is not None and gold_side is not None and side != gold_side:
+            return False, "yes/no"
+        return self.judge(q, answer), "model"
 
     def judge(self, q: EvalQuestion, answer: str) -> bool | None:
         """Textual answers: the local model compares with the gold answer and evidence (marked model-judged)."""
@@ -198,11 +207,13 @@ class Evaluator:
         from engine.trace import call_llm
 
         evidence = "\n".join(t for _, _, t in q.evidence)[:2500]
-        schema = {"type": "object", "properties": {"correct": {"type": "boolean"}, "reason": {"type": "string", "maxLength": 200}},
-                  "required": ["correct", "reason"], "additionalProperties": False}
+        # The reason comes first: the grammar writes properties in order, so the verdict follows the comparison.
+        schema = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 200}, "correct": {"type": "boolean"}},
+                  "required": ["reason", "correct"], "additionalProperties": False}
         msgs = [{"role": "system", "content": "You grade answers to financial questions. An answer is correct when it "
-                 "states the same facts and figures as the gold answer (rounding and wording may differ) and does not "
-                 "contradict the evidence."},
+                 "states the same facts and figures as the gold answer (rounding and wording may differ), reaches the "
+                 "same conclusion, and does not contradict the evidence. First compare them in `reason`, then give "
+                 "the verdict."},
                 {"role": "user", "content": f"Question: {q.question}\nGold answer: {q.answer}\nEvidence: {evidence}\n"
                  f"Answer to grade: {answer}"}]
         res, _ = call_llm(self.chat, "judge", msgs, schema, 96)
@@ -236,3 +247,25 @@ def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines:
                     progress(n, total, p)
     wanted = {q.qid for q in questions}
     return [r for (p, qid), r in done.items() if p in pipelines and qid in wanted]
+
+
+def rejudge(evaluator: Evaluator, questions: Sequence[EvalQuestion], out_dir: Path,
+            progress: Callable[[int, int, str], None] | None = None) -> int:
+    """Score the stored answers of ``out_dir`` again (numeric matcher, yes/no side, judge model) without
+    running the pipelines; ``results.jsonl`` is rewritten. Returns how many verdicts changed."""
+    path = out_dir / "results.jsonl"
+    by_qid = {q.qid: q for q in questions}
+    rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+    todo = [r for r in rows if r["pipeline"] in ANSWERING and r["qid"] in by_qid and by_qid[r["qid"]].answer]
+    changed = 0
+    for i, r in enumerate(todo, start=1):
+        verdict = evaluator.verdict(by_qid[r["qid"]], r.get("answer", ""), r.get("status", ""))
+        changed += (r.get("correct"), r.get("judged_by")) != verdict
+        r["correct"], r["judged_by"] = verdict
+        r["answer_kind"] = "numeric" if gold_is_numeric(by_qid[r["qid"]].answer) else "textual"
+        if progress:
+            progress(i, len(todo), r["pipeline"])
+    tmp = path.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows), encoding="utf-8")
+    tmp.replace(path)
+    return changed

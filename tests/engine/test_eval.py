@@ -6,7 +6,7 @@ import json
 
 from engine.eval.questions import load_questions
 from engine.eval.report import write_report
-from engine.eval.runner import Evaluator, run_eval
+from engine.eval.runner import Evaluator, rejudge, run_eval
 from tests.engine.scripted import ScriptedChat
 from tests.engine.test_pipeline import program_for, shown
 
@@ -74,6 +74,47 @@ def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder,
     monkeypatch.setattr(evaluator, "predict", lambda p, q: calls.append((p, q.qid)))
     again = run_eval(evaluator, questions, pipelines, tmp_path / "out")
     assert calls == [] and len(again) == len(rows)  # resumed: nothing recomputed
+    assert all(r["answer_kind"] == "numeric" for r in hirec)
+
+    # --rejudge scores stored answers again without running a pipeline: a stored answer edited to a wrong
+    # figure turns wrong, the others keep their verdicts.
+    path = tmp_path / "out" / "results.jsonl"
+    stored = [json.loads(line) for line in path.read_text().splitlines()]
+    edited = next(r for r in stored if r["pipeline"] == "hirec")
+    edited["answer"] = "1 USD millions"
+    path.write_text("".join(json.dumps(r) + "\n" for r in stored))
+    assert rejudge(evaluator, questions, tmp_path / "out") == 1
+    after = {(r["pipeline"], r["qid"]): r for r in map(json.loads, path.read_text().splitlines())}
+    assert after[("hirec", edited["qid"])]["correct"] is False
+    assert sum(r["correct"] for r in after.values() if r["pipeline"] == "hirec") == len(hirec) - 1
+    assert calls == []
+
+
+def test_verdicts_numeric_yes_no_side_and_judge(tmp_path):
+    """Numeric golds never reach the judge; a yes/no answer on the wrong side is wrong without asking the
+    model; other textual answers are judged, with the reason written before the verdict."""
+    from engine.eval.questions import EvalQuestion
+
+    asked: list[list] = []
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        asked.append(messages)
+        return {"reason": "same conclusion", "correct": True}
+
+    evaluator = Evaluator.__new__(Evaluator)  # verdicts need no library
+    evaluator.chat = ScriptedChat(script)
+
+    def q(answer: str) -> EvalQuestion:
+        return EvalQuestion("q", "Is Acme capital-intensive?", answer, frozenset(), frozenset())
+
+    assert evaluator.verdict(q("$1577.00"), "1,577 USD millions", "answered") == (True, "numeric")
+    assert evaluator.verdict(q("$1577.00"), "", "not_answerable") == (False, "not answered")
+    assert evaluator.verdict(q("No, capex is 5% of revenue."), "Yes, it is capital-intensive.", "answered") == (
+        False, "yes/no")
+    assert asked == []
+    assert evaluator.verdict(q("No, capex is 5% of revenue."), "No. Capex was 5.1% of revenue.", "answered") == (
+        True, "model")
+    assert len(asked) == 1 and "Gold answer: No, capex" in asked[0][-1]["content"]
 
 
 def test_reranker_variants_run_side_by_side(ingested_demo, demo_truth, embedder, tmp_path):

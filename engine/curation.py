@@ -21,7 +21,7 @@ def curation_schema(n_passages: int, max_kept: int) -> dict:
             "relevant_ids": {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_passages + 1)) or [1]},
                              "maxItems": max_kept},
             "answerable": {"type": "boolean"},
-            "missing_information": {"type": "string", "maxLength": 300},
+            "missing_information": {"type": "string", "maxLength": 250},
             "complementary_question": {"type": "string", "maxLength": 200},
         },
         "required": ["relevant_ids", "answerable", "missing_information", "complementary_question"],

@@ -78,7 +78,10 @@ def program_schema(n_passages: int) -> dict:
 def text_schema(n_passages: int) -> dict:
     return {
         "type": "object",
-        "properties": {"reasoning": {"type": "string", "maxLength": 1200}, "answer": {"type": "string", "maxLength": 400},
+        # Every string fits the grammar's length bound (engine.models.llama.GRAMMAR_MAX_STRING): an unbounded
+        # reasoning string let the model repeat itself until max_tokens cut the JSON off, on every retry.
+        "properties": {"reasoning": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 3},
+                       "answer": {"type": "string", "maxLength": 250},
                        "used_ids": _ids(n_passages), "insufficient": {"type": "boolean"}},
         "required": ["reasoning", "answer", "used_ids", "insufficient"],
         "additionalProperties": False,
@@ -277,8 +280,9 @@ def _answer_text(question: str, passages: Sequence[Passage], chat: ChatModel, ma
                          text_schema(len(passages)), max_tokens, cancel)
     if res is None:
         return AnswerResult("failed", "", method="cot", reason=call.error), call
+    reasoning = "\n".join(step.strip() for step in res.data["reasoning"] if step.strip())
     if res.data["insufficient"]:
-        return AnswerResult("not_answerable", NOT_ANSWERABLE, method="cot", reasoning=res.data["reasoning"],
+        return AnswerResult("not_answerable", NOT_ANSWERABLE, method="cot", reasoning=reasoning,
                             reason=res.data["answer"]), call
     text = res.data["answer"].strip()
     cited = list(dict.fromkeys(i for i in res.data["used_ids"] if 1 <= i <= len(passages)))
@@ -286,5 +290,5 @@ def _answer_text(question: str, passages: Sequence[Passage], chat: ChatModel, ma
     unsupported = [g["variable"].removeprefix("stated ") for g in grounding if not g["verified"]]
     reason = (f"figure(s) {', '.join(unsupported)} not printed in the cited passages: computed by the model or "
               "unsupported; check them" if unsupported else "")
-    return AnswerResult("answered", text, method="cot", reasoning=res.data["reasoning"],
+    return AnswerResult("answered", text, method="cot", reasoning=reasoning,
                         citations=_citations(cited, passages), grounding=tuple(grounding), reason=reason), call

@@ -75,7 +75,7 @@ def two_round_chat(fact: dict) -> SchemaScriptedChat:
                         "formula": "revenue", "insufficient": False}
             return {"variables": [{"name": "Total revenue", "value": int(value_text.replace(",", "")), "passage_id": pid,
                                    "label": "Total revenue, USD m"}], "formula": "Total revenue", "insufficient": False}
-        return {"reasoning": "read from [1]", "answer": "see [1]", "used_ids": [1], "insufficient": False}
+        return {"reasoning": ["read from [1]"], "answer": "see [1]", "used_ids": [1], "insufficient": False}
 
     return SchemaScriptedChat(script)
 

@@ -120,7 +120,7 @@ def test_stops_at_i_max_and_answers_from_all_passages(ingested_demo, embedder):
         if purpose == "curation":
             return {"relevant_ids": [1], "answerable": False, "missing_information": "more",
                     "complementary_question": next(questions)}
-        return {"reasoning": "", "answer": "x", "used_ids": [1], "insufficient": True}
+        return {"reasoning": [], "answer": "x", "used_ids": [1], "insufficient": True}
 
     run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run("Why did margins change?")
     assert [t.round for t in run.traces if t.stage == "curation"] == [1, 2, 3]
@@ -249,7 +249,7 @@ def test_export_formats_round_trip(ingested_demo, demo_truth, embedder, tmp_path
         if purpose == "curation":
             return {"relevant_ids": [1, 2], "answerable": True, "missing_information": "", "complementary_question": ""}
         if purpose == "text":
-            return {"reasoning": "=SUM(A1:A9) from [1]", "answer": "+42 USD millions", "used_ids": [1, 2],
+            return {"reasoning": ["=SUM(A1:A9) from [1]"], "answer": "+42 USD millions", "used_ids": [1, 2],
                     "insufficient": False}
         return program_for(messages, format_amount(fact["value"])) if any(
             format_amount(fact["value"]) in b for *_, b in shown(messages)) else {
@@ -402,7 +402,7 @@ def test_textual_answer_notes_unsupported_figures(ingested_demo, demo_truth, emb
     def script(purpose, messages, n):  # noqa: ANN001
         if purpose == "curation":
             return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return {"reasoning": "read it", "answer": "Revenue grew because of pricing; the margin was 98.7654 percent.",
+        return {"reasoning": ["read it"], "answer": "Revenue grew because of pricing; the margin was 98.7654 percent.",
                 "used_ids": [1], "insufficient": False}
 
     run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(

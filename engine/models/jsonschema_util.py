@@ -81,7 +81,9 @@ def validate_json(text: str, schema: dict[str, Any]) -> dict[str, Any]:
     """
     validator = _validator_for(schema_key(schema))
     try:
-        data = json.loads(text)
+        # strict=False: llama.cpp's JSON grammar lets a string hold raw control characters (a newline typed
+        # inside the text), which strict parsing rejects although the object is fine.
+        data = json.loads(text, strict=False)
     except json.JSONDecodeError as exc:
         if not text.strip():
             reason = "the output was empty"

@@ -313,8 +313,8 @@ class LlamaChatModel:
                 history.append(
                     {
                         "role": "user",
-                        "content": f"Your reply was rejected: {reason}. "
-                        "Reply again with only one JSON object that satisfies the schema.",
+                        "content": f"Your reply was rejected: {reason}. Do the task above again and "
+                        "reply with only one JSON object that satisfies the schema.",
                     }
                 )
                 continue

@@ -250,6 +250,13 @@ def test_validate_json_gives_short_reasons(text: str, reason: str | None) -> Non
     assert info.value.raw_outputs == [text]
 
 
+def test_validate_json_accepts_raw_control_characters_in_strings() -> None:
+    """llama.cpp's JSON grammar lets a string hold a raw newline or tab; the object is still fine."""
+    pytest.importorskip("jsonschema")
+    assert validate_json('{"answer": "Par\nis\t", "confidence": 0.9}', ANSWER_SCHEMA) == {
+        "answer": "Par\nis\t", "confidence": 0.9}
+
+
 # -- embedder and cross-encoder (MiniLM) -----------------------------------------------------------
 
 

@@ -163,6 +163,43 @@ def _unit(intent: QueryIntent, passages: Sequence[Passage]) -> str | None:
     return None
 
 
+_SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
+_PRINTED_SCALE = re.compile(r"\(\s*(?:\$|usd|dollars)?\s*(?:amounts\s+)?(?:in\s+)?(thousands|millions|billions)\b|"
+                            r"\b(?:\$|dollars|amounts)?\s*in\s+(thousands|millions|billions)\b", re.I)
+_SELF_SCALED = re.compile(r"[*/]\s*(?:1[_,]?000(?:[_,]?000)*(?:\.0*)?|1(?:\.0)?e\+?[369])(?![\d.])", re.I)
+
+
+def printed_scale(text: str) -> str | None:
+    """The scale a passage prints its amounts in ("(Millions)", "in thousands, except per share"), or None."""
+    m = _PRINTED_SCALE.search(text)
+    return (m.group(1) or m.group(2)).lower() if m else None
+
+
+def _rescale(value: float, variables: Sequence[dict], formula: str, intent: QueryIntent,
+             passages: Sequence[Passage]) -> tuple[float, dict | None]:
+    """Convert an amount computed in the scale its passages print (millions) to the one the question asks for
+    (billions). Only when every figure comes from passages printed in the same scale, the model did not
+    convert itself (no * or / by 1,000 …), and the result is an amount, not a ratio: doubling every figure
+    doubles the result (a sum, a difference, one figure), where a ratio would stay the same."""
+    asked = (intent.unit_hint or "").removeprefix("USD ")
+    if asked not in _SCALES or not variables or _SELF_SCALED.search(formula):
+        return value, None
+    scales = {printed_scale(passages[v["passage_id"] - 1].prompt_text()) if 1 <= v["passage_id"] <= len(passages)
+              else None for v in variables}
+    if len(scales) != 1 or None in scales or asked in scales:
+        return value, None
+    (printed,) = scales
+    doubled, _ = build_program([{**v, "value": 2 * v["value"]} for v in variables], formula)
+    try:
+        twice = run_program(extract_program(doubled)).value
+    except (ProgramRejected, ProgramFailed):
+        return value, None
+    if isinstance(twice, bool) or not isinstance(twice, (int, float)) or abs(twice - 2 * value) > 1e-9 * max(1.0, abs(value)):
+        return value, None
+    factor = _SCALES[printed] / _SCALES[asked]
+    return value * factor, {"printed": printed, "asked": asked, "factor": factor, "before": value}
+
+
 def format_value(value: float, unit: str | None, decimals: int | None) -> str:
     if unit == "percent":
         return f"{value:.{2 if decimals is None else decimals}f}%"
@@ -266,11 +303,16 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
     cited = {g["passage"] for g in grounding}
     unit = _unit(intent, passages)
     computed = {"value": value, "variables": result.variables, "steps": result.steps}
+    value, scaled = _rescale(float(value), variables, formula, intent, passages)
+    notes = [f"figure {g['value']:g} ({g['variable']}) is not printed in passage [{g['passage']}]"
+             for g in grounding if not g["verified"]]
+    if scaled:
+        computed["scale"] = scaled
+        notes.append(f"converted from {scaled['printed']} as printed to {scaled['asked']} as asked")
     return AnswerResult(
-        "answered", format_value(float(value), unit, intent.decimals), value=float(value), unit=unit, method="pot",
+        "answered", format_value(value, unit, intent.decimals), value=value, unit=unit, method="pot",
         citations=_citations(sorted(cited), passages), program=program, computed=computed, grounding=tuple(grounding),
-        reason="; ".join(f"figure {g['value']:g} ({g['variable']}) is not printed in passage [{g['passage']}]"
-                         for g in grounding if not g["verified"]),
+        reason="; ".join(notes),
     ), call
 
 

@@ -292,3 +292,37 @@ def test_built_program_resolves_names_cut_by_the_grammar() -> None:
     program, _ = build_program(variables[:1], "capex_2019")
     with pytest.raises(ProgramFailed, match="capex_2019"):
         run_program(extract_program(program))
+
+
+def test_amounts_are_converted_to_the_scale_the_question_asks_for():
+    """Figures printed in millions, question asked in billions: an amount (one figure, a sum, a difference)
+    is converted; a ratio, a formula that already divides by 1,000, or passages of mixed scale are not."""
+    from engine.answer.generate import _rescale, printed_scale
+    from engine.intent import parse_intent
+    from engine.records import Chunk
+    from engine.retrieval.hierarchical import Passage
+
+    def passage(text: str, context: str = "") -> Passage:
+        return Passage(Chunk(1, 1, "ACME_2021_10K", 3, 0, len(text), "table", text, context), "ACME 10-K 2021", {})
+
+    assert printed_scale("(In millions, except per share amounts)") == "millions"
+    assert printed_scale("(Dollars in thousands)") == "thousands"
+    assert printed_scale("Revenue grew 5% to $3.1 billion.") is None
+
+    millions = passage("Net sales  24,306  22,100\nCost of sales  14,000  13,000", "(Millions)  2021  2020")
+    thousands = passage("Net sales  24,306,000", "(In thousands)")
+    intent = parse_intent("What were Acme's FY2021 net sales in USD billions?")
+    sales = {"name": "net_sales", "value": 24306, "passage_id": 1, "label": "Net sales 2021"}
+    cost = {"name": "cost", "value": 14000, "passage_id": 1, "label": "Cost of sales 2021"}
+
+    value, scaled = _rescale(24306.0, [sales], "net_sales", intent, [millions])
+    assert value == pytest.approx(24.306) and scaled["printed"] == "millions" and scaled["asked"] == "billions"
+    value, scaled = _rescale(10306.0, [sales, cost], "net_sales - cost", intent, [millions])
+    assert value == pytest.approx(10.306) and scaled is not None
+    assert _rescale(24.306, [sales], "net_sales / 1000", intent, [millions]) == (24.306, None)
+    ratio = 24306 / 14000
+    assert _rescale(ratio, [sales, cost], "net_sales / cost", intent, [millions]) == (ratio, None)
+    assert _rescale(24306.0, [sales, {**cost, "passage_id": 2}], "net_sales + cost", intent,
+                    [millions, thousands])[1] is None
+    asked_millions = parse_intent("What were Acme's FY2021 net sales in USD millions?")
+    assert _rescale(24306.0, [sales], "net_sales", asked_millions, [millions]) == (24306.0, None)

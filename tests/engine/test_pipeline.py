@@ -440,3 +440,25 @@ def test_a_figure_printed_in_no_passage_is_never_an_answer(ingested_demo, demo_t
     assert run.answer.program and run.answer.grounding[0]["found_in"] == []  # kept for the audit
     run = run_with(fact["value"] / 1000)  # billions for a table in millions
     assert run.status == "answered" and run.answer.grounding[0]["found_in"]
+
+
+def test_an_amount_asked_in_billions_is_converted_from_the_printed_millions(ingested_demo, demo_truth, embedder):
+    library, settings, _ = ingested_demo
+    fact = revenue_fact(demo_truth, "2023")
+    from engine.demo_corpus import format_amount
+
+    value_text = format_amount(fact["value"])
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        if purpose == "curation":
+            pid = passage_with(messages, fact["company"], value_text)
+            return {"relevant_ids": [pid], "answerable": True, "missing_information": "", "complementary_question": ""}
+        return program_for(messages, value_text)
+
+    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+        f"What was {fact['company']}'s total revenue in fiscal 2023, in USD billions?")
+    assert run.status == "answered" and run.answer.unit == "USD billions"
+    assert run.answer.value == pytest.approx(fact["value"] / 1000)
+    assert run.answer.computed["scale"]["printed"] == "millions"
+    assert "converted from millions as printed to billions as asked" in run.answer.reason
+    assert all(g["verified"] for g in run.answer.grounding)  # the figure itself is the printed one

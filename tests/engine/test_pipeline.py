@@ -49,9 +49,8 @@ def program_for(messages, value_text: str) -> dict:  # noqa: ANN001
             "formula": "Total revenue", "insufficient": False}
 
 
-def test_answerable_in_round_one(ingested_demo, demo_truth, embedder):
-    library, settings, _ = ingested_demo
-    fact = revenue_fact(demo_truth, "2023")
+def revenue_reader(fact: dict) -> ScriptedChat:
+    """The curator keeps the passage that prints the fact's figure (answerable in round 1); the program reads it."""
     from engine.demo_corpus import format_amount
 
     value_text = format_amount(fact["value"])
@@ -63,7 +62,13 @@ def test_answerable_in_round_one(ingested_demo, demo_truth, embedder):
             return {"relevant_ids": [pid], "answerable": True, "missing_information": "", "complementary_question": ""}
         return program_for(messages, value_text)
 
-    chat = ScriptedChat(script)
+    return ScriptedChat(script)
+
+
+def test_answerable_in_round_one(ingested_demo, demo_truth, embedder):
+    library, settings, _ = ingested_demo
+    fact = revenue_fact(demo_truth, "2023")
+    chat = revenue_reader(fact)
     run = HirecPipeline(library, settings, embedder, chat).run(f"What was {fact['company']}'s total revenue in fiscal 2023?")
     assert run.status == "answered" and run.answer.value == fact["value"]
     assert [t.stage for t in run.traces] == ["intent", "documents", "passages", "curation", "answer"]
@@ -445,17 +450,7 @@ def test_a_figure_printed_in_no_passage_is_never_an_answer(ingested_demo, demo_t
 def test_an_amount_asked_in_billions_is_converted_from_the_printed_millions(ingested_demo, demo_truth, embedder):
     library, settings, _ = ingested_demo
     fact = revenue_fact(demo_truth, "2023")
-    from engine.demo_corpus import format_amount
-
-    value_text = format_amount(fact["value"])
-
-    def script(purpose, messages, n):  # noqa: ANN001
-        if purpose == "curation":
-            pid = passage_with(messages, fact["company"], value_text)
-            return {"relevant_ids": [pid], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return program_for(messages, value_text)
-
-    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+    run = HirecPipeline(library, settings, embedder, revenue_reader(fact)).run(
         f"What was {fact['company']}'s total revenue in fiscal 2023, in USD billions?")
     assert run.status == "answered" and run.answer.unit == "USD billions"
     assert run.answer.value == pytest.approx(fact["value"] / 1000)

@@ -46,6 +46,9 @@ class ModelError(EngineError):
 class ModelOutputError(ModelError):
     """The model kept returning output that does not satisfy the requested JSON schema."""
 
-    def __init__(self, message: str, *, raw_outputs: list[str] | None = None) -> None:
+    def __init__(self, message: str, *, raw_outputs: list[str] | None = None, prompt_tokens: int = 0,
+                 completion_tokens: int = 0, cached_tokens: int = 0) -> None:
         super().__init__(message)
         self.raw_outputs = raw_outputs or []
+        # what the failed attempts cost, so a failed call still counts in the run's tokens
+        self.prompt_tokens, self.completion_tokens, self.cached_tokens = prompt_tokens, completion_tokens, cached_tokens

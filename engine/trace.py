@@ -71,7 +71,8 @@ def call_llm(chat: ChatModel, purpose: str, messages: Sequence[ChatMessage], sch
         res = chat.complete_json(messages, schema, max_tokens=max_tokens, cancel=cancel)
     except ModelOutputError as exc:
         return None, LlmCall(purpose, chat.model_id, tuple(dict(m) for m in messages), "", tuple(exc.raw_outputs),
-                             0, 0, time.perf_counter() - started, len(exc.raw_outputs), f"invalid output: {exc}")
+                             exc.prompt_tokens, exc.completion_tokens, time.perf_counter() - started,
+                             len(exc.raw_outputs), f"invalid output: {exc}", cached_tokens=exc.cached_tokens)
     except ModelError as exc:
         return None, LlmCall(purpose, chat.model_id, tuple(dict(m) for m in messages), "", (), 0, 0,
                              time.perf_counter() - started, 0, f"model error: {exc}")

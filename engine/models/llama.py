@@ -331,7 +331,8 @@ class LlamaChatModel:
             )
         raise ModelOutputError(
             f"{self.model_id}: no schema-valid JSON after {attempts} attempts; last error: {reason}",
-            raw_outputs=raws,
+            raw_outputs=raws, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            cached_tokens=cached_tokens,
         )
 
     def _overflow_error(

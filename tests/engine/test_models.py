@@ -150,6 +150,7 @@ def test_output_that_keeps_failing_validation_raises_after_bounded_retries(smoll
     assert len(seen) == 1 + smollm.json_retries == 3
     assert info.value.raw_outputs == seen
     assert "3 attempts" in str(info.value) and "minimum of 2" in str(info.value)
+    assert info.value.prompt_tokens > 3 * 10 and info.value.completion_tokens > 0  # the failed call's cost
     # Each retry shows the model its rejected reply and names the validation error.
     assert [len(h) for h in histories] == [2, 4, 6]
     assert histories[1][-2] == {"role": "assistant", "content": seen[0]}

@@ -376,6 +376,12 @@ def test_real_path_with_smollm2(ingested_demo, demo_truth, embedder):
         assert run.answer.reason  # a recorded reason, never a traceback
     row = RunStore(library).get(run.id)
     assert json.loads(row["result"])["tokens_in"] == run.tokens_in
+    # One prefix-cache session per run: the first call reads everything; every later evidence call opens with
+    # the same system prompt and "Passages:" at least, so some of its prompt comes from the cache.
+    calls = [c for t in run.traces for c in t.llm_calls if c.tokens_in]
+    assert calls[0].cached_tokens == 0 and len(calls) >= 2
+    assert all(0 < c.cached_tokens < c.tokens_in for c in calls[1:])
+    assert json.loads(row["result"])["tokens_cached"] == run.tokens_cached > 0
 
 
 def test_written_answers_have_their_figures_checked():

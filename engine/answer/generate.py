@@ -270,6 +270,22 @@ def build_program(variables: Sequence[dict], formula: str) -> tuple[str, dict[st
 _FORMULA_WORDS = frozenset({"round", "abs", "min", "max", "sum"})
 
 
+def _lookup_variable(intent: QueryIntent, variables: Sequence[dict], program: str,
+                     renames: dict[str, str]) -> str | None:
+    """For a question that asks for one reported figure (one metric, one fiscal year, no comparison or
+    calculation) answered by a formula over several figures (a change, a sum): the one variable that names
+    the asked year, whose figure is the answer; else None. A formula over one figure (``-capex``) is kept."""
+    if intent.comparison or intent.needs_calculation or len(intent.metrics) != 1 or len(intent.fiscal_years) != 1:
+        return None
+    expr = program.rstrip().rsplit("return ", 1)[-1]
+    used = set(re.findall(r"[A-Za-z_]\w*", expr)) & set(renames.values())
+    if len(used) < 2:
+        return None
+    year = str(intent.fiscal_years[0])
+    named = [v["name"] for v in variables if year in f"{v['name']} {v['label']}"]
+    return named[0] if len(named) == 1 else None
+
+
 def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,
                     max_tokens: int, cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
     res, call = call_llm(chat, "answer (program of thought)", evidence_messages(prompt("answer_program"), question, passages),
@@ -280,7 +296,14 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
     if res.data["insufficient"] or not variables or not formula:
         return AnswerResult("not_answerable", NOT_ANSWERABLE, method="pot",
                             reason="the model found the figures missing from the curated passages"), call
-    program, _ = build_program(variables, formula)
+    program, renames = build_program(variables, formula)
+    lookup = _lookup_variable(intent, variables, program, renames)
+    notes: list[str] = []
+    if lookup is not None:
+        notes.append(f"the question asks for one reported figure; the model's formula `{formula}` was replaced "
+                     f"by the figure for the asked year, `{renames[lookup]}`")
+        formula = lookup
+        program, _ = build_program(variables, formula)
     try:
         result = run_program(extract_program(program))
     except (ProgramRejected, ProgramFailed) as exc:
@@ -304,8 +327,8 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
     unit = _unit(intent, passages)
     computed = {"value": value, "variables": result.variables, "steps": result.steps}
     value, scaled = _rescale(float(value), variables, formula, intent, passages)
-    notes = [f"figure {g['value']:g} ({g['variable']}) is not printed in passage [{g['passage']}]"
-             for g in grounding if not g["verified"]]
+    notes += [f"figure {g['value']:g} ({g['variable']}) is not printed in passage [{g['passage']}]"
+              for g in grounding if not g["verified"]]
     if scaled:
         computed["scale"] = scaled
         notes.append(f"converted from {scaled['printed']} as printed to {scaled['asked']} as asked")

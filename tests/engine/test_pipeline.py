@@ -463,3 +463,34 @@ def test_an_amount_asked_in_billions_is_converted_from_the_printed_millions(inge
     assert run.answer.computed["scale"]["printed"] == "millions"
     assert "converted from millions as printed to billions as asked" in run.answer.reason
     assert all(g["verified"] for g in run.answer.grounding)  # the figure itself is the printed one
+
+
+def test_a_one_figure_question_answered_with_a_change_gets_the_asked_years_figure(ingested_demo, demo_truth, embedder):
+    """"What was X's revenue in 2023?" answered by the model with the 2022→2023 change: the asked year's
+    figure is the answer, and the answer says the formula was replaced."""
+    library, settings, _ = ingested_demo
+    from engine.demo_corpus import format_amount
+
+    fact = revenue_fact(demo_truth, "2023")
+    prior = next(f for f in demo_truth if f["doc_name"] == fact["doc_name"] and f["metric"] == "Total revenue"
+                 and f["fiscal_year_column"] == "2022")
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        pid = passage_with(messages, fact["company"], format_amount(fact["value"]))
+        if purpose == "curation":
+            return {"relevant_ids": [pid], "answerable": True, "missing_information": "", "complementary_question": ""}
+        return {"variables": [
+            {"name": "revenue_2023", "value": int(fact["value"]), "passage_id": pid, "label": "Total revenue"},
+            {"name": "revenue_2022", "value": int(prior["value"]), "passage_id": pid, "label": "Total revenue"}],
+            "formula": "(revenue_2023 - revenue_2022) / revenue_2022 * 100", "insufficient": False}
+
+    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+        f"What was {fact['company']}'s total revenue in fiscal 2023?")
+    assert run.status == "answered" and run.answer.value == fact["value"]
+    assert "was replaced by the figure for the asked year, `revenue_2023`" in run.answer.reason
+    assert run.answer.program.rstrip().endswith("return revenue_2023")
+
+    growth = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+        f"By what percent did {fact['company']}'s total revenue grow from fiscal 2022 to fiscal 2023?")
+    assert growth.answer.value == pytest.approx((fact["value"] - prior["value"]) / prior["value"] * 100)
+    assert "replaced" not in growth.answer.reason

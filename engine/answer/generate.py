@@ -270,6 +270,11 @@ def build_program(variables: Sequence[dict], formula: str) -> tuple[str, dict[st
 _FORMULA_WORDS = frozenset({"round", "abs", "min", "max", "sum"})
 
 
+# A closing "* 100" (possibly inside the outermost parentheses or a round(…, n)), as in
+# "(cfo / current_liabilities) * 100".
+_TIMES_100 = re.compile(r"\s*\*\s*100(?:\.0+)?(?=\s*\)*\s*$|\s*,\s*\d+\s*\)\s*$)")
+
+
 def _lookup_variable(intent: QueryIntent, variables: Sequence[dict], program: str,
                      renames: dict[str, str]) -> str | None:
     """For a question that asks for one reported figure (one metric, one fiscal year, no comparison or
@@ -303,6 +308,11 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
         notes.append(f"the question asks for one reported figure; the model's formula `{formula}` was replaced "
                      f"by the figure for the asked year, `{renames[lookup]}`")
         formula = lookup
+        program, _ = build_program(variables, formula)
+    elif intent.unit_hint == "ratio" and _TIMES_100.search(formula):
+        # A ratio (current ratio, turnover) is not a percentage: the model's closing "* 100" is dropped.
+        notes.append(f"a ratio is not a percentage: the model's `* 100` was dropped from `{formula}`")
+        formula = _TIMES_100.sub("", formula)
         program, _ = build_program(variables, formula)
     try:
         result = run_program(extract_program(program))

@@ -494,3 +494,31 @@ def test_a_one_figure_question_answered_with_a_change_gets_the_asked_years_figur
         f"By what percent did {fact['company']}'s total revenue grow from fiscal 2022 to fiscal 2023?")
     assert growth.answer.value == pytest.approx((fact["value"] - prior["value"]) / prior["value"] * 100)
     assert "replaced" not in growth.answer.reason
+
+
+def test_a_ratio_is_not_multiplied_by_100(ingested_demo, demo_truth, embedder):
+    library, settings, _ = ingested_demo
+    from engine.demo_corpus import format_amount
+
+    def fact_of(metric: str) -> dict:
+        return next(f for f in demo_truth if f["form"] == "10-K" and f["period"] == "2023" and f["metric"] == metric
+                    and f["fiscal_year_column"] == "2023")
+
+    assets, liabilities = fact_of("Total current assets"), fact_of("Total current liabilities")
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        pid = passage_with(messages, assets["company"], format_amount(assets["value"]))
+        assert pid is not None, "the balance sheet was not retrieved"
+        if purpose == "curation":
+            return {"relevant_ids": [pid], "answerable": True, "missing_information": "", "complementary_question": ""}
+        return {"variables": [
+            {"name": "ca", "value": assets["value"], "passage_id": pid, "label": "Total current assets 2023"},
+            {"name": "cl", "value": liabilities["value"], "passage_id": pid, "label": "Total current liabilities 2023"}],
+            "formula": "round(ca / cl * 100, 2)", "insufficient": False}
+
+    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+        f"What was {assets['company']}'s current ratio in fiscal 2023?")
+    assert run.status == "answered" and run.answer.unit == "ratio"
+    assert run.answer.value == round(assets["value"] / liabilities["value"], 2)
+    assert "a ratio is not a percentage" in run.answer.reason
+    assert run.answer.program.rstrip().endswith("return round(ca / cl, 2)")

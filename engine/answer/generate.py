@@ -155,12 +155,8 @@ def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: 
 def _unit(intent: QueryIntent, passages: Sequence[Passage]) -> str | None:
     if intent.unit_hint:
         return intent.unit_hint
-    text = " ".join(p.prompt_text()[:400].lower() for p in passages)
-    for words, unit in (("in millions", "USD millions"), ("(millions)", "USD millions"), ("in thousands", "USD thousands"),
-                        ("in billions", "USD billions")):
-        if words in text:
-            return unit
-    return None
+    scale = printed_scale(" ".join(p.prompt_text()[:400] for p in passages))
+    return f"USD {scale}" if scale else None
 
 
 _SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}

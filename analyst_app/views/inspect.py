@@ -262,6 +262,16 @@ class StagePlaceholder(QWidget):
             self.tree.resizeColumnToContents(0)
 
 
+def _row_cell(g: dict) -> str:
+    """The row check of one figure: on the row whose label the model copied, off it, or not checkable."""
+    label = html.escape(str(g.get("label") or ""))
+    if g.get("on_row") is True:
+        return f"<span style='color:#1e7832'>✓ {label}</span>"
+    if g.get("on_row") is False:
+        return f"<span style='color:#b41e1e'>✗ not on '{label}'</span>"
+    return f"<span style='color:#666'>— no row '{label}'</span>" if label else "—"
+
+
 def answer_detail_html(answer: dict, passages: list[dict], errors: list[str]) -> str:
     status = answer.get("status", "")
     color, label = STATUS_STYLE.get(status, ("#444", status or "no answer stage"))
@@ -294,11 +304,13 @@ def answer_detail_html(answer: dict, passages: list[dict], errors: list[str]) ->
             f"<tr><td>{html.escape(str(g.get('variable')))}</td><td align='right'>{html.escape(fmt_number(g.get('value'), 6))}</td>"
             f"<td align='center'>[{g.get('passage')}]</td>"
             f"<td style='color:{'#1e7832' if g.get('verified') else '#b41e1e'}'>{'✓ found' if g.get('verified') else '✗ not found'}</td>"
-            f"<td>{html.escape(', '.join(f'[{x}]' for x in g.get('found_in', [])) or '—')}</td></tr>"
+            f"<td>{html.escape(', '.join(f'[{x}]' for x in g.get('found_in', [])) or '—')}</td>"
+            f"<td>{_row_cell(g)}</td></tr>"
             for g in grounding)
-        out.append("<h3>Grounding: is each figure printed in the passage it cites?</h3>"
+        out.append("<h3>Grounding: is each figure printed in the passage it cites, on the row it names?</h3>"
                    "<table border='1' cellspacing='0' cellpadding='4' style='border-color:#ccc'>"
-                   "<tr><th>Variable</th><th>Value</th><th>Cited</th><th>In cited passage</th><th>Printed in</th></tr>"
+                   "<tr><th>Variable</th><th>Value</th><th>Cited</th><th>In cited passage</th><th>Printed in</th>"
+                   "<th>On the row named</th></tr>"
                    f"{rows}</table>")
     if answer.get("reasoning"):
         out.append(f"<h3>Reasoning</h3><p>{html.escape(answer['reasoning'])}</p>")

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, extract_program, run_program
+from engine.chunking import FOOTNOTE_MARK, parse_row
 from engine.curation import evidence_messages
 from engine.intent import QueryIntent
 from engine.models.base import ChatModel
@@ -107,7 +108,7 @@ def passage_numbers(text: str) -> set[float]:
     return out
 
 
-_ASSIGN = re.compile(r"^\s+(\w+) = (-?[\d.e+-]+)  # \[(\d+)\]", re.M)
+_ASSIGN = re.compile(r"^\s+(\w+) = (-?[\d.e+-]+)  # \[(\d+)\] ?(.*)$", re.M)
 
 
 def _printed_in(value: float, nums: dict[int, set[float]]) -> list[int]:
@@ -118,14 +119,50 @@ def _printed_in(value: float, nums: dict[int, set[float]]) -> list[int]:
 
 
 def ground(program: str, passages: Sequence[Passage]) -> list[dict]:
-    """Check each figure against the passage the model says it came from (and find where else it is printed)."""
+    """Check each figure against the passage the model says it came from (and find where else it is printed),
+    and whether it sits on the row whose label the model copied (``on_row``: see :func:`on_row`)."""
     nums = {i: passage_numbers(p.prompt_text()) for i, p in enumerate(passages, start=1)}
     rows = []
-    for name, raw, pid in _ASSIGN.findall(program):
+    for name, raw, pid, label in _ASSIGN.findall(program):
         value, pid = float(raw), int(pid)
         found = _printed_in(value, nums)
-        rows.append({"variable": name, "value": value, "passage": pid, "verified": pid in found, "found_in": found})
+        row = on_row(value, label, passages[pid - 1].prompt_text()) if 1 <= pid <= len(passages) else None
+        rows.append({"variable": name, "value": value, "passage": pid, "verified": pid in found, "found_in": found,
+                     "label": label.strip(), "on_row": row})
     return rows
+
+
+_WORD = re.compile(r"[a-z0-9&]+")
+
+
+def _label_words(label: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(FOOTNOTE_MARK.sub("", label.strip()).lower()))
+
+
+def _names_row(label: tuple[str, ...], row: tuple[str, ...]) -> bool:
+    """The model's label is the row's label, or one holds the other as a run of two or more whole words
+    ("Total current liabilities" / "Total current liabilities (Note 5)")."""
+    if label == row:
+        return True
+    short, long_ = sorted((label, row), key=len)
+    n = len(short)
+    return n >= 2 and any(long_[i : i + n] == short for i in range(len(long_) - n + 1))
+
+
+def on_row(value: float, label: str, text: str) -> bool | None:
+    """Whether ``value`` is printed on a statement row of ``text`` that the model's ``label`` names: True;
+    False when rows with that label exist and none prints the value (a figure read off another row or
+    another column's neighbour); None when no row carries the label (a label in the model's own words
+    cannot be checked). As in :func:`_printed_in`, sign and a factor of 1,000 are allowed."""
+    want = _label_words(label)
+    if not want:
+        return None
+    cells = [values for line in text.splitlines() if (row := parse_row(line)) and _names_row(want, _label_words(row[0]))
+             for values in [row[1]]]
+    if not cells:
+        return None
+    printed = {abs(v) for vs in cells for tok in vs if (v := _number_value(tok)) is not None}
+    return bool(_printed_in(value, {0: printed}))
 
 
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
@@ -335,6 +372,8 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
     value, scaled = _rescale(float(value), variables, formula, intent, passages)
     notes += [f"figure {g['value']:g} ({g['variable']}) is not printed in passage [{g['passage']}]"
               for g in grounding if not g["verified"]]
+    notes += [f"figure {g['value']:g} ({g['variable']}) is not on the row '{g['label']}' of passage [{g['passage']}]: "
+              "check which row and column it was read from" for g in grounding if g["verified"] and g["on_row"] is False]
     if scaled:
         computed["scale"] = scaled
         notes.append(f"converted from {scaled['printed']} as printed to {scaled['asked']} as asked")

@@ -32,6 +32,8 @@ def test_history_reopens_a_run_into_every_inspect_tab(make_window, app_home, dem
     text = iv.answer.toPlainText()
     assert "Program" in text and answer["program"].splitlines()[0] in text
     assert "Grounding" in text and ("✓ found" in text) == any(g["verified"] for g in answer["grounding"])
+    # the scripted model read its figure off the row it named, and the Answer tab says so
+    assert answer["grounding"][0]["on_row"] is True and f"✓ {answer['grounding'][0]['label']}" in text
     # the raw tab holds the prompts and raw model outputs
     raw = iv.raw_model
     cur_row = next(i for i, e in enumerate(events) if e["stage"] == "curation")

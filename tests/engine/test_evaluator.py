@@ -326,3 +326,48 @@ def test_amounts_are_converted_to_the_scale_the_question_asks_for():
                     [millions, thousands])[1] is None
     asked_millions = parse_intent("What were Acme's FY2021 net sales in USD millions?")
     assert _rescale(24306.0, [sales], "net_sales", asked_millions, [millions]) == (24306.0, None)
+
+
+def test_a_figure_is_checked_against_the_row_the_model_names():
+    """The model copies the row's label before the figure; the figure must be printed on a row of that label
+    (either column, sign and a factor of 1,000 allowed). A label in the model's own words cannot be checked."""
+    from engine.answer.generate import on_row
+
+    table = ("(Millions)  2018  2017\n"
+             "Property, plant and equipment — net  8,738  8,866\n"
+             "Proceeds from sale of PP&E and other assets  262  49\n"
+             "Purchases of property, plant and equipment (PP&E)  $  (1,577) $  (1,373)")
+    assert on_row(8738, "Property, plant and equipment — net", table) is True
+    assert on_row(8866, "property, plant and equipment - net", table) is True  # the other column, case, dash
+    assert on_row(262, "Property, plant and equipment — net", table) is False  # read off the next row
+    assert on_row(-1577, "Purchases of property, plant and equipment", table) is True  # label cut short
+    assert on_row(1.577, "Purchases of property, plant and equipment (PP&E)", table) is True  # in billions
+    assert on_row(262, "line item", table) is None
+    assert on_row(262, "net", table) is None  # one word names no row
+
+
+def test_an_answer_read_off_another_row_says_so():
+    """Through the answer step: the figure is printed in the passage (grounded) but not on the row the model
+    named, so the answer carries a note telling the analyst to check the row and column."""
+    from engine.answer.generate import answer_question, program_schema
+    from engine.intent import parse_intent
+    from engine.records import Chunk
+    from engine.retrieval.hierarchical import Passage
+    from tests.engine.scripted import ScriptedChat
+
+    assert "label" in program_schema(2)["properties"]["variables"]["items"]["required"]
+    text = ("(Millions)  2018  2017\nProperty, plant and equipment — net  8,738  8,866\n"
+            "Proceeds from sale of PP&E and other assets  262  49")
+    passage = Passage(Chunk(1, 1, "ACME_2018_10K", 57, 0, len(text), "table", text, ""), "ACME 10-K 2018", {})
+    intent = parse_intent("What was Acme's year end FY2018 net PP&E in USD millions?")
+
+    def model(value: float):
+        return ScriptedChat(lambda purpose, messages, n: {
+            "variables": [{"name": "ppe_2018", "passage_id": 1, "label": "Property, plant and equipment — net",
+                           "value": value}], "formula": "ppe_2018", "insufficient": False})
+
+    wrong, _ = answer_question(intent.question, intent, [passage], model(262))
+    assert wrong.status == "answered" and wrong.grounding[0]["verified"] and wrong.grounding[0]["on_row"] is False
+    assert "not on the row 'Property, plant and equipment — net' of passage [1]" in wrong.reason
+    right, _ = answer_question(intent.question, intent, [passage], model(8738))
+    assert right.grounding[0]["on_row"] is True and "not on the row" not in right.reason

@@ -157,11 +157,10 @@ def on_row(value: float, label: str, text: str) -> bool | None:
     want = _label_words(label)
     if not want:
         return None
-    cells = [values for line in text.splitlines() if (row := parse_row(line)) and _names_row(want, _label_words(row[0]))
-             for values in [row[1]]]
-    if not cells:
+    rows = [row for row in map(parse_row, text.splitlines()) if row and _names_row(want, _label_words(row[0]))]
+    if not rows:
         return None
-    printed = {abs(v) for vs in cells for tok in vs if (v := _number_value(tok)) is not None}
+    printed = {abs(v) for _, cells in rows for tok in cells if (v := _number_value(tok)) is not None}
     return bool(_printed_in(value, {0: printed}))
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QRunnable, QThread, Signal, Slot
 
 from engine.errors import EngineError, ModelError
+from engine.records import StageTrace
 from engine.settings import Settings
 
 if TYPE_CHECKING:
@@ -229,20 +230,22 @@ class TrainRerankerJob(Job):
     def __init__(self, settings: Settings, options: TrainOptions) -> None:
         super().__init__()
         self.settings, self.options = settings, options
-        from engine.train import default_run_dir
+        from engine.models.registry import default_reranker_run_dir
 
-        self.out_dir = default_run_dir(settings.library_home())
+        self.out_dir = default_reranker_run_dir(settings.library_home())
 
     def work(self) -> TrainOutcome:
+        from engine.models.registry import load_chat_model, register_reranker
         from engine.store import Library
-        from engine.train import excluded_docs_from_questions, register_reranker, train_reranker
+        from engine.train import excluded_docs_from_questions, train_reranker
 
         opts, home = self.options, self.settings.library_home()
         self._emit(self.signals.progress, "mining", 0, 0)
         with Library(home) as library:
             exclude = (excluded_docs_from_questions(opts.exclude_questions, library)
                        if opts.exclude_questions else frozenset())
-            writer = _load_chat(self.settings) if opts.llm_share > 0 else None
+            writer = (load_chat_model(self.settings.models, self.settings.library_home()) if opts.llm_share > 0
+                      else None)
             report = train_reranker(library, self.settings, self.out_dir, pairs=opts.pairs, epochs=opts.epochs,
                                     device=opts.device, exclude_docs=exclude, writer=writer,
                                     llm_share=opts.llm_share, progress=self._step, cancel=self.cancel_event.is_set,
@@ -275,18 +278,12 @@ def _registered_reranker_stamp(settings: Settings) -> float | None:
     """When the registered reranker file last changed (a newly trained model must replace the loaded one)."""
     if settings.retrieval.reranker != "trained":
         return None
-    from engine.train import registry_path
+    from engine.models.registry import reranker_registry_path
 
     try:
-        return registry_path(settings.library_home()).stat().st_mtime
+        return reranker_registry_path(settings.library_home()).stat().st_mtime
     except OSError:
         return None
-
-
-def _load_chat(settings: Settings) -> Any:
-    from engine.models.registry import load_chat_model
-
-    return load_chat_model(settings.models, settings.library_home())
 
 
 class AskWorker(QObject):
@@ -305,7 +302,7 @@ class AskWorker(QObject):
     def __init__(self) -> None:
         super().__init__()
         # How the chat model is loaded: the registry by default; tests plug in a scripted model.
-        self.chat_loader: Callable[[Settings], Any] = _load_chat
+        self.chat_loader: Callable[[Settings], Any] | None = None
         self._library: Any = None
         self._home: Path | None = None
         self._pipeline: Any = None
@@ -327,30 +324,20 @@ class AskWorker(QObject):
 
     def _pipeline_for(self, req: AskRequest) -> Any:
         from engine.indexing import indexes_stale
-        from engine.models.registry import load_embedder
-        from engine.pipeline import HirecPipeline
+        from engine.pipeline import build_pipeline, load_models
 
         library = self._library_for(req.home)
         settings = req.settings
         key = (settings.model_dump_json(), library.generation(), _registered_reranker_stamp(settings))
         if self._pipeline is None or self._key != key:
             # the library changed (or the settings did): bring the indexes up to date, then reload
-            self.status.emit("loading the embedder…")
-            embedder = load_embedder(settings.models)
+            models = load_models(settings, chat_loader=self.chat_loader, status=self.status.emit)
             if indexes_stale(library, settings):
                 self.status.emit("updating the indexes…")
                 sync(library, settings, req.cancel.is_set)
                 key = (settings.model_dump_json(), library.generation(), key[2])
-            self.status.emit(f"loading the chat model {settings.models.chat_model}…")
-            chat = self.chat_loader(settings)
-            cross = None
-            if settings.retrieval.reranker != "none":
-                from engine.models.registry import load_cross_scorer
-
-                self.status.emit(f"loading the reranker ({settings.retrieval.reranker})…")
-                cross = load_cross_scorer(settings, settings.library_home())
             self.status.emit("loading the indexes…")
-            self._pipeline, self._key = HirecPipeline(library, settings, embedder, chat, cross), key
+            self._pipeline, self._key = build_pipeline(settings, library, models), key
             freeze_heap()
         return self._pipeline
 
@@ -368,7 +355,7 @@ class AskWorker(QObject):
             self.status.emit("running…")
             run = None
             for item in pipeline.run_iter(req.question, cancel=req.cancel.is_set):
-                if hasattr(item, "stage"):
+                if isinstance(item, StageTrace):
                     self.stage.emit(item)
                 else:
                     run = item

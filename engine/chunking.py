@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from engine.facts.numbers import CELL, is_number_cell, scale_caption
 from engine.records import ChunkSpan
 
 # A table row: cells separated by the two-space gap the PDF parser writes, at least one of them numeric.
 _GAP = "  "
-_NUMBER = re.compile(r"^\(?-?\$?\(?[\d,]*\.?\d+\)?%?$")
 _YEAR = re.compile(r"\b(19|20)\d\d\b")
 _PERIOD_WORDS = re.compile(r"(months|weeks|year|quarter|fiscal|ended|as of|december|june|september|march)", re.I)
 
@@ -24,16 +24,14 @@ def is_table_row(line: str) -> bool:
     if _GAP not in line.strip():
         return False
     cells = [c.strip() for c in line.split(_GAP) if c.strip()]
-    return len(cells) >= 2 and any(_NUMBER.match(c.replace(" ", "")) for c in cells[1:])
+    return len(cells) >= 2 and any(is_number_cell(c.replace(" ", "")) for c in cells[1:])
 
 
 # Statement rows as cells: a label, then values (dot leaders or two-space gaps separate them).
 _CELL_GAP = re.compile(r"\s{2,}")
 _LEADER = re.compile(r"\s*\.{3,}\s*")
-_VALUE = re.compile(r"\(?-?\d[\d,]*(?:\.\d+)?\)?%?|[—–]")
 _VALUES_ONLY = re.compile(r"[\s$%()\d,.—–-]*")
 FOOTNOTE_MARK = re.compile(r"\s*(?:\(\d{1,2}\)|\([a-z]\)|\*+|\[\d\])+$")
-_UNITS = re.compile(r"^\(?(?:in|dollars in|amounts in|\$ in)\s+(?:millions|thousands|billions)", re.I)
 _GENERIC_LABELS = {"total", "other", "net", "subtotal", "balance", "balances", "thereafter", "amount",
                    "amounts", "beginning balance", "ending balance", "balance, beginning of period",
                    "balance, end of period", "balance at beginning of year", "balance at end of year",
@@ -62,16 +60,20 @@ def parse_row(line: str) -> tuple[str, list[str]] | None:
         return None
     if label.lower() in _GENERIC_LABELS or label.lower().startswith(("item ", "page", "note ")):
         return None
-    if _UNITS.match(label):
+    if scale_caption(label):
         return None
-    values = _VALUE.findall(rest)
+    values = CELL.findall(rest)
     if not values or all(_YEAR.fullmatch(v) for v in values):
         return None  # "(In millions)  2018  2017" is a column header, not a row
     return label, values
 
 
-def _is_header_row(line: str) -> bool:
-    """Column headers: several years, or period words with a year, on one row."""
+def is_header_row(line: str) -> bool:
+    """A table's column-header row: several years, or period words with a year, on one row.
+
+    Loose: a sentence with a year and a period word ("for the year ended December 31, 2022.") passes
+    too, so a reader that must refuse prose checks more.
+    """
     return len(_YEAR.findall(line)) >= 2 or (bool(_YEAR.search(line)) and bool(_PERIOD_WORDS.search(line)))
 
 
@@ -121,7 +123,7 @@ def chunk_page(text: str, page_no: int, *, size: int = 1024, overlap: int = 30, 
     for start, end in _lines(text):
         units.extend(_split_long(text, start, end, size))
     chunks: list[ChunkSpan] = []
-    headers_at = [(s, _header_with_title(text, units, k)) for k, (s, e) in enumerate(units) if _is_header_row(text[s:e])]
+    headers_at = [(s, _header_with_title(text, units, k)) for k, (s, e) in enumerate(units) if is_header_row(text[s:e])]
 
     i = 0
     while i < len(units):

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from engine.errors import ConfigError, EngineError
+from engine.records import StageTrace
 from engine.settings import Settings, load_preset
 
 log = logging.getLogger("filinglens")
@@ -210,80 +211,80 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
-def _explain(events: list[dict]) -> None:
-    for e in events:
-        p = e["payload"]
-        print(f"-- {e['stage']} (round {e['round']}, {e['seconds']:.2f}s, tokens {e['tokens_in']}/{e['tokens_out']})")
-        if e["stage"] == "intent":
-            it = p["intent"]
-            print(f"   issuers={it.get('issuers')} forms={it.get('forms')} years={it.get('fiscal_years')} "
-                  f"quarters={it.get('quarters')} metrics={it.get('metrics')} numeric={it.get('numeric')}")
-        elif e["stage"] == "rewrite":
-            print(f"   q' = {p['rewritten']}")
-        elif e["stage"] in ("documents", "passages"):
-            print(f"   query: {p['query']}\n   scorer: {p['scorer']}")
-            for c in p["candidates"][:10]:
-                where = c["doc_name"] + (f" p.{c['page']}" if "page" in c else "")
-                mark = "+" if c["kept"] else " "
-                extra = c.get("why", "") or f"bm25={c['bm25']} (#{c['bm25_rank']}) dense={c['dense']} (#{c['dense_rank']})"
-                if c.get("line_item_rank"):
-                    extra += f" line item #{c['line_item_rank']}: {'; '.join(c['line_items'])}"
-                print(f"   {mark}{c['rank']:3d}. {where:34s} score={c.get('score', c.get('final'))}  {extra}")
-        elif e["stage"] == "curation":
-            print(f"   shown {[s['doc_name'] + ' p.' + str(s['page']) for s in p['shown']]}")
-            print(f"   kept {len(p['kept'])}, dropped {len(p['dropped'])}, answerable={p['answerable']}")
-            if p["complementary_question"]:
-                print(f"   missing: {p['missing_information']}\n   complementary question: {p['complementary_question']}")
-        elif e["stage"] == "answer":
-            a = p["answer"]
-            if a.get("program"):
-                print("   program:\n" + "\n".join("     " + ln for ln in a["program"].splitlines()))
-                print(f"   computed: {a.get('computed', {}).get('value')}")
-            if a.get("reasoning"):
-                print(f"   reasoning: {a['reasoning']}")
-        for call in p.get("llm_calls", []):
-            if call.get("error"):
-                print(f"   model call failed: {call['error']}")
+def _explain(traces: Sequence[StageTrace]) -> None:
+    from engine.records import (
+        AnswerPayload, CurationPayload, DocumentsPayload, IntentPayload, PassagesPayload, RewritePayload,
+    )
+
+    for t in traces:
+        p = t.payload
+        print(f"-- {t.stage} (round {t.round}, {t.seconds:.2f}s, tokens {t.tokens_in}/{t.tokens_out})")
+        if isinstance(p, IntentPayload):
+            it = p.intent
+            print(f"   issuers={list(it.issuers)} forms={list(it.forms)} years={list(it.fiscal_years)} "
+                  f"quarters={list(it.quarters)} metrics={list(it.metrics)} numeric={it.numeric}")
+        elif isinstance(p, RewritePayload):
+            print(f"   q' = {p.rewritten}")
+        elif isinstance(p, DocumentsPayload):
+            print(f"   query: {p.query}\n   scorer: {p.scorer}")
+            for d in p.candidates[:10]:
+                print(f"   {'+' if d.kept else ' '}{d.rank:3d}. {d.doc_name:34s} score={d.score}  {d.why}")
+        elif isinstance(p, PassagesPayload):
+            print(f"   query: {p.query}\n   scorer: {p.scorer}")
+            for c in p.candidates[:10]:
+                extra = f"bm25={c.bm25} (#{c.bm25_rank}) dense={c.dense} (#{c.dense_rank})"
+                if c.line_item_rank:
+                    extra += f" line item #{c.line_item_rank}: {'; '.join(c.line_items)}"
+                where = f"{c.doc_name} p.{c.page}"
+                print(f"   {'+' if c.kept else ' '}{c.rank:3d}. {where:34s} score={c.final}  {extra}")
+        elif isinstance(p, CurationPayload):
+            print(f"   shown {[f'{s.doc_name} p.{s.page}' for s in p.shown]}")
+            print(f"   kept {len(p.kept)}, dropped {len(p.dropped)}, answerable={p.answerable}")
+            if p.complementary_question:
+                print(f"   missing: {p.missing_information}\n   complementary question: {p.complementary_question}")
+        elif isinstance(p, AnswerPayload):
+            a = p.answer
+            if a.program:
+                print("   program:\n" + "\n".join("     " + ln for ln in a.program.splitlines()))
+                print(f"   computed: {a.computed.value if a.computed else None}")
+            if a.reasoning:
+                print(f"   reasoning: {a.reasoning}")
+        for call in t.llm_calls:
+            if call.error:
+                print(f"   model call failed: {call.error}")
 
 
 def _print_run(library, run_id: str, explain: bool) -> None:  # noqa: ANN001
-    from engine.export import evidence_set
+    from engine.trace import read_run
 
-    ev = evidence_set(library, run_id)
-    a = ev["answer"]
-    print(f"Q: {ev['question']}")
-    print(f"A: {a.get('text') or '(no answer)'}   [{ev['status']}]")
-    if a.get("reason"):
-        print(f"   note: {a['reason']}")
-    for c in ev["cited_passages"]:
-        print(f"   [{c['passage_id']}] {c['doc_name']} page {c['page']} ({c['title']})")
-    cost = ev["cost"]
-    print(f"run {ev['run_id']}: {cost['seconds']}s (retrieval {cost['retrieval_seconds']}s), "
-          f"{cost['tokens_in']} tokens in / {cost['tokens_out']} out, {cost['llm_calls']} model calls")
+    run = read_run(library, run_id)
+    a = run.answer
+    print(f"Q: {run.question}")
+    print(f"A: {(a.text if a else '') or '(no answer)'}   [{run.status}]")
+    if a and a.reason:
+        print(f"   note: {a.reason}")
+    for c in a.citations if a else ():
+        print(f"   [{c.passage_id}] {c.doc_name} page {c.page} ({c.title})")
+    if run.cost:
+        cost = run.cost
+        print(f"run {run.id}: {cost.seconds}s (retrieval {cost.retrieval_seconds}s), "
+              f"{cost.tokens_in} tokens in / {cost.tokens_out} out, {cost.llm_calls} model calls")
     if explain:
-        _explain(ev["trace"])
+        _explain(run.traces)
 
 
-def load_pipeline(settings: Settings, library):  # noqa: ANN001, ANN201
-    """Models and indexes for answering; a missing chat model is reported by the run, not raised."""
-    from engine.errors import ModelError
-    from engine.models.registry import load_chat_model
-    from engine.pipeline import HirecPipeline
-
+def load_pipeline(settings: Settings, library, *, chat: bool = True):  # noqa: ANN001, ANN201
+    """Models and indexes for answering (:func:`engine.pipeline.build_pipeline`), indexes brought up to date
+    first; a chat model that cannot be loaded is reported here and by the run, not raised."""
     from engine.indexing import indexes_stale
+    from engine.pipeline import build_pipeline, load_models
 
-    embedder = _embedder(settings)
+    models = load_models(settings, chat=chat, chat_required=False)
+    if models.chat_error:
+        print(f"error: {models.chat_error}", file=sys.stderr)
     if indexes_stale(library, settings):
-        _sync(library, settings, embedder)
-    from engine.models.registry import load_cross_scorer
-
-    try:
-        chat = load_chat_model(settings.models, settings.library_home())
-    except ModelError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        chat = None
-    cross = load_cross_scorer(settings, settings.library_home())
-    return HirecPipeline(library, settings, embedder, chat, cross)
+        _sync(library, settings, models.embedder)
+    return build_pipeline(settings, library, models)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -292,10 +293,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     pipeline = load_pipeline(settings, library)
     run = None
     for item in pipeline.run_iter(args.question):
-        if hasattr(item, "stage"):
+        if isinstance(item, StageTrace):
             print(f"  ... {item.stage} (round {item.round}) {item.seconds:.1f}s", file=sys.stderr)
         else:
             run = item
+    assert run is not None
     _print_run(library, run.id, args.explain)
     return 0 if run.status in ("answered", "not_answerable") else 1
 
@@ -304,6 +306,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     import json
 
     from engine.store.library import RunStore
+    from engine.trace import outcome_from_json
 
     library = _library(_settings(args))
     if args.runs_cmd == "delete":
@@ -315,7 +318,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         _print_run(library, args.run_id, explain=True)
         return 0
     for r in RunStore(library).list(args.limit):
-        answer = json.loads(r["result"] or "{}").get("answer", {}).get("text", "")
+        answer_rec, _ = outcome_from_json(json.loads(r["result"] or "{}"))
+        answer = answer_rec.text if answer_rec else ""
         print(f"{r['id']}  {r['started_at']}  {r['status']:14s} {r['question'][:60]:60s}  -> {answer[:40]}")
     return 0
 
@@ -361,16 +365,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     names = [f.identity.doc_name for f in library.filings()]
     questions = load_questions(Path(args.questions), documents=Path(args.documents) if args.documents else None,
                                doc_names=names)[: args.limit or None]
-    if any(p in ANSWERING for p in pipelines):
-        pipeline = load_pipeline(settings, library)
-        chat, embedder = pipeline.chat, pipeline.retriever.embedder
-    else:
-        from engine.indexing import indexes_stale
+    from engine.indexing import indexes_stale
+    from engine.pipeline import load_models
 
-        embedder, chat = _embedder(settings), None
-        if indexes_stale(library, settings):
-            _sync(library, settings, embedder)
-    evaluator = Evaluator(library, settings, embedder, chat)
+    models = load_models(settings, chat=any(p in ANSWERING for p in pipelines), chat_required=False)
+    if models.chat_error:
+        print(f"error: {models.chat_error}", file=sys.stderr)
+    if indexes_stale(library, settings):
+        _sync(library, settings, models.embedder)
+    evaluator = Evaluator(library, settings, models)
     out = Path(args.out)
     bar = tqdm(total=len(questions) * len(pipelines), desc="eval", unit="q")
 
@@ -411,14 +414,15 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from engine.train import default_run_dir, excluded_docs_from_questions, register_reranker, train_reranker
+    from engine.models.registry import default_reranker_run_dir, register_reranker
+    from engine.train import excluded_docs_from_questions, train_reranker
 
     settings = _settings(args)
     library = _library(settings)
     exclude: frozenset[str] = frozenset()
     for path in args.exclude_eval or []:
         exclude |= excluded_docs_from_questions(Path(path), library)
-    out = Path(args.out) if args.out else default_run_dir(settings.library_home())
+    out = Path(args.out) if args.out else default_reranker_run_dir(settings.library_home())
     mined_bar = tqdm(desc="mine pairs", unit="example")
     bar = None
 
@@ -451,7 +455,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
             b.close()
     print(json.dumps({k: v for k, v in report.__dict__.items() if k not in ("before", "after")}, default=str, indent=1))
     print(f"held-out before: {report.before}\nheld-out after:  {report.after}")
-    if report.completed and not args.no_register:
+    if report.completed and report.model_dir is not None and not args.no_register:
         register_reranker(settings.library_home(), report.model_dir)
         print(f"registered {report.model_dir} as the default reranker (use it with --reranker trained)")
     return 0

@@ -5,45 +5,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from engine.models.base import ChatModel
-from engine.retrieval.hierarchical import Passage
-from engine.trace import LlmCall, call_llm, prompt
+from engine.prompts import evidence_messages, prompt
+from engine.records import LlmCall, Passage
+from engine.settings import CurationSettings, PromptSettings
+from engine.trace import call_llm
 
-MAX_PASSAGE_CHARS = 1400  # a chunk plus its table header context
 
-
-def curation_schema(n_passages: int, max_kept: int) -> dict:
+def curation_schema(n_passages: int, settings: CurationSettings) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
             # An enum (not minimum/maximum) so the grammar itself only lets the model name shown passages.
             "relevant_ids": {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_passages + 1)) or [1]},
-                             "maxItems": max_kept},
+                             "maxItems": settings.max_kept},
             "answerable": {"type": "boolean"},
-            "missing_information": {"type": "string", "maxLength": 250},
-            "complementary_question": {"type": "string", "maxLength": 200},
+            "missing_information": {"type": "string", "maxLength": settings.max_note_chars},
+            "complementary_question": {"type": "string", "maxLength": settings.max_question_chars},
         },
         "required": ["relevant_ids", "answerable", "missing_information", "complementary_question"],
         "additionalProperties": False,
     }
-
-
-def render_passages(passages: Sequence[Passage]) -> str:
-    """Numbered passages for a prompt. Passage text is fenced so it reads as quoted data."""
-    blocks = []
-    for i, p in enumerate(passages, start=1):
-        text = p.prompt_text()[:MAX_PASSAGE_CHARS].replace("<<<", "< < <").replace(">>>", "> > >")
-        blocks.append(f"[{i}] {p.title}, page {p.chunk.page_no}\n<<<\n{text}\n>>>")
-    return "\n\n".join(blocks)
-
-
-def evidence_messages(task: str, question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
-    """The chat of every evidence step (curation, answer): one shared system prompt, the passages, then the
-    task and the question. Steps of one run that show the same leading passages therefore share a prompt
-    prefix, which the chat model can keep in its cache instead of reading it again."""
-    return [{"role": "system", "content": prompt("evidence_system")},
-            {"role": "user", "content": f"Passages:\n\n{render_passages(passages)}\n\n{task}\n\nQuestion: {question}"}]
 
 
 @dataclass(frozen=True)
@@ -58,7 +42,8 @@ class CurationResult:
 
 
 def curate(question: str, shown: Sequence[Passage], kept_before: Sequence[Passage], chat: ChatModel,
-           max_kept: int, cancel: Callable[[], bool] | None = None) -> CurationResult:
+           settings: CurationSettings, prompts: PromptSettings,
+           cancel: Callable[[], bool] | None = None) -> CurationResult:
     """Run one curation round over ``shown`` (earlier kept passages first, then the new ones).
 
     Kept passages stay in the order they were shown, so the next round and the answer step open with the
@@ -67,9 +52,10 @@ def curate(question: str, shown: Sequence[Passage], kept_before: Sequence[Passag
     Raises:
         Cancelled: ``cancel`` returned true during the model call.
     """
-    messages = evidence_messages(prompt("curation").replace("{max_kept}", str(max_kept)), question, shown)
-    res, call = call_llm(chat, "curation", messages, curation_schema(len(shown), max_kept), max_tokens=256,
-                         cancel=cancel)
+    max_kept = settings.max_kept
+    task = prompt("curation", prompts).replace("{max_kept}", str(max_kept))
+    res, call = call_llm(chat, "curation", evidence_messages(task, question, shown, prompts),
+                         curation_schema(len(shown), settings), max_tokens=settings.max_tokens, cancel=cancel)
     if res is None:
         kept = tuple(shown[:max_kept])
         return CurationResult(kept, tuple(shown[max_kept:]), False, "", "", call, ok=False)

@@ -14,7 +14,9 @@ from typing import Any
 
 from engine.errors import EngineError
 from engine.evidence import Snapshot, page_snapshot
-from engine.store.library import Library, RunStore
+from engine.records import StageTrace, StoredRun
+from engine.store.library import Library
+from engine.trace import event_json, read_run, stage_summary, to_json, trace_from_json
 
 FORMATS = ("json", "csv", "md", "html")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -27,22 +29,23 @@ def safe_cell(value: Any) -> str:
 
 
 def evidence_set(library: Library, run_id: str) -> dict[str, Any]:
-    """Question, answer, cited passages (filing, page, text) and the full trace of one run."""
-    store = RunStore(library)
-    row = store.get(run_id)
-    result = json.loads(row["result"] or "{}")
-    answer = result.get("answer", {})
-    events = store.events(row["id"])
+    """Question, answer, cited passages (filing, page, text) and the full trace of one run, as JSON-ready data
+    (the ``json`` export; the other formats are written from the same data)."""
+    return _evidence_json(read_run(library, run_id), library)
+
+
+def _evidence_json(run: StoredRun, library: Library) -> dict[str, Any]:
     cited = []
-    for c in answer.get("citations", []):
-        chunk = library.chunks([c["chunk_id"]])
-        cited.append({**c, "text": chunk[0].text if chunk else "(passage no longer in the library)",
+    for c in run.answer.citations if run.answer else ():
+        chunk = library.chunks([c.chunk_id])
+        cited.append({**to_json(c), "text": chunk[0].text if chunk else "(passage no longer in the library)",
                       "context": chunk[0].context if chunk else ""})
+    cost = to_json(run.cost) if run.cost else {}
     return {
-        "run_id": row["id"], "question": row["question"], "status": row["status"], "started_at": row["started_at"],
-        "finished_at": row["finished_at"], "answer": answer, "cited_passages": cited,
-        "cost": {k: result.get(k) for k in ("seconds", "retrieval_seconds", "tokens_in", "tokens_out", "llm_calls")},
-        "error": row["error"], "trace": events,
+        "run_id": run.id, "question": run.question, "status": run.status, "started_at": run.started_at,
+        "finished_at": run.finished_at, "answer": to_json(run.answer) if run.answer else {}, "cited_passages": cited,
+        "cost": {k: cost.get(k) for k in ("seconds", "retrieval_seconds", "tokens_in", "tokens_out", "llm_calls")},
+        "error": run.error, "trace": [event_json(t) for t in run.traces]
     }
 
 
@@ -136,7 +139,8 @@ def _fence(text: str, lang: str = "") -> list[str]:
 
 
 def _passage_text(c: dict[str, Any]) -> str:
-    return (c.get("context") + "\n" if c.get("context") else "") + c["text"]
+    context = c.get("context") or ""
+    return (context + "\n" if context else "") + c["text"]
 
 
 def _cost_line(ev: dict[str, Any]) -> str:
@@ -145,24 +149,14 @@ def _cost_line(ev: dict[str, Any]) -> str:
             f"{cost.get('tokens_out')} out, {cost.get('llm_calls')} model calls")
 
 
-def trace_summary(events: list[dict[str, Any]]) -> list[str]:
-    """One line per stage event: what it kept and why the loop went on."""
-    lines = []
-    for e in events:
-        p = e["payload"]
-        head = f"{e['stage']} (round {e['round']}, {e['seconds']:.2f} s, {e['tokens_in']}/{e['tokens_out']} tokens)"
-        if e["stage"] == "documents":
-            kept = [c["doc_name"] for c in p.get("candidates", []) if c.get("kept")]
-            head += f": scorer {p.get('scorer')}; kept {', '.join(kept)}"
-        elif e["stage"] == "passages":
-            kept = [f"{c['doc_name']} p.{c['page']}" for c in p.get("candidates", []) if c.get("kept")]
-            head += f": scorer {p.get('scorer')}; kept {', '.join(kept)}"
-        elif e["stage"] == "curation":
-            head += (f": answerable={p.get('answerable')}, kept {len(p.get('kept', []))}, dropped {len(p.get('dropped', []))}"
-                     + (f"; missing: {p['missing_information']}; next question: {p['complementary_question']}"
-                        if p.get("complementary_question") else ""))
-        lines.append(head)
-    return lines
+def _traces(ev: dict[str, Any]) -> list[StageTrace]:
+    return [trace_from_json(e["stage"], e["round"], e["seconds"], e["payload"], e["seq"]) for e in ev["trace"]]
+
+
+def trace_summary(traces: list[StageTrace]) -> list[str]:
+    """One line per stage: what it kept and why the loop went on."""
+    return [f"{t.stage} (round {t.round}, {t.seconds:.2f} s, {t.tokens_in}/{t.tokens_out} tokens): {stage_summary(t)}"
+            for t in traces]
 
 
 def to_markdown(ev: dict[str, Any], images: dict[int, str] | None = None) -> str:
@@ -183,7 +177,7 @@ def to_markdown(ev: dict[str, Any], images: dict[int, str] | None = None) -> str
                   f"Computed: {a.get('computed', {}).get('value')}", ""]
     if a.get("reasoning"):
         lines += ["## Reasoning", "", *_fence(a["reasoning"]), ""]
-    lines += ["## Trace", ""] + [f"- {_md_line(t)}" for t in trace_summary(ev["trace"])]
+    lines += ["## Trace", ""] + [f"- {_md_line(t)}" for t in trace_summary(_traces(ev))]
     return "\n".join(lines) + "\n"
 
 
@@ -216,7 +210,7 @@ def to_html(ev: dict[str, Any], images: dict[int, str] | None = None, notes: dic
                   f"<p>Computed: {e(str(a.get('computed', {}).get('value')))}</p>"]
     if a.get("reasoning"):
         parts += ["<h2>Reasoning</h2>", f"<pre>{e(a['reasoning'])}</pre>"]
-    parts += ["<h2>Trace</h2>", "<ul>", *[f"<li>{e(t)}</li>" for t in trace_summary(ev["trace"])], "</ul>",
+    parts += ["<h2>Trace</h2>", "<ul>", *[f"<li>{e(t)}</li>" for t in trace_summary(_traces(ev))], "</ul>",
               "</body></html>"]
     return "\n".join(parts) + "\n"
 

@@ -1,26 +1,38 @@
 """The question path (HiREC Algorithm 1): intent → hierarchical retrieval → evidence curation rounds →
-answer, with every stage's trace persisted in the library as it happens."""
+answer, with every stage's trace persisted in the library as it happens.
+
+:func:`load_models` and :func:`build_pipeline` are the one way the CLI, the app and the eval assemble it;
+retrieval-only evaluation runs the same stages and stops after the first passage stage.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
-from engine.answer.generate import NOT_ANSWERABLE, AnswerResult, answer_question
+from engine.answer.generate import NOT_ANSWERABLE, answer_question
 from engine.curation import curate
-from engine.errors import Cancelled
-from engine.intent import IssuerRef, QueryIntent, lexical_query, parse_intent
-from engine.models.base import ChatModel, CrossScorer, Embedder
-from engine.retrieval.hierarchical import HierarchicalRetriever, Passage
+from engine.errors import Cancelled, ModelError
+from engine.intent import lexical_query, parse_intent
+from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
+from engine.prompts import prompt
+from engine.records import (
+    AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, IntentPayload, IssuerRef, Passage,
+    PassageRef, QueryIntent, RewritePayload, RunCost, StageTrace,
+)
+from engine.retrieval.hierarchical import HierarchicalRetriever
 from engine.settings import Settings
 from engine.store.library import Library, RunStore
-from engine.trace import StageTrace, call_llm, prompt
+from engine.trace import call_llm, outcome_to_json, record_trace
 
 log = logging.getLogger(__name__)
+
+RETRIEVAL_STAGES = ("intent", "rewrite", "documents", "passages")
+STAGES = (*RETRIEVAL_STAGES, "curation", "curation-stop", "answer")
 
 
 @dataclass
@@ -48,7 +60,86 @@ class Run:
     @property
     def tokens_cached(self) -> int:
         """Of :attr:`tokens_in`, the prompt tokens the model took from its prefix cache."""
-        return sum(c.cached_tokens for t in self.traces for c in t.llm_calls)
+        return sum(t.tokens_cached for t in self.traces)
+
+    @property
+    def cost(self) -> RunCost:
+        return RunCost(round(self.seconds, 3), round(self.retrieval_seconds, 3), self.tokens_in, self.tokens_out,
+                       self.tokens_cached, self.llm_calls)
+
+    def stages(self, name: str) -> list[StageTrace]:
+        return [t for t in self.traces if t.stage == name]
+
+
+# --- assembly ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Models:
+    """The models a pipeline runs with; ``chat`` is None when none is loaded (``chat_error`` says why)."""
+
+    embedder: Embedder
+    chat: ChatModel | None = None
+    cross: CrossScorer | None = None
+    chat_error: str = ""
+
+
+def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = True,
+                chat_loader: Callable[[Settings], ChatModel] | None = None,
+                status: Callable[[str], None] | None = None) -> Models:
+    """Load the embedder, the chat model (unless ``chat`` is false) and the reranker the settings name.
+
+    Args:
+        chat: Load a chat model at all (retrieval-only work does not need one).
+        chat_required: When false, a chat model that cannot be loaded leaves ``chat`` None with the reason
+            in ``chat_error`` (the run then says no model is loaded); when true, the error is raised.
+        chat_loader: Loads the chat model (default: the model registry); tests plug in scripted models.
+        status: Told what is being loaded, for progress displays.
+
+    Raises:
+        ModelError: a model cannot be loaded (the chat model only when ``chat_required``).
+    """
+    from engine.models.registry import load_chat_model, load_cross_scorer, load_embedder
+
+    say = status or (lambda _text: None)
+    say("loading the embedder…")
+    models = Models(load_embedder(settings.models))
+    if chat:
+        say(f"loading the chat model {settings.models.chat_model}…")
+        try:
+            models.chat = (chat_loader(settings) if chat_loader is not None
+                           else load_chat_model(settings.models, settings.library_home()))
+        except ModelError as exc:
+            if chat_required:
+                raise
+            models.chat_error = str(exc)
+    if settings.retrieval.reranker != "none":
+        say(f"loading the reranker ({settings.retrieval.reranker})…")
+        models.cross = load_cross_scorer(settings, settings.library_home())
+    return models
+
+
+class SharedIndexes(Protocol):
+    """Indexes another reader (a Searcher, another retriever) already loaded and a pipeline may share."""
+
+    lexical: Any
+    summaries: Any
+    chunk_vectors: Any
+
+
+def build_pipeline(settings: Settings, library: Library, models: Models, *, store_runs: bool = True,
+                   shared: SharedIndexes | None = None) -> HirecPipeline:
+    """The HiREC question path over ``library`` (the one builder: CLI, app and eval use it).
+
+    Args:
+        store_runs: Record each run and its stages in the library (off for retrieval-only evaluation).
+        shared: Reuse the indexes of an object that already loaded them instead of reading them again.
+    """
+    extra = {} if shared is None else {"lexical": shared.lexical, "summaries": shared.summaries,
+                                       "chunk_vectors": shared.chunk_vectors}
+    retriever = HierarchicalRetriever(library, settings, models.embedder, models.cross, **extra)
+    return HirecPipeline(library, settings, retriever, models.chat, store_runs=store_runs,
+                         no_chat_reason=models.chat_error)
 
 
 def issuer_refs(library: Library) -> list[IssuerRef]:
@@ -70,46 +161,69 @@ def document_query(intent: QueryIntent, refs: dict[str, IssuerRef]) -> str:
     return " ".join(parts) if parts else intent.question
 
 
+def rewrite_schema(max_chars: int) -> dict[str, Any]:
+    return {"type": "object", "properties": {"query": {"type": "string", "maxLength": max_chars}},
+            "required": ["query"], "additionalProperties": False}
+
+
+# --- the run ----------------------------------------------------------------------------------------------
+
+
 class HirecPipeline:
     """Holds loaded models and indexes; one instance answers many questions."""
 
-    def __init__(self, library: Library, settings: Settings, embedder: Embedder, chat: ChatModel | None,
-                 cross: CrossScorer | None = None, *, retriever: HierarchicalRetriever | None = None) -> None:
-        self.library, self.settings, self.chat = library, settings, chat
-        self.retriever = retriever or HierarchicalRetriever(library, settings, embedder, cross)
+    def __init__(self, library: Library, settings: Settings, retriever: HierarchicalRetriever,
+                 chat: ChatModel | None, *, store_runs: bool = True, no_chat_reason: str = "") -> None:
+        self.library, self.settings, self.chat, self.retriever = library, settings, chat, retriever
         self.refs = {r.key: r for r in issuer_refs(library)}
-        self.runs = RunStore(library)
+        self.store_runs = store_runs
+        self.no_chat_reason = no_chat_reason
 
-    def run(self, question: str, cancel: Callable[[], bool] | None = None) -> Run:
+    def run(self, question: str, cancel: Callable[[], bool] | None = None, *, stop_after: str | None = None) -> Run:
         run = None
-        for item in self.run_iter(question, cancel):
+        for item in self.run_iter(question, cancel, stop_after=stop_after):
             if isinstance(item, Run):
                 run = item
         assert run is not None
         return run
 
-    def run_iter(self, question: str, cancel: Callable[[], bool] | None = None) -> Iterator[StageTrace | Run]:
+    def run_iter(self, question: str, cancel: Callable[[], bool] | None = None, *,
+                 stop_after: str | None = None) -> Iterator[StageTrace | Run]:
         """Yield each stage's trace as it completes, then the finished :class:`Run`.
 
         ``cancel`` is checked between stages and polled by the model during each call; once it returns true
         the run ends with status ``cancelled``, keeping the traces of the stages that completed.
+        ``stop_after`` names a stage after whose first completion the run ends (``"passages"``: retrieval only,
+        the evaluation of retrieval pipelines); the run's answer then says so and its status is ``stopped``.
         """
+        if stop_after is not None and stop_after not in STAGES:
+            raise ValueError(f"unknown stage {stop_after!r} (known: {', '.join(STAGES)})")
         run = Run(uuid.uuid4().hex[:12], question, "running", AnswerResult("failed", ""))
-        self.runs.create(run.id, "hirec", question, self.settings.model_dump_json())
+        if self.store_runs:
+            RunStore(self.library).create(run.id, "hirec", question, self.settings.model_dump_json())
         started = time.perf_counter()
 
         def record(trace: StageTrace) -> StageTrace:
+            trace = replace(trace, seq=len(run.traces) + 1)
             run.traces.append(trace)
-            self.runs.add_event(run.id, len(run.traces), trace.stage, trace.round, trace.to_dict(), trace.seconds,
-                                trace.tokens_in, trace.tokens_out)
+            if self.store_runs:
+                record_trace(self.library, run.id, trace)
+            if trace.stage == stop_after:
+                raise _Stop
             return trace
 
-        # One prefix-cache session per run: a later curation round or the answer step that opens with the
-        # passages of the previous prompt does not read them again (see engine.models.llama).
-        session = getattr(self.chat, "prefix_session", None)
         try:
-            with session() if session is not None else contextlib.nullcontext():
-                yield from self._stages(run, record, cancel)
+            # One prefix-cache session per run: a later curation round or the answer step that opens with the
+            # passages of the previous prompt does not read them again (see engine.models.llama).
+            if self.chat is not None:
+                with self.chat.prefix_session():
+                    yield from self._stages(run, record, cancel, stop_after)
+            else:
+                yield from self._stages(run, record, cancel, stop_after)
+        except _Stop:
+            run.status = "stopped"
+            run.answer = AnswerResult("failed", "", reason=f"stopped after the {stop_after} stage")
+            yield run.traces[-1]
         except Cancelled:
             log.info("run %s cancelled after %d stages", run.id, len(run.traces))
             run.status = "cancelled"
@@ -119,24 +233,25 @@ class HirecPipeline:
             run.answer = AnswerResult("failed", "", reason=f"internal error: {type(exc).__name__}: {exc}")
         run.status = run.answer.status if run.status == "running" else run.status
         run.seconds = time.perf_counter() - started
-        outcome = {"answer": run.answer.to_dict(), "seconds": round(run.seconds, 3),
-                   "retrieval_seconds": round(run.retrieval_seconds, 3), "tokens_in": run.tokens_in,
-                   "tokens_out": run.tokens_out, "tokens_cached": run.tokens_cached, "llm_calls": run.llm_calls}
-        self.runs.finish(run.id, run.status, outcome, run.answer.reason if run.status == "failed" else "")
+        if self.store_runs:
+            RunStore(self.library).finish(run.id, run.status, outcome_to_json(run.answer, run.cost),
+                                          run.answer.reason if run.status == "failed" else "")
         yield run
 
     def _stages(self, run: Run, record: Callable[[StageTrace], StageTrace],
-                cancel: Callable[[], bool] | None) -> Iterator[StageTrace]:
+                cancel: Callable[[], bool] | None, stop_after: str | None) -> Iterator[StageTrace]:
         s = self.settings
         question = run.question
         t = time.perf_counter()
         intent = parse_intent(question, list(self.refs.values()))
-        yield record(StageTrace("intent", 0, {"intent": intent.to_dict()}, time.perf_counter() - t))
+        yield record(StageTrace(0, IntentPayload(intent), time.perf_counter() - t))
         if self.library.count("filings") == 0:
             run.answer = AnswerResult("failed", "", reason="the library is empty: ingest filings first")
             return
-        if self.chat is None:
-            run.answer = AnswerResult("failed", "", reason="no chat model is loaded (see `filinglens models list`)")
+        if self.chat is None and stop_after not in RETRIEVAL_STAGES:
+            reason = "no chat model is loaded (see `filinglens models list`)"
+            run.answer = AnswerResult("failed", "", reason=f"{reason}: {self.no_chat_reason}" if self.no_chat_reason
+                                      else reason)
             return
 
         kept: list[Passage] = []
@@ -146,18 +261,18 @@ class HirecPipeline:
             _raise_if_cancelled(cancel)
             round_intent = intent if round_no == 1 else _follow_up_intent(query, intent, list(self.refs.values()))
             new = yield from self._retrieve(run, record, query, round_intent, round_no, cancel)
+            assert self.chat is not None  # (a retrieval-only run stopped above)
             # Algorithm 1, line 9: P_r ← P_r ∪ P_f (earlier kept passages first).
             seen = {p.chunk.id for p in kept}
             shown = kept + [p for p in new if p.chunk.id not in seen]
             t = time.perf_counter()
-            cur = curate(question, shown, kept, self.chat, s.curation.max_kept, cancel)
+            cur = curate(question, shown, kept, self.chat, s.curation, s.prompts, cancel)
             kept = list(cur.kept)
-            yield record(StageTrace("curation", round_no, {
-                "shown": [_pid(i, p) for i, p in enumerate(shown, start=1)],
-                "kept": [p.chunk.id for p in cur.kept], "dropped": [p.chunk.id for p in cur.dropped],
-                "answerable": cur.answerable, "missing_information": cur.missing_information,
-                "complementary_question": cur.complementary_question, "model_output_usable": cur.ok,
-            }, time.perf_counter() - t, (cur.call,)))
+            yield record(StageTrace(round_no, CurationPayload(
+                tuple(PassageRef.of(i, p) for i, p in enumerate(shown, start=1)),
+                tuple(p.chunk.id for p in cur.kept), tuple(p.chunk.id for p in cur.dropped), cur.answerable,
+                cur.missing_information, cur.complementary_question, cur.ok,
+            ), time.perf_counter() - t, (cur.call,)))
             if cur.answerable:
                 break
             next_query = cur.complementary_question or cur.missing_information
@@ -166,8 +281,8 @@ class HirecPipeline:
                 # would retrieve the same passages again, so it ends the loop early (recorded in the trace).
                 kept = shown
                 if round_no < s.curation.max_rounds:
-                    yield record(StageTrace("curation-stop", round_no, {
-                        "reason": "the curator gave no new complementary question; answering from the passages shown"}, 0.0))
+                    yield record(StageTrace(round_no, CurationStopPayload(
+                        "the curator gave no new complementary question; answering from the passages shown"), 0.0))
                 break
             query = next_query
 
@@ -175,38 +290,42 @@ class HirecPipeline:
         t = time.perf_counter()
         if not kept:
             run.answer = AnswerResult("not_answerable", NOT_ANSWERABLE, reason="no relevant passage was found")
-            yield record(StageTrace("answer", 0, {"answer": run.answer.to_dict()}, time.perf_counter() - t))
+            yield record(StageTrace(0, AnswerPayload(run.answer), time.perf_counter() - t))
             return
-        result, call = answer_question(question, intent, kept, self.chat, numeric_mode=s.answer.numeric_mode,
-                                       max_tokens=s.answer.max_tokens, cancel=cancel)
+        assert self.chat is not None
+        result, call = answer_question(question, intent, kept, self.chat, s.answer, s.prompts, cancel=cancel)
         run.answer = result
-        yield record(StageTrace("answer", 0, {"passages": [_pid(i, p) for i, p in enumerate(kept, start=1)],
-                                              "answer": result.to_dict()}, time.perf_counter() - t, (call,)))
+        refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
+        yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, (call,)))
 
     def _retrieve(self, run: Run, record: Callable[[StageTrace], StageTrace], query: str, intent: QueryIntent,
-                  round_no: int, cancel: Callable[[], bool] | None) -> Iterator[StageTrace]:
+                  round_no: int, cancel: Callable[[], bool] | None) -> Generator[StageTrace, None, list[Passage]]:
         t0 = time.perf_counter()
-        calls = ()
+        model_seconds = 0.0
         doc_query = document_query(intent, self.refs)
-        if self.settings.retrieval.rewrite_query and self.chat is not None:
-            schema = {"type": "object", "properties": {"query": {"type": "string", "maxLength": 200}},
-                      "required": ["query"], "additionalProperties": False}
-            messages = [{"role": "system", "content": prompt("rewrite")}, {"role": "user", "content": query}]
-            res, call = call_llm(self.chat, "query rewrite", messages, schema, 96, cancel)
-            calls = (call,)
+        r = self.settings.retrieval
+        if r.rewrite_query and self.chat is not None:
+            messages: list[ChatMessage] = [{"role": "system", "content": prompt("rewrite", self.settings.prompts)},
+                        {"role": "user", "content": query}]
+            res, call = call_llm(self.chat, "query rewrite", messages, rewrite_schema(r.rewrite_max_chars),
+                                 r.rewrite_max_tokens, cancel)
+            model_seconds = call.seconds
             if res is not None and res.data["query"].strip():
                 doc_query = res.data["query"].strip()
-            yield record(StageTrace("rewrite", round_no, {"question": query, "rewritten": doc_query},
-                                    time.perf_counter() - t0, calls))
+            yield record(StageTrace(round_no, RewritePayload(query, doc_query), time.perf_counter() - t0, (call,)))
         t = time.perf_counter()
         docs, doc_payload = self.retriever.documents(doc_query, intent)
-        yield record(StageTrace("documents", round_no, doc_payload, time.perf_counter() - t))
+        yield record(StageTrace(round_no, doc_payload, time.perf_counter() - t))
         t = time.perf_counter()
         filings = [d.filing for d in docs if d.kept]
         passages, pas_payload = self.retriever.passages(query, lexical_query(intent, query), filings, intent)
-        yield record(StageTrace("passages", round_no, pas_payload, time.perf_counter() - t))
-        run.retrieval_seconds += time.perf_counter() - t0 - sum(c.seconds for c in calls)
+        run.retrieval_seconds += time.perf_counter() - t0 - model_seconds
+        yield record(StageTrace(round_no, pas_payload, time.perf_counter() - t))
         return passages
+
+
+class _Stop(Exception):
+    """Raised by the recorder after the stage a run was asked to stop after."""
 
 
 def _raise_if_cancelled(cancel: Callable[[], bool] | None) -> None:
@@ -215,14 +334,8 @@ def _raise_if_cancelled(cancel: Callable[[], bool] | None) -> None:
         raise Cancelled("cancelled by the user")
 
 
-def _pid(i: int, p: Passage) -> dict:
-    return {"id": i, "chunk_id": p.chunk.id, "doc_name": p.chunk.doc_name, "page": p.chunk.page_no, "title": p.title}
-
-
 def _follow_up_intent(query: str, original: QueryIntent, refs: list[IssuerRef]) -> QueryIntent:
     """Intent of a complementary question; it inherits the original's companies when it names none."""
-    from dataclasses import replace
-
     follow = parse_intent(query, refs)
     if not follow.issuers and original.issuers:
         follow = replace(follow, issuers=original.issuers)

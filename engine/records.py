@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True)
@@ -84,3 +85,333 @@ class SearchHit:
     score: float
     rank: int
     scores: dict[str, float] = field(default_factory=dict)  # per-scorer scores for the trace
+
+
+@dataclass(frozen=True)
+class IssuerRef:
+    """One company known to the library: its key and the names, tickers and aliases it goes by."""
+
+    key: str
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class QueryIntent:
+    """What a question demands of the evidence (see :mod:`engine.intent` for the period rules)."""
+
+    question: str
+    issuers: tuple[str, ...] = ()
+    forms: tuple[str, ...] = ()
+    fiscal_years: tuple[int, ...] = ()
+    quarters: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    numeric: bool = False
+    comparison: bool = False
+    needs_calculation: bool = False
+    unit_hint: str | None = None
+    decimals: int | None = None
+    keywords: tuple[str, ...] = ()
+    annual_years: tuple[int, ...] | None = None  # None: derive from fiscal_years minus quarter years
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-serialisable form for the audit trace (tuples become lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+# --- the question path's records -------------------------------------------------------------------------
+# Everything a stage hands to the next one, and every stage's trace payload. Payloads are serialised and
+# read back in one place, :mod:`engine.trace`; readers (CLI, export, eval, the app) consume these types.
+
+
+@dataclass(frozen=True)
+class PassageCandidate:
+    """One passage the passage stage ranked, with every scorer's score (a row of the Passages table)."""
+
+    chunk_id: int
+    doc_name: str
+    page: int
+    kept: bool
+    rank: int
+    final: float
+    rrf: float
+    bm25: float
+    bm25_rank: int  # 0: outside the BM25 ranking of the chosen filings
+    dense: float
+    dense_rank: int
+    snippet: str = ""
+    line_item_rank: int | None = None  # rank among the table chunks whose rows print the asked line items
+    line_items: tuple[str, ...] = ()  # those rows' labels
+    cross: float | None = None  # the cross-encoder's score, when one ran
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved chunk with the title the models see; ``candidate`` holds how it was ranked."""
+
+    chunk: Chunk
+    title: str
+    candidate: PassageCandidate | None = None
+
+    def prompt_text(self) -> str:
+        return self.chunk.indexed_text
+
+
+@dataclass(frozen=True)
+class PassageRef:
+    """A passage as a prompt numbered it (``id`` from 1) and where it sits."""
+
+    id: int
+    chunk_id: int
+    doc_name: str
+    page: int
+    title: str = ""
+
+    @classmethod
+    def of(cls, number: int, passage: Passage) -> PassageRef:
+        c = passage.chunk
+        return cls(number, c.id, c.doc_name, c.page_no, passage.title)
+
+
+@dataclass(frozen=True)
+class DocumentCandidate:
+    """One filing the document stage ranked (a row of the Documents table)."""
+
+    filing_id: int
+    doc_name: str
+    title: str
+    dense: float
+    dense_rank: int
+    score: float
+    rank: int
+    kept: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class ProgramVariable:
+    """A figure the model put into its program: its name, value, the passage it was read from and the label
+    (row) the model says it sits on."""
+
+    name: str
+    value: float
+    passage_id: int
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """Where a figure of an answer is printed: in the passage(s) it cites, and on the row it names."""
+
+    variable: str
+    value: float
+    cited: tuple[int, ...]  # passage numbers the figure is attributed to
+    verified: bool  # printed in a cited passage
+    found_in: tuple[int, ...]  # every passage that prints it
+    label: str = ""
+    on_row: bool | None = None  # on the row ``label`` names; None: no row carries that label
+
+
+@dataclass(frozen=True)
+class ScaleConversion:
+    """An amount computed in the scale its passages print, converted to the scale the question asks for."""
+
+    printed: str
+    asked: str
+    factor: float
+    before: float
+
+
+@dataclass(frozen=True)
+class Computation:
+    """What the restricted evaluator computed from the model's program."""
+
+    value: float
+    variables: dict[str, Any] = field(default_factory=dict)
+    steps: int = 0
+    scale: ScaleConversion | None = None
+
+
+@dataclass(frozen=True)
+class Citation:
+    passage_id: int
+    chunk_id: int
+    doc_name: str
+    page: int
+    title: str
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    status: str  # answered | not_answerable | failed
+    text: str
+    value: float | None = None
+    unit: str | None = None
+    method: str = ""  # pot | cot
+    citations: tuple[Citation, ...] = ()
+    program: str = ""
+    variables: tuple[ProgramVariable, ...] = ()
+    computed: Computation | None = None
+    reasoning: str = ""
+    grounding: tuple[Grounding, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class LlmCall:
+    """One model call as the audit trail shows it: prompt, raw output(s), tokens, time."""
+
+    purpose: str
+    model_id: str
+    messages: tuple[dict[str, str], ...]
+    raw: str
+    raw_attempts: tuple[str, ...]
+    tokens_in: int
+    tokens_out: int
+    seconds: float
+    attempts: int
+    error: str = ""
+    cached_tokens: int = 0  # of tokens_in, how many the model took from its prefix cache
+
+
+# --- stage payloads: one per stage; ``STAGE`` is the stage's name in the trace ------------------------
+
+
+@dataclass(frozen=True)
+class IntentPayload:
+    STAGE: ClassVar[str] = "intent"
+    intent: QueryIntent
+
+
+@dataclass(frozen=True)
+class RewritePayload:
+    STAGE: ClassVar[str] = "rewrite"
+    question: str
+    rewritten: str
+
+
+@dataclass(frozen=True)
+class DocumentsPayload:
+    STAGE: ClassVar[str] = "documents"
+    query: str
+    scorer: str
+    filter: str  # the metadata restriction applied, or "none"
+    k_candidates: int
+    k_keep: int
+    candidates: tuple[DocumentCandidate, ...]  # the best ones, not all: see n_candidates
+    n_candidates: int
+
+    @property
+    def kept(self) -> tuple[DocumentCandidate, ...]:
+        return tuple(c for c in self.candidates if c.kept)
+
+
+@dataclass(frozen=True)
+class PassagesPayload:
+    STAGE: ClassVar[str] = "passages"
+    query: str
+    lexical_query: str
+    scorer: str
+    filings: tuple[str, ...]
+    prefilter: int
+    line_item_hits: int
+    dense_vectors: str
+    k_keep: int
+    candidates: tuple[PassageCandidate, ...]
+
+    @property
+    def kept(self) -> tuple[PassageCandidate, ...]:
+        return tuple(c for c in self.candidates if c.kept)
+
+
+@dataclass(frozen=True)
+class CurationPayload:
+    STAGE: ClassVar[str] = "curation"
+    shown: tuple[PassageRef, ...]
+    kept: tuple[int, ...]  # chunk ids
+    dropped: tuple[int, ...]
+    answerable: bool
+    missing_information: str
+    complementary_question: str
+    model_output_usable: bool
+
+    def verdict(self, chunk_id: int) -> str:
+        return "kept" if chunk_id in self.kept else "dropped" if chunk_id in self.dropped else "not judged"
+
+
+@dataclass(frozen=True)
+class CurationStopPayload:
+    STAGE: ClassVar[str] = "curation-stop"
+    reason: str
+
+
+@dataclass(frozen=True)
+class AnswerPayload:
+    STAGE: ClassVar[str] = "answer"
+    answer: AnswerResult
+    passages: tuple[PassageRef, ...] = ()  # what the answer step read
+
+
+StagePayload = (IntentPayload | RewritePayload | DocumentsPayload | PassagesPayload | CurationPayload
+                | CurationStopPayload | AnswerPayload)
+PAYLOAD_TYPES: dict[str, type[StagePayload]] = {
+    t.STAGE: t for t in (IntentPayload, RewritePayload, DocumentsPayload, PassagesPayload, CurationPayload,
+                         CurationStopPayload, AnswerPayload)
+}
+
+
+@dataclass(frozen=True)
+class StageTrace:
+    """One stage of one run: its typed payload, the model calls it made, its time; ``seq`` orders a run's
+    stages (set when the runner records it)."""
+
+    round: int
+    payload: StagePayload
+    seconds: float
+    llm_calls: tuple[LlmCall, ...] = ()
+    seq: int = 0
+
+    @property
+    def stage(self) -> str:
+        return self.payload.STAGE
+
+    @property
+    def tokens_in(self) -> int:
+        return sum(c.tokens_in for c in self.llm_calls)
+
+    @property
+    def tokens_out(self) -> int:
+        return sum(c.tokens_out for c in self.llm_calls)
+
+    @property
+    def tokens_cached(self) -> int:
+        return sum(c.cached_tokens for c in self.llm_calls)
+
+
+@dataclass(frozen=True)
+class RunCost:
+    seconds: float = 0.0
+    retrieval_seconds: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_cached: int = 0
+    llm_calls: int = 0
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run as the library keeps it: what was asked, how it ended, its cost and its stages."""
+
+    id: str
+    kind: str
+    question: str
+    status: str  # running | answered | not_answerable | failed | cancelled | interrupted
+    started_at: str
+    finished_at: str | None
+    error: str
+    answer: AnswerResult | None
+    cost: RunCost | None
+    traces: tuple[StageTrace, ...]
+    settings_json: str = ""
+
+    def stages(self, name: str) -> list[StageTrace]:
+        return [t for t in self.traces if t.stage == name]

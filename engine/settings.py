@@ -82,6 +82,22 @@ class RetrievalSettings(_Section):
         "BM25, dense and filing rank; 'replace' orders passages by its score alone (HiREC).",
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+    issuer_boost: float = Field(
+        0.30, ge=0, description="Document score added to a filing of a company the question names (added to the "
+        "cosine similarity of the query and the filing's cover-page summary).")
+    year_boost: float = Field(0.20, ge=0, description="Document score added to a filing of a fiscal year the question asks about.")
+    next_year_boost: float = Field(
+        0.05, ge=0, description="Document score added to the next year's 10-K (it prints the asked year as its prior-year "
+        "column).")
+    quarter_boost: float = Field(0.10, ge=0, description="Document score added to a filing of a quarter the question asks about.")
+    form_boost: float = Field(
+        0.08, ge=0, description="Document score added to a filing of the form the question asks for (a 10-K when it asks "
+        "for a fiscal year and names no form or quarter).")
+    vector_cache: int = Field(
+        20000, ge=0, description="Passage vectors embedded at question time that are kept in memory for later questions "
+        "(libraries without stored chunk vectors).")
+    rewrite_max_tokens: int = Field(96, ge=16, description="Generation budget of the query rewrite (when rewrite_query is on).")
+    rewrite_max_chars: int = Field(200, ge=20, description="Longest rewritten query the model may write.")
     chunk_vectors: bool = Field(False, description="Embed every chunk (slow on CPU); otherwise dense passage scores are computed on demand.")
     hnsw_m: int = Field(16, ge=4, description="HNSW graph degree.")
     hnsw_ef_construction: int = Field(200, ge=10, description="HNSW build-time beam width.")
@@ -91,11 +107,27 @@ class RetrievalSettings(_Section):
 class CurationSettings(_Section):
     max_kept: int = Field(10, ge=1, le=50, description="HiREC k'_P: passages the curator may keep across rounds.")
     max_rounds: int = Field(3, ge=1, le=10, description="HiREC i_max: retrieval/curation rounds.")
+    max_tokens: int = Field(256, ge=32, description="Generation budget of one curation call.")
+    max_note_chars: int = Field(250, ge=20, description="Longest 'missing information' note the curator may write.")
+    max_question_chars: int = Field(200, ge=20, description="Longest complementary question the curator may write.")
 
 
 class AnswerSettings(_Section):
     numeric_mode: Literal["pot", "cot"] = Field("pot", description="Numeric questions: program of thought or chain of thought.")
     max_tokens: int = Field(768, ge=64, description="Generation budget of the answer step.")
+    max_variables: int = Field(12, ge=1, le=50, description="Most figures a numeric answer's program may use.")
+    program_max_steps: int = Field(20_000, ge=100, description="Restricted evaluator: most expressions a program may evaluate.")
+    program_timeout_s: float = Field(1.0, gt=0, le=60, description="Restricted evaluator: wall-clock limit of a program.")
+    program_max_int_bits: int = Field(256, ge=32, description="Restricted evaluator: largest integer a program may build, in bits.")
+    program_max_seq_len: int = Field(1000, ge=10, description="Restricted evaluator: longest list, string or range a program may build.")
+
+
+class PromptSettings(_Section):
+    folder: str | None = Field(
+        None, description="A folder of prompt files named like the built-in ones (resources/prompts/*.md) that replace "
+        "them; a prompt missing there is the built-in one. None: the built-in prompts.")
+    max_passage_chars: int = Field(
+        1400, ge=200, description="Characters of each passage (its table header context included) shown to the model.")
 
 
 class Settings(_Section):
@@ -108,6 +140,7 @@ class Settings(_Section):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Retrieval.")
     curation: CurationSettings = Field(default_factory=CurationSettings, description="Evidence curation.")
     answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Answer generation.")
+    prompts: PromptSettings = Field(default_factory=PromptSettings, description="Prompts shown to the chat model.")
 
     def library_home(self) -> Path:
         """The library folder: explicit setting, then ``FILINGLENS_HOME``, then the platform data dir."""

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.models.cross import SentenceTransformerCrossScorer  # noqa: E402
 from engine.store import Library  # noqa: E402
-from engine.train import load_registered_reranker  # noqa: E402
+from engine.models.registry import load_registered_reranker  # noqa: E402
 
 
 def sample_pairs(home: Path, n: int) -> list[tuple[str, str]]:

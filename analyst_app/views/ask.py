@@ -4,7 +4,6 @@ with its citations, and the page viewer that opens a cited page with the evidenc
 from __future__ import annotations
 
 import html
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,9 @@ from analyst_app.views.page_viewer import PageViewer
 from analyst_app.views.settings_dialog import SettingsDialog, changes_text
 from analyst_app.workers import AskRequest, AskThread, CallJob, model_statuses
 from engine.errors import ConfigError
+from engine.records import AnswerPayload, AnswerResult, Citation, CurationPayload, RunCost, StageTrace
 from engine.settings import list_presets
+from engine.trace import stage_summary as engine_stage_summary
 
 STATUS_STYLE = {"answered": ("#1e7832", "Answered"), "not_answerable": ("#aa6e00", "Not answerable"),
                 "failed": ("#b41e1e", "Failed"), "cancelled": ("#6e6e6e", "Cancelled"),
@@ -40,7 +41,7 @@ STAGE_COLUMNS = [
     Column("Seconds", "seconds", fmt=lambda v: f"{v:.2f}", numeric=True),
     Column("Tokens in", "tokens_in", numeric=True),
     Column("Tokens out", "tokens_out", numeric=True),
-    Column("Summary", "summary"),
+    Column("Summary", lambda t: stage_summary(t)),
 ]
 
 
@@ -49,72 +50,40 @@ NEXT_STEP = {"intent": "retrieving filings", "rewrite": "retrieving filings", "d
              "curation-stop": "the model is answering", "answer": "saving the run"}
 
 
-def trace_event(trace: Any, seq: int) -> dict:
-    """A live StageTrace in the shape ``RunStore.events`` returns, so views treat both alike."""
-    return {"seq": seq, "stage": trace.stage, "round": trace.round, "seconds": trace.seconds,
-            "tokens_in": trace.tokens_in, "tokens_out": trace.tokens_out, "payload": trace.to_dict()}
+def stage_summary(trace: StageTrace) -> str:
+    """One line per stage for the progress table (pages as a PDF reader numbers them)."""
+    return engine_stage_summary(trace, human_page)
 
 
-def stage_summary(event: dict) -> str:
-    """One line per stage for the progress table."""
-    p, stage = event["payload"], event["stage"]
-    if stage == "intent":
-        it = p.get("intent", {})
-        bits = [", ".join(it.get(k) or []) for k in ("issuers", "forms", "metrics")]
-        years = ", ".join(str(y) for y in it.get("fiscal_years") or [])
-        return " · ".join(b for b in [*bits, years] if b) or "no company, period or metric recognised"
-    if stage == "rewrite":
-        return f"q' = {p.get('rewritten', '')}"
-    if stage in ("documents", "passages"):
-        kept = [c for c in p.get("candidates", []) if c.get("kept")]
-        where = [c["doc_name"] + (f" p.{human_page(c['page'])}" if "page" in c else "") for c in kept]
-        return f"kept {len(kept)} of {len(p.get('candidates', []))}: " + ", ".join(where[:5])
-    if stage == "curation":
-        return (f"answerable: {'yes' if p.get('answerable') else 'no'}; kept {len(p.get('kept', []))}, "
-                f"dropped {len(p.get('dropped', []))}"
-                + (f"; next: {p['complementary_question']}" if p.get("complementary_question") else ""))
-    if stage == "curation-stop":
-        return p.get("reason", "")
-    if stage == "answer":
-        a = p.get("answer", {})
-        return f"{a.get('status', '')}: {a.get('text') or a.get('reason', '')}"
-    return ""
-
-
-def answer_html(question: str, answer: dict, status: str, cost: dict | None = None) -> str:
+def answer_html(question: str, answer: AnswerResult | None, status: str, cost: RunCost | None = None) -> str:
     """The answer panel: status, the answer in large type, value/unit/method, note, cost."""
     color, label = STATUS_STYLE.get(status, ("#444", status))
-    text = answer.get("text") or "(no answer)"
+    a = answer or AnswerResult(status, "")
     parts = [f"<p style='color:#555;margin:0'>{html.escape(question)}</p>",
              f"<p style='margin:6px 0'><span style='background:{color};color:white;padding:2px 6px;border-radius:3px'>"
              f"&nbsp;{html.escape(label)}&nbsp;</span></p>",
-             f"<p style='font-size:16pt;font-weight:600;margin:6px 0'>{html.escape(text)}</p>"]
+             f"<p style='font-size:16pt;font-weight:600;margin:6px 0'>{html.escape(a.text or '(no answer)')}</p>"]
     facts = []
-    if answer.get("value") is not None:
-        facts.append(f"value <b>{html.escape(fmt_number(answer['value'], 6))}</b>"
-                     + (f" {html.escape(str(answer.get('unit') or ''))}" if answer.get("unit") else ""))
-    if answer.get("method"):
-        facts.append({"pot": "program of thought (computed)", "cot": "chain of thought"}.get(answer["method"],
-                                                                                             answer["method"]))
-    grounding = answer.get("grounding") or []
-    if grounding:
-        ok = sum(1 for g in grounding if g.get("verified"))
-        facts.append(f"{ok}/{len(grounding)} figures found in their cited passage")
+    if a.value is not None:
+        facts.append(f"value <b>{html.escape(fmt_number(a.value, 6))}</b>" + (f" {html.escape(a.unit)}" if a.unit else ""))
+    if a.method:
+        facts.append({"pot": "program of thought (computed)", "cot": "chain of thought"}.get(a.method, a.method))
+    if a.grounding:
+        ok = sum(1 for g in a.grounding if g.verified)
+        facts.append(f"{ok}/{len(a.grounding)} figures found in their cited passage")
     if facts:
         parts.append("<p style='color:#333'>" + " · ".join(facts) + "</p>")
-    if answer.get("reason"):
-        parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(answer['reason'])}</p>")
-    cites = answer.get("citations") or []
-    if cites:
-        links = ", ".join(f"<a href='cite:{i}'>[{c['passage_id']}] {html.escape(c['doc_name'])} p.{human_page(c['page'])}</a>"
-                          for i, c in enumerate(cites))
+    if a.reason:
+        parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(a.reason)}</p>")
+    if a.citations:
+        links = ", ".join(f"<a href='cite:{i}'>[{c.passage_id}] {html.escape(c.doc_name)} p.{human_page(c.page)}</a>"
+                          for i, c in enumerate(a.citations))
         parts.append(f"<p>Evidence: {links}</p>")
     elif status == "answered":
         parts.append("<p style='color:#8a5a00'>The answer cites no passage.</p>")
     if cost:
-        parts.append(f"<p style='color:#777'>{cost.get('seconds', 0)} s (retrieval {cost.get('retrieval_seconds', 0)} s) · "
-                     f"{cost.get('tokens_in', 0)} tokens in / {cost.get('tokens_out', 0)} out · "
-                     f"{cost.get('llm_calls', 0)} model calls</p>")
+        parts.append(f"<p style='color:#777'>{cost.seconds:.1f} s (retrieval {cost.retrieval_seconds:.1f} s) · "
+                     f"{cost.tokens_in} tokens in / {cost.tokens_out} out · {cost.llm_calls} model calls</p>")
     return "".join(parts)
 
 
@@ -130,8 +99,8 @@ class AskView(QWidget):
         self.viewer = viewer
         self.request: AskRequest | None = None
         self.run_id = ""
-        self.events: list[dict] = []
-        self.answer: dict = {}
+        self.events: list[StageTrace] = []
+        self.answer: AnswerResult | None = None
         self.question_text = ""
         self._started = 0.0
         self._current = ""
@@ -372,10 +341,10 @@ class AskView(QWidget):
         if not self.ctx.begin("question", self.cancel):
             return False
         self.request, self.run_id, self.events, self.question_text = req, "", [], text
-        self.answer = {}
+        self.answer = None
         self.citations.set_records([])
         self.stages.set_records([])
-        self.answer_view.setHtml(answer_html(text, {"text": "Working…"}, "running"))
+        self.answer_view.setHtml(answer_html(text, AnswerResult("running", "Working…"), "running"))
         self._started = time.perf_counter()
         self._current = "starting"
         self.progress_box.setVisible(True)
@@ -402,20 +371,19 @@ class AskView(QWidget):
     def _update_elapsed(self) -> None:
         self.progress_label.setText(f"{self._current} — {time.perf_counter() - self._started:.1f} s")
 
-    def _stage(self, trace: Any) -> None:
-        ev = trace_event(trace, len(self.events) + 1)
-        self.events.append(ev)
-        self.stages.append({**ev, "summary": stage_summary(ev)})
+    def _stage(self, trace: StageTrace) -> None:
+        self.events.append(trace)
+        self.stages.append(trace)
         self._current = f"{trace.stage} done ({trace.seconds:.1f} s); {NEXT_STEP.get(trace.stage, 'working')}…"
-        if trace.stage == "curation":
-            answerable = ev["payload"].get("answerable")
+        if isinstance(trace.payload, CurationPayload):
+            answerable = trace.payload.answerable
             self._current = (f"curation round {trace.round}: "
                              + ("answerable; the model is answering…" if answerable else "not answerable yet; next round…"))
         if self.request is not None and self.request.cancel.is_set():
             self._current = f"{trace.stage} done; cancelling"
         self._update_elapsed()
         fit_columns(self.stage_table, 220)
-        self.stage_event.emit(ev)
+        self.stage_event.emit(trace)
 
     def _end(self) -> None:
         self.request = None
@@ -426,9 +394,7 @@ class AskView(QWidget):
     def _finished(self, run: Any) -> None:
         self._end()
         self.run_id = run.id
-        cost = {"seconds": round(run.seconds, 1), "retrieval_seconds": round(run.retrieval_seconds, 1),
-                "tokens_in": run.tokens_in, "tokens_out": run.tokens_out, "llm_calls": run.llm_calls}
-        self.show_answer(run.question, run.answer.to_dict(), run.status, cost)
+        self.show_answer(run.question, run.answer, run.status, run.cost)
         fit_columns(self.stage_table, 220)
         self.ctx.message.emit(f"run {run.id}: {STATUS_STYLE.get(run.status, ('', run.status))[1].lower()} "
                               f"in {run.seconds:.1f} s", 8000)
@@ -437,7 +403,7 @@ class AskView(QWidget):
 
     def _failed(self, text: str) -> None:
         self._end()
-        self.answer_view.setHtml(answer_html(self.question_text, {"reason": text}, "failed"))
+        self.answer_view.setHtml(answer_html(self.question_text, AnswerResult("failed", "", reason=text), "failed"))
         self.ctx.error.emit("The question could not be run", text)
         self.ask_failed.emit(text)
 
@@ -446,16 +412,15 @@ class AskView(QWidget):
         self.cancel_btn.setEnabled(name == "question")
 
     # -- answer and evidence ----------------------------------------------------------------------
-    def show_answer(self, question: str, answer: dict, status: str, cost: dict | None = None) -> None:
+    def show_answer(self, question: str, answer: AnswerResult | None, status: str, cost: RunCost | None = None) -> None:
         self.answer, self.question_text = answer, question
         self.answer_view.setHtml(answer_html(question, answer, status, cost))
-        rows = list(answer.get("citations") or [])
+        rows: list[Citation] = list(answer.citations) if answer else []
         if rows:
             self.citations_title.setText("Citations — click one to open its page")
         else:  # nothing cited: list what the answer step read, so the analyst can still check it
-            read = next((e["payload"].get("passages", []) for e in reversed(self.events) if e["stage"] == "answer"), [])
-            rows = [{"passage_id": p["id"], "chunk_id": p.get("chunk_id"), "doc_name": p["doc_name"], "page": p["page"],
-                     "title": p.get("title", "")} for p in read]
+            read = next((t.payload.passages for t in reversed(self.events) if isinstance(t.payload, AnswerPayload)), ())
+            rows = [Citation(p.id, p.chunk_id, p.doc_name, p.page, p.title) for p in read]
             self.citations_title.setText("No citations — passages the answer step read (click to open)" if rows
                                          else "No citations")
         self.citations.set_records(rows)
@@ -465,19 +430,16 @@ class AskView(QWidget):
 
     def show_stored_run(self, run_id: str) -> None:
         """Show a past run's answer (from History)."""
-        from engine.store.library import RunStore
+        from engine.trace import read_run
 
-        store = RunStore(self.ctx.library)
-        row = store.get(run_id)
-        result = json.loads(row["result"] or "{}")
-        self.run_id = row["id"]
-        self.question.setPlainText(row["question"])
-        self.events = store.events(row["id"])
-        self.stages.set_records([{**e, "summary": stage_summary(e)} for e in self.events])
+        run = read_run(self.ctx.library, run_id)
+        self.run_id = run.id
+        self.question.setPlainText(run.question)
+        self.events = list(run.traces)
+        self.stages.set_records(self.events)
         fit_columns(self.stage_table, 220)
-        cost = {k: result.get(k) for k in ("seconds", "retrieval_seconds", "tokens_in", "tokens_out", "llm_calls")}
-        answer = result.get("answer") or {"reason": row["error"] or "the run did not finish"}
-        self.show_answer(row["question"], answer, row["status"], cost if result else None)
+        answer = run.answer or AnswerResult(run.status, "", reason=run.error or "the run did not finish")
+        self.show_answer(run.question, answer, run.status, run.cost)
 
     def _anchor(self, url: Any) -> None:
         if url.scheme() == "cite":
@@ -489,7 +451,7 @@ class AskView(QWidget):
         if not 0 <= row < len(cites):
             return False
         c = cites[row]
-        return self.open_evidence(c["doc_name"], c.get("chunk_id"), c.get("page"))
+        return self.open_evidence(c.doc_name, c.chunk_id, c.page)
 
     def open_evidence(self, doc_name: str, chunk_id: int | None, page: int | None) -> bool:
         lib = self.ctx.library

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
 from analyst_app.context import AppContext
 from analyst_app.models import Column, RecordTableModel, human_page, local_time
 from analyst_app.views.library import fit_columns, make_table
+from engine.records import StageTrace, StoredRun
 
 RUN_COLUMNS = [
     Column("Started", "started_at", fmt=local_time, tip="Local time"),
@@ -31,13 +33,15 @@ RUN_COLUMNS = [
 
 def run_record(row: Any) -> dict:
     """A ``RunStore.list`` row as a plain dict, with the answer text and seconds from its result JSON."""
+    from engine.trace import outcome_from_json
+
     d = {k: row[k] for k in row.keys()}
     try:
-        result = json.loads(d.get("result") or "{}")
-    except json.JSONDecodeError:
-        result = {}
-    d["answer"] = (result.get("answer") or {}).get("text", "") or (d.get("error") or "")
-    d["seconds"] = result.get("seconds")
+        answer, cost = outcome_from_json(json.loads(d.get("result") or "{}"))
+    except ValueError:  # torn JSON, or a result that does not read as one (pydantic's error is a ValueError)
+        answer, cost = None, None
+    d["answer"] = (answer.text if answer else "") or (d.get("error") or "")
+    d["seconds"] = cost.seconds if cost else None
     return d
 
 
@@ -148,36 +152,36 @@ class HistoryView(QWidget):
 
 # -- comparing two runs ------------------------------------------------------------------------------
 
-def stage_costs(trace: list[dict]) -> dict[str, dict]:
+def stage_costs(traces: Sequence[StageTrace]) -> dict[str, dict]:
     out: dict[str, dict] = {}
-    for e in trace:
-        key = f"{e['stage']} r{e['round']}" if e["stage"] not in ("intent", "answer") else e["stage"]
+    for t in traces:
+        key = f"{t.stage} r{t.round}" if t.stage not in ("intent", "answer") else t.stage
         c = out.setdefault(key, {"seconds": 0.0, "tokens_in": 0, "tokens_out": 0})
-        c["seconds"] += e["seconds"]
-        c["tokens_in"] += e["tokens_in"]
-        c["tokens_out"] += e["tokens_out"]
+        c["seconds"] += t.seconds
+        c["tokens_in"] += t.tokens_in
+        c["tokens_out"] += t.tokens_out
     return out
 
 
-def run_column_html(ev: dict) -> str:
-    a = ev["answer"]
-    parts = [f"<p style='color:#555'>run <code>{html.escape(ev['run_id'])}</code> · {html.escape(local_time(ev['started_at']))}</p>",
-             f"<p><b>{html.escape(ev['question'])}</b></p>",
-             f"<p>Status: <b>{html.escape(ev['status'])}</b></p>",
-             f"<p style='font-size:14pt;font-weight:600'>{html.escape(a.get('text') or '(no answer)')}</p>"]
-    if a.get("reason"):
-        parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(a['reason'])}</p>")
-    cites = ev.get("cited_passages") or []
-    items = "".join(f"<li>[{c['passage_id']}] {html.escape(c['doc_name'])} p.{human_page(c['page'])}</li>" for c in cites)
+def run_column_html(run: StoredRun) -> str:
+    a = run.answer
+    parts = [f"<p style='color:#555'>run <code>{html.escape(run.id)}</code> · {html.escape(local_time(run.started_at))}</p>",
+             f"<p><b>{html.escape(run.question)}</b></p>",
+             f"<p>Status: <b>{html.escape(run.status)}</b></p>",
+             f"<p style='font-size:14pt;font-weight:600'>{html.escape((a.text if a else '') or '(no answer)')}</p>"]
+    if a and a.reason:
+        parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(a.reason)}</p>")
+    items = "".join(f"<li>[{c.passage_id}] {html.escape(c.doc_name)} p.{human_page(c.page)}</li>"
+                    for c in (a.citations if a else ()))
     parts.append(f"<p><b>Citations</b></p><ul>{items or '<li>none</li>'}</ul>")
-    cost = ev.get("cost") or {}
-    parts.append(f"<p>{cost.get('seconds')} s · {cost.get('tokens_in')} tokens in / {cost.get('tokens_out')} out · "
-                 f"{cost.get('llm_calls')} model calls</p>")
+    if run.cost:
+        c = run.cost
+        parts.append(f"<p>{c.seconds} s · {c.tokens_in} tokens in / {c.tokens_out} out · {c.llm_calls} model calls</p>")
     return "".join(parts)
 
 
-def stages_table_html(a: dict, b: dict) -> str:
-    ca, cb = stage_costs(a["trace"]), stage_costs(b["trace"])
+def stages_table_html(a: StoredRun, b: StoredRun) -> str:
+    ca, cb = stage_costs(a.traces), stage_costs(b.traces)
     keys = list(dict.fromkeys([*ca, *cb]))
     rows = []
     for k in keys:
@@ -204,15 +208,15 @@ class CompareDialog(QDialog):
 
     def __init__(self, library: Any, run_a: str, run_b: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from engine.export import evidence_set
+        from engine.trace import read_run
 
         self.setWindowTitle("Compare runs")
-        self.a, self.b = evidence_set(library, run_a), evidence_set(library, run_b)
+        self.a, self.b = read_run(library, run_a), read_run(library, run_b)
         self.left, self.right, self.stages = QTextBrowser(), QTextBrowser(), QTextBrowser()
         self.left.setHtml("<h3>A</h3>" + run_column_html(self.a))
         self.right.setHtml("<h3>B</h3>" + run_column_html(self.b))
-        same = {(c["doc_name"], c["page"]) for c in self.a["cited_passages"]} & \
-               {(c["doc_name"], c["page"]) for c in self.b["cited_passages"]}
+        same = {(c.doc_name, c.page) for c in self.a.answer.citations} if self.a.answer else set()
+        same &= {(c.doc_name, c.page) for c in self.b.answer.citations} if self.b.answer else set()
         self.stages.setHtml(f"<p>{len(same)} cited page(s) in common.</p>" + stages_table_html(self.a, self.b))
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.left)

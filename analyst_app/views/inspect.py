@@ -1,10 +1,11 @@
-"""The Inspect tab: every stage of one run's trace (``RunStore.events``), one sub-tab per stage kind,
-plus the raw JSON payloads with prompts and model outputs."""
+"""The Inspect tab: every stage of one run's trace (typed :class:`engine.records.StageTrace` records, stored
+or live), one sub-tab per stage kind, plus the raw JSON payloads with prompts and model outputs."""
 
 from __future__ import annotations
 
 import html
 import json
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -19,6 +20,11 @@ from analyst_app.models import (
 )
 from analyst_app.views.ask import STATUS_STYLE, stage_summary
 from analyst_app.views.library import fit_columns, make_table
+from engine.records import (
+    AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, Grounding, PassageRef,
+    PassagesPayload, StageTrace, StoredRun,
+)
+from engine.trace import event_json, to_json
 
 DOC_COLUMNS = [
     Column("Rank", "rank", numeric=True, tip="Rank after reranking (dense similarity + metadata boosts, or the cross-encoder)"),
@@ -40,18 +46,33 @@ PASSAGE_COLUMNS = [
     Column("Dense rank", "dense_rank", numeric=True),
     Column("Line item", "line_item_rank", numeric=True,
            tip="Rank among the table chunks whose row labels print the asked metric (or a ratio's components)"),
-    Column("Rows", lambda e: "; ".join(e.get("line_items") or []), tip="The matching row labels"),
+    Column("Rows", lambda c: "; ".join(c.line_items), tip="The matching row labels"),
     Column("RRF", "rrf", numeric=True, tip="Reciprocal-rank fusion of BM25, dense, filing rank and line items"),
     Column("Final", "final", numeric=True),
     Column("Kept", "kept"),
     Column("Snippet", "snippet"),
 ]
+
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A passage the curator was shown, with its verdict (a row of the Curation table)."""
+
+    ref: PassageRef
+    verdict: str  # kept | dropped | not judged
+
+    doc_name = property(lambda self: self.ref.doc_name)
+    chunk_id = property(lambda self: self.ref.chunk_id)
+    page = property(lambda self: self.ref.page)
+
+
 SHOWN_COLUMNS = [
-    Column("#", "id", numeric=True, tip="The passage number the curator saw"),
+    Column("#", lambda r: r.ref.id, numeric=True, tip="The passage number the curator saw"),
     Column("Verdict", "verdict"),
     Column("Document", "doc_name"),
     Column("Page", "page", fmt=human_page, numeric=True),
-    Column("Title", "title"),
+    Column("Title", lambda r: r.ref.title),
 ]
 OVERVIEW_COLUMNS = [
     Column("#", "seq", numeric=True),
@@ -60,7 +81,7 @@ OVERVIEW_COLUMNS = [
     Column("Seconds", "seconds", fmt=lambda v: f"{v:.2f}", numeric=True),
     Column("Tokens in", "tokens_in", numeric=True),
     Column("Tokens out", "tokens_out", numeric=True),
-    Column("Model calls", lambda e: len(e["payload"].get("llm_calls", [])), numeric=True),
+    Column("Model calls", lambda t: len(t.llm_calls), numeric=True),
     Column("Summary", stage_summary),
 ]
 TOURNAMENT_STAGES = {"cards": "card", "tournament": "tournament"}
@@ -73,18 +94,18 @@ def _label(text: str = "") -> QLabel:
     return lab
 
 
-def _call_errors(payload: dict) -> list[str]:
-    return [f"{c.get('purpose')}: {c['error']}" for c in payload.get("llm_calls", []) if c.get("error")]
+def _call_errors(trace: StageTrace) -> list[str]:
+    return [f"{c.purpose}: {c.error}" for c in trace.llm_calls if c.error]
 
 
 class RoundTable(QWidget):
     """A round selector, a line about the round's query/scorer, and the round's candidate table."""
 
-    open_row = Signal(object)  # the candidate dict
+    open_row = Signal(object)  # the candidate record
 
     def __init__(self, columns: list[Column], empty: str) -> None:
         super().__init__()
-        self.events: list[dict] = []
+        self.events: list[StageTrace] = []
         self.empty = empty
         self.round_box = QComboBox()
         self.round_box.currentIndexChanged.connect(self._show)
@@ -107,13 +128,13 @@ class RoundTable(QWidget):
         lay.addWidget(self.info)
         lay.addWidget(self.table, 1)
 
-    def set_events(self, events: list[dict]) -> None:
+    def set_events(self, events: list[StageTrace]) -> None:
         keep = self.round_box.currentIndex()
         self.events = events
         self.round_box.blockSignals(True)
         self.round_box.clear()
         for e in events:
-            self.round_box.addItem(f"Round {e['round']} of {len(events)}")
+            self.round_box.addItem(f"Round {e.round} of {len(events)}")
         self.round_box.blockSignals(False)
         self.round_box.setEnabled(len(events) > 1)
         if events:
@@ -127,20 +148,21 @@ class RoundTable(QWidget):
             self.info.setText(self.empty)
             return
         e = self.events[i]
-        p = e["payload"]
-        self.model.set_records(p.get("candidates", []))
+        p = e.payload
+        assert isinstance(p, (DocumentsPayload, PassagesPayload))
+        self.model.set_records(list(p.candidates))
         self.proxy.sort(-1)
-        bits = [f"<b>query</b> {html.escape(str(p.get('query', '')))}"]
-        if p.get("lexical_query"):
-            bits.append(f"<b>BM25 query</b> {html.escape(p['lexical_query'])}")
-        bits.append(f"<b>scorer</b> {html.escape(str(p.get('scorer', '')))}")
-        if p.get("filter") and p["filter"] != "none":
-            bits.append(f"<b>filter</b> {html.escape(p['filter'])}")
-        if "n_candidates" in p:
-            bits.append(f"{len(p.get('candidates', []))} of {p['n_candidates']} candidates shown, {p.get('k_keep')} kept")
-        elif "prefilter" in p:
-            bits.append(f"{p['prefilter']} passages after the prefilter, {p.get('k_keep')} kept")
-        bits.append(f"{e['seconds']:.2f} s")
+        bits = [f"<b>query</b> {html.escape(p.query)}"]
+        if isinstance(p, PassagesPayload) and p.lexical_query:
+            bits.append(f"<b>BM25 query</b> {html.escape(p.lexical_query)}")
+        bits.append(f"<b>scorer</b> {html.escape(p.scorer)}")
+        if isinstance(p, DocumentsPayload):
+            if p.filter != "none":
+                bits.append(f"<b>filter</b> {html.escape(p.filter)}")
+            bits.append(f"{len(p.candidates)} of {p.n_candidates} candidates shown, {p.k_keep} kept")
+        else:
+            bits.append(f"{p.prefilter} passages after the prefilter, {p.k_keep} kept")
+        bits.append(f"{e.seconds:.2f} s")
         self.info.setText(" · ".join(bits))
         fit_columns(self.table, 320)
 
@@ -152,8 +174,8 @@ class CurationTab(QWidget):
 
     def __init__(self) -> None:
         super().__init__()
-        self.rounds: list[dict] = []
-        self.stops: dict[int, dict] = {}
+        self.rounds: list[StageTrace] = []
+        self.stops: dict[int, StageTrace] = {}
         self.list = QListWidget()
         self.list.setMinimumWidth(190)
         self.list.setSpacing(3)
@@ -161,7 +183,7 @@ class CurationTab(QWidget):
         self.list.currentRowChanged.connect(self._show)
         self.detail = QTextBrowser()
         self.detail.setMinimumHeight(120)
-        self.model = RecordTableModel(SHOWN_COLUMNS, kept=lambda r: r["verdict"] == "kept", parent=self)
+        self.model = RecordTableModel(SHOWN_COLUMNS, kept=lambda r: r.verdict == "kept", parent=self)
         self.table = make_table(self.model)
         self.table.doubleClicked.connect(lambda idx: self.open_row.emit(self.model.record(idx.row())))
         right = QSplitter(Qt.Orientation.Vertical)
@@ -176,17 +198,17 @@ class CurationTab(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(split)
 
-    def set_events(self, rounds: list[dict], stops: list[dict]) -> None:
+    def set_events(self, rounds: list[StageTrace], stops: list[StageTrace]) -> None:
         keep = self.list.currentRow()
-        self.rounds, self.stops = rounds, {s["round"]: s for s in stops}
+        self.rounds, self.stops = rounds, {s.round: s for s in stops}
         self.list.blockSignals(True)
         self.list.clear()
         for e in rounds:
-            p = e["payload"]
-            verdict = "answerable" if p.get("answerable") else "not answerable"
-            item = QListWidgetItem(f"Round {e['round']}\n{verdict}\nkept {len(p.get('kept', []))} of "
-                                   f"{len(p.get('shown', []))} shown")
-            item.setForeground(QColor("#1e7832") if p.get("answerable") else QColor("#8a5a00"))
+            p = e.payload
+            assert isinstance(p, CurationPayload)
+            verdict = "answerable" if p.answerable else "not answerable"
+            item = QListWidgetItem(f"Round {e.round}\n{verdict}\nkept {len(p.kept)} of {len(p.shown)} shown")
+            item.setForeground(QColor("#1e7832") if p.answerable else QColor("#8a5a00"))
             self.list.addItem(item)
         self.list.blockSignals(False)
         if rounds:
@@ -200,30 +222,26 @@ class CurationTab(QWidget):
                                 "or is still retrieving).</p>")
             return
         e = self.rounds[row]
-        p = e["payload"]
-        kept, dropped = set(p.get("kept", [])), set(p.get("dropped", []))
-        rows = []
-        for s in p.get("shown", []):
-            verdict = "kept" if s["chunk_id"] in kept else "dropped" if s["chunk_id"] in dropped else "not judged"
-            rows.append({**s, "verdict": verdict})
-        self.model.set_records(rows)
+        p = e.payload
+        assert isinstance(p, CurationPayload)
+        self.model.set_records([Judged(s, p.verdict(s.chunk_id)) for s in p.shown])
         fit_columns(self.table, 320)
-        facts = [("Answerable", "yes" if p.get("answerable") else "no"),
-                 ("Shown / kept / dropped", f"{len(p.get('shown', []))} / {len(kept)} / {len(dropped)}"),
-                 ("Missing information", p.get("missing_information") or "—"),
-                 ("Complementary question", p.get("complementary_question") or "—"),
-                 ("Tokens in / out", f"{e['tokens_in']} / {e['tokens_out']}"),
-                 ("Seconds", f"{e['seconds']:.2f}")]
-        if p.get("model_output_usable") is False:
+        facts = [("Answerable", "yes" if p.answerable else "no"),
+                 ("Shown / kept / dropped", f"{len(p.shown)} / {len(set(p.kept))} / {len(set(p.dropped))}"),
+                 ("Missing information", p.missing_information or "—"),
+                 ("Complementary question", p.complementary_question or "—"),
+                 ("Tokens in / out", f"{e.tokens_in} / {e.tokens_out}"),
+                 ("Seconds", f"{e.seconds:.2f}")]
+        if not p.model_output_usable:
             facts.append(("Model output", "unusable: every passage was kept and the run went on"))
-        for err in _call_errors(p):
+        for err in _call_errors(e):
             facts.append(("Model call failed", err))
-        stop = self.stops.get(e["round"])
-        if stop:
-            facts.append(("Loop ended", stop["payload"].get("reason", "")))
+        stop = self.stops.get(e.round)
+        if stop is not None and isinstance(stop.payload, CurationStopPayload):
+            facts.append(("Loop ended", stop.payload.reason))
         cells = "".join(f"<tr><td style='color:#555;padding-right:14px;white-space:nowrap'>{html.escape(k)}</td>"
                         f"<td>{html.escape(str(v))}</td></tr>" for k, v in facts)
-        self.detail.setHtml(f"<h3 style='margin:2px'>Curation round {e['round']}</h3><table>{cells}</table>"
+        self.detail.setHtml(f"<h3 style='margin:2px'>Curation round {e.round}</h3><table>{cells}</table>"
                             "<p style='color:#777'>Below: the passages the curator saw and its verdict on each; "
                             "double-click one to open its page.</p>")
 
@@ -245,10 +263,10 @@ class StagePlaceholder(QWidget):
         lay = QVBoxLayout(self)
         lay.addWidget(self.note)
         lay.addWidget(self.tree, 1)
-        self.events: list[dict] = []
+        self.events: list[StageTrace] = []
 
-    def set_events(self, events: list[dict], scorer: str = "") -> None:
-        self.events = [e for e in events if e["stage"] == self.stage]
+    def set_events(self, events: list[StageTrace], scorer: str = "") -> None:
+        self.events = [e for e in events if e.stage == self.stage]
         if not self.events:
             how = f" Passages were ranked by {scorer}." if scorer else ""
             self.note.setText(f"This run used no {self.what}.{how}\n\nRuns with “{self.stage}” stages list them here, "
@@ -256,71 +274,71 @@ class StagePlaceholder(QWidget):
             self.tree.setVisible(False)
         else:
             self.note.setText(f"{len(self.events)} “{self.stage}” stage(s) in this run.")
-            self.model.set_root({f"{e['seq']:02d} · {e['stage']} · round {e['round']}": e for e in self.events})
+            self.model.set_root({f"{e.seq:02d} · {e.stage} · round {e.round}": event_json(e) for e in self.events})
             self.tree.setVisible(True)
             self.tree.expandToDepth(0)
             self.tree.resizeColumnToContents(0)
 
 
-def _row_cell(g: dict) -> str:
+def _row_cell(g: Grounding) -> str:
     """The row check of one figure: on the row whose label the model copied, off it, or not checkable."""
-    label = html.escape(str(g.get("label") or ""))
-    if g.get("on_row") is True:
+    label = html.escape(g.label)
+    if g.on_row is True:
         return f"<span style='color:#1e7832'>✓ {label}</span>"
-    if g.get("on_row") is False:
+    if g.on_row is False:
         return f"<span style='color:#b41e1e'>✗ not on '{label}'</span>"
     return f"<span style='color:#666'>— no row '{label}'</span>" if label else "—"
 
 
-def answer_detail_html(answer: dict, passages: list[dict], errors: list[str]) -> str:
-    status = answer.get("status", "")
-    color, label = STATUS_STYLE.get(status, ("#444", status or "no answer stage"))
+def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], errors: list[str],
+                       no_stage: bool = False) -> str:
+    color, label = STATUS_STYLE.get(answer.status, ("#444", answer.status))
+    if no_stage:
+        color, label = "#444", "no answer stage"
     out = [f"<p><span style='background:{color};color:white;padding:2px 6px'>&nbsp;{html.escape(label)}&nbsp;</span></p>",
-           f"<p style='font-size:15pt;font-weight:600'>{html.escape(answer.get('text') or '(no answer)')}</p>"]
+           f"<p style='font-size:15pt;font-weight:600'>{html.escape(answer.text or '(no answer)')}</p>"]
     facts = []
-    if answer.get("value") is not None:
-        facts.append(f"value {fmt_number(answer['value'], 6)} {html.escape(str(answer.get('unit') or ''))}")
-    if answer.get("method"):
-        facts.append(f"method {html.escape(answer['method'])}")
+    if answer.value is not None:
+        facts.append(f"value {fmt_number(answer.value, 6)} {html.escape(answer.unit or '')}")
+    if answer.method:
+        facts.append(f"method {html.escape(answer.method)}")
     if facts:
         out.append("<p>" + " · ".join(facts) + "</p>")
-    if answer.get("reason"):
-        out.append(f"<p style='color:#8a5a00'>Note: {html.escape(answer['reason'])}</p>")
+    if answer.reason:
+        out.append(f"<p style='color:#8a5a00'>Note: {html.escape(answer.reason)}</p>")
     for err in errors:
         out.append(f"<p style='color:#b41e1e'>Model call failed — {html.escape(err)}</p>")
-    if answer.get("program"):
+    if answer.program:
         out.append("<h3>Program</h3><pre style='background:#f4f4f4;padding:6px'>"
-                   f"{html.escape(answer['program'])}</pre>")
-        computed = answer.get("computed") or {}
-        if computed:
-            value = computed.get("value")
-            rest = {k: v for k, v in computed.items() if k != "value"}
-            out.append(f"<p><b>Computed value:</b> {html.escape(fmt_number(value, 6) if value is not None else '—')}"
+                   f"{html.escape(answer.program)}</pre>")
+        c = answer.computed
+        if c is not None:
+            rest = {k: v for k, v in to_json(c).items() if k != "value" and v is not None}
+            out.append(f"<p><b>Computed value:</b> {html.escape(fmt_number(c.value, 6))}"
                        + (f" <span style='color:#666'>{html.escape(json.dumps(rest, default=str))}</span>" if rest else "")
                        + "</p>")
-    grounding = answer.get("grounding") or []
-    if grounding:
+    if answer.grounding:
         rows = "".join(
-            f"<tr><td>{html.escape(str(g.get('variable')))}</td><td align='right'>{html.escape(fmt_number(g.get('value'), 6))}</td>"
-            f"<td align='center'>[{g.get('passage')}]</td>"
-            f"<td style='color:{'#1e7832' if g.get('verified') else '#b41e1e'}'>{'✓ found' if g.get('verified') else '✗ not found'}</td>"
-            f"<td>{html.escape(', '.join(f'[{x}]' for x in g.get('found_in', [])) or '—')}</td>"
+            f"<tr><td>{html.escape(g.variable)}</td><td align='right'>{html.escape(fmt_number(g.value, 6))}</td>"
+            f"<td align='center'>{', '.join(f'[{x}]' for x in g.cited) or '—'}</td>"
+            f"<td style='color:{'#1e7832' if g.verified else '#b41e1e'}'>{'✓ found' if g.verified else '✗ not found'}</td>"
+            f"<td>{html.escape(', '.join(f'[{x}]' for x in g.found_in) or '—')}</td>"
             f"<td>{_row_cell(g)}</td></tr>"
-            for g in grounding)
+            for g in answer.grounding)
         out.append("<h3>Grounding: is each figure printed in the passage it cites, on the row it names?</h3>"
                    "<table border='1' cellspacing='0' cellpadding='4' style='border-color:#ccc'>"
                    "<tr><th>Variable</th><th>Value</th><th>Cited</th><th>In cited passage</th><th>Printed in</th>"
                    "<th>On the row named</th></tr>"
                    f"{rows}</table>")
-    if answer.get("reasoning"):
-        out.append(f"<h3>Reasoning</h3><p>{html.escape(answer['reasoning'])}</p>")
+    if answer.reasoning:
+        out.append(f"<h3>Reasoning</h3><p>{html.escape(answer.reasoning)}</p>")
     if passages:
-        items = "".join(f"<li>[{p['id']}] {html.escape(p['doc_name'])} p.{human_page(p['page'])} — {html.escape(p.get('title', ''))}</li>"
+        items = "".join(f"<li>[{p.id}] {html.escape(p.doc_name)} p.{human_page(p.page)} — {html.escape(p.title)}</li>"
                         for p in passages)
         out.append(f"<h3>Passages given to the answer step</h3><ul>{items}</ul>")
-    cites = answer.get("citations") or []
-    if cites:
-        items = "".join(f"<li>[{c['passage_id']}] {html.escape(c['doc_name'])} p.{human_page(c['page'])}</li>" for c in cites)
+    if answer.citations:
+        items = "".join(f"<li>[{c.passage_id}] {html.escape(c.doc_name)} p.{human_page(c.page)}</li>"
+                        for c in answer.citations)
         out.append(f"<h3>Citations</h3><ul>{items}</ul>")
     return "".join(out)
 
@@ -331,7 +349,8 @@ class InspectView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.run_id = ""
-        self.events: list[dict] = []
+        self.run: StoredRun | None = None
+        self.events: list[StageTrace] = []
         self.header = _label("No run open. Ask a question, or open a past run from History.")
         self.header.setStyleSheet("font-size:11pt")
         self.tabs = QTabWidget()
@@ -347,9 +366,9 @@ class InspectView(QWidget):
 
         self.documents = RoundTable(DOC_COLUMNS, "No document retrieval in this run.")
         self.passages = RoundTable(PASSAGE_COLUMNS, "No passage retrieval in this run.")
-        self.passages.open_row.connect(lambda r: self.open_evidence.emit(r["doc_name"], r.get("chunk_id"), r.get("page")))
+        self.passages.open_row.connect(lambda r: self.open_evidence.emit(r.doc_name, r.chunk_id, r.page))
         self.curation = CurationTab()
-        self.curation.open_row.connect(lambda r: self.open_evidence.emit(r["doc_name"], r.get("chunk_id"), r.get("page")))
+        self.curation.open_row.connect(lambda r: self.open_evidence.emit(r.doc_name, r.chunk_id, r.page))
         self.cards = StagePlaceholder("cards", "card scoring (passage cards)")
         self.tournament = StagePlaceholder("tournament", "card tournament")
         self.answer = QTextBrowser()
@@ -387,7 +406,7 @@ class InspectView(QWidget):
         lay.setContentsMargins(6, 6, 6, 6)
         lay.addWidget(self.header)
         lay.addWidget(self.tabs, 1)
-        self.show_events("", {}, [])
+        self.show_run(None)
 
     def tab_names(self) -> list[str]:
         return [self.tabs.tabText(i) for i in range(self.tabs.count())]
@@ -399,68 +418,67 @@ class InspectView(QWidget):
 
     # -- loading ----------------------------------------------------------------------------------
     def load_run(self, library: Any, run_id: str) -> None:
-        """Show a stored run's trace from ``RunStore``."""
-        from engine.store.library import RunStore
+        """Show a stored run's trace."""
+        from engine.trace import read_run
 
-        store = RunStore(library)
-        row = store.get(run_id)
-        meta = {k: row[k] for k in row.keys()}
-        self.show_events(row["id"], meta, store.events(row["id"]))
+        self.show_run(read_run(library, run_id))
 
     def clear(self) -> None:
         """Show no run (the open one was deleted)."""
-        self.show_events("", {}, [])
+        self.show_run(None)
         self.answer.clear()
 
     def start_live(self, question: str) -> None:
-        self.show_events("", {"question": question, "status": "running"}, [])
+        self.show_run(StoredRun("", "hirec", question, "running", "", None, "", None, None, ()))
 
-    def add_live_event(self, event: dict) -> None:
-        self.events.append(event)
-        self.show_events(self.run_id, self.meta, self.events)
+    def add_live_event(self, trace: StageTrace) -> None:
+        if self.run is not None:
+            self.show_run(replace(self.run, traces=(*self.run.traces, trace)))
 
-    def show_events(self, run_id: str, meta: dict, events: list[dict]) -> None:
-        self.run_id, self.meta, self.events = run_id, meta, list(events)
+    def show_run(self, run: StoredRun | None) -> None:
+        self.run = run
+        self.run_id = run.id if run else ""
+        self.events = list(run.traces) if run else []
         self._header()
         self.overview.set_records(self.events)
         fit_columns(self.overview_table, 240)
-        secs = sum(e["seconds"] for e in self.events)
-        tin = sum(e["tokens_in"] for e in self.events)
-        tout = sum(e["tokens_out"] for e in self.events)
-        calls = sum(len(e["payload"].get("llm_calls", [])) for e in self.events)
+        secs = sum(e.seconds for e in self.events)
+        tin = sum(e.tokens_in for e in self.events)
+        tout = sum(e.tokens_out for e in self.events)
+        calls = sum(len(e.llm_calls) for e in self.events)
         self.totals.setText(f"{len(self.events)} stages · {secs:.2f} s in stages · {tin} tokens in / {tout} out · "
                             f"{calls} model calls")
-        by = lambda s: [e for e in self.events if e["stage"] == s]  # noqa: E731
+        by = lambda s: [e for e in self.events if e.stage == s]  # noqa: E731
         self.documents.set_events(by("documents"))
         self.passages.set_events(by("passages"))
         self.curation.set_events(by("curation"), by("curation-stop"))
-        scorer = next((e["payload"].get("scorer", "") for e in reversed(self.events) if e["stage"] == "passages"), "")
+        scorer = next((e.payload.scorer for e in reversed(self.events) if isinstance(e.payload, PassagesPayload)), "")
         self.cards.set_events(self.events, scorer)
         self.tournament.set_events(self.events, scorer)
-        ans = by("answer")
+        ans = [e for e in self.events if isinstance(e.payload, AnswerPayload)]
         if ans:
-            p = ans[-1]["payload"]
-            self.answer.setHtml(answer_detail_html(p.get("answer", {}), p.get("passages", []), _call_errors(p)))
+            p = ans[-1].payload
+            assert isinstance(p, AnswerPayload)
+            self.answer.setHtml(answer_detail_html(p.answer, p.passages, _call_errors(ans[-1])))
         else:
-            result = json.loads(meta.get("result") or "{}") if meta.get("result") else {}
-            a = result.get("answer") or {}
-            reason = a.get("reason") or meta.get("error") or ("the run is still going" if meta.get("status") == "running"
-                                                             else "the run ended before the answer step")
-            self.answer.setHtml(answer_detail_html({**a, "reason": reason}, [], []))
-        self.raw_model.set_root({f"{e['seq']:02d} · {e['stage']} · round {e['round']}": e for e in self.events})
+            a = (run.answer if run else None) or AnswerResult("", "")
+            reason = a.reason or (run.error if run else "") or (
+                "the run is still going" if run is not None and run.status == "running"
+                else "the run ended before the answer step")
+            self.answer.setHtml(answer_detail_html(replace(a, reason=reason), (), [], no_stage=not a.status))
+        self.raw_model.set_root({f"{e.seq:02d} · {e.stage} · round {e.round}": event_json(e) for e in self.events})
         self.raw_tree.resizeColumnToContents(0)
         self.raw_detail.clear()
 
     def _header(self) -> None:
-        m = self.meta
-        if not m:
+        r = self.run
+        if r is None:
             self.header.setText("No run open. Ask a question, or open a past run from History.")
             return
-        status = m.get("status", "")
-        color, label = STATUS_STYLE.get(status, ("#444", status))
-        rid = f"run <code>{html.escape(self.run_id)}</code> · " if self.run_id else ""
-        when = f" · {html.escape(local_time(m.get('started_at')))}" if m.get("started_at") else ""
-        self.header.setText(f"<b>{html.escape(m.get('question', ''))}</b><br>{rid}"
+        color, label = STATUS_STYLE.get(r.status, ("#444", r.status))
+        rid = f"run <code>{html.escape(r.id)}</code> · " if r.id else ""
+        when = f" · {html.escape(local_time(r.started_at))}" if r.started_at else ""
+        self.header.setText(f"<b>{html.escape(r.question)}</b><br>{rid}"
                             f"<span style='color:{color}'>{html.escape(label)}</span>{when}")
 
     def _raw_selected(self, current: Any, _previous: Any) -> None:

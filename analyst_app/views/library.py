@@ -408,9 +408,9 @@ class LibraryView(QWidget):
             return TrainOptions()
 
     def choose_training(self) -> None:
-        from engine.train import default_run_dir
+        from engine.models.registry import default_reranker_run_dir
 
-        dialog = TrainDialog(default_run_dir(self.ctx.home), self.last_train_options(), self)
+        dialog = TrainDialog(default_reranker_run_dir(self.ctx.home), self.last_train_options(), self)
         if dialog.exec() == TrainDialog.DialogCode.Accepted:
             self.train_reranker(dialog.values())
 

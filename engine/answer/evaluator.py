@@ -347,7 +347,8 @@ class _Interpreter:
                 new = self.binop(node.op, self.subscript(container, key), self.evaluate(node.value, scope))
                 self.store_item(container, key, new)
             else:
-                current = self.lookup(target.id, scope)  # type: ignore[attr-defined]
+                assert isinstance(target, ast.Name)  # _validate admits names and subscripts as targets only
+                current = self.lookup(target.id, scope)
                 self.assign(target, self.binop(node.op, current, self.evaluate(node.value, scope)), scope)
         elif isinstance(node, ast.If):
             self.exec_block(node.body if self.evaluate(node.test, scope) else node.orelse, scope)

@@ -6,56 +6,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
+from typing import Any
 
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, extract_program, run_program
 from engine.chunking import FOOTNOTE_MARK, parse_row
-from engine.curation import evidence_messages
-from engine.intent import QueryIntent
+from engine.facts.numbers import NUMBER, SCALE_FACTORS, numbers_in, parse_number, printed_scale
 from engine.models.base import ChatModel
-from engine.retrieval.hierarchical import Passage
-from engine.trace import LlmCall, call_llm, prompt
+from engine.prompts import evidence_messages, prompt
+from engine.records import (
+    AnswerResult, Citation, Computation, Grounding, LlmCall, Passage, ProgramVariable, QueryIntent, ScaleConversion,
+)
+from engine.settings import AnswerSettings, PromptSettings
+from engine.trace import call_llm
 
 NOT_ANSWERABLE = "not answerable from the loaded filings"
-_NUM = re.compile(r"\(?-?\$?\s?\d[\d,]*(?:\.\d+)?\)?")
 
 
-@dataclass(frozen=True)
-class Citation:
-    passage_id: int
-    chunk_id: int
-    doc_name: str
-    page: int
-    title: str
-
-
-@dataclass(frozen=True)
-class AnswerResult:
-    status: str  # answered | not_answerable | failed
-    text: str
-    value: float | None = None
-    unit: str | None = None
-    method: str = ""  # pot | cot
-    citations: tuple[Citation, ...] = ()
-    program: str = ""
-    computed: dict = field(default_factory=dict)
-    reasoning: str = ""
-    grounding: tuple[dict, ...] = ()
-    reason: str = ""
-
-    def to_dict(self) -> dict:
-        return {
-            "status": self.status, "text": self.text, "value": self.value, "unit": self.unit, "method": self.method,
-            "citations": [c.__dict__ for c in self.citations], "program": self.program, "computed": self.computed,
-            "reasoning": self.reasoning, "grounding": list(self.grounding), "reason": self.reason,
-        }
-
-
-def _ids(n: int) -> dict:
+def _ids(n: int) -> dict[str, Any]:
     return {"type": "array", "items": {"type": "integer", "enum": list(range(1, n + 1)) or [1]}, "maxItems": 10}
 
 
-def program_schema(n_passages: int) -> dict:
+def program_schema(n_passages: int, max_variables: int = 12) -> dict[str, Any]:
     variable = {
         "type": "object",
         "properties": {
@@ -69,14 +41,14 @@ def program_schema(n_passages: int) -> dict:
     }
     return {
         "type": "object",
-        "properties": {"variables": {"type": "array", "items": variable, "maxItems": 12},
+        "properties": {"variables": {"type": "array", "items": variable, "maxItems": max_variables},
                        "formula": {"type": "string", "maxLength": 240}, "insufficient": {"type": "boolean"}},
         "required": ["variables", "formula", "insufficient"],
         "additionalProperties": False,
     }
 
 
-def text_schema(n_passages: int) -> dict:
+def text_schema(n_passages: int) -> dict[str, Any]:
     return {
         "type": "object",
         # Every string fits the grammar's length bound (engine.models.llama.GRAMMAR_MAX_STRING): an unbounded
@@ -89,26 +61,10 @@ def text_schema(n_passages: int) -> dict:
     }
 
 
-def _number_value(token: str) -> float | None:
-    neg = token.strip().startswith("(") and token.strip().endswith(")")
-    digits = re.sub(r"[^\d.\-]", "", token)
-    try:
-        v = float(digits)
-    except ValueError:
-        return None
-    return -abs(v) if neg else v
-
-
 def passage_numbers(text: str) -> set[float]:
-    out = set()
-    for tok in _NUM.findall(text):
-        v = _number_value(tok)
-        if v is not None:
-            out.update({v, abs(v)})
-    return out
-
-
-_ASSIGN = re.compile(r"^\s+(\w+) = (-?[\d.e+-]+)  # \[(\d+)\] ?(.*)$", re.M)
+    """Every figure printed in ``text``, each also unsigned: grounding ignores the sign."""
+    nums = numbers_in(text)
+    return nums | {abs(v) for v in nums}
 
 
 def _printed_in(value: float, nums: dict[int, set[float]]) -> list[int]:
@@ -118,17 +74,18 @@ def _printed_in(value: float, nums: dict[int, set[float]]) -> list[int]:
     return [i for i, ns in nums.items() if forms & {round(abs(n), 6) for n in ns}]
 
 
-def ground(program: str, passages: Sequence[Passage]) -> list[dict]:
+def ground(variables: Sequence[ProgramVariable], passages: Sequence[Passage]) -> list[Grounding]:
     """Check each figure against the passage the model says it came from (and find where else it is printed),
-    and whether it sits on the row whose label the model copied (``on_row``: see :func:`on_row`)."""
+    and whether it sits on the row whose label the model copied (``on_row``: see :func:`on_row`).
+
+    ``variables`` are as the program names them (see :func:`program_variables`)."""
     nums = {i: passage_numbers(p.prompt_text()) for i, p in enumerate(passages, start=1)}
     rows = []
-    for name, raw, pid, label in _ASSIGN.findall(program):
-        value, pid = float(raw), int(pid)
-        found = _printed_in(value, nums)
-        row = on_row(value, label, passages[pid - 1].prompt_text()) if 1 <= pid <= len(passages) else None
-        rows.append({"variable": name, "value": value, "passage": pid, "verified": pid in found, "found_in": found,
-                     "label": label.strip(), "on_row": row})
+    for v in variables:
+        value, pid = float(v.value), v.passage_id
+        found = tuple(_printed_in(value, nums))
+        row = on_row(value, v.label, passages[pid - 1].prompt_text()) if 1 <= pid <= len(passages) else None
+        rows.append(Grounding(v.name, value, (pid,), pid in found, found, v.label, row))
     return rows
 
 
@@ -160,14 +117,14 @@ def on_row(value: float, label: str, text: str) -> bool | None:
     rows = [row for row in map(parse_row, text.splitlines()) if row and _names_row(want, _label_words(row[0]))]
     if not rows:
         return None
-    printed = {abs(v) for _, cells in rows for tok in cells if (v := _number_value(tok)) is not None}
+    printed = {abs(v) for _, cells in rows for tok in cells if (v := parse_number(tok)) is not None}
     return bool(_printed_in(value, {0: printed}))
 
 
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 
 
-def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: Sequence[int]) -> list[dict]:
+def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: Sequence[int]) -> list[Grounding]:
     """Check each figure a written answer states against the passages it cites.
 
     Years and figures already in the question are skipped; a figure counts as printed when it appears
@@ -177,14 +134,13 @@ def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: 
     asked = passage_numbers(question)
     nums = {i: passage_numbers(p.prompt_text()) for i, p in enumerate(passages, start=1)}
     rows = []
-    for token in dict.fromkeys(t.strip() for t in _NUM.findall(answer)):
-        value = _number_value(token)
+    for token in dict.fromkeys(t.strip() for t in NUMBER.findall(answer)):
+        value = parse_number(token)
         digits = re.sub(r"[^\d]", "", token)
         if value is None or _YEAR.match(digits) or abs(value) in asked:
             continue
-        found = _printed_in(value, nums)
-        rows.append({"variable": f"stated {token}", "value": value, "passage": ",".join(map(str, cited)),
-                     "verified": any(i in found for i in cited), "found_in": found})
+        found = tuple(_printed_in(value, nums))
+        rows.append(Grounding(f"stated {token}", value, tuple(cited), any(i in found for i in cited), found))
     return rows
 
 
@@ -195,41 +151,33 @@ def _unit(intent: QueryIntent, passages: Sequence[Passage]) -> str | None:
     return f"USD {scale}" if scale else None
 
 
-_SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
-_PRINTED_SCALE = re.compile(r"\(\s*(?:\$|usd|dollars)?\s*(?:amounts\s+)?(?:in\s+)?(thousands|millions|billions)\b|"
-                            r"\b(?:\$|dollars|amounts)?\s*in\s+(thousands|millions|billions)\b", re.I)
 _SELF_SCALED = re.compile(r"[*/]\s*(?:1[_,]?000(?:[_,]?000)*(?:\.0*)?|1(?:\.0)?e\+?[369])(?![\d.])", re.I)
 
 
-def printed_scale(text: str) -> str | None:
-    """The scale a passage prints its amounts in ("(Millions)", "in thousands, except per share"), or None."""
-    m = _PRINTED_SCALE.search(text)
-    return (m.group(1) or m.group(2)).lower() if m else None
-
-
-def _rescale(value: float, variables: Sequence[dict], formula: str, intent: QueryIntent,
-             passages: Sequence[Passage]) -> tuple[float, dict | None]:
+def _rescale(value: float, variables: Sequence[ProgramVariable], formula: str, intent: QueryIntent,
+             passages: Sequence[Passage]) -> tuple[float, ScaleConversion | None]:
     """Convert an amount computed in the scale its passages print (millions) to the one the question asks for
     (billions). Only when every figure comes from passages printed in the same scale, the model did not
     convert itself (no * or / by 1,000 …), and the result is an amount, not a ratio: doubling every figure
     doubles the result (a sum, a difference, one figure), where a ratio would stay the same."""
     asked = (intent.unit_hint or "").removeprefix("USD ")
-    if asked not in _SCALES or not variables or _SELF_SCALED.search(formula):
+    if asked not in SCALE_FACTORS or not variables or _SELF_SCALED.search(formula):
         return value, None
-    scales = {printed_scale(passages[v["passage_id"] - 1].prompt_text()) if 1 <= v["passage_id"] <= len(passages)
+    scales = {printed_scale(passages[v.passage_id - 1].prompt_text()) if 1 <= v.passage_id <= len(passages)
               else None for v in variables}
     if len(scales) != 1 or None in scales or asked in scales:
         return value, None
     (printed,) = scales
-    doubled, _ = build_program([{**v, "value": 2 * v["value"]} for v in variables], formula)
+    assert printed is not None
+    doubled, _ = build_program([replace(v, value=2 * v.value) for v in variables], formula)
     try:
         twice = run_program(extract_program(doubled)).value
     except (ProgramRejected, ProgramFailed):
         return value, None
     if isinstance(twice, bool) or not isinstance(twice, (int, float)) or abs(twice - 2 * value) > 1e-9 * max(1.0, abs(value)):
         return value, None
-    factor = _SCALES[printed] / _SCALES[asked]
-    return value * factor, {"printed": printed, "asked": asked, "factor": factor, "before": value}
+    factor = SCALE_FACTORS[printed] / SCALE_FACTORS[asked]
+    return value * factor, ScaleConversion(printed, asked, factor, value)
 
 
 def format_value(value: float, unit: str | None, decimals: int | None) -> str:
@@ -254,30 +202,37 @@ def _citations(ids: Sequence[int], passages: Sequence[Passage]) -> tuple[Citatio
 
 
 def answer_question(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,
-                    *, numeric_mode: str = "pot", max_tokens: int = 768,
+                    settings: AnswerSettings, prompts: PromptSettings, *,
                     cancel: Callable[[], bool] | None = None) -> tuple[AnswerResult, LlmCall]:
     """Answer from the curated passages; raises :class:`engine.errors.Cancelled` when ``cancel`` fires."""
-    if intent.numeric and numeric_mode == "pot":
-        return _answer_program(question, intent, passages, chat, max_tokens, cancel)
-    return _answer_text(question, passages, chat, max_tokens, cancel)
+    if intent.numeric and settings.numeric_mode == "pot":
+        return _answer_program(question, intent, passages, chat, settings, prompts, cancel)
+    return _answer_text(question, passages, chat, settings, prompts, cancel)
 
 
 _NAME = re.compile(r"[^a-z0-9_]")
 
 
-def build_program(variables: Sequence[dict], formula: str) -> tuple[str, dict[str, str]]:
+def _program_name(name: str) -> str:
+    out = _NAME.sub("_", name.strip().lower()) or "x"
+    return out if out[0].isalpha() else f"v_{out}"
+
+
+def program_variables(variables: Sequence[ProgramVariable]) -> tuple[ProgramVariable, ...]:
+    """The model's figures as the program names them: identifiers for names, labels on one line."""
+    return tuple(ProgramVariable(_program_name(v.name), v.value, v.passage_id, " ".join(str(v.label).split())[:100])
+                 for v in variables)
+
+
+def build_program(variables: Sequence[ProgramVariable], formula: str) -> tuple[str, dict[str, str]]:
     """``def solution()`` from the model's figures and formula; returns the program and name renames.
 
     The program is text for the restricted evaluator (and the audit trail), never run by Python itself.
     """
     renames, lines = {}, ["def solution():"]
-    for var in variables:
-        name = _NAME.sub("_", var["name"].strip().lower()) or "x"
-        if not name[0].isalpha():
-            name = f"v_{name}"
-        renames[var["name"]] = name
-        label = " ".join(str(var["label"]).split())[:100]
-        lines.append(f"    {name} = {var['value']!r}  # [{var['passage_id']}] {label}")
+    for var, named in zip(variables, program_variables(variables)):
+        renames[var.name] = named.name
+        lines.append(f"    {named.name} = {named.value!r}  # [{named.passage_id}] {named.label}")
     expr = " ".join(formula.split())
     for old, new in sorted(renames.items(), key=lambda kv: -len(kv[0])):
         if old != new:
@@ -307,7 +262,7 @@ _FORMULA_WORDS = frozenset({"round", "abs", "min", "max", "sum"})
 _TIMES_100 = re.compile(r"\s*\*\s*100(?:\.0+)?(?=\s*\)*\s*$|\s*,\s*\d+\s*\)\s*$)")
 
 
-def _lookup_variable(intent: QueryIntent, variables: Sequence[dict], program: str,
+def _lookup_variable(intent: QueryIntent, variables: Sequence[ProgramVariable], program: str,
                      renames: dict[str, str]) -> str | None:
     """For a question that asks for one reported figure (one metric, one fiscal year, no comparison or
     calculation) answered by a formula over several figures (a change, a sum): the one variable that names
@@ -319,21 +274,31 @@ def _lookup_variable(intent: QueryIntent, variables: Sequence[dict], program: st
     if len(used) < 2:
         return None
     year = str(intent.fiscal_years[0])
-    named = [v["name"] for v in variables if year in f"{v['name']} {v['label']}"]
+    named = [v.name for v in variables if year in f"{v.name} {v.label}"]
     return named[0] if len(named) == 1 else None
 
 
+def _run(program: str, settings: AnswerSettings) -> Any:
+    return run_program(extract_program(program), max_steps=settings.program_max_steps,
+                       timeout_s=settings.program_timeout_s, max_int_bits=settings.program_max_int_bits,
+                       max_seq_len=settings.program_max_seq_len)
+
+
 def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,
-                    max_tokens: int, cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
-    res, call = call_llm(chat, "answer (program of thought)", evidence_messages(prompt("answer_program"), question, passages),
-                         program_schema(len(passages)), max_tokens, cancel)
+                    settings: AnswerSettings, prompts: PromptSettings,
+                    cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
+    messages = evidence_messages(prompt("answer_program", prompts), question, passages, prompts)
+    res, call = call_llm(chat, "answer (program of thought)", messages,
+                         program_schema(len(passages), settings.max_variables), settings.max_tokens, cancel)
     if res is None:
         return AnswerResult("failed", "", method="pot", reason=call.error), call
-    variables, formula = res.data["variables"], res.data["formula"].strip()
+    variables = [ProgramVariable(v["name"], v["value"], v["passage_id"], v["label"]) for v in res.data["variables"]]
+    formula = res.data["formula"].strip()
     if res.data["insufficient"] or not variables or not formula:
         return AnswerResult("not_answerable", NOT_ANSWERABLE, method="pot",
                             reason="the model found the figures missing from the curated passages"), call
     program, renames = build_program(variables, formula)
+    named = program_variables(variables)
     lookup = _lookup_variable(intent, variables, program, renames)
     notes: list[str] = []
     if lookup is not None:
@@ -347,46 +312,47 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
         formula = _TIMES_100.sub("", formula)
         program, _ = build_program(variables, formula)
     try:
-        result = run_program(extract_program(program))
+        result = _run(program, settings)
     except (ProgramRejected, ProgramFailed) as exc:
         kind = "rejected" if isinstance(exc, ProgramRejected) else "failed"
-        return AnswerResult("failed", "", method="pot", program=program,
+        return AnswerResult("failed", "", method="pot", program=program, variables=named,
                             reason=f"the model's program was {kind} by the restricted evaluator: {exc}"), call
     value = result.value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return AnswerResult("failed", "", method="pot", program=program,
+        return AnswerResult("failed", "", method="pot", program=program, variables=named,
                             reason=f"the program returned {type(value).__name__}, not a number"), call
-    grounding = ground(program, passages)
-    unprinted = [g for g in grounding if not g["found_in"]]
+    grounding = ground(named, passages)
+    computed = Computation(value, result.variables, result.steps)
+    unprinted = [g for g in grounding if not g.found_in]
     if unprinted:
         # A figure printed in none of the passages was recalled or invented by the model: never an answer.
-        figures = ", ".join(f"{g['value']:g} ({g['variable']})" for g in unprinted)
-        return AnswerResult("not_answerable", NOT_ANSWERABLE, method="pot", program=program, grounding=tuple(grounding),
-                            computed={"value": value, "variables": result.variables, "steps": result.steps},
+        figures = ", ".join(f"{g.value:g} ({g.variable})" for g in unprinted)
+        return AnswerResult("not_answerable", NOT_ANSWERABLE, method="pot", program=program, variables=named,
+                            grounding=tuple(grounding), computed=computed,
                             reason=f"the model's figure(s) {figures} are printed in none of the passages it was given, "
                                    "so they were recalled or made up; no answer is given"), call
-    cited = {g["passage"] for g in grounding}
+    cited = {i for g in grounding for i in g.cited}
     unit = _unit(intent, passages)
-    computed = {"value": value, "variables": result.variables, "steps": result.steps}
     value, scaled = _rescale(float(value), variables, formula, intent, passages)
-    notes += [f"figure {g['value']:g} ({g['variable']}) is not printed in passage [{g['passage']}]"
-              for g in grounding if not g["verified"]]
-    notes += [f"figure {g['value']:g} ({g['variable']}) is not on the row '{g['label']}' of passage [{g['passage']}]: "
-              "check which row and column it was read from" for g in grounding if g["verified"] and g["on_row"] is False]
+    notes += [f"figure {g.value:g} ({g.variable}) is not printed in passage [{g.cited[0]}]"
+              for g in grounding if not g.verified]
+    notes += [f"figure {g.value:g} ({g.variable}) is not on the row '{g.label}' of passage [{g.cited[0]}]: "
+              "check which row and column it was read from" for g in grounding if g.verified and g.on_row is False]
     if scaled:
-        computed["scale"] = scaled
-        notes.append(f"converted from {scaled['printed']} as printed to {scaled['asked']} as asked")
+        computed = replace(computed, scale=scaled)
+        notes.append(f"converted from {scaled.printed} as printed to {scaled.asked} as asked")
     return AnswerResult(
         "answered", format_value(value, unit, intent.decimals), value=value, unit=unit, method="pot",
-        citations=_citations(sorted(cited), passages), program=program, computed=computed, grounding=tuple(grounding),
-        reason="; ".join(notes),
+        citations=_citations(sorted(cited), passages), program=program, variables=named, computed=computed,
+        grounding=tuple(grounding), reason="; ".join(notes),
     ), call
 
 
-def _answer_text(question: str, passages: Sequence[Passage], chat: ChatModel, max_tokens: int,
-                 cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
-    res, call = call_llm(chat, "answer (chain of thought)", evidence_messages(prompt("answer_text"), question, passages),
-                         text_schema(len(passages)), max_tokens, cancel)
+def _answer_text(question: str, passages: Sequence[Passage], chat: ChatModel, settings: AnswerSettings,
+                 prompts: PromptSettings, cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
+    messages = evidence_messages(prompt("answer_text", prompts), question, passages, prompts)
+    res, call = call_llm(chat, "answer (chain of thought)", messages, text_schema(len(passages)), settings.max_tokens,
+                         cancel)
     if res is None:
         return AnswerResult("failed", "", method="cot", reason=call.error), call
     reasoning = "\n".join(step.strip() for step in res.data["reasoning"] if step.strip())
@@ -396,7 +362,7 @@ def _answer_text(question: str, passages: Sequence[Passage], chat: ChatModel, ma
     text = res.data["answer"].strip()
     cited = list(dict.fromkeys(i for i in res.data["used_ids"] if 1 <= i <= len(passages)))
     grounding = ground_text(text, question, passages, cited)
-    unsupported = [g["variable"].removeprefix("stated ") for g in grounding if not g["verified"]]
+    unsupported = [g.variable.removeprefix("stated ") for g in grounding if not g.verified]
     reason = (f"figure(s) {', '.join(unsupported)} not printed in the cited passages: computed by the model or "
               "unsupported; check them" if unsupported else "")
     return AnswerResult("answered", text, method="cot", reasoning=reasoning,

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
 
+from engine.facts.numbers import MENTION, SCALE_EXPONENTS, scale_word
+
 Page = tuple[str, int]
 
 
@@ -183,21 +185,6 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ numbers
-_SCALES = {"k": "thousand", "m": "million", "mm": "million", "mn": "million", "b": "billion",
-           "bn": "billion", "t": "trillion", "tn": "trillion"}  # fmt: skip
-_EXPONENT = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
-_NUMBER = re.compile(
-    r"""(?<![\w.])(?<!\d,)(?<![A-Za-z]-)
-    (?P<cur0>(?:US)?\$\s*)?(?P<open>\(\s*)?(?P<sign>[-−+]\s*)?
-    (?P<cur>(?:US)?\$\s*|USD\s*)?(?P<sign2>[-−]\s*)?
-    (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
-    (?:\s*(?P<word>thousand|million|billion|trillion)s?\b|\s?(?P<abbr>mm|mn|bn|tn)\b|(?P<letter>[kmbt])\b)?
-    (?P<tail>\s*(?:USD|\$))?(?P<pct>\s*(?:%|per\s?cent\b|percentage\s+points?\b))?
-    (?P<close>\s*\))?(?P<pct2>\s*%)?(?!\w)(?!-[A-Za-z])""",
-    re.VERBOSE | re.IGNORECASE,
-)
-
-
 @dataclass(frozen=True)
 class ParsedNumber:
     """A number read from text.
@@ -217,7 +204,7 @@ class ParsedNumber:
     @property
     def scaled(self) -> Decimal:
         """The value with the scale applied ("1.2 billion" -> 1200000000)."""
-        return self.value.scaleb(_EXPONENT[self.scale]) if self.scale else self.value
+        return self.value.scaleb(SCALE_EXPONENTS[self.scale]) if self.scale else self.value
 
 
 def _from_match(m: re.Match[str], *, prose: bool = False) -> ParsedNumber:
@@ -226,8 +213,7 @@ def _from_match(m: re.Match[str], *, prose: bool = False) -> ParsedNumber:
     # a closed pair "(123)" is an accounting negative; in prose "(up $5)" is an aside unless written "$(5)"
     brackets = bool(m["open"] and m["close"]) and (not prose or bool(m["cur0"]))
     negative = brackets or any(s and s.strip() in "-−" for s in (m["sign"], m["sign2"]))
-    abbr = (m["abbr"] or m["letter"] or "").lower()
-    scale = m["word"].lower() if m["word"] else _SCALES.get(abbr)
+    scale = scale_word(m["word"] or m["abbr"] or m["letter"])
     decimals = len(raw.split(".")[1]) if "." in raw else 0
     return ParsedNumber(-value if negative else value, decimals, bool(m["pct"] or m["pct2"]), scale)
 
@@ -239,7 +225,7 @@ def parse_number(text: str) -> ParsedNumber | None:
     scale words (thousand/million/billion/trillion, "k", "m"/"mm"/"mn", "b"/"bn", "t"/"tn"), accounting
     negatives "(123)" and the unicode minus. "$1,577 million" -> value 1577, scale "million".
     """
-    m = _NUMBER.fullmatch(text.strip().rstrip(".").strip())
+    m = MENTION.fullmatch(text.strip().rstrip(".").strip())
     if m is None or bool(m["open"]) != bool(m["close"]):
         return None
     return _from_match(m)
@@ -252,7 +238,7 @@ _MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a
 def _scan(text: str) -> list[tuple[ParsedNumber, int, bool]]:
     """Every number mention in prose as (number, start offset, is a bare year or day of a date)."""
     found = []
-    for m in _NUMBER.finditer(text):
+    for m in MENTION.finditer(text):
         if m["letter"] and not (m["cur0"] or m["cur"] or m["tail"]):
             continue  # "3M", "5G": in prose a one-letter scale needs a currency mark ("$3M")
         p = _from_match(m, prose=True)
@@ -295,7 +281,7 @@ def _close(x: Decimal, dx: int, y: Decimal, dy: int) -> bool:
 def _readings(p: ParsedNumber, other: ParsedNumber) -> list[tuple[Decimal, int]]:
     """Values ``p`` may stand for when compared with ``other``, each with its decimals at unit scale."""
     if p.scale or not other.scale:
-        exps = [_EXPONENT[p.scale] if p.scale else 0]
+        exps = [SCALE_EXPONENTS[p.scale] if p.scale else 0]
     else:
         exps = [0, 3, 6, 9]  # a bare number may be "in thousands/millions/billions", as filings' tables are
     shifts = [0, -2] if p.is_percent and not other.is_percent else [0]  # 14% also reads as 0.14

@@ -135,8 +135,11 @@ def _place_labels(ax: Axes, labels: Sequence[tuple[tuple[float, float], str]]) -
     Pipelines often score close together; each label tries the four corners around its point and keeps
     the first free one (the last tried when none is free).
     """
+    from matplotlib.figure import Figure as MplFigure
+
     fig = ax.get_figure()
-    renderer = fig.canvas.get_renderer()
+    assert isinstance(fig, MplFigure)
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]  # Agg's canvas has one
     fig.draw_without_rendering()  # settles the constrained layout, so pixel positions are final
     frame = ax.get_window_extent(renderer)
     dots = [ax.transData.transform(xy) for xy, _ in labels]

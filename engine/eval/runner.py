@@ -15,10 +15,12 @@ from engine.eval.metrics import (
 )
 from engine.eval.questions import EvalQuestion
 from engine.intent import parse_intent
-from engine.models.base import ChatModel
-from engine.records import Chunk
-from engine.retrieval.hierarchical import Passage, filing_title
+from engine.models.base import ChatMessage
+from engine.pipeline import HirecPipeline, Models, build_pipeline
+from engine.records import AnswerPayload, Chunk, DocumentsPayload, Passage, PassagesPayload
+from engine.retrieval.hierarchical import filing_title
 from engine.search import Searcher
+from engine.settings import Settings
 from engine.store.library import Library
 
 log = logging.getLogger(__name__)
@@ -52,22 +54,38 @@ class Prediction:
 
 
 class Evaluator:
-    def __init__(self, library: Library, settings, embedder, chat: ChatModel | None) -> None:  # noqa: ANN001
-        self.library, self.settings, self.embedder, self.chat = library, settings, embedder, chat
-        self.searcher = Searcher(library, settings, embedder)
-        self._pipeline = None
-        self._retrievers: dict[tuple[str, str], object] = {}
+    """Runs the pipelines on questions and scores them; every HiREC variant is :func:`build_pipeline`'s
+    pipeline (retrieval-only ones stop after the first passage stage), sharing the indexes loaded once."""
+
+    def __init__(self, library: Library, settings: Settings, models: Models) -> None:
+        self.library, self.settings, self.models = library, settings, models
+        self.embedder, self.chat = models.embedder, models.chat
+        self.searcher = Searcher(library, settings, models.embedder)
+        self._pipelines: dict[tuple[str, str, bool], HirecPipeline] = {}
         self._cross: dict[str, object] = {}  # one loaded cross-encoder per reranker, shared by its modes
+        if models.cross is not None:
+            self._cross[settings.retrieval.reranker] = models.cross
         self._filing_by_doc = {f.identity.doc_name: f for f in library.filings()}
 
     @property
-    def hirec(self):  # noqa: ANN201
-        if self._pipeline is None:
-            from engine.pipeline import HirecPipeline
+    def hirec(self) -> HirecPipeline:
+        return self.pipeline(self.settings.retrieval.reranker, None, answering=True)
 
-            self._pipeline = HirecPipeline(self.library, self.settings, self.embedder, self.chat,
-                                           retriever=self.retriever(self.settings.retrieval.reranker))
-        return self._pipeline
+    def pipeline(self, reranker: str, mode: str | None = None, *, answering: bool = False) -> HirecPipeline:
+        """The HiREC pipeline whose passage scorer is ``reranker`` (none | trained | untrained | folder), its
+        scores fused with the others or used alone (``mode``; default: the settings'). Retrieval-only
+        pipelines run without the chat model and do not store their runs."""
+        key = (reranker, mode or self.settings.retrieval.reranker_mode, answering)
+        if key not in self._pipelines:
+            from engine.models.registry import load_cross_scorer
+
+            s = self.settings.with_overrides(retrieval={"reranker": key[0], "reranker_mode": key[1]})
+            if self._cross.get(key[0]) is None and key[0] != "none":
+                self._cross[key[0]] = load_cross_scorer(s, s.library_home())
+            models = Models(self.embedder, self.chat if answering else None, self._cross.get(key[0]),  # type: ignore[arg-type]
+                            self.models.chat_error)
+            self._pipelines[key] = build_pipeline(s, self.library, models, store_runs=answering, shared=self.searcher)
+        return self._pipelines[key]
 
     def predict(self, pipeline: str, q: EvalQuestion) -> Prediction:
         t = time.perf_counter()
@@ -81,35 +99,30 @@ class Evaluator:
             if pipeline == "dense-answer":
                 self._answer(q, chunks, pred)
         elif pipeline in RERANKER_VARIANTS:
-            intent = parse_intent(q.question, list(self.hirec.refs.values()))
-            from engine.intent import lexical_query
-            from engine.pipeline import document_query
-
-            retriever = self.retriever(*RERANKER_VARIANTS[pipeline])
-            docs, _ = retriever.documents(document_query(intent, self.hirec.refs), intent)
-            kept = [d.filing for d in docs if d.kept]
-            passages, payload = retriever.passages(q.question, lexical_query(intent, q.question), kept, intent)
-            pred = self._from_chunks([p.chunk for p in passages])
-            pred.docs = [f.identity.doc_name for f in kept]
-            pred.ranked_chunks = [c["chunk_id"] for c in payload["candidates"]]
+            run = self.pipeline(*RERANKER_VARIANTS[pipeline]).run(q.question, stop_after="passages")
+            passages = [t.payload for t in run.traces if isinstance(t.payload, PassagesPayload)]
+            documents = [t.payload for t in run.traces if isinstance(t.payload, DocumentsPayload)]
+            kept = passages[0].kept if passages else ()
+            pred = Prediction(pages=list(dict.fromkeys((c.doc_name, c.page) for c in kept)),
+                              docs=[d.doc_name for d in documents[0].kept] if documents else [],
+                              ranked_chunks=[c.chunk_id for c in passages[0].candidates] if passages else [])
             pred.retrieval_seconds = time.perf_counter() - t
+            if run.status != "stopped":
+                pred.status, pred.note = run.status, run.answer.reason
         elif pipeline == "hirec":
             run = self.hirec.run(q.question)
-            answer_stage = next((tr for tr in run.traces if tr.stage == "answer"), None)
-            final = answer_stage.payload.get("passages", []) if answer_stage else []
-            pred = Prediction(pages=list(dict.fromkeys((p["doc_name"], p["page"]) for p in final)))
-            docs: list[str] = []
-            for tr in run.traces:
-                if tr.stage == "documents":
-                    docs += [c["doc_name"] for c in tr.payload["candidates"] if c["kept"]]
+            answers = [t.payload for t in run.traces if isinstance(t.payload, AnswerPayload)]
+            final = answers[0].passages if answers else ()
+            pred = Prediction(pages=list(dict.fromkeys((p.doc_name, p.page) for p in final)))
+            docs = [c.doc_name for t in run.traces if isinstance(t.payload, DocumentsPayload) for c in t.payload.kept]
             pred.docs = list(dict.fromkeys(docs))
-            first = next((tr for tr in run.traces if tr.stage == "passages"), None)
-            pred.ranked_chunks = [c["chunk_id"] for c in first.payload["candidates"]] if first else []
+            first = next((t.payload for t in run.traces if isinstance(t.payload, PassagesPayload)), None)
+            pred.ranked_chunks = [c.chunk_id for c in first.candidates] if first else []
             pred.answer, pred.status, pred.run_id = run.answer.text, run.status, run.id
             pred.note = run.answer.reason
             pred.tokens_in, pred.tokens_out, pred.llm_calls = run.tokens_in, run.tokens_out, run.llm_calls
             pred.tokens_cached = run.tokens_cached
-            curation = [tr for tr in run.traces if tr.stage == "curation"]
+            curation = run.stages("curation")
             pred.curation_tokens_in = sum(tr.tokens_in for tr in curation)
             pred.curation_tokens_out = sum(tr.tokens_out for tr in curation)
             pred.retrieval_seconds = run.retrieval_seconds
@@ -117,23 +130,6 @@ class Evaluator:
             raise ValueError(f"unknown pipeline {pipeline!r} (known: {', '.join(PIPELINES)})")
         pred.seconds = time.perf_counter() - t
         return pred
-
-    def retriever(self, reranker: str, mode: str | None = None):  # noqa: ANN201
-        """A hierarchical retriever whose passage scorer is ``reranker`` (none | trained | untrained | folder),
-        its scores fused with the others or used alone (``mode``; default: the settings')."""
-        key = (reranker, mode or self.settings.retrieval.reranker_mode)
-        if key not in self._retrievers:
-            from engine.models.registry import load_cross_scorer
-            from engine.retrieval.hierarchical import HierarchicalRetriever
-
-            s = self.settings.with_overrides(retrieval={"reranker": key[0], "reranker_mode": key[1]})
-            if self._cross.get(key[0]) is None and key[0] != "none":
-                self._cross[key[0]] = load_cross_scorer(s, s.library_home())
-            self._retrievers[key] = HierarchicalRetriever(self.library, s, self.embedder, self._cross.get(key[0]),
-                                                          lexical=self.searcher.lexical,
-                                                          summaries=self.searcher.summaries,
-                                                          chunk_vectors=self.searcher.chunk_vectors)
-        return self._retrievers[key]
 
     def _from_chunks(self, chunks: Sequence[Chunk]) -> Prediction:
         return Prediction(pages=list(dict.fromkeys((c.doc_name, c.page_no) for c in chunks)),
@@ -147,8 +143,8 @@ class Evaluator:
             return
         intent = parse_intent(q.question, list(self.hirec.refs.values()))
         passages = [Passage(c, filing_title(self._filing_by_doc[c.doc_name])) for c in chunks]
-        result, call = answer_question(q.question, intent, passages, self.chat, numeric_mode=self.settings.answer.numeric_mode,
-                                       max_tokens=self.settings.answer.max_tokens)
+        result, call = answer_question(q.question, intent, passages, self.chat, self.settings.answer,
+                                       self.settings.prompts)
         pred.answer, pred.status = result.text, result.status
         pred.note = "; ".join(x for x in (pred.note, result.reason) if x)
         pred.tokens_in, pred.tokens_out, pred.llm_calls = call.tokens_in, call.tokens_out, 1
@@ -210,7 +206,7 @@ class Evaluator:
         # The reason comes first: the grammar writes properties in order, so the verdict follows the comparison.
         schema = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 200}, "correct": {"type": "boolean"}},
                   "required": ["reason", "correct"], "additionalProperties": False}
-        msgs = [{"role": "system", "content": "You grade answers to financial questions. An answer is correct when it "
+        msgs: list[ChatMessage] = [{"role": "system", "content": "You grade answers to financial questions. An answer is correct when it "
                  "states the same facts and figures as the gold answer (rounding and wording may differ), reaches the "
                  "same conclusion, and does not contradict the evidence. First compare them in `reason`, then give "
                  "the verdict."},

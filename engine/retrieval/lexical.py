@@ -14,11 +14,16 @@ import os
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.store.library import Library
 from engine.store.manifest import check_compatible, read_manifest, write_manifest
+
+if TYPE_CHECKING:  # bm25s has no type hints: these names are Any to mypy, but say what is meant
+    from bm25s import BM25
+    from bm25s.tokenization import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +31,7 @@ TOKEN_PATTERN = r"(?u)\d+(?:[.,]\d+)*|\b\w\w+\b"
 TOKENIZER_ID = f"bm25s-snowball-english|{TOKEN_PATTERN}"
 
 
-def _tokenizer():  # noqa: ANN202 - bm25s type
+def _tokenizer() -> Tokenizer:
     import Stemmer
     from bm25s.tokenization import Tokenizer
 
@@ -43,8 +48,9 @@ class LexicalIndex:
         self.generation = -1
         self.chunk_ids = np.zeros(0, dtype=np.int64)
         self.filing_ids = np.zeros(0, dtype=np.int64)
-        self._retriever = None
-        self._tokenizer = None
+        self._retriever: BM25 | None = None
+        self._tokenizer: Tokenizer | None = None
+        self._inv: dict[int, str] | None = None  # token id -> token, built on the first query
         self._sorted = True
         manifest = read_manifest(self.manifest_path)
         if manifest and (folder / manifest["dir"]).exists():
@@ -60,11 +66,13 @@ class LexicalIndex:
         self.chunk_ids = np.load(path / "chunk_ids.npy")
         self.filing_ids = np.load(path / "filing_ids.npy")
         self._sorted = bool(np.all(np.diff(self.filing_ids) >= 0))
-        self._tokenizer = _tokenizer()
+        tokenizer = _tokenizer()
         vocab = json.loads((path / "tokenizer_vocab.json").read_text())
-        self._tokenizer.word_to_id = vocab.get("word_to_id", {})
-        self._tokenizer.stem_to_sid = vocab.get("stem_to_sid", {})
-        self._tokenizer.word_to_stem = vocab.get("word_to_stem", {})
+        tokenizer.word_to_id = vocab.get("word_to_id", {})
+        tokenizer.stem_to_sid = vocab.get("stem_to_sid", {})
+        tokenizer.word_to_stem = vocab.get("word_to_stem", {})
+        self._tokenizer = tokenizer
+        self._inv = None  # a rebuilt index has a new vocabulary
 
     def build(self, library: Library, progress: Callable[[int, int], None] | None = None) -> None:
         """Tokenize every chunk (streamed from SQLite in batches) and write a new index directory."""
@@ -116,11 +124,11 @@ class LexicalIndex:
             return []
         ids = self._tokenizer.tokenize([query], update_vocab=False, return_as="ids", show_progress=False)[0]
         inverse = self._inverse_vocab()
-        return [inverse[i] for i in ids if i in inverse and inverse[i]]
+        return [token for i in ids if (token := inverse.get(i))]
 
     def _inverse_vocab(self) -> dict[int, str]:
-        if not hasattr(self, "_inv"):
-            self._inv = {v: k for k, v in self._retriever.vocab_dict.items()}
+        if self._inv is None:
+            self._inv = {v: k for k, v in self._retriever.vocab_dict.items()} if self._retriever is not None else {}
         return self._inv
 
     def scores(self, query: str) -> np.ndarray:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -24,7 +24,7 @@ from engine.intent import QueryIntent, find_metrics, line_item_metrics, metric_n
 from engine.records import Chunk, Filing
 
 _PAREN = re.compile(r"\s*\([^)]*\)")
-_NET_TAIL = re.compile(r",?\s*[-–—]?\s*net$", re.I)  # "Property and equipment, net"
+_NET_TAIL = re.compile(r",?\s*[-–—]?\s*net$", re.IGNORECASE)  # "Property and equipment, net"
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _ROWISH = re.compile(r"\S\s{2,}\(?[$\d—–-]|\.{3,}")  # a cell gap or dot leader before a value
 
@@ -78,7 +78,8 @@ class LineItemHit:
 class LineItemIndex:
     """Row labels of the table chunks of each filing, built on first use (LRU over filings)."""
 
-    def __init__(self, load_chunks, max_filings: int = 64) -> None:  # noqa: ANN001 - Library.chunks_of_filings
+    def __init__(self, load_chunks: Callable[[Sequence[int]], list[Chunk]], max_filings: int = 64) -> None:
+        """``load_chunks(filing_ids)`` gives the chunks of those filings (``Library.chunks_of_filings``)."""
         self._load_chunks = load_chunks
         self._max = max_filings
         self._rows: OrderedDict[tuple[int, str], list[_ChunkRows]] = OrderedDict()

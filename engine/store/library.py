@@ -7,6 +7,7 @@ leaves either the old or the new state, and stale indexes are detected and rebui
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import os
@@ -90,7 +91,8 @@ class Library:
                     parsed.lofin_summary, parsed.parser_version, parsed.bytes, _now(),
                 ),
             )
-            filing_id = int(cur.lastrowid)
+            filing_id = cur.lastrowid
+            assert filing_id is not None  # set by every successful INSERT
             image_only = set(parsed.image_only_pages)
             self.conn.executemany(
                 "INSERT INTO pages(filing_id, page_no, text, image_only) VALUES (?,?,?,?)",
@@ -337,7 +339,7 @@ class RunStore:
             raise
         return deleted
 
-    def events(self, run_id: str) -> list[dict]:
+    def events(self, run_id: str) -> builtins.list[dict]:  # `list` here would name the method above
         return [
             {"seq": r["seq"], "stage": r["stage"], "round": r["round"], "seconds": r["seconds"],
              "tokens_in": r["tokens_in"], "tokens_out": r["tokens_out"], "payload": json.loads(r["payload"])}

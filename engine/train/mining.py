@@ -40,8 +40,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.chunking import FOOTNOTE_MARK, parse_row
+from engine.chunking import FOOTNOTE_MARK, is_header_row, parse_row
 from engine.errors import EngineError
+from engine.facts.numbers import NUMERAL, numerals_in
 from engine.intent import find_metrics, metric_named_by, metric_spans
 from engine.records import Chunk, Filing
 from engine.retrieval.hierarchical import filing_title
@@ -49,7 +50,7 @@ from engine.settings import Settings
 from engine.store.library import Library
 
 if TYPE_CHECKING:
-    from engine.models.base import ChatModel
+    from engine.models.base import ChatMessage, ChatModel
     from engine.retrieval.lexical import LexicalIndex
 
 log = logging.getLogger(__name__)
@@ -180,7 +181,6 @@ class _Fact:
 
 
 _YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 _DATE = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})\b", re.I)
 _MONTHS_ENDED = re.compile(
@@ -208,7 +208,7 @@ def statement_title(line: str) -> str | None:
 
 # Narrative sentences.
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
-_AMOUNT = re.compile(r"\$\s?\d[\d,]*(?:\.\d+)?(?:\s(?:million|billion|thousand))?")
+_AMOUNT = re.compile(rf"\$\s?{NUMERAL.pattern}(?:\s(?:million|billion|thousand))?")
 _FULL_DATE = rf"{_MONTH}\s+\d{{1,2}},\s+\d{{4}}"
 _NARR_MONTHS = re.compile(
     rf"\b(?:for\s+)?the\s+(three|six|nine|twelve)\s+months\s+ended\s+({_FULL_DATE})", re.I)
@@ -228,13 +228,13 @@ def _cap_date(text: str) -> str:
 
 
 def _is_header(line: str) -> bool:
-    years = _YEAR.findall(line)
-    if not years or parse_row(line) is not None:
+    """A column header as chunking finds them (:func:`engine.chunking.is_header_row`) that is mostly years
+    and period words, not a statement row or a sentence that mentions a period."""
+    if not is_header_row(line) or parse_row(line) is not None:
         return False
-    stripped = _YEAR.sub("", line)
-    # A header is mostly years and period words, not a sentence that mentions one.
+    years = _YEAR.findall(line)
     periodic = bool(_DATE.search(line) or _ANNUAL.search(line))
-    return len(years) >= 2 or (len(stripped.split()) <= 8 and periodic)
+    return len(years) >= 2 or (len(_YEAR.sub("", line).split()) <= 8 and periodic)
 
 
 def _period_phrase(phrase: str, years: list[str], j: int, form: str | None) -> str:
@@ -356,7 +356,7 @@ def _narrative_facts(chunk: Chunk, filing: Filing) -> list[_Fact]:
             period = period or _filing_period(filing)
             if period is None:
                 continue
-            answer = _NUMBER.search(m.group(0))
+            answer = NUMERAL.search(m.group(0))
             if answer and re.search(r"[1-9]", answer.group(0)):
                 facts.append(_Fact(chunk, KIND_NARRATIVE, metric, metric, period, answer.group(0)))
     return facts
@@ -413,11 +413,14 @@ def write_question(fact_metric: str, period: str, answer: str, who: str, passage
     one the template mined. A question is kept only when it asks about the fact: it ends with "?", names
     the period's year(s), and does not give the answer away.
     """
-    from engine.trace import call_llm, prompt
+    from engine.prompts import prompt
+    from engine.trace import call_llm
 
-    messages = [{"role": "system", "content": prompt("mining_question")},
-                {"role": "user", "content": f"Passage:\n<<<\n{passage[:1400]}\n>>>\n\nCompany: {who}\n"
-                 f"Line item: {fact_metric}\nPeriod: {period}"}]
+    messages: list[ChatMessage] = [
+        {"role": "system", "content": prompt("mining_question")},
+        {"role": "user", "content": f"Passage:\n<<<\n{passage[:1400]}\n>>>\n\nCompany: {who}\n"
+                                    f"Line item: {fact_metric}\nPeriod: {period}"},
+    ]
     res, call = call_llm(chat, "mining question", messages, _QUESTION_SCHEMA, 64)
     if res is None:
         return None, call.error
@@ -427,7 +430,7 @@ def write_question(fact_metric: str, period: str, answer: str, who: str, passage
         return None, f"not a question: {q!r}"
     if not years <= set(_YEAR.findall(q)):
         return None, f"the period {period!r} is not in {q!r}"
-    if answer.replace(",", "") in _numbers(q):
+    if answer.replace(",", "") in numerals_in(q):
         return None, f"gives the answer away: {q!r}"
     if not _names_company(q, who):
         return None, f"does not name {who!r}: {q!r}"
@@ -447,10 +450,6 @@ def _names_company(question: str, who: str) -> bool:
 # --- negatives --------------------------------------------------------------------------------------
 
 
-def _numbers(text: str) -> set[str]:
-    return {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text)}
-
-
 class _Pool:
     """The chunks of one split, with BM25 restricted to them."""
 
@@ -464,7 +463,7 @@ class _Pool:
 
     def numbers(self, chunk: Chunk) -> set[str]:
         if chunk.id not in self._numbers:
-            self._numbers[chunk.id] = _numbers(passage_text(chunk, self.filings[chunk.filing_id]))
+            self._numbers[chunk.id] = numerals_in(passage_text(chunk, self.filings[chunk.filing_id]))
         return self._numbers[chunk.id]
 
     def search(self, query: str, k: int, filing_ids: Sequence[int]) -> list[Chunk]:
@@ -605,7 +604,7 @@ def mine_pairs(
     rng.shuffle(order)
     groups: dict[str, list[list[_Fact]]] = {KIND_TABLE: [], KIND_NARRATIVE: []}
     want = {KIND_TABLE: round(n_pairs * table_share), KIND_NARRATIVE: n_pairs - round(n_pairs * table_share)}
-    counts = defaultdict(int)
+    counts: defaultdict[str, int] = defaultdict(int)
     for chunk in order:
         if all(counts[k] >= 3 * max(want[k], 1) + 20 for k in groups):
             break
@@ -622,7 +621,8 @@ def mine_pairs(
 
     # Round-robin over chunks (one fact per chunk per round) so examples spread over the library.
     def round_robin(chunks_facts: list[list[_Fact]]) -> list[_Fact]:
-        out, depth = [], 0
+        out: list[_Fact] = []
+        depth = 0
         while True:
             layer = [fs[depth] for fs in chunks_facts if depth < len(fs)]
             if not layer:

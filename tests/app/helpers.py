@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import re
 import time
@@ -14,7 +16,7 @@ from PySide6.QtCore import QTimer
 from engine.errors import Cancelled
 from engine.models.base import ChatResult
 from engine.store import Library
-from engine.store.library import RunStore
+from engine.trace import read_run
 
 PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)\n<<<\n(.*?)\n>>>", re.S)
 
@@ -41,6 +43,9 @@ class SchemaScriptedChat:
             if key in props:
                 return purpose
         return "unknown"
+
+    def prefix_session(self):  # noqa: ANN201
+        return contextlib.nullcontext()
 
     def complete_json(self, messages, schema, *, max_tokens=512, cancel=None):  # noqa: ANN001, ANN201
         purpose = self.purpose(schema)
@@ -86,13 +91,13 @@ def question_for(fact: dict) -> str:
 
 def make_scripted_run(home, truth: list[dict], embedder, year: str = "2023") -> str:  # noqa: ANN001
     """A finished two-round run stored in the library at ``home``; returns its id."""
-    from engine.pipeline import HirecPipeline
+    from engine.pipeline import Models, build_pipeline
     from engine.settings import Settings
     from engine.store import Library
 
     fact = revenue_fact(truth, year)
     with Library(home) as library:
-        run = HirecPipeline(library, Settings(home=home), embedder, two_round_chat(fact)).run(question_for(fact))
+        run = build_pipeline(Settings(home=home), library, Models(embedder, two_round_chat(fact))).run(question_for(fact))
     return run.id
 
 
@@ -129,13 +134,13 @@ class StallMeter:
 
 
 def events_by(events, stage):  # noqa: ANN001, ANN201
-    return [e for e in events if e["stage"] == stage]
+    return [e for e in events if e.stage == stage]
 
 
 def check_inspect_matches_store(window, run_id):  # noqa: ANN001
-    """Every Inspect tab shows what ``RunStore.events`` recorded for the run."""
+    """Every Inspect tab shows what the library stored for the run (read back as typed stage records)."""
     iv = window.inspect_view
-    events = RunStore(Library(window.ctx.home)).events(run_id)
+    events = list(read_run(Library(window.ctx.home), run_id).traces)
     assert iv.run_id == run_id and len(iv.events) == len(events)
     assert iv.tab_names() == ["Stages", "Documents", "Passages", "Curation", "Cards", "Tournament", "Answer", "Raw"]
     assert iv.overview.rowCount() == len(events)
@@ -145,33 +150,33 @@ def check_inspect_matches_store(window, run_id):  # noqa: ANN001
     assert tab.round_box.count() == len(docs)
     for i, e in enumerate(docs):
         tab.round_box.setCurrentIndex(i)
-        cands = e["payload"]["candidates"]
+        cands = e.payload.candidates
         assert tab.model.rowCount() == len(cands)
-        assert [tab.model.record(r)["doc_name"] for r in range(len(cands))] == [c["doc_name"] for c in cands]
-        assert e["payload"]["scorer"] in tab.info.text()
+        assert [tab.model.record(r) for r in range(len(cands))] == list(cands)
+        assert e.payload.scorer in tab.info.text()
 
     passages = events_by(events, "passages")
     tab = iv.select_tab("Passages")
     assert tab.round_box.count() == len(passages)
     for i, e in enumerate(passages):
         tab.round_box.setCurrentIndex(i)
-        assert tab.model.rowCount() == len(e["payload"]["candidates"])
-        kept = [tab.model.record(r) for r in range(tab.model.rowCount()) if tab.model.record(r)["kept"]]
-        assert len(kept) == sum(c["kept"] for c in e["payload"]["candidates"])
+        assert tab.model.rowCount() == len(e.payload.candidates)
+        kept = [tab.model.record(r) for r in range(tab.model.rowCount()) if tab.model.record(r).kept]
+        assert kept == list(e.payload.kept)
 
     cur = events_by(events, "curation")
     tab = iv.select_tab("Curation")
     assert tab.list.count() == len(cur)
     for i, e in enumerate(cur):
         tab.list.setCurrentRow(i)
-        p = e["payload"]
-        assert tab.model.rowCount() == len(p["shown"])
-        verdicts = [tab.model.record(r)["verdict"] for r in range(tab.model.rowCount())]
-        assert verdicts.count("kept") == len(set(p["kept"]) & {s["chunk_id"] for s in p["shown"]})
+        p = e.payload
+        assert tab.model.rowCount() == len(p.shown)
+        verdicts = [tab.model.record(r).verdict for r in range(tab.model.rowCount())]
+        assert verdicts.count("kept") == len(set(p.kept) & {s.chunk_id for s in p.shown})
         detail = tab.detail.toPlainText()
-        assert ("Answerable" in detail) and (("yes" if p["answerable"] else "no") in detail)
-        if p["complementary_question"]:
-            assert p["complementary_question"] in detail
+        assert ("Answerable" in detail) and (("yes" if p.answerable else "no") in detail)
+        if p.complementary_question:
+            assert p.complementary_question in detail
 
     for name in ("Cards", "Tournament"):
         tab = iv.select_tab(name)
@@ -180,5 +185,5 @@ def check_inspect_matches_store(window, run_id):  # noqa: ANN001
     raw = iv.raw_model
     assert raw.rowCount() == len(events)
     first = raw.index(0, 0)
-    assert raw.rowCount(first) == len(events[0])  # seq, stage, round, seconds, tokens, payload
+    assert raw.rowCount(first) == 7  # seq, stage, round, seconds, tokens in and out, payload
     return events

@@ -10,6 +10,7 @@ from PySide6.QtGui import QImage
 
 from engine.store import Library
 from engine.store.library import RunStore
+from engine.trace import read_run
 from tests.app.helpers import (
     StallMeter, check_inspect_matches_store, events_by, make_scripted_run, question_for, revenue_fact, two_round_chat,
 )
@@ -28,15 +29,15 @@ def test_history_reopens_a_run_into_every_inspect_tab(make_window, app_home, dem
 
     iv = window.inspect_view
     iv.select_tab("Answer")
-    answer = events_by(events, "answer")[0]["payload"]["answer"]
+    answer = events_by(events, "answer")[0].payload.answer
     text = iv.answer.toPlainText()
-    assert "Program" in text and answer["program"].splitlines()[0] in text
-    assert "Grounding" in text and ("✓ found" in text) == any(g["verified"] for g in answer["grounding"])
+    assert "Program" in text and answer.program.splitlines()[0] in text
+    assert "Grounding" in text and ("✓ found" in text) == any(g.verified for g in answer.grounding)
     # the scripted model read its figure off the row it named, and the Answer tab says so
-    assert answer["grounding"][0]["on_row"] is True and f"✓ {answer['grounding'][0]['label']}" in text
+    assert answer.grounding[0].on_row is True and f"✓ {answer.grounding[0].label}" in text
     # the raw tab holds the prompts and raw model outputs
     raw = iv.raw_model
-    cur_row = next(i for i, e in enumerate(events) if e["stage"] == "curation")
+    cur_row = next(i for i, e in enumerate(events) if e.stage == "curation")
     node = raw.index(cur_row, 0)
     payload = next(raw.index(r, 0, node) for r in range(raw.rowCount(node)) if raw.index(r, 0, node).data() == "payload")
     calls = next(raw.index(r, 0, payload) for r in range(raw.rowCount(payload))
@@ -45,40 +46,47 @@ def test_history_reopens_a_run_into_every_inspect_tab(make_window, app_home, dem
     keys = {raw.index(r, 0, call).data() for r in range(raw.rowCount(call))}
     assert {"messages", "raw", "tokens_in", "tokens_out"} <= keys
     msg_node = next(raw.index(r, 0, call) for r in range(raw.rowCount(call)) if raw.index(r, 0, call).data() == "messages")
-    iv.raw_tree.setCurrentIndex(raw.index(0, 0, msg_node))
-    assert "Passages:" in iv.raw_detail.toPlainText() or iv.raw_detail.toPlainText()
+    # selecting the user message's content shows the whole prompt as sent: the numbered passages, then the task
+    user_msg = raw.index(1, 0, msg_node)
+    content = next(raw.index(r, 0, user_msg) for r in range(raw.rowCount(user_msg))
+                   if raw.index(r, 0, user_msg).data() == "content")
+    iv.raw_tree.setCurrentIndex(content)
+    sent = events[cur_row].llm_calls[0].messages[1]["content"]
+    assert iv.raw_detail.toPlainText() == sent and sent.startswith("Passages:\n\n[1] ")
     # the answer was also shown on the Ask tab
-    assert window.ask_view.run_id == run_id and window.ask_view.citations.rowCount() == len(answer["citations"])
+    assert window.ask_view.run_id == run_id and window.ask_view.citations.rowCount() == len(answer.citations)
 
 
 def test_clicking_a_citation_shows_the_cited_page_highlighted(make_window, app_home, demo_truth, embedder):
-    run_id = make_scripted_run(app_home, demo_truth, embedder)
+    # KNGS's 2022 revenue is printed only in its 10-K, a PDF (HRBR runs cite HRBR's HTML 2023 10-K)
+    kngs = [f for f in demo_truth if f["ticker"] == "KNGS"]
+    run_id = make_scripted_run(app_home, kngs, embedder, "2022")
     window = make_window(app_home)
     window.open_run(run_id)
     ask, viewer = window.ask_view, window.viewer
-    cites = ask.answer["citations"]
+    cites = ask.answer.citations
     assert cites, "the scripted run cites its passage"
     viewer.clear()
     assert viewer.pixmap() is None
     idx = ask.citation_table.model().index(0, 1)
     ask.citation_table.clicked.emit(idx)
     c = cites[0]
-    assert viewer.filing.identity.doc_name == c["doc_name"] and viewer.page_no == c["page"]
-    assert viewer.mode == "pdf" or not viewer.filing.path.endswith(".pdf")
-    if viewer.mode == "pdf":
-        pm = viewer.pixmap()
-        assert pm is not None and pm.width() > 200 and pm.height() > 200
-        assert viewer.highlights, "the evidence lines were found and highlighted on the page"
-        import pymupdf
+    assert viewer.filing.identity.doc_name == c.doc_name and viewer.page_no == c.page
+    assert viewer.filing.path.endswith(".pdf")
+    assert viewer.mode == "pdf", "a PDF filing's page is rendered, not shown as stored text"
+    pm = viewer.pixmap()
+    assert pm is not None and pm.width() > 200 and pm.height() > 200
+    assert viewer.highlights, "the evidence lines were found and highlighted on the page"
+    import pymupdf
 
-        page = pymupdf.open(viewer.filing.path)[c["page"]]
-        assert abs(pm.width() / pm.devicePixelRatio() - page.rect.width * viewer.zoom) <= 2
-    assert viewer.page_box.value() == c["page"] + 1
+    page = pymupdf.open(viewer.filing.path)[c.page]
+    assert abs(pm.width() / pm.devicePixelRatio() - page.rect.width * viewer.zoom) <= 2
+    assert viewer.page_box.value() == c.page + 1
     # a passage double-clicked in Inspect opens its page too
     tab = window.inspect_view.select_tab("Passages")
     row = tab.model.record(tab.model.rowCount() - 1)
     tab.open_row.emit(row)
-    assert viewer.filing.identity.doc_name == row["doc_name"] and viewer.page_no == row["page"]
+    assert viewer.filing.identity.doc_name == row.doc_name and viewer.page_no == row.page
 
 
 def test_export_json_csv_reports_and_several_runs(make_window, app_home, demo_truth, embedder, qtbot, tmp_path):
@@ -164,8 +172,8 @@ def test_ask_through_the_gui_updates_live_and_stays_responsive(make_window, app_
     stall = meter.stop()
     print(f"longest event-loop stall during a scripted ask: {stall * 1000:.0f} ms")
     run_id = blocker.args[0]
-    events = RunStore(Library(app_home)).events(run_id)
-    assert [e["stage"] for e in live] == [e["stage"] for e in events]
+    events = read_run(Library(app_home), run_id).traces
+    assert list(live) == list(events)  # what the live view showed is what the library stored
     check_inspect_matches_store(window, run_id)
     assert window.ask_view.run_btn.isEnabled() and not window.ask_view.progress_box.isVisibleTo(window)
     assert window.history_view.run_ids()[0] == run_id
@@ -188,7 +196,7 @@ def test_cancel_a_question_and_readable_errors(make_window, app_home, demo_truth
         ask.ask(question_for(fact))
     row = RunStore(Library(app_home)).get(blocker.args[0])
     assert row["status"] == "cancelled"
-    assert "answer" not in [e["stage"] for e in RunStore(Library(app_home)).events(row["id"])]
+    assert "answer" not in [t.stage for t in read_run(Library(app_home), row["id"]).traces]
     assert "Cancelled" in ask.answer_view.toPlainText()
     ask.stage_event.disconnect(cancel_now)
     # a model that is not installed: a readable message, no traceback, the app stays usable
@@ -249,7 +257,6 @@ def test_ask_uses_the_reranker_the_settings_name(make_window, app_home, demo_tru
     window.ctx.set_overrides({"retrieval": {"reranker": "untrained", "reranker_device": "cpu"}})
     with qtbot.waitSignal(window.ask_view.run_finished, timeout=180_000) as blocker:
         assert window.ask_view.ask(question_for(fact))
-    events = RunStore(Library(app_home)).events(blocker.args[0])
-    passages = [e["payload"] for e in events if e["stage"] == "passages"]
-    assert passages and all("cross-encoder" in p["scorer"] for p in passages)
-    assert all("cross" in c for c in passages[0]["candidates"])
+    passages = [t.payload for t in read_run(Library(app_home), blocker.args[0]).traces if t.stage == "passages"]
+    assert passages and all("cross-encoder" in p.scorer for p in passages)
+    assert all(c.cross is not None for c in passages[0].candidates)

@@ -6,6 +6,8 @@ pressing Cancel mid-call) makes the call raise :class:`engine.errors.Cancelled` 
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 from collections.abc import Callable
 
@@ -33,6 +35,9 @@ class ScriptedChat:
     def __init__(self, script: Callable[[str, list, int], dict | Exception]) -> None:
         self.script = script
         self.calls: list[tuple[str, list]] = []
+
+    def prefix_session(self):  # noqa: ANN201
+        return contextlib.nullcontext()
 
     def complete_json(self, messages, schema, *, max_tokens=512, cancel=None):  # noqa: ANN001, ANN201
         purpose = purpose_of(messages)

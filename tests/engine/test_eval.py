@@ -7,6 +7,7 @@ import json
 from engine.eval.questions import load_questions
 from engine.eval.report import write_report
 from engine.eval.runner import Evaluator, rejudge, run_eval
+from engine.pipeline import Models
 from tests.engine.scripted import ScriptedChat
 from tests.engine.test_pipeline import program_for, shown
 
@@ -57,7 +58,7 @@ def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder,
                     "complementary_question": "" if ids else f"{fact['metric']} {fact['period']}"}
         return program_for(messages, value)
 
-    evaluator = Evaluator(library, settings, embedder, ScriptedChat(script))
+    evaluator = Evaluator(library, settings, Models(embedder, ScriptedChat(script)))
     pipelines = ["bm25", "hybrid", "hirec-retrieval", "hirec"]
     rows = run_eval(evaluator, questions, pipelines, tmp_path / "out")
     assert len(rows) == len(questions) * len(pipelines)
@@ -123,22 +124,24 @@ def test_reranker_variants_run_side_by_side(ingested_demo, demo_truth, embedder,
     qfile = tmp_path / "q.jsonl"
     qfile.write_text(json.dumps({"question": f"What was {fact['company']}'s total revenue in fiscal {fact['period']}?",
                                  "gold_pages": [{"doc_name": fact["doc_name"], "page": fact["page"]}]}))
-    evaluator = Evaluator(library, settings, embedder, None)
+    evaluator = Evaluator(library, settings, Models(embedder))
     rows = run_eval(evaluator, load_questions(qfile), ["hirec-retrieval", "hirec-retrieval+untrained"], tmp_path / "o")
     assert {r["pipeline"] for r in rows} == {"hirec-retrieval", "hirec-retrieval+untrained"}
-    assert evaluator.retriever("untrained").cross is not None and evaluator.retriever("none").cross is None
+    assert evaluator.pipeline("untrained").retriever.cross is not None
+    assert evaluator.pipeline("none").retriever.cross is None
     filing = library.filings()[:1]
-    _, fused = evaluator.retriever("untrained").passages("total revenue", "total revenue", filing)
-    assert fused["scorer"].startswith("rrf(bm25, dense, filing rank, cross-encoder") and fused["scorer"].endswith("on cpu)")
-    _, alone = evaluator.retriever("untrained", "replace").passages("total revenue", "total revenue", filing)
-    assert alone["scorer"].startswith("cross-encoder") and alone["scorer"].endswith("on cpu")
-    assert evaluator.retriever("untrained").cross is evaluator.retriever("untrained", "replace").cross  # loaded once
+    _, fused = evaluator.pipeline("untrained").retriever.passages("total revenue", "total revenue", filing)
+    assert fused.scorer.startswith("rrf(bm25, dense, filing rank, cross-encoder") and fused.scorer.endswith("on cpu)")
+    _, alone = evaluator.pipeline("untrained", "replace").retriever.passages("total revenue", "total revenue", filing)
+    assert alone.scorer.startswith("cross-encoder") and alone.scorer.endswith("on cpu")
+    # loaded once
+    assert evaluator.pipeline("untrained").retriever.cross is evaluator.pipeline("untrained", "replace").retriever.cross
     # replace: ranked by the cross-encoder's score alone; fuse: by the fusion that includes its ranking
-    cross = [c["cross"] for c in alone["candidates"]]
-    assert cross == sorted(cross, reverse=True) and [round(c["final"], 4) for c in alone["candidates"]] == cross
-    assert {c["chunk_id"]: c["cross"] for c in fused["candidates"]} == {c["chunk_id"]: c["cross"] for c in alone["candidates"]}
-    finals = [c["final"] for c in fused["candidates"]]
+    cross = [c.cross for c in alone.candidates]
+    assert cross == sorted(cross, reverse=True) and [round(c.final, 4) for c in alone.candidates] == cross
+    assert {c.chunk_id: c.cross for c in fused.candidates} == {c.chunk_id: c.cross for c in alone.candidates}
+    finals = [c.final for c in fused.candidates]
     assert finals == sorted(finals, reverse=True)
-    by_ce = sorted(fused["candidates"], key=lambda c: -c["cross"])  # the cross-encoder is the 4th RRF voter
+    by_ce = sorted(fused.candidates, key=lambda c: -c.cross)  # the cross-encoder is the 4th RRF voter
     k = settings.retrieval.rrf_k
-    assert all(abs(c["final"] - c["rrf"] - 1 / (k + rank)) < 1e-5 for rank, c in enumerate(by_ce, start=1))
+    assert all(abs(c.final - c.rrf - 1 / (k + rank)) < 1e-5 for rank, c in enumerate(by_ce, start=1))

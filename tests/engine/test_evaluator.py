@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 import time
 from pathlib import Path
@@ -280,9 +282,10 @@ def test_module_never_calls_exec_or_eval() -> None:
 def test_built_program_resolves_names_cut_by_the_grammar() -> None:
     from engine.answer.generate import build_program
 
-    variables = [{"name": "capex_2018_purchases_of_property_plant", "value": 1577.0, "passage_id": 2,
-                  "label": "Purchases of PP&E, 2018"},
-                 {"name": "Revenue 2018", "value": 32765.0, "passage_id": 1, "label": "Net sales"}]
+    from engine.records import ProgramVariable
+
+    variables = [ProgramVariable("capex_2018_purchases_of_property_plant", 1577.0, 2, "Purchases of PP&E, 2018"),
+                 ProgramVariable("Revenue 2018", 32765.0, 1, "Net sales")]
     program, renames = build_program(
         variables, "round(capex_2018_purchases_of_property_plant_and_equipment / Revenue 2018 * 100, 2)")
     assert renames["Revenue 2018"] == "revenue_2018"
@@ -299,11 +302,10 @@ def test_amounts_are_converted_to_the_scale_the_question_asks_for():
     is converted; a ratio, a formula that already divides by 1,000, or passages of mixed scale are not."""
     from engine.answer.generate import _rescale, printed_scale
     from engine.intent import parse_intent
-    from engine.records import Chunk
-    from engine.retrieval.hierarchical import Passage
+    from engine.records import Chunk, Passage, ProgramVariable
 
     def passage(text: str, context: str = "") -> Passage:
-        return Passage(Chunk(1, 1, "ACME_2021_10K", 3, 0, len(text), "table", text, context), "ACME 10-K 2021", {})
+        return Passage(Chunk(1, 1, "ACME_2021_10K", 3, 0, len(text), "table", text, context), "ACME 10-K 2021")
 
     assert printed_scale("(In millions, except per share amounts)") == "millions"
     assert printed_scale("(Dollars in thousands)") == "thousands"
@@ -312,17 +314,17 @@ def test_amounts_are_converted_to_the_scale_the_question_asks_for():
     millions = passage("Net sales  24,306  22,100\nCost of sales  14,000  13,000", "(Millions)  2021  2020")
     thousands = passage("Net sales  24,306,000", "(In thousands)")
     intent = parse_intent("What were Acme's FY2021 net sales in USD billions?")
-    sales = {"name": "net_sales", "value": 24306, "passage_id": 1, "label": "Net sales 2021"}
-    cost = {"name": "cost", "value": 14000, "passage_id": 1, "label": "Cost of sales 2021"}
+    sales = ProgramVariable("net_sales", 24306, 1, "Net sales 2021")
+    cost = ProgramVariable("cost", 14000, 1, "Cost of sales 2021")
 
     value, scaled = _rescale(24306.0, [sales], "net_sales", intent, [millions])
-    assert value == pytest.approx(24.306) and scaled["printed"] == "millions" and scaled["asked"] == "billions"
+    assert value == pytest.approx(24.306) and scaled.printed == "millions" and scaled.asked == "billions"
     value, scaled = _rescale(10306.0, [sales, cost], "net_sales - cost", intent, [millions])
     assert value == pytest.approx(10.306) and scaled is not None
     assert _rescale(24.306, [sales], "net_sales / 1000", intent, [millions]) == (24.306, None)
     ratio = 24306 / 14000
     assert _rescale(ratio, [sales, cost], "net_sales / cost", intent, [millions]) == (ratio, None)
-    assert _rescale(24306.0, [sales, {**cost, "passage_id": 2}], "net_sales + cost", intent,
+    assert _rescale(24306.0, [sales, replace(cost, passage_id=2)], "net_sales + cost", intent,
                     [millions, thousands])[1] is None
     asked_millions = parse_intent("What were Acme's FY2021 net sales in USD millions?")
     assert _rescale(24306.0, [sales], "net_sales", asked_millions, [millions]) == (24306.0, None)
@@ -351,14 +353,14 @@ def test_an_answer_read_off_another_row_says_so():
     named, so the answer carries a note telling the analyst to check the row and column."""
     from engine.answer.generate import answer_question, program_schema
     from engine.intent import parse_intent
-    from engine.records import Chunk
-    from engine.retrieval.hierarchical import Passage
+    from engine.records import Chunk, Passage
+    from engine.settings import AnswerSettings, PromptSettings
     from tests.engine.scripted import ScriptedChat
 
     assert "label" in program_schema(2)["properties"]["variables"]["items"]["required"]
     text = ("(Millions)  2018  2017\nProperty, plant and equipment — net  8,738  8,866\n"
             "Proceeds from sale of PP&E and other assets  262  49")
-    passage = Passage(Chunk(1, 1, "ACME_2018_10K", 57, 0, len(text), "table", text, ""), "ACME 10-K 2018", {})
+    passage = Passage(Chunk(1, 1, "ACME_2018_10K", 57, 0, len(text), "table", text, ""), "ACME 10-K 2018")
     intent = parse_intent("What was Acme's year end FY2018 net PP&E in USD millions?")
 
     def model(value: float):
@@ -366,8 +368,8 @@ def test_an_answer_read_off_another_row_says_so():
             "variables": [{"name": "ppe_2018", "passage_id": 1, "label": "Property, plant and equipment — net",
                            "value": value}], "formula": "ppe_2018", "insufficient": False})
 
-    wrong, _ = answer_question(intent.question, intent, [passage], model(262))
-    assert wrong.status == "answered" and wrong.grounding[0]["verified"] and wrong.grounding[0]["on_row"] is False
+    wrong, _ = answer_question(intent.question, intent, [passage], model(262), AnswerSettings(), PromptSettings())
+    assert wrong.status == "answered" and wrong.grounding[0].verified and wrong.grounding[0].on_row is False
     assert "not on the row 'Property, plant and equipment — net' of passage [1]" in wrong.reason
-    right, _ = answer_question(intent.question, intent, [passage], model(8738))
-    assert right.grounding[0]["on_row"] is True and "not on the row" not in right.reason
+    right, _ = answer_question(intent.question, intent, [passage], model(8738), AnswerSettings(), PromptSettings())
+    assert right.grounding[0].on_row is True and "not on the row" not in right.reason

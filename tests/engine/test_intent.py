@@ -1,14 +1,12 @@
-"""Query intent: hand-written questions per field, plus generic properties over the dev questions."""
+"""Query intent: hand-written questions per field (no benchmark questions, no hit rates)."""
 
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
 from engine.intent import IssuerRef, QueryIntent, find_metrics, parse_intent, period_labels
-from tests.conftest import needs_shared
 
 LIBRARY = (
     IssuerRef("AMZN", ("Amazon.com, Inc.", "AMZN")),
@@ -108,6 +106,85 @@ def test_relative_years_need_today_year() -> None:
     assert intent("What was capex in FY2020?", today_year=2024).fiscal_years == (2020,)
 
 
+# --- periods as analysts write them (own wording, made-up companies) -------------------------------------
+@pytest.mark.parametrize(
+    ("question", "years"),
+    [
+        ("What was Vandelay Industries' FY2019 revenue?", (2019,)),
+        ("How much did Globex spend on R&D in fiscal 2019?", (2019,)),
+        ("What did Hooli earn in fiscal year 2019?", (2019,)),
+        ("What was Initech's FY19 operating income?", (2019,)),
+        ("What was Initech's FY 19 operating income?", (2019,)),
+        ("What did Hooli earn in fiscal '19?", (2019,)),
+        ("What did Hooli earn in FY'19?", (2019,)),
+        ("What were Acme's net sales for the year ended December 31, 2019?", (2019,)),
+        ("For the fiscal year ended September 28, 2019, what was Acme's capex?", (2019,)),
+        ("Did Oscorp's revenue in 1999 exceed 1998?", (1998, 1999)),
+        ("What were Soylent's dividends in 2020, 2021 and 2022?", (2020, 2021, 2022)),
+        ("What were Nakatomi's revenues in FY2017, FY2018, and FY2019?", (2017, 2018, 2019)),
+    ],
+)
+def test_years_in_many_notations(question: str, years: tuple[int, ...]) -> None:
+    it = intent(question)
+    assert it.fiscal_years == years
+    assert period_labels(it) == [str(y) for y in years]
+
+
+@pytest.mark.parametrize(
+    ("question", "years"),
+    [
+        ("How did Stark Industries' margins develop from 2017 through 2019?", (2017, 2018, 2019)),
+        ("What was Wayne Enterprises' average revenue over FY2016–FY2018?", (2016, 2017, 2018)),
+        ("What was Wayne Enterprises' average revenue over FY16-FY18?", (2016, 2017, 2018)),
+        ("Sum Cyberdyne's buybacks for fiscal 2018 to fiscal 2020.", (2018, 2019, 2020)),
+        # two named years that are not a range: the endpoints only
+        ("How did Tyrell's debt move between fiscal 2020 and fiscal 2022?", (2020, 2022)),
+        ("How much did Gringotts earn in 2018 versus 2016?", (2016, 2018)),
+    ],
+)
+def test_year_ranges_are_inclusive_and_pairs_are_endpoints(question: str, years: tuple[int, ...]) -> None:
+    assert intent(question).fiscal_years == years
+
+
+@pytest.mark.parametrize(
+    ("question", "years"),
+    [
+        ("Did Umbrella report $2,019 million of revenue in 2020?", (2020,)),
+        ("Was Umbrella's capex 2019 million or $ 2019?", ()),
+        ("Did Massive Dynamic grow 2019% or 2018.5 points, with 2,020 stores?", ()),
+        ("Was Aperture's revenue 2021 billion yen in FY2022?", (2022,)),
+        ("Is account 12019 or 20191 the larger one?", ()),
+    ],
+)
+def test_amounts_are_not_years(question: str, years: tuple[int, ...]) -> None:
+    assert intent(question).fiscal_years == years
+
+
+@pytest.mark.parametrize(
+    ("question", "labels"),
+    [
+        ("What was Hooli's revenue in Q3 FY2021?", ["2021Q3"]),
+        ("What was Hooli's revenue in 3Q 2021?", ["2021Q3"]),
+        ("What was Hooli's revenue in 3Q21?", ["2021Q3"]),
+        ("What was Hooli's revenue in the third quarter of 2021?", ["2021Q3"]),
+        ("What was Hooli's revenue for the three months ended September 30, 2021?", ["2021Q3"]),
+        ("What was Hooli's revenue in 2021Q1?", ["2021Q1"]),
+        ("What was Hooli's revenue in FY21 Q1?", ["2021Q1"]),
+        ("What was Hooli's revenue in the 1st quarter of fiscal '21?", ["2021Q1"]),
+        ("How did Pied Piper's Q1 2022 revenue compare with Q4 2021?", ["2021Q4", "2022Q1"]),
+        ("What did Pied Piper hold in the first half of 2022?", ["2022Q2"]),
+        ("What did Pied Piper hold for the six months ended June 30, 2022?", ["2022Q2"]),
+        ("How did Q2 2022 sales at Globex change year-over-year?", ["2021Q2", "2022Q2"]),
+        ("How did Q1 2023 sales at Globex change quarter over quarter?", ["2022Q4", "2023Q1"]),
+    ],
+)
+def test_quarters_in_many_notations_and_the_quarter_they_imply(question: str, labels: list[str]) -> None:
+    it = intent(question)
+    assert period_labels(it) == labels
+    assert it.fiscal_years == tuple(sorted({int(label[:4]) for label in labels}))
+    assert "10-Q" in it.forms
+
+
 # --- quarters and period labels ------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("question", "quarters"),
@@ -135,7 +212,8 @@ def test_period_labels_separate_annual_from_quarterly_periods() -> None:
     assert quarterly.fiscal_years == (2023,) and period_labels(quarterly) == ["2023Q2"]
     assert period_labels(intent("Did cash drop between FY2023 and Q2 of FY2024?")) == ["2023", "2024Q2"]
     # a hand-made intent without annual_years derives them from fiscal_years
-    assert period_labels(QueryIntent("q", fiscal_years=(2022, 2023), quarters=("2023Q1",))) == ["2022", "2023Q1"]
+    hand_made = QueryIntent("q", fiscal_years=(2022, 2023), quarters=("2023Q1",))
+    assert period_labels(hand_made) == ["2022", "2023Q1"]
 
 
 # --- forms ---------------------------------------------------------------------------------------------
@@ -168,7 +246,8 @@ def test_forms(question: str, forms: tuple[str, ...]) -> None:
         ("What was the net profit margin?", ("net profit margin",)),
         ("What were net earnings?", ("net income",)),
         ("How much cash was provided by operating activities?", ("cash from operations",)),
-        ("What is EBITDA, i.e. operating income plus D&A?", ("ebitda", "operating income", "depreciation and amortization")),
+        ("What is EBITDA, i.e. operating income plus D&A?",
+         ("ebitda", "operating income", "depreciation and amortization")),
         ("What is the quick ratio and the current ratio?", ("quick ratio", "current ratio")),
         ("How much did buybacks and dividends total?", ("share repurchases", "dividends")),
         ("What was diluted EPS and the effective tax rate?", ("earnings per share", "effective tax rate")),
@@ -259,12 +338,32 @@ def test_unit_and_decimals_hints(question: str, unit: str | None, decimals: int 
 
 def test_keywords_drop_stopwords_and_instruction_scaffolding() -> None:
     it = intent(
-        "What is Nike's FY2019 long-term debt? Give a response to the question by relying on the details "
-        "shown in the balance sheet. Answer in USD millions."
+        "What is Nike's FY2019 long-term debt? Please answer the question using the balance sheet, and give "
+        "the answer in USD millions."
     )
     assert it.keywords == ("nike", "2019", "long", "term", "debt", "balance", "sheet")
     assert "sg&a" in intent("How did SG&A and the 10-K compare?").keywords
     assert "10-k" in intent("How did SG&A and the 10-K compare?").keywords
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        # these words were stop words only because a benchmark's template says "information provided",
+        # "details shown", "line items", "base your judgment", "financial metric providers", "agreement"
+        ("What does Item 1A of Globex's 10-K say about access to its revolving credit agreement?",
+         ("item", "1a", "access", "agreement")),
+        ("What does the segment information show about the regulated utility's rate base?",
+         ("segment", "information", "show", "rate", "base")),
+        ("How much of Hooli's revenue came from internet providers and public sector customers?",
+         ("internet", "providers", "public", "sector")),
+        ("Which line of the financial services segment reported an impairment?",
+         ("line", "financial", "services", "impairment")),
+    ],
+)
+def test_keywords_keep_content_words_a_template_also_uses(question: str, words: tuple[str, ...]) -> None:
+    keywords = intent(question).keywords
+    assert all(w in keywords for w in words), keywords
 
 
 def test_to_dict_is_json_ready_and_parsing_is_deterministic() -> None:
@@ -276,24 +375,25 @@ def test_to_dict_is_json_ready_and_parsing_is_deterministic() -> None:
     assert data["comparison"] is True and data["metrics"] == ["operating margin"]
 
 
-# --- the real dev questions: generic properties only ---------------------------------------------------
-@pytest.mark.shared
-def test_dev_questions_parse_and_find_their_years() -> None:
-    path = needs_shared("eval", "financebench_dev.jsonl")
-    questions = [json.loads(line)["question"] for line in path.open() if line.strip()]
-    with_year = found = 0
-    for question in questions:
-        it = parse_intent(question, LIBRARY)
-        json.dumps(it.to_dict())
-        if re.search(r"(?<!\d)(?:19|20)\d\d(?!\d)", question):
-            with_year += 1
-            found += bool(it.fiscal_years)
-    assert with_year and found / with_year >= 0.8
+# --- issuer nicknames -----------------------------------------------------------------------------------
+def test_a_nickname_matches_only_as_a_listed_alias() -> None:
+    bare = [IssuerRef("MERIDIAN", ("MERIDIAN LOGISTICS", "MLG")), IssuerRef("ALLX", ("ALL",))]
+    # no rule turns a ticker into a nickname ("MlG" from MLG, "AlL" from ALL): the library lists nicknames
+    assert parse_intent("Are MlG's FY2022 margins improving?", bare).issuers == ()
+    assert parse_intent("Is AlL's combined ratio improving?", bare).issuers == ()
+    assert parse_intent("Did all segments grow in 2022?", bare).issuers == ()
+    listed = [IssuerRef("JOHNSON", ("JOHNSON & JOHNSON", "JNJ", "JnJ")),
+              IssuerRef("GLOBEX", ("Globex Corp", "Gbx"))]
+    assert parse_intent("Are JnJ's FY2022 margins improving?", listed).issuers == ("JOHNSON",)
+    assert parse_intent("Did Gbx beat JNJ on margins?", listed).issuers == ("GLOBEX", "JOHNSON")
 
 
-def test_mixed_case_three_letter_ticker_nickname():
-    from engine.intent import IssuerRef, parse_intent
-
-    refs = [IssuerRef("JOHNSON", ("JOHNSON & JOHNSON", "JNJ")), IssuerRef("ALLX", ("ALL",))]
-    assert parse_intent("Are JnJ's FY2022 margins improving?", refs).issuers == ("JOHNSON",)
-    assert parse_intent("Did all segments grow in 2022?", refs).issuers == ()
+def test_a_name_joined_by_and_is_also_said_by_its_initials() -> None:
+    refs = [IssuerRef("HALE", ("Hale & Dorsey Inc.", "HDX")), IssuerRef("BRIGHTON", ("Brighton and Moss Corp",)),
+            IssuerRef("RIVET", ("Rivet Dynamics",))]
+    for q in ("What was H&D's FY2021 revenue?", "Did H & D grow?", "Is HnD profitable?", "Did Hale & Dorsey grow?"):
+        assert parse_intent(q, refs).issuers == ("HALE",), q
+    assert parse_intent("What did B&M pay in dividends?", refs).issuers == ("BRIGHTON",)
+    # lowercase initials, other letters, or a one-company name are not initials of a name
+    for q in ("Is hnd profitable?", "What were R&D costs?", "Did the P&L improve?", "Is RD growing?"):
+        assert parse_intent(q, refs).issuers == (), q

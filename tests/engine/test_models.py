@@ -517,6 +517,7 @@ def test_every_pipeline_schema_is_bounded_by_the_grammar_itself() -> None:
     from engine.answer.generate import program_schema, text_schema
     from engine.curation import curation_schema
     from engine.models.llama import GRAMMAR_MAX_STRING
+    from engine.settings import CurationSettings
 
     def strings(schema):  # noqa: ANN001, ANN202
         if isinstance(schema, dict):
@@ -528,8 +529,80 @@ def test_every_pipeline_schema_is_bounded_by_the_grammar_itself() -> None:
             for v in schema:
                 yield from strings(v)
 
-    for schema in (curation_schema(5, 10), program_schema(5), text_schema(5)):
+    for schema in (curation_schema(5, CurationSettings(max_kept=10)), program_schema(5), text_schema(5)):
         found = list(strings(schema))
         assert found and all(0 < s.get("maxLength", 10**9) <= GRAMMAR_MAX_STRING for s in found), schema
         for array in (v for v in schema["properties"].values() if v.get("type") == "array"):
             assert array.get("maxItems"), array
+
+
+# -- the reranker entry of the model registry ------------------------------------------------------------
+
+
+class _FakeCrossScorer:
+    """Stands in for the sentence-transformers adapter: same constructor, fingerprint of the folder."""
+
+    def __init__(self, folder: Path, device: str = "auto", batch_size: int = 32, max_length: int = 256) -> None:
+        from engine.models.embedder import weights_fingerprint
+
+        self.folder, self.device = Path(folder), device
+        self.fingerprint = weights_fingerprint(self.folder)
+
+
+def _fake_run(run: Path, weights: bytes = b"weights-1") -> Path:
+    model = run / "model"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_bytes(weights)
+    report = {"base_model": "sentence-transformers/all-MiniLM-L6-v2@gt", "metrics": {"after": {"mrr": 0.5}}}
+    (run / "reranker.json").write_text(json.dumps(report))
+    return model
+
+
+def test_registered_reranker_round_trips_through_the_library_file(tmp_path: Path, monkeypatch) -> None:
+    import engine.models.cross
+    from engine.settings import Settings
+
+    monkeypatch.setattr(engine.models.cross, "SentenceTransformerCrossScorer", _FakeCrossScorer)
+    home = tmp_path / "lib"
+    settings = Settings(home=home).with_overrides(retrieval={"reranker": "trained", "reranker_device": "cpu"})
+    assert registry.reranker_registry_path(home) == home / "models" / "reranker.json"
+    assert registry.default_reranker_run_dir(home) == home / "models" / "reranker-trained"
+    assert registry.load_registered_reranker(home, "cpu") is None
+    with pytest.raises(ModelError, match="no trained reranker is registered"):
+        registry.load_cross_scorer(settings, home)
+
+    model = _fake_run(tmp_path / "run")
+    path = registry.register_reranker(home, tmp_path / "run")  # the run folder is accepted too
+    entry = json.loads(path.read_text())
+    assert entry["folder"] == str(model.resolve())
+    assert entry["fingerprint"] == hashlib.sha256(b"weights-1").hexdigest()
+    assert entry["base_model"].startswith("sentence-transformers/") and entry["metrics_after"] == {"mrr": 0.5}
+    scorer = registry.load_cross_scorer(settings, home)
+    assert isinstance(scorer, _FakeCrossScorer) and scorer.folder == model.resolve() and scorer.device == "cpu"
+
+    (model / "model.safetensors").write_bytes(b"weights-2")
+    with pytest.raises(ModelError, match="changed since they were registered"):
+        registry.load_registered_reranker(home, "cpu")
+
+
+def test_a_registry_file_written_before_the_move_still_loads(tmp_path: Path, monkeypatch) -> None:
+    """Libraries trained with earlier versions keep their reranker: the file format is unchanged."""
+    import engine.models.cross
+
+    monkeypatch.setattr(engine.models.cross, "SentenceTransformerCrossScorer", _FakeCrossScorer)
+    home = tmp_path / "lib"
+    model = _fake_run(tmp_path / "run")
+    (home / "models").mkdir(parents=True)
+    old_entry = {"base_model": None, "fingerprint": hashlib.sha256(b"weights-1").hexdigest(),
+                 "folder": str(model), "metrics_after": None, "registered_at": "2025-01-01T00:00:00+00:00"}
+    (home / "models" / "reranker.json").write_text(json.dumps(old_entry, indent=2, sort_keys=True))
+    loaded = registry.load_registered_reranker(home, "cpu")
+    assert loaded is not None and loaded.folder == model
+
+    (home / "models" / "reranker.json").write_text(json.dumps({**old_entry, "folder": str(tmp_path / "gone")}))
+    with pytest.raises(ModelError, match="no longer exists"):
+        registry.load_registered_reranker(home, "cpu")
+    (home / "models" / "reranker.json").write_text("{not json")
+    with pytest.raises(ModelError, match="unreadable"):
+        registry.load_registered_reranker(home, "cpu")

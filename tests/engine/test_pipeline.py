@@ -18,9 +18,10 @@ from engine.evidence import page_snapshot
 from engine.export import export_run, safe_cell, write_export
 from engine.indexing import sync_indexes
 from engine.ingest import ingest
-from engine.pipeline import HirecPipeline
+from engine.pipeline import Models, build_pipeline
 from engine.store import Library
 from engine.store.library import RunStore
+from engine.trace import read_run
 from tests.engine.scripted import ScriptedChat, garbage
 
 PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)\n<<<\n(.*?)\n>>>", re.S)
@@ -69,18 +70,19 @@ def test_answerable_in_round_one(ingested_demo, demo_truth, embedder):
     library, settings, _ = ingested_demo
     fact = revenue_fact(demo_truth, "2023")
     chat = revenue_reader(fact)
-    run = HirecPipeline(library, settings, embedder, chat).run(f"What was {fact['company']}'s total revenue in fiscal 2023?")
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(f"What was {fact['company']}'s total revenue in fiscal 2023?")
     assert run.status == "answered" and run.answer.value == fact["value"]
     assert [t.stage for t in run.traces] == ["intent", "documents", "passages", "curation", "answer"]
     cite = run.answer.citations[0]
     assert (cite.doc_name, cite.page) == (fact["doc_name"], fact["page"])
-    assert run.answer.grounding and all(g["verified"] for g in run.answer.grounding)
-    assert "total_revenue = 7" in run.answer.program or "total_revenue =" in run.answer.program
-    events = RunStore(library).events(run.id)
-    assert [e["stage"] for e in events] == [t.stage for t in run.traces]
-    assert events[3]["payload"]["llm_calls"][0]["messages"][1]["content"].startswith("Passages:")
-    docs = events[1]["payload"]["candidates"]
-    assert docs[0]["doc_name"] == fact["doc_name"] and docs[0]["kept"] and "issuer matches" in docs[0]["why"]
+    assert run.answer.grounding and all(g.verified for g in run.answer.grounding)
+    assert f"total_revenue = {int(fact['value'])}  # [{cite.passage_id}] Total revenue, USD m" in run.answer.program
+    stored = read_run(library, run.id)
+    assert stored.traces == tuple(run.traces)  # what the library keeps reads back as the same typed records
+    assert stored.answer == run.answer and stored.cost == run.cost
+    assert stored.traces[3].llm_calls[0].messages[1]["content"].startswith("Passages:")
+    docs = stored.traces[1].payload.candidates
+    assert docs[0].doc_name == fact["doc_name"] and docs[0].kept and "issuer matches" in docs[0].why
 
 
 def test_complementary_question_finds_the_missing_filing(ingested_demo, demo_truth, embedder):
@@ -102,17 +104,17 @@ def test_complementary_question_finds_the_missing_filing(ingested_demo, demo_tru
             return {"relevant_ids": ids, "answerable": True, "missing_information": "", "complementary_question": ""}
         return program_for(messages, format_amount(prev["value"]))
 
-    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"How did {cur['company']}'s total revenue change from fiscal 2022 to fiscal 2023?")
     stages = [(t.stage, t.round) for t in run.traces]
     assert ("documents", 2) in stages and ("curation", 2) in stages and ("documents", 3) not in stages
-    round2_docs = next(t for t in run.traces if t.stage == "documents" and t.round == 2).payload["candidates"]
-    assert [c["doc_name"] for c in round2_docs if c["kept"]] == [prev["doc_name"]]
+    round2_docs = next(t for t in run.traces if t.stage == "documents" and t.round == 2).payload.candidates
+    assert [c.doc_name for c in round2_docs if c.kept] == [prev["doc_name"]]
     curation2 = next(t for t in run.traces if t.stage == "curation" and t.round == 2).payload
-    kept_docs = {s["doc_name"] for s in curation2["shown"] if s["chunk_id"] in curation2["kept"]}
+    kept_docs = {s.doc_name for s in curation2.shown if s.chunk_id in curation2.kept}
     assert prev["doc_name"] in kept_docs
     first = next(t for t in run.traces if t.stage == "curation" and t.round == 1).payload
-    assert first["complementary_question"].startswith("What was") and not first["answerable"]
+    assert first.complementary_question.startswith("What was") and not first.answerable
     assert run.status == "answered"
 
 
@@ -127,10 +129,10 @@ def test_stops_at_i_max_and_answers_from_all_passages(ingested_demo, embedder):
                     "complementary_question": next(questions)}
         return {"reasoning": [], "answer": "x", "used_ids": [1], "insufficient": True}
 
-    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run("Why did margins change?")
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run("Why did margins change?")
     assert [t.round for t in run.traces if t.stage == "curation"] == [1, 2, 3]
     assert run.status == "not_answerable" and run.answer.text == "not answerable from the loaded filings"
-    answer_passages = run.traces[-1].payload["passages"]
+    answer_passages = run.traces[-1].payload.passages
     assert len(answer_passages) > 1  # P_r: the last round's passages merged with the kept ones
 
 
@@ -149,10 +151,13 @@ def test_faults_end_the_run_with_a_recorded_reason(ingested_demo, demo_truth, em
                 "formula": "__import__('os').system('true')", "insufficient": False}
 
     fact = revenue_fact(demo_truth, "2023")
-    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"What was {fact['company']}'s total revenue in fiscal 2023?")
-    assert run.status in ("failed", "not_answerable")
-    assert run.answer.value is None and run.answer.reason
+    # every fault fails the run (never "not answerable", which would blame the filings), and the reason names it
+    assert run.status == "failed" and run.answer.value is None
+    assert run.answer.reason.startswith({"garbage": "invalid output: schema violation after 3 attempts",
+                                         "model_error": "model error: llama.cpp crashed",
+                                         "rejected_program": "the model's program was rejected by the restricted evaluator"}[fault])
     row = RunStore(library).get(run.id)
     assert row["status"] == run.status
     if fault == "rejected_program":
@@ -182,7 +187,7 @@ def test_cancel_inside_a_model_call_ends_the_run_keeping_the_stages_done(ingeste
                 "insufficient": False}
 
     chat = ScriptedChat(script)
-    run = HirecPipeline(library, settings, embedder, chat).run(
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(
         f"What was {fact['company']}'s total revenue in fiscal 2023?", cancel=user_cancel.is_set)
 
     assert run.status == "cancelled" and run.answer.reason == "cancelled by the user" and run.answer.value is None
@@ -201,7 +206,7 @@ def test_cancel_inside_a_model_call_ends_the_run_keeping_the_stages_done(ingeste
 def test_empty_library_and_missing_model(tmp_path, settings, embedder):
     library = Library(settings.library_home())
     sync_indexes(library, settings, embedder)
-    run = HirecPipeline(library, settings, embedder, ScriptedChat(lambda *a: {})).run("What was revenue in 2022?")
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(lambda *a: {}))).run("What was revenue in 2022?")
     assert run.status == "failed" and "library is empty" in run.answer.reason
     assert RunStore(library).get(run.id)["status"] == "failed"
 
@@ -221,7 +226,7 @@ def test_injected_instructions_do_not_change_other_answers(tmp_path, demo_dir, d
 
     def runs_with(folder) -> tuple[float | None, list[str]]:  # noqa: ANN001
         home = tmp_path / f"home-{folder.name}"
-        s = settings.with_overrides(home=str(home)) if False else type(settings)(home=home)
+        s = type(settings)(home=home)
         lib = Library(home)
         ingest(lib, [folder], s)
         sync_indexes(lib, s, embedder)
@@ -235,7 +240,7 @@ def test_injected_instructions_do_not_change_other_answers(tmp_path, demo_dir, d
             return program_for(messages, format_amount(fact["value"]))
 
         chat = ScriptedChat(script)
-        run = HirecPipeline(lib, s, embedder, chat).run(f"What was {fact['company']}'s total revenue in fiscal 2023?")
+        run = build_pipeline(s, lib, Models(embedder, chat)).run(f"What was {fact['company']}'s total revenue in fiscal 2023?")
         prompts = [m["content"] for _, msgs in chat.calls for m in msgs]
         return run.answer.value, [t.stage for t in run.traces], prompts
 
@@ -261,7 +266,7 @@ def test_export_formats_round_trip(ingested_demo, demo_truth, embedder, tmp_path
             "variables": [{"name": "one", "value": 1, "passage_id": 1, "label": "one"}], "formula": "one",
             "insufficient": False}
 
-    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"=cmd|' /C calc'!A0 <script>alert(1)</script> What was {fact['company']}'s total revenue in fiscal {fact['period']}?")
     data = json.loads(export_run(library, run.id, "json"))
     assert data["question"].startswith("=cmd") and data["trace"] and data["cited_passages"]
@@ -338,7 +343,7 @@ def test_delete_runs_removes_their_traces(ingested_demo, demo_truth, embedder, c
         return {"variables": [{"name": "x", "value": 1, "passage_id": 1, "label": "x"}], "formula": "x",
                 "insufficient": False}
 
-    runs = [HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+    runs = [build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"What was {fact['company']}'s total revenue in fiscal 2023?") for _ in range(3)]
     store = RunStore(library)
     events = lambda rid: library.conn.execute("SELECT COUNT(*) FROM stage_events WHERE run_id=?", (rid,)).fetchone()[0]  # noqa: E731
@@ -362,18 +367,23 @@ def test_real_path_with_smollm2(ingested_demo, demo_truth, embedder):
                                        curation={"max_rounds": 2}, answer={"max_tokens": 200})
     chat = load_chat_model(settings.models, settings.library_home())
     fact = revenue_fact(demo_truth, "2023")
-    run = HirecPipeline(library, settings, embedder, chat).run(f"What was {fact['company']}'s total revenue in fiscal 2023?")
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(f"What was {fact['company']}'s total revenue in fiscal 2023?")
     stages = [t.stage for t in run.traces]
     assert stages[:4] == ["intent", "documents", "passages", "curation"] and stages[-1] == "answer"
-    assert run.status in ("answered", "not_answerable", "failed") and run.tokens_in > 0
+    assert run.tokens_in > 0
+    # the tiny model's output is not pinned: each status it may end in must carry what that status promises
+    if run.status == "answered":
+        assert run.answer.method == "pot" and run.answer.value is not None and run.answer.citations
+    elif run.status == "not_answerable":
+        assert run.answer.text == "not answerable from the loaded filings" and run.answer.value is None and run.answer.reason
+    else:
+        assert run.status == "failed" and run.answer.reason and not run.answer.reason.startswith("internal error")
     curation = next(t for t in run.traces if t.stage == "curation")
     call = curation.llm_calls[0]
     assert call.model_id.startswith("smollm2") and call.messages and (call.raw or call.error)
     for c in run.answer.citations:
         filing = library.filing_by_doc_name(c.doc_name)
         assert 0 <= c.page < filing.n_pages
-    if run.status == "failed":
-        assert run.answer.reason  # a recorded reason, never a traceback
     row = RunStore(library).get(run.id)
     assert json.loads(row["result"])["tokens_in"] == run.tokens_in
     # One prefix-cache session per run: the first call reads everything; every later evidence call opens with
@@ -395,15 +405,15 @@ def test_written_answers_have_their_figures_checked():
     passages = [passage(1, "Current assets  14,688  15,403\nCurrent liabilities  9,523  9,035"),
                 passage(2, "Cash dividends paid totaled $3.3 billion in 2022.")]
     answer = "Current assets were $14,688 million against 9,523 of liabilities in FY2022; quick ratio 1.1 vs 1.0 peers."
-    rows = {g["variable"]: g for g in ground_text(answer, "What was the quick ratio in Q2 2022?", passages, [1])}
+    rows = {g.variable: g for g in ground_text(answer, "What was the quick ratio in Q2 2022?", passages, [1])}
     assert set(rows) == {"stated $14,688", "stated 9,523", "stated 1.1", "stated 1.0"}  # FY2022 and "2" skipped
-    assert rows["stated $14,688"]["verified"] and rows["stated 9,523"]["found_in"] == [1]
-    assert not rows["stated 1.1"]["verified"] and rows["stated 1.1"]["found_in"] == []
+    assert rows["stated $14,688"].verified and rows["stated 9,523"].found_in == (1,)
+    assert not rows["stated 1.1"].verified and rows["stated 1.1"].found_in == ()
     # printed, but only in a passage the answer does not cite: not verified, and where it is printed is kept
     other = ground_text("Dividends were 3.3 billion.", "Dividends?", passages, [1])
-    assert other[0]["found_in"] == [2] and not other[0]["verified"]
+    assert other[0].found_in == (2,) and not other[0].verified
     # billions written for figures a table prints in millions still count as printed
-    assert ground_text("Current assets of 14.688 billion", "?", passages, [1])[0]["verified"]
+    assert ground_text("Current assets of 14.688 billion", "?", passages, [1])[0].verified
 
 
 def test_textual_answer_notes_unsupported_figures(ingested_demo, demo_truth, embedder):
@@ -416,10 +426,10 @@ def test_textual_answer_notes_unsupported_figures(ingested_demo, demo_truth, emb
         return {"reasoning": ["read it"], "answer": "Revenue grew because of pricing; the margin was 98.7654 percent.",
                 "used_ids": [1], "insufficient": False}
 
-    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"Why did {fact['company']}'s revenue change in fiscal 2023?")
     assert run.answer.method == "cot" and run.status == "answered"
-    assert [g["variable"] for g in run.answer.grounding] == ["stated 98.7654"]
+    assert [g.variable for g in run.answer.grounding] == ["stated 98.7654"]
     assert "98.7654 not printed in the cited passages" in run.answer.reason
 
 
@@ -442,27 +452,27 @@ def test_a_figure_printed_in_no_passage_is_never_an_answer(ingested_demo, demo_t
             return {"variables": [{"name": "revenue", "value": value, "passage_id": pid, "label": "Total revenue"}],
                     "formula": "revenue", "insufficient": False}
 
-        return HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+        return build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
             f"What was {fact['company']}'s total revenue in fiscal 2023?")
 
     run = run_with(987654.321)
     assert run.status == "not_answerable" and run.answer.value is None
     assert "987654 (revenue) are printed in none of the passages" in run.answer.reason
-    assert run.answer.program and run.answer.grounding[0]["found_in"] == []  # kept for the audit
+    assert run.answer.program and run.answer.grounding[0].found_in == ()  # kept for the audit
     run = run_with(fact["value"] / 1000)  # billions for a table in millions
-    assert run.status == "answered" and run.answer.grounding[0]["found_in"]
+    assert run.status == "answered" and run.answer.grounding[0].found_in
 
 
 def test_an_amount_asked_in_billions_is_converted_from_the_printed_millions(ingested_demo, demo_truth, embedder):
     library, settings, _ = ingested_demo
     fact = revenue_fact(demo_truth, "2023")
-    run = HirecPipeline(library, settings, embedder, revenue_reader(fact)).run(
+    run = build_pipeline(settings, library, Models(embedder, revenue_reader(fact))).run(
         f"What was {fact['company']}'s total revenue in fiscal 2023, in USD billions?")
     assert run.status == "answered" and run.answer.unit == "USD billions"
     assert run.answer.value == pytest.approx(fact["value"] / 1000)
-    assert run.answer.computed["scale"]["printed"] == "millions"
+    assert run.answer.computed.scale.printed == "millions"
     assert "converted from millions as printed to billions as asked" in run.answer.reason
-    assert all(g["verified"] for g in run.answer.grounding)  # the figure itself is the printed one
+    assert all(g.verified for g in run.answer.grounding)  # the figure itself is the printed one
 
 
 def test_a_one_figure_question_answered_with_a_change_gets_the_asked_years_figure(ingested_demo, demo_truth, embedder):
@@ -484,13 +494,13 @@ def test_a_one_figure_question_answered_with_a_change_gets_the_asked_years_figur
             {"name": "revenue_2022", "value": int(prior["value"]), "passage_id": pid, "label": "Total revenue"}],
             "formula": "(revenue_2023 - revenue_2022) / revenue_2022 * 100", "insufficient": False}
 
-    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"What was {fact['company']}'s total revenue in fiscal 2023?")
     assert run.status == "answered" and run.answer.value == fact["value"]
     assert "was replaced by the figure for the asked year, `revenue_2023`" in run.answer.reason
     assert run.answer.program.rstrip().endswith("return revenue_2023")
 
-    growth = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+    growth = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"By what percent did {fact['company']}'s total revenue grow from fiscal 2022 to fiscal 2023?")
     assert growth.answer.value == pytest.approx((fact["value"] - prior["value"]) / prior["value"] * 100)
     assert "replaced" not in growth.answer.reason
@@ -516,7 +526,7 @@ def test_a_ratio_is_not_multiplied_by_100(ingested_demo, demo_truth, embedder):
             {"name": "cl", "value": liabilities["value"], "passage_id": pid, "label": "Total current liabilities 2023"}],
             "formula": "round(ca / cl * 100, 2)", "insufficient": False}
 
-    run = HirecPipeline(library, settings, embedder, ScriptedChat(script)).run(
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"What was {assets['company']}'s current ratio in fiscal 2023?")
     assert run.status == "answered" and run.answer.unit == "ratio"
     assert run.answer.value == round(assets["value"] / liabilities["value"], 2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.chunking import chunk_page, is_table_row
+from engine.demo_corpus import format_amount
 from engine.retrieval.fusion import rrf
 from engine.search import MetadataFilter, Searcher
 
@@ -38,7 +39,12 @@ def test_search_finds_the_filing_and_page_of_a_known_value(ingested_demo, demo_t
     assert {h.chunk.doc_name for h in res.fused} == {fact["doc_name"]}
     assert any(h.chunk.page_no == fact["page"] for h in res.bm25)
     unfiltered = searcher.search(query, 10)
-    assert len({h.chunk.doc_name for h in unfiltered.bm25}) >= 1
+    # without filters the page that prints the figure still ranks first, and the other filings show up below it
+    assert len(unfiltered.bm25) == 10 and len(unfiltered.fused) == 10
+    for ranking in (unfiltered.bm25, unfiltered.fused):
+        top = ranking[0].chunk
+        assert (top.doc_name, top.page_no) == (fact["doc_name"], fact["page"]) and format_amount(fact["value"]) in top.text
+    assert {h.chunk.doc_name for h in unfiltered.bm25} > {fact["doc_name"]}
     assert all(h.rank == i + 1 for i, h in enumerate(unfiltered.fused))
 
 
@@ -75,17 +81,17 @@ def test_passage_stage_uses_stored_chunk_vectors_and_falls_back(tmp_path, ingest
     retriever = HierarchicalRetriever(copy, s, embedder)
     assert retriever.chunk_vectors is not None and len(retriever.chunk_vectors) == copy.count("chunks")
     passages, payload = retriever.passages(question, "total revenue", [filing])
-    assert payload["dense_vectors"] == "stored chunk vectors"
+    assert payload.dense_vectors == "stored chunk vectors"
     assert fact["page"] in {p.chunk.page_no for p in passages}
     qvec = embedder.embed_batch([question])[0]
-    for row in payload["candidates"][:5]:
-        (chunk,) = copy.chunks([row["chunk_id"]])
+    for row in payload.candidates[:5]:
+        (chunk,) = copy.chunks([row.chunk_id])
         own = embedder.embed_batch([chunk.indexed_text])[0]  # what the index stored for it
-        assert row["dense"] == pytest.approx(float(own @ qvec / np.linalg.norm(own) / np.linalg.norm(qvec)), abs=1e-4)
+        assert row.dense == pytest.approx(float(own @ qvec / np.linalg.norm(own) / np.linalg.norm(qvec)), abs=1e-4)
 
-    retriever.chunk_vectors.delete([payload["candidates"][0]["chunk_id"]])
+    retriever.chunk_vectors.delete([payload.candidates[0].chunk_id])
     _, payload = retriever.passages(question, "total revenue", [filing])
-    assert payload["dense_vectors"].startswith("embedded with the filing title")
+    assert payload.dense_vectors.startswith("embedded with the filing title")
 
 
 def test_passage_stage_pulls_in_the_statement_rows_of_the_asked_line_items(ingested_demo, demo_truth, embedder):
@@ -101,14 +107,15 @@ def test_passage_stage_pulls_in_the_statement_rows_of_the_asked_line_items(inges
     intent = parse_intent(question)
     retriever = HierarchicalRetriever(library, settings, embedder)
     passages, payload = retriever.passages(question, lexical_query(intent, question), [filing], intent)
-    assert payload["scorer"] == "rrf(bm25, dense, filing rank, line items)" and payload["line_item_hits"] >= 1
-    first = next(c for c in payload["candidates"] if c.get("line_item_rank") == 1)
-    assert first["page"] == fact["page"]
-    assert {"Net cash provided by operating activities", "Capital expenditures"} <= set(first["line_items"])
+    # one filing, one cash-flow statement: exactly one chunk prints the asked line items
+    assert payload.scorer == "rrf(bm25, dense, filing rank, line items)" and payload.line_item_hits == 1
+    first = next(c for c in payload.candidates if c.line_item_rank == 1)
+    assert first.page == fact["page"]
+    assert {"Net cash provided by operating activities", "Capital expenditures"} <= set(first.line_items)
     assert fact["page"] in {p.chunk.page_no for p in passages}
 
     off = settings.with_overrides(retrieval={"line_items": 0})
     _, plain = HierarchicalRetriever(library, off, embedder).passages(question, lexical_query(intent, question),
                                                                       [filing], intent)
-    assert plain["scorer"] == "rrf(bm25, dense, filing rank)" and plain["line_item_hits"] == 0
-    assert not any("line_items" in c for c in plain["candidates"])
+    assert plain.scorer == "rrf(bm25, dense, filing rank)" and plain.line_item_hits == 0
+    assert not any(c.line_items or c.line_item_rank is not None for c in plain.candidates)

@@ -41,7 +41,7 @@ def test_failed_migration_rolls_back(tmp_path, monkeypatch):
     Library(tmp_path).close()
     bad = (len(migrations.MIGRATIONS) + 1, "m_broken", "CREATE TABLE t2(x); INSERT INTO no_such_table VALUES (1)")
     monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, bad])
-    with pytest.raises(Exception):
+    with pytest.raises(Exception, match="no such table: no_such_table"):  # the broken step's own error, no other
         Library(tmp_path)
     monkeypatch.undo()
     lib = Library(tmp_path)

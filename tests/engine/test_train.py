@@ -7,6 +7,8 @@ the untrained head, and the saved model.
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import re
 from collections import Counter
@@ -211,7 +213,8 @@ def test_training_beats_the_untrained_head(trained):
 def test_saved_model_and_report_round_trip(trained, tmp_path):
     from engine.models.cross import SentenceTransformerCrossScorer
     from engine.models.embedder import weights_fingerprint
-    from engine.train.trainer import load_registered_reranker, rank_metrics, register_reranker
+    from engine.models.registry import load_registered_reranker, register_reranker
+    from engine.train.trainer import rank_metrics
 
     out, r = trained["out"], trained["second"]
     meta = json.loads((out / "reranker.json").read_text())
@@ -241,7 +244,7 @@ def test_saved_model_and_report_round_trip(trained, tmp_path):
 
 def test_register_rejects_a_folder_that_is_not_a_model(tmp_path):
     from engine.errors import ModelError
-    from engine.train.trainer import register_reranker
+    from engine.models.registry import register_reranker
 
     with pytest.raises(ModelError, match="not a trained reranker"):
         register_reranker(tmp_path / "lib", tmp_path)
@@ -307,6 +310,9 @@ class _Writer:
     def __init__(self, reply: str | None = None) -> None:
         self.reply, self.calls = reply, 0
 
+    def prefix_session(self):  # noqa: ANN201
+        return contextlib.nullcontext()
+
     def complete_json(self, messages, schema, *, max_tokens=512, cancel=None):  # noqa: ANN001, ANN201
         from engine.models.base import ChatResult
 
@@ -370,6 +376,10 @@ def test_smollm2_writes_or_is_refused(ingested_demo, tmp_path):
     chat.complete_json = counted
     examples = mine_pairs(library, settings, n_pairs=3, seed=1, holdout=HOLDOUT, writer=chat, llm_share=1.0)
     assert len(examples) == 3 and len(calls) == 3
-    for e in examples:
+    plain = mine_pairs(library, settings, n_pairs=3, seed=1, holdout=HOLDOUT)  # the same facts, template wording
+    assert [(e.positive.chunk_id, e.answer) for e in examples] == [(p.positive.chunk_id, p.answer) for p in plain]
+    for e, p in zip(examples, plain):  # each question is the model's (it passed the checks) or the template's
         if e.question_source == "llm":
-            assert e.query.endswith("?") and e.answer.replace(",", "") not in _numbers(e.query)
+            assert e.query != p.query and e.query.endswith("?") and e.answer.replace(",", "") not in _numbers(e.query)
+        else:
+            assert e.question_source == "template" and e.query == p.query

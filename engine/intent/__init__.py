@@ -1,0 +1,64 @@
+"""Deterministic query intent: what a question asks for, worked out before retrieval.
+
+Rule-based and stdlib-only (the FinCards-style intent: entities, metrics, periods, numeric flag,
+relation, keywords), so the same question always yields the same intent and the audit trace can show it.
+One module per concept: :mod:`.lexicon` (metrics and their line items), :mod:`.periods`, :mod:`.issuers`,
+:mod:`.forms`, :mod:`.units`, :mod:`.shape` (numeric, comparison, calculation) and :mod:`.lexical` (BM25
+keywords); each keeps the decisions worth knowing about its rules in its own docstring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.intent.forms import form_hints
+from engine.intent.issuers import match_issuers
+from engine.intent.lexical import lexical_query, lexical_terms, question_keywords
+from engine.intent.lexicon import find_metrics, line_item_metrics, metric_named_by, metric_spans
+from engine.intent.periods import asked_periods, period_labels
+from engine.intent.shape import core_question, is_comparison, is_numeric, needs_calculation
+from engine.intent.units import stated_decimals, stated_units, unit_hint
+from engine.records import IssuerRef, QueryIntent
+
+__all__ = [
+    "IssuerRef",
+    "QueryIntent",
+    "find_metrics",
+    "lexical_query",
+    "lexical_terms",
+    "line_item_metrics",
+    "metric_named_by",
+    "metric_spans",
+    "parse_intent",
+    "period_labels",
+]
+
+
+def parse_intent(
+    question: str, issuers: Sequence[IssuerRef] = (), *, today_year: int | None = None
+) -> QueryIntent:
+    """Map a question to its intent; pure and deterministic (well under a millisecond).
+
+    Args:
+        question: The analyst's question, instructions included (scaffolding is ignored where it matters).
+        issuers: Companies known to the library; matched by name, alias or uppercase ticker.
+        today_year: Resolves "last year"/"this year" when no year is stated; also caps plausible years.
+
+    Returns:
+        The QueryIntent; ``period_labels(intent)`` gives the labels to match against filings.
+    """
+    text = " ".join(question.split())
+    core = core_question(text)
+    keys, n_companies = match_issuers(text, issuers)
+    periods = asked_periods(text, today_year)
+    metrics = find_metrics(text)
+    units, decimals = stated_units(text), stated_decimals(text)
+    numeric = is_numeric(core, bool(units) or decimals is not None)
+    return QueryIntent(
+        question=question, issuers=keys, forms=form_hints(text, periods.stated_quarters),
+        fiscal_years=periods.fiscal_years, quarters=periods.quarters, metrics=metrics, numeric=numeric,
+        comparison=is_comparison(core, n_companies, len(periods.annual) + len(periods.quarters)),
+        needs_calculation=needs_calculation(core, text, metrics),
+        unit_hint=unit_hint(units, core, metrics, numeric), decimals=decimals,
+        keywords=question_keywords(text), annual_years=periods.annual,
+    )

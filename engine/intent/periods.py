@@ -1,0 +1,139 @@
+"""The periods a question asks about: years, quarters, ranges, and the periods a question implies.
+
+Decisions worth knowing:
+- ``fiscal_years`` holds every year the question concerns (stated, from a quarter, or implied);
+  ``annual_years`` only those asked about as whole years, so "Q2 2023" gives fiscal_years (2023,) but
+  period_labels ["2023Q2"]. "FY2017 - FY2019", "from FY2019 to FY2021" are inclusive ranges;
+  "between 2019 and 2021" gives the two endpoints (a comparison of two periods). Two-digit years
+  need a prefix (FY22, fiscal '22, Q1'23). Amounts ($2019, 2,019, 2018.5, 2019 million) are not years.
+- Implied periods: a year-over-year question about one stated year adds the prior year; QoQ about one
+  quarter adds the previous quarter; "3 year average ... FY2019" adds the two earlier years.
+  With ``today_year``, "last year"/"this year"/"past N years" resolve when no year is stated.
+- Quarters are "YYYYQn". "quarter ended June 30, 2023" maps by calendar month (the issuer's fiscal
+  calendar is unknown here); "H1"/"six months ended June 30" map to Q2, the 10-Q that reports them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from engine.records import QueryIntent
+
+_Y4 = r"(?:19[89]|20\d)\d"
+_FISC = r"(?:fiscal(?:\s+years?)?|FY)"
+_OF = r"(?:\s+of)?(?:\s+the)?"
+_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+_QUARTER_RES = tuple(re.compile(p, re.IGNORECASE) for p in (  # tried in order; each match is blanked out
+    rf"\b(?:FY\s?)?(?P<y>{_Y4})\s?-?\s?Q(?P<q>[1-4])\b|\bFY\s?(?P<yy>\d\d)\s?-?\s?Q(?P<q2>[1-4])\b",
+    (rf"\bQ(?P<q>[1-4]){_OF}(?:\s*{_FISC})?\s*'?(?P<y>{_Y4})\b"
+     rf"|\bQ(?P<q2>[1-4]){_OF}(?:\s*{_FISC}\s*'?|\s*')(?P<yy>\d\d)\b"),
+    rf"\b(?P<q>[1-4])Q\s?'?(?:(?P<y>{_Y4})|(?P<yy>\d\d))\b",
+    (rf"\b(?P<o>first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+(?:fiscal\s+)?quarter{_OF}"
+     rf"(?:(?:\s*{_FISC})?\s*(?P<y>{_Y4})\b|\s*{_FISC}\s*'?(?P<yy>\d\d)\b)?"),
+    rf"\b{_FISC}\s*'?(?:(?P<y>{_Y4})|(?P<yy>\d\d))[\s,]+(?P<o>first|second|third|fourth)[\s-]+quarter",
+    (rf"\b(?:quarter|(?:three|six|nine|3|6|9)\s+months)\s+end(?:ed|ing)\s+(?P<m>[a-z]{{3}})[a-z]*\.?"
+     rf"\s+\d{{1,2}},?\s+(?P<y>{_Y4})"),
+    rf"\b(?:H1|1H|first\s+half){_OF}(?:\s*{_FISC})?\s*'?(?:(?P<y>{_Y4})|(?P<yy>\d\d)\b)",
+    r"\bQ(?P<q>[1-4])\b",
+))
+_YEAR_RE = re.compile(
+    rf"(?:\b{_FISC}\s*'?(?P<yy>\d\d(?!\d)|{_Y4}(?!\d))|(?<![\d$.,])(?<!\$\s)(?P<y>{_Y4})(?!\d|[.,]\d))"
+    r"(?!\s*(?:%|(?:percent|million|billion|thousand|bn|mn)\b))", re.IGNORECASE)
+_RANGE_GAP = re.compile(r"\s*(?:-|–|—|to|through|thru|until)\s*", re.IGNORECASE)
+_YOY = re.compile(r"\b(?:yoy|y/y|year[\s-]+(?:over|on)[\s-]+year|"
+                  r"(?:prior|previous)[\s-]+(?:fiscal\s+)?year)\b", re.IGNORECASE)
+_QOQ = re.compile(r"\b(?:qoq|q/q|quarter[\s-]+(?:over|on)[\s-]+quarter|sequential\w*|"
+                  r"(?:prior|previous)\s+quarter)\b", re.IGNORECASE)
+_NYEAR = re.compile(r"\b(\d|two|three|four|five)[\s-]+years?\s+(average|avg|cagr)", re.IGNORECASE)
+_NUMWORD = {"two": 2, "three": 3, "four": 4, "five": 5}
+_RELATIVE = re.compile(r"\b(?:(this|current|last|past|prior|previous)\s+(?:fiscal\s+)?year"
+                       r"|(last|past)\s+(\w+)\s+(?:fiscal\s+)?years)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class AskedPeriods:
+    """The periods of one question: whole years, quarter labels, and every year either concerns."""
+
+    annual: tuple[int, ...]
+    quarters: tuple[str, ...]
+    fiscal_years: tuple[int, ...]
+    stated_quarters: tuple[int, ...]  # the quarter numbers written in the question, with or without a year
+
+
+def _year(y: str | None, yy: str | None) -> int | None:
+    if y or yy:
+        v = int(y or yy or 0)
+        return v if v >= 1000 else (2000 + v if v < 80 else 1900 + v)
+    return None
+
+
+def _periods(text: str, today_year: int | None) -> tuple[list[int], list[tuple[int | None, int]]]:
+    """Whole years asked about and (year or None, quarter) pairs; quarters are blanked before years."""
+    work, quarters = text, list[tuple[int, int | None, int]]()
+    for rx in _QUARTER_RES:
+        for m in rx.finditer(work):
+            g = m.groupdict()
+            if g.get("m"):
+                if g["m"].lower() not in _MONTHS:
+                    continue
+                q = _MONTHS.index(g["m"].lower()) // 3 + 1
+            elif g.get("o"):
+                q = _ORD[g["o"].lower()]
+            else:  # the half-year pattern has no quarter group: H1 is reported in the Q2 10-Q
+                q = int(g.get("q") or g.get("q2") or 2)
+            quarters.append((m.start(), _year(g.get("y"), g.get("yy")), q))
+            work = work[: m.start()] + " " * (m.end() - m.start()) + work[m.end():]
+    top = today_year + 10 if today_year else 2099
+    hits = [(m, y) for m in _YEAR_RE.finditer(work) if (y := _year(m["y"], m["yy"])) and 1980 <= y <= top]
+    years = [y for _, y in hits]
+    for (m1, y1), (m2, y2) in itertools.pairwise(hits):
+        if 0 < y2 - y1 <= 15 and _RANGE_GAP.fullmatch(work[m1.end(): m2.start()]):
+            years += range(y1 + 1, y2)
+    if not years and not quarters and today_year:
+        for m in _RELATIVE.finditer(text):
+            if m[1]:
+                years.append(today_year if m[1].lower() in ("this", "current") else today_year - 1)
+            else:
+                n = int(m[3]) if m[3].isdigit() else _NUMWORD.get(m[3].lower(), 0)
+                years += range(today_year - n, today_year)
+    return years, [(y, q) for _, y, q in sorted(quarters)]
+
+
+def asked_periods(text: str, today_year: int | None = None) -> AskedPeriods:
+    """The stated periods of ``text`` plus those it implies (prior year, previous quarter, N-year spans)."""
+    years, raw_quarters = _periods(text, today_year)
+    lone = sorted(set(years))  # a yearless "Q3" takes the question's only year
+    quarters = [(yr, q) for y, q in raw_quarters if (yr := y or (lone[0] if len(lone) == 1 else 0))]
+    if len(set(years)) == 1 and not quarters and _YOY.search(text):
+        years.append(years[0] - 1)
+    if len(quarters) == 1:
+        y, q = quarters[0]
+        if _QOQ.search(text):
+            quarters.append((y - 1, 4) if q == 1 else (y, q - 1))
+        elif _YOY.search(text):
+            quarters.append((y - 1, q))
+    if (m := _NYEAR.search(text)) and len(set(years)) == 1:
+        n = int(m[1]) if m[1].isdigit() else _NUMWORD[m[1].lower()]
+        years += range(years[0] - n + (m[2].lower() != "cagr"), years[0])  # a 3-year CAGR spans 4 year-ends
+    annual = tuple(sorted(set(years)))
+    return AskedPeriods(
+        annual=annual, quarters=tuple(sorted({f"{y}Q{q}" for y, q in quarters})),
+        fiscal_years=tuple(sorted(set(annual) | {y for y, _ in quarters})),
+        stated_quarters=tuple(q for _, q in raw_quarters),
+    )
+
+
+def with_fiscal_years(low: str) -> str:
+    """Lowercased text with "fy22", "fy 2022" and "fy'22" written as the four-digit year "2022"."""
+    return re.sub(r"\bfy\s?'?(\d{4}|\d\d)\b", lambda m: str(_year(None, m[1])), low)
+
+
+def period_labels(intent: QueryIntent) -> list[str]:
+    """Filing period labels the question points at, e.g. ["2018"], ["2023Q2"] or ["2023", "2024Q2"]."""
+    q_years = {int(q[:4]) for q in intent.quarters}
+    years = intent.annual_years if intent.annual_years is not None else [
+        y for y in intent.fiscal_years if y not in q_years]
+    return sorted([str(y) for y in years] + list(intent.quarters))

@@ -1,0 +1,111 @@
+"""The shape of a question: which sentences ask it, whether it wants a number or prose, whether it
+compares, and whether the answer has to be calculated.
+
+Decisions worth knowing:
+- The asked question is its "?" sentences, else whatever is not an instruction ("Round to ...").
+- Yes/no questions are textual even when a number decides them; ``needs_calculation`` can still be true.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from engine.intent.lexicon import _DERIVED, find_metrics
+
+_ABBREV = frozenset({"inc", "co", "corp", "ltd", "vs", "no", "etc", "jr", "sr", "st", "mr", "ms", "dr",
+                    "approx", "e.g", "i.e", "u.s"})
+_INSTRUCTION = re.compile(r"(?:please|answer|round|give|provide|respond|base|assume|you\s+are|here's|if\b|"
+                          r"we\s+(?:need|want)|define|\S+(?:\s+\S+){0,5}\s+is\s+defined)", re.IGNORECASE)
+_AUX = r"is|are|was|were|do|does|did|has|have|had|can|could|will|would|should"
+_QWORD = re.compile(rf"(?:what|how|which|why|who|whom|{_AUX})\b")
+_YESNO = re.compile(rf"(?:{_AUX}|shall|may)\b")
+_NUM_LEAD = re.compile(r"(?:what|how|calculate|compute|estimate|determine|find|give|provide|roughly|"
+                       r"approx\w*)\b")
+_HOW_MUCH = re.compile(r"\bhow\s+(?:much|many)\b|"
+                       r"\bwhat\s+(?:percent|percentage|portion|proportion|fraction|share)\b")
+_TEXTUAL = re.compile(
+    r"\b(?:why|who|whom|which|describe|explain|summari[sz]e|outline|list|discuss\w*|analy[sz]e|examine|"
+    r"elaborate|identify|drove|drives|driving|drivers?|driven|reasons?|factors?|caused|impacts?|impacted|"
+    r"affect(?:s|ed)?|"
+    r"effects?|implications?|relationship|relate[sd]?|correlat\w*|align\w*|connect\w*|insights?|strateg\w*|"
+    r"polic(?:y|ies)|risks?|legal|proceedings|nature|focus|priorit\w*|correspond\w*|reflect\w*|suggest\w*|"
+    r"indicat\w*|influenc\w*|assess\w*|consequences?|repercussions?|patterns?)\b")
+_NUM_NOUN = re.compile(r"\b(?:amount|total|ratio|figures?|number|value|cagr|percent\w*|margins?|rate|"
+                       r"quantity|sum|average|times|magnitude|scale|size|extent)\b|%")
+_COMPARE = re.compile(
+    r"\b(?:yoy|qoq|year[\s-]+(?:over|on)[\s-]+year|quarter[\s-]+(?:over|on)[\s-]+quarter|compar\w*|versus|vs|"
+    r"relative\s+to|(?:in|de)creas\w*|declin\w*|drop\w*|grow\w*|grew|ris(?:e|es|en|ing)|rose|f[ae]ll\w*|"
+    r"chang\w*|trend\w*|fluctuat\w*|evol\w*|shift\w*|differ\w*|improv\w*|deteriorat\w*|cagr|over\s+time|"
+    r"historical\w*|sequential\w*|stack\s+up|measure\s+up|vari(?:ed|es|ations?)|movements?|patterns?|"
+    r"(?:quarter|year|period)\s+to\s+(?:quarter|year|period)|"
+    r"(?:across|throughout|over)\s+(?:the\s+)?(?:\w+\s+){0,2}(?:quarters|periods|years))\b", re.IGNORECASE)
+_CLAUSE_SPLIT = re.compile(r"\?|;|,\s*and\s+|\band\s+(?=(?:how|what|which|why)\b)")
+_PERIOD_PAIR = re.compile(r"\bbetween\b.*\band\b|\bfrom\b.*\bto\b", re.IGNORECASE)
+_CALC = re.compile(
+    r"\b(?:calculate|compute|compar\w*|ratio|margins?|average|avg|cagr|growth|grew|chang\w*|"
+    r"(?:in|de)creas\w*|yoy|qoq|year[\s-]+over[\s-]+year|turnover|difference|proportion\w*|"
+    r"percent(?:age)?\s+of|how\s+many\s+times)\b|%\s*(?:of|margin)|\bas\s+a\s*(?:%|percent)", re.IGNORECASE)
+_DEFINITION = re.compile(r"\bis\s+defined\s+as\b|\bdefine\s[^.?]*\bas\b", re.IGNORECASE)
+_EXPLAIN = re.compile(r"\b(?:why|drove|drives|drivers?|reasons?|factors?|caused|explain)\b", re.IGNORECASE)
+
+
+def _sentences(text: str) -> list[str]:
+    """Split on . ? ! : ; before a space, keeping the mark and skipping abbreviations such as "Inc."."""
+    out, start = [], 0
+    for m in re.finditer(r"[.?!:;](?=\s|$)", text):
+        word = re.search(r"[\w.]*$", text[start:m.start()])
+        if m.group() == "." and word and (word[0].lower() in _ABBREV or len(word[0]) == 1):
+            continue
+        out.append(text[start:m.end()].strip())
+        start = m.end()
+    return [s for s in [*out, text[start:].strip()] if s]
+
+
+def core_question(text: str) -> str:
+    """The asked question: the "?" sentences of ``text``, else its sentences that are not instructions."""
+    sents = _sentences(text)
+    return " ".join(s for s in sents if s.endswith("?")) or " ".join(
+        s for s in sents if not _INSTRUCTION.match(s))
+
+
+def _lead(clause: str) -> str:
+    """The clause from its question word on, past "In the Q2 2023 10-Q, ..." or "Using only ..., "."""
+    low = clause.lower().strip()
+    if _QWORD.match(low):
+        return low
+    m = re.search(rf",\s*((?:{_QWORD.pattern}).*)", low)
+    return m[1] if m else low
+
+
+def _clause_numeric(clause: str) -> bool:
+    lead = _lead(clause)
+    if _HOW_MUCH.search(lead):
+        return True
+    if _YESNO.match(lead) or _TEXTUAL.search(lead):
+        return False
+    return bool(_NUM_LEAD.match(lead) and (find_metrics(lead) or _NUM_NOUN.search(lead)))
+
+
+def is_numeric(core: str, asks_format: bool) -> bool:
+    """Whether any clause of the question asks for a number; a stated unit or rounding (``asks_format``)
+    also makes it numeric unless the question is a yes/no or textual one."""
+    clauses = [c for c in _CLAUSE_SPLIT.split(core) if c.strip()]
+    if any(_clause_numeric(c) for c in clauses):
+        return True
+    lead = _lead(clauses[0]) if clauses else ""
+    return asks_format and not (_YESNO.match(lead) or _TEXTUAL.search(lead))
+
+
+def is_comparison(core: str, n_companies: int, n_periods: int) -> bool:
+    """Whether the question compares: a comparison word, two companies, or a pair of periods ("between
+    FY2021 and FY2022") that is not an average over them."""
+    return bool(_COMPARE.search(core)) or n_companies > 1 or (
+        n_periods > 1 and bool(_PERIOD_PAIR.search(core)) and "average" not in core.lower())
+
+
+def needs_calculation(core: str, text: str, metrics: Sequence[str]) -> bool:
+    """Whether the answer has to be computed (a ratio, a change, a defined formula, a derived metric);
+    never for a question that asks why."""
+    return not _EXPLAIN.search(core) and bool(
+        _CALC.search(core) or _DEFINITION.search(text) or _DERIVED.intersection(metrics))

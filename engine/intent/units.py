@@ -1,0 +1,52 @@
+"""The unit and the rounding a question asks its answer in ("in USD millions", "round to one decimal")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from engine.facts.numbers import SCALE_FACTORS
+
+_USD = r"(?:usd|us\$|\$)\s*(?:in\s+)?"
+# The scales a question asks an amount in, named as tables print them (the keys of SCALE_FACTORS, which the
+# answer step converts between): "in USD millions", "$ in billions", "millions of dollars".
+_ASKED_SCALES = ("billions", "millions", "thousands")
+assert set(_ASKED_SCALES) <= set(SCALE_FACTORS)
+_UNIT_RES = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in (
+    *((f"USD {scale}", rf"{_USD}{scale[:-1]}s?\b|\bin\s+{scale}\b|\b{scale}\s+of\s+(?:us\s+)?dollars")
+      for scale in _ASKED_SCALES),
+    ("percent", (r"\bunits?\s+of\s+percents?\b|\bin\s+percent(?:s|age)?\b|\bas\s+a\s*(?:%|percent)|"
+                 r"%\s*margin|\bwhat\s+(?:percent|percentage)\b|\bpercentage\s+points?\b")),
+))
+_DECIMALS = re.compile(r"\b(no|zero|one|two|three|four|\d)\s+decimal(?:\s+(?:places?|points?|digits?)|s)\b"
+                       r"|\bnearest\s+(whole\s+number|integer|tenth|hundredth|thousandth)\b", re.IGNORECASE)
+_DEC_WORD = {"no": 0, "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "whole number": 0, "integer": 0,
+             "tenth": 1, "hundredth": 2, "thousandth": 3}
+_RATIO = re.compile(r"\bratio\b|\bhow\s+many\s+times\b", re.IGNORECASE)
+
+
+def stated_units(text: str) -> list[str]:
+    """Every unit the text names, in order of mention."""
+    mentions = sorted((m.start(), name) for name, rx in _UNIT_RES for m in rx.finditer(text))
+    return [name for _, name in mentions]
+
+
+def stated_decimals(text: str) -> int | None:
+    """The number of decimals asked for, or None when the text asks for no rounding."""
+    dm = _DECIMALS.search(text)
+    if not dm:
+        return None
+    word = (dm[1] or dm[2]).lower()
+    return int(word) if word.isdigit() else _DEC_WORD[word]
+
+
+def unit_hint(units: Sequence[str], question: str, metrics: Sequence[str], numeric: bool) -> str | None:
+    """The unit of a numeric answer: the first one stated, else "ratio" for a ratio or turnover asked in
+    ``question``; None for a textual answer."""
+    if not numeric:
+        return None
+    if units:
+        return units[0]
+    if _RATIO.search(question) or any(x.endswith(("ratio", "turnover")) for x in metrics):
+        return "ratio"
+    return None

@@ -314,10 +314,9 @@ class HirecPipeline:
                 doc_query = res.data["query"].strip()
             yield record(StageTrace(round_no, RewritePayload(query, doc_query), time.perf_counter() - t0, (call,)))
         t = time.perf_counter()
-        docs, doc_payload = self.retriever.documents(doc_query, intent)
+        filings, doc_payload = self.retriever.documents(doc_query, intent)
         yield record(StageTrace(round_no, doc_payload, time.perf_counter() - t))
         t = time.perf_counter()
-        filings = [d.filing for d in docs if d.kept]
         passages, pas_payload = self.retriever.passages(query, lexical_query(intent, query), filings, intent)
         run.retrieval_seconds += time.perf_counter() - t0 - model_seconds
         yield record(StageTrace(round_no, pas_payload, time.perf_counter() - t))

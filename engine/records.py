@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 
@@ -97,7 +97,7 @@ class IssuerRef:
 
 @dataclass(frozen=True)
 class QueryIntent:
-    """What a question demands of the evidence (see :mod:`engine.intent` for the period rules)."""
+    """What a question demands of the evidence (see :mod:`engine.intent.periods` for the period rules)."""
 
     question: str
     issuers: tuple[str, ...] = ()
@@ -112,10 +112,6 @@ class QueryIntent:
     decimals: int | None = None
     keywords: tuple[str, ...] = ()
     annual_years: tuple[int, ...] | None = None  # None: derive from fiscal_years minus quarter years
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-serialisable form for the audit trace (tuples become lists)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
 # --- the question path's records -------------------------------------------------------------------------

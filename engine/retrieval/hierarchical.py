@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,16 +26,6 @@ from engine.retrieval.fusion import rrf
 from engine.settings import RetrievalSettings, Settings
 from engine.store.hnsw import HnswIndex
 from engine.store.library import Library
-
-@dataclass(frozen=True)
-class DocCandidate:
-    filing: Filing
-    dense: float
-    dense_rank: int
-    score: float
-    rank: int
-    kept: bool
-    why: str
 
 
 def filing_title(f: Filing) -> str:
@@ -85,7 +74,8 @@ class HierarchicalRetriever:
         self.line_items = LineItemIndex(library.chunks_of_filings)
 
     # -- documents ---------------------------------------------------------------------------
-    def documents(self, query: str, intent: QueryIntent) -> tuple[list[DocCandidate], DocumentsPayload]:
+    def documents(self, query: str, intent: QueryIntent) -> tuple[list[Filing], DocumentsPayload]:
+        """The filings kept (best first) and the stage's payload: the ranked candidates and why each was kept."""
         r = self.settings.retrieval
         qvec = self.embedder.embed_batch([query])[0]
         issuer_ids = {fid for fid, f in self._filings.items() if f.identity.issuer_key in intent.issuers}
@@ -104,20 +94,16 @@ class HierarchicalRetriever:
         scorer = "dense + metadata boosts"
         final = [sim + b for (_, sim, _, b, _) in cands]
         order = sorted(range(len(cands)), key=lambda i: -final[i])
-        out = []
+        rows = []
         for new_rank, i in enumerate(order, start=1):
-            f, sim, drank, boost, notes = cands[i]
+            f, sim, drank, _, notes = cands[i]
             kept = new_rank <= r.doc_top_k
             why = ("kept: " if kept else f"dropped: rank {new_rank} > k_D={r.doc_top_k}; ") + (", ".join(notes) or "no metadata match")
-            out.append(DocCandidate(f, sim, drank, final[i], new_rank, kept, why))
-        payload = DocumentsPayload(
-            query, scorer, filter_note, r.doc_candidates, r.doc_top_k,
-            tuple(DocumentCandidate(c.filing.id, c.filing.identity.doc_name, filing_title(c.filing), round(c.dense, 5),
-                                    c.dense_rank, round(c.score, 5), c.rank, c.kept, c.why)
-                  for c in out[: max(r.doc_top_k * 4, 20)]),
-            len(out),
-        )
-        return out, payload
+            rows.append(DocumentCandidate(f.id, f.identity.doc_name, filing_title(f), round(sim, 5), drank,
+                                          round(final[i], 5), new_rank, kept, why))
+        payload = DocumentsPayload(query, scorer, filter_note, r.doc_candidates, r.doc_top_k,
+                                   tuple(rows[: max(r.doc_top_k * 4, 20)]), len(rows))
+        return [self._filings[c.filing_id] for c in rows if c.kept], payload
 
     # -- passages ----------------------------------------------------------------------------
     def _chunk_vectors(self, chunks: Sequence[Chunk], titles: dict[int, str]) -> np.ndarray:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from engine.store import Library
-from engine.store.library import RunStore
+from engine.trace import read_run
 from tests.app.helpers import StallMeter, check_inspect_matches_store, question_for, revenue_fact
 
 
@@ -28,35 +27,36 @@ def test_ask_with_smollm2_through_the_gui(make_window, app_home, demo_truth, qtb
     print(f"\nlongest event-loop stall during an ask with smollm2-135m: {stall * 1000:.0f} ms "
           f"({len(meter.gaps)} ticks); gaps over 100 ms: {sorted(meter.worst, reverse=True)[:5]}")
     run_id = blocker.args[0]
-    row = RunStore(Library(app_home)).get(run_id)
-    answer = json.loads(row["result"])["answer"]
+    run = read_run(Library(app_home), run_id)
+    answer = run.answer
+    assert answer is not None
     # the tiny model's output is not pinned: each status it may end in must carry what that status promises
-    if row["status"] == "answered":
-        assert answer["method"] == "pot" and answer["value"] is not None and answer["citations"]
-    elif row["status"] == "not_answerable":
-        assert answer["text"] == "not answerable from the loaded filings" and answer["reason"]
+    if run.status == "answered":
+        assert answer.method == "pot" and answer.value is not None and answer.citations
+    elif run.status == "not_answerable":
+        assert answer.text == "not answerable from the loaded filings" and answer.reason
     else:
-        assert row["status"] == "failed" and answer["reason"] and not answer["reason"].startswith("internal error")
+        assert run.status == "failed" and answer.reason and not answer.reason.startswith("internal error")
     events = check_inspect_matches_store(window, run_id)
-    stages = [e["stage"] for e in events]
+    stages = [e.stage for e in events]
     assert stages[:3] == ["intent", "documents", "passages"] and "curation" in stages
-    curation = [e for e in events if e["stage"] == "curation"]
+    curation = [e for e in events if e.stage == "curation"]
     assert window.inspect_view.curation.list.count() == len(curation) >= 1
-    call = curation[0]["payload"]["llm_calls"][0]
-    assert call["model_id"].startswith("smollm2") and (call["raw"] or call["error"])
+    call = curation[0].llm_calls[0]
+    assert call.model_id.startswith("smollm2") and (call.raw or call.error)
     # the answer panel never shows a traceback; a failure carries its recorded reason
     text = ask.answer_view.toPlainText()
     assert "Traceback" not in text
-    if row["status"] == "failed":
+    if run.status == "failed":
         assert "Note:" in text
-    cites = ask.answer.get("citations") or []
+    cites = ask.answer.citations if ask.answer else ()
     if cites:
         ask.citation_table.clicked.emit(ask.citation_table.model().index(0, 0))
-        assert window.viewer.page_no == cites[0]["page"] and window.viewer.filing.identity.doc_name == cites[0]["doc_name"]
+        assert window.viewer.page_no == cites[0].page and window.viewer.filing.identity.doc_name == cites[0].doc_name
     else:  # the tiny model cited nothing: open the top passage from Inspect instead
         tab = window.inspect_view.select_tab("Passages")
         tab.open_row.emit(tab.model.record(0))
-        assert window.viewer.page_no == tab.model.record(0)["page"]
+        assert window.viewer.page_no == tab.model.record(0).page
     is_pdf = window.viewer.filing.path.endswith(".pdf")  # a PDF page is rendered, an HTML filing's page is text
     assert window.viewer.mode == ("pdf" if is_pdf else "text") and (window.viewer.pixmap() is not None or not is_pdf)
     assert stall < 0.5, f"the GUI stalled {stall * 1000:.0f} ms during the run"

@@ -366,11 +366,13 @@ def test_keywords_keep_content_words_a_template_also_uses(question: str, words: 
     assert all(w in keywords for w in words), keywords
 
 
-def test_to_dict_is_json_ready_and_parsing_is_deterministic() -> None:
+def test_intent_is_json_ready_and_parsing_is_deterministic() -> None:
     question = "How did Amazon's Q2 2023 operating margin compare with Q2 2022 (in percent)?"
     first, second = intent(question), intent(question)
     assert first == second
-    data = json.loads(json.dumps(first.to_dict()))
+    from engine.trace import to_json
+
+    data = json.loads(json.dumps(to_json(first)))
     assert data["issuers"] == ["AMZN", "AMAZON"] and data["quarters"] == ["2022Q2", "2023Q2"]
     assert data["comparison"] is True and data["metrics"] == ["operating margin"]
 

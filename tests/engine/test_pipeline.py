@@ -397,7 +397,7 @@ def test_real_path_with_smollm2(ingested_demo, demo_truth, embedder):
 def test_written_answers_have_their_figures_checked():
     from engine.answer.generate import ground_text
     from engine.records import Chunk
-    from engine.retrieval.hierarchical import Passage
+    from engine.records import Passage
 
     def passage(i: int, text: str) -> Passage:
         return Passage(Chunk(i, 1, "X_2022_10K", 3, 0, len(text), "text", text, ""), "X 10-K 2022")

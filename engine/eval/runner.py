@@ -200,16 +200,15 @@ class Evaluator:
         """Textual answers: the local model compares with the gold answer and evidence (marked model-judged)."""
         if self.chat is None:
             return None
+        from engine.prompts import prompt
         from engine.trace import call_llm
 
         evidence = "\n".join(t for _, _, t in q.evidence)[:2500]
         # The reason comes first: the grammar writes properties in order, so the verdict follows the comparison.
         schema = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 200}, "correct": {"type": "boolean"}},
                   "required": ["reason", "correct"], "additionalProperties": False}
-        msgs: list[ChatMessage] = [{"role": "system", "content": "You grade answers to financial questions. An answer is correct when it "
-                 "states the same facts and figures as the gold answer (rounding and wording may differ), reaches the "
-                 "same conclusion, and does not contradict the evidence. First compare them in `reason`, then give "
-                 "the verdict."},
+        msgs: list[ChatMessage] = [
+                {"role": "system", "content": prompt("judge", self.settings.prompts)},
                 {"role": "user", "content": f"Question: {q.question}\nGold answer: {q.answer}\nEvidence: {evidence}\n"
                  f"Answer to grade: {answer}"}]
         res, _ = call_llm(self.chat, "judge", msgs, schema, 96)

@@ -46,7 +46,7 @@ from engine.facts.numbers import NUMERAL, numerals_in
 from engine.intent import find_metrics, metric_named_by, metric_spans
 from engine.records import Chunk, Filing
 from engine.retrieval.hierarchical import filing_title
-from engine.settings import Settings
+from engine.settings import PromptSettings, Settings
 from engine.store.library import Library
 
 if TYPE_CHECKING:
@@ -406,7 +406,7 @@ _QUESTION_SCHEMA = {"type": "object", "properties": {"question": {"type": "strin
 
 
 def write_question(fact_metric: str, period: str, answer: str, who: str, passage: str,
-                   chat: ChatModel) -> tuple[str | None, str]:
+                   chat: ChatModel, prompts: PromptSettings | None = None) -> tuple[str | None, str]:
     """A question the chat model writes for a fact, or None with the reason it was refused.
 
     The model rewords the templated question in an analyst's words; the fact (and so the label) stays the
@@ -417,7 +417,7 @@ def write_question(fact_metric: str, period: str, answer: str, who: str, passage
     from engine.trace import call_llm
 
     messages: list[ChatMessage] = [
-        {"role": "system", "content": prompt("mining_question")},
+        {"role": "system", "content": prompt("mining_question", prompts)},
         {"role": "user", "content": f"Passage:\n<<<\n{passage[:1400]}\n>>>\n\nCompany: {who}\n"
                                     f"Line item: {fact_metric}\nPeriod: {period}"},
     ]
@@ -637,11 +637,11 @@ def mine_pairs(
     for kind in (KIND_TABLE, KIND_NARRATIVE):
         other = KIND_NARRATIVE if kind == KIND_TABLE else KIND_TABLE
         made = _make(queues[kind], quota[kind], filings, heldout, pools, n_neg, rng, seen_queries, examples,
-                     progress, n_pairs, writer, writer_share)
+                     progress, n_pairs, writer, writer_share, settings.prompts)
         quota[other] += quota[kind] - made  # a shortfall of one kind is filled by the other
     if len(examples) < n_pairs and queues[KIND_TABLE]:
         _make(queues[KIND_TABLE], n_pairs - len(examples), filings, heldout, pools, n_neg, rng, seen_queries,
-              examples, progress, n_pairs, writer, writer_share)
+              examples, progress, n_pairs, writer, writer_share, settings.prompts)
     rng.shuffle(examples)
     log.info("mined %d examples (%d held out, %d questions written by the model) from %d filings", len(examples),
              sum(e.split == HELDOUT for e in examples), sum(e.question_source == SOURCE_LLM for e in examples),
@@ -651,7 +651,8 @@ def mine_pairs(
 
 def _make(queue: deque[_Fact], quota: int, filings: dict[int, Filing], heldout: frozenset[int],
           pools: dict[str, _Pool], n_neg: int, rng: random.Random, seen: set[str], out: list[MinedExample],
-          progress: Progress | None, total: int, writer: ChatModel | None, writer_share: float) -> int:
+          progress: Progress | None, total: int, writer: ChatModel | None, writer_share: float,
+          prompts: PromptSettings) -> int:
     made = 0
     while queue and made < quota:
         fact = queue.popleft()
@@ -669,7 +670,7 @@ def _make(queue: deque[_Fact], quota: int, filings: dict[int, Filing], heldout: 
         wrng = random.Random(f"write:{query}")
         if writer is not None and wrng.random() < writer_share:
             written, why = write_question(fact.metric, fact.period, fact.answer, _who(filing, wrng),
-                                          fact.chunk.indexed_text, writer)
+                                          fact.chunk.indexed_text, writer, prompts)
             if written is not None and written.lower() not in seen:
                 query, source = written, SOURCE_LLM
                 seen.add(query.lower())

@@ -102,8 +102,10 @@ def test_verdicts_numeric_yes_no_side_and_judge(tmp_path):
         asked.append(messages)
         return {"reason": "same conclusion", "correct": True}
 
+    from engine.settings import Settings
+
     evaluator = Evaluator.__new__(Evaluator)  # verdicts need no library
-    evaluator.chat = ScriptedChat(script)
+    evaluator.chat, evaluator.settings = ScriptedChat(script), Settings()
 
     def q(answer: str) -> EvalQuestion:
         return EvalQuestion("q", "Is Acme capital-intensive?", answer, frozenset(), frozenset())

@@ -114,6 +114,57 @@ class QueryIntent:
     annual_years: tuple[int, ...] | None = None  # None: derive from fiscal_years minus quarter years
 
 
+# --- statement facts ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColumnPeriod:
+    """What one column of a statement table measures, as its headers print it."""
+
+    header: str  # the column's own header cell: "2018", "February 2, 2019"
+    fiscal_year: int
+    end: str | None  # ISO date of the period's end (or the instant) when the headers print month and day
+    months: int | None  # duration: 3, 6, 9 or 12; 0 for an instant (a balance sheet date); None: not stated
+
+    @property
+    def label(self) -> str:
+        """"FY2018", "FY2023 3M to 2023-06-30", "2019-02-02" (an instant), or "2018 (period not stated)"."""
+        if self.months == 0:
+            return f"as of {self.end}" if self.end else f"FY{self.fiscal_year} end"
+        if self.months == 12:
+            return f"FY{self.fiscal_year}"
+        if self.months is None:
+            return f"{self.fiscal_year} (period not stated)"
+        return f"{self.months}M to {self.end}" if self.end else f"{self.months}M of {self.fiscal_year}"
+
+
+@dataclass(frozen=True)
+class StatementFact:
+    """One printed value of a statement table: row × column, with its period, scale and where it is printed."""
+
+    page: int
+    statement: str  # income statement | balance sheet | cash flows | equity | table
+    title: str  # the table's title line as printed
+    label: str  # the row label ("Inventories")
+    parent: str  # the heading the row sits under ("Current assets"), or ""
+    is_total: bool
+    column: int
+    period: ColumnPeriod
+    printed: str  # the cell as printed: "(1,577)", "—"
+    value: float  # the number, sign applied (parentheses negative, a dash zero), before scaling
+    scale: str | None  # thousands | millions | billions as the table prints its amounts; None: as printed
+    unit: str  # USD | USD/share | shares | %
+    char_start: int  # the row's line in the page text
+    char_end: int
+    confidence: str = "high"  # "low": the column's period is not stated by its headers
+
+    @property
+    def scaled_value(self) -> float:
+        from engine.facts.numbers import SCALE_FACTORS
+
+        return self.value * SCALE_FACTORS[self.scale] if self.scale else self.value
+
+
 # --- the question path's records -------------------------------------------------------------------------
 # Everything a stage hands to the next one, and every stage's trace payload. Payloads are serialised and
 # read back in one place, :mod:`engine.trace`; readers (CLI, export, eval, the app) consume these types.

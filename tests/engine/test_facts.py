@@ -1,0 +1,166 @@
+"""Statement facts read from page text: every true value of the demo corpus, the table shapes real filings
+print, tables the reader must refuse, and a few known values of the real shared corpus."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.facts.tables import extract_page_facts, fiscal_year_of
+from engine.records import StatementFact
+from tests.conftest import needs_shared
+
+
+def facts_of(text: str, label: str) -> list[StatementFact]:
+    return [f for f in extract_page_facts(text, 0) if f.label == label]
+
+
+def by_period(facts: list[StatementFact]) -> dict[str, float]:
+    return {f.period.label: f.value for f in facts}
+
+
+def test_every_true_value_of_the_demo_corpus_comes_back_as_a_fact(ingested_demo, demo_truth) -> None:  # noqa: ANN001
+    """PDF and SEC-HTML demo filings, 10-K and 10-Q: the right label, period (fiscal year and duration, or the
+    balance sheet's instant), value and scale for every value the generator printed."""
+    library, _, _ = ingested_demo
+    pages: dict[tuple[str, int], list[StatementFact]] = {}
+    missing = []
+    for t in demo_truth:
+        key = (t["doc_name"], t["page"])
+        if key not in pages:
+            filing = library.filing_by_doc_name(t["doc_name"])
+            pages[key] = extract_page_facts(library.page_text(filing.id, t["page"]), t["page"])
+        column = t["column_label"].lower()
+        months = 0 if t["statement"] == "balance_sheet" else next(
+            m for word, m in (("three", 3), ("six", 6), ("nine", 9), ("year", 12)) if word in column)
+        per_share = t["unit"] == "USD per share"
+        hits = [f for f in pages[key] if f.label == t["metric"] and f.period.fiscal_year == int(t["fiscal_year_column"])
+                and f.period.months == months and f.value == t["value"] and f.confidence == "high"
+                and f.scale == (None if per_share else "millions") and f.unit == ("USD/share" if per_share else "USD")]
+        if len(hits) != 1:
+            missing.append((t["doc_name"], t["metric"], t["column_label"]))
+    assert not missing, f"{len(missing)} of {len(demo_truth)} true values not read: {missing[:5]}"
+    assert {f.statement for fs in pages.values() for f in fs} == {"income statement", "balance sheet", "cash flows"}
+
+
+THREE_YEARS = """3M Company and Subsidiaries
+Consolidated Statement of Cash Flows
+Years ended December 31
+
+(Millions)  2018  2017  2016
+Cash Flows from Operating Activities
+Net income including noncontrolling interest  $  5,363  $  4,869  $  5,058
+Adjustments to reconcile net income including noncontrolling interest to net cash
+provided by operating activities
+Depreciation and amortization  1,488  1,544  1,474
+Cash Flows from Investing Activities
+Purchases of property, plant and equipment (PP&E)  (1,577)  (1,373)  (1,420)
+Proceeds from sale of PP&E and other assets  262  49  58
+Acquisitions, net of cash acquired  13  (2,023)  —
+Net cash provided by (used in) investing activities  222  (3,086)  (1,403)
+"""
+
+
+def test_a_three_year_cash_flow_statement() -> None:
+    capex = facts_of(THREE_YEARS, "Purchases of property, plant and equipment (PP&E)")
+    assert by_period(capex) == {"FY2018": -1577, "FY2017": -1373, "FY2016": -1420}  # parentheses: negative
+    assert {(f.statement, f.scale, f.unit, f.parent) for f in capex} == {
+        ("cash flows", "millions", "USD", "Cash Flows from Investing Activities")}
+    assert capex[0].scaled_value == -1_577_000_000 and capex[0].period.end == "2018-12-31"
+    assert by_period(facts_of(THREE_YEARS, "Acquisitions, net of cash acquired"))["FY2016"] == 0  # a dash: nil
+    # a heading broken over two lines is one parent
+    (dep,) = [f for f in facts_of(THREE_YEARS, "Depreciation and amortization") if f.period.fiscal_year == 2018]
+    assert dep.parent.endswith("to net cash provided by operating activities")
+    totals = [f.label for f in extract_page_facts(THREE_YEARS, 0) if f.is_total]
+    assert set(totals) == {"Net cash provided by (used in) investing activities"}
+
+
+BALANCE_SHEET = """CONSOLIDATED BALANCE SHEETS
+($ in millions)
+February 2, 2019  February 3, 2018
+Current assets
+Cash and cash equivalents  $  1,980  $  1,101
+Merchandise inventories  5,409  5,209
+Total current assets  9,549  9,829
+Current liabilities
+Accounts payable  $  5,257  $  4,873
+"""
+
+
+def test_a_balance_sheet_of_a_52_53_week_retailer() -> None:
+    inv = facts_of(BALANCE_SHEET, "Merchandise inventories")
+    assert {(f.period.end, f.period.months, f.period.fiscal_year) for f in inv} == {
+        ("2019-02-02", 0, 2019), ("2018-02-03", 0, 2018)}
+    assert by_period(inv) == {"as of 2019-02-02": 5409, "as of 2018-02-03": 5209}
+    assert {f.parent for f in inv} == {"Current assets"} and inv[0].statement == "balance sheet"
+    assert facts_of(BALANCE_SHEET, "Accounts payable")[0].parent == "Current liabilities"
+    assert facts_of(BALANCE_SHEET, "Total current assets")[0].is_total
+    # a fiscal year ending in the first days of January is the year before's (a 52/53-week year)
+    assert fiscal_year_of(2021, 1, 2) == 2020 and fiscal_year_of(2019, 2, 2) == 2019 and fiscal_year_of(2019, 12, 31) == 2019
+
+
+QUARTER = """CONDENSED CONSOLIDATED STATEMENTS OF INCOME
+(In thousands, except per share data)
+Three Months Ended  Nine Months Ended
+September 30,  September 30,
+2023  2022  2023  2022
+Net revenues  $  812,340  $  790,002  $  2,401,556  $  2,285,300
+Gross margin  41.2%  39.8%  40.6%  39.9%
+Diluted earnings per share  $  1.12  $  0.98  $  3.21  $  2.75
+Weighted-average diluted shares  102,345  104,001  102,977  104,455
+"""
+
+
+def test_a_quarterly_table_of_three_and_nine_months() -> None:
+    rev = facts_of(QUARTER, "Net revenues")
+    assert [(f.period.months, f.period.fiscal_year, f.period.end, f.value) for f in rev] == [
+        (3, 2023, "2023-09-30", 812340), (3, 2022, "2022-09-30", 790002),
+        (9, 2023, "2023-09-30", 2401556), (9, 2022, "2022-09-30", 2285300)]
+    assert {f.scale for f in rev} == {"thousands"} and rev[0].statement == "income statement"
+    eps = facts_of(QUARTER, "Diluted earnings per share")
+    assert {(f.unit, f.scale) for f in eps} == {("USD/share", None)} and eps[2].value == 3.21
+    margin = facts_of(QUARTER, "Gross margin")
+    assert {(f.unit, f.scale) for f in margin} == {("%", None)} and margin[0].value == 41.2
+    shares = facts_of(QUARTER, "Weighted-average diluted shares")
+    assert {(f.unit, f.scale) for f in shares} == {("shares", "thousands")}
+
+
+def test_a_table_split_over_two_pages_reads_its_headers_on_each_page() -> None:
+    first = "CONSOLIDATED STATEMENTS OF OPERATIONS\n(In millions)\nYear Ended December 31,\n2023  2022\nRevenue  $  500  $  450\n"
+    second = "CONSOLIDATED STATEMENTS OF OPERATIONS (continued)\n(In millions)\nYear Ended December 31,\n2023  2022\n" \
+             "Net income  $  60  $  55\n"
+    assert by_period(facts_of(first, "Revenue")) == {"FY2023": 500, "FY2022": 450}
+    assert by_period(facts_of(second, "Net income")) == {"FY2023": 60, "FY2022": 55}
+
+
+def test_what_the_reader_refuses() -> None:
+    # rows before any column header, and a row whose cells do not match the header's columns: no facts
+    assert extract_page_facts("Revenue  $  500  $  450\n", 0) == []
+    assert facts_of("(In millions)\nYear Ended December 31,\n2023  2022\nRevenue  500  450  12\n", "Revenue") == []
+    # prose with a year is no column header
+    text = "Our results for the year ended December 31, 2023 improved compared with the prior year in every segment.\n" \
+           "Revenue  500  450\n"
+    assert extract_page_facts(text, 0) == []
+    # a header that does not say what its columns measure: facts marked low confidence, period "not stated"
+    (a, b) = facts_of("Selected data\n(In millions)\n2023  2022\nBacklog  1,200  1,100\n", "Backlog")
+    assert (a.confidence, a.period.months, a.period.label) == ("low", None, "2023 (period not stated)")
+
+
+@pytest.mark.shared
+def test_known_values_of_real_filings() -> None:
+    from engine.ingest.pdf import read_pdf_pages
+
+    def facts(doc: str, page: int) -> list[StatementFact]:
+        issuer = doc.split("_")[0]
+        pages, _ = read_pdf_pages(str(needs_shared("corpus", "filings", issuer, "10-K", f"{doc}.pdf")))
+        return extract_page_facts(pages[page], page)
+
+    cash = facts("3M_2018_10K", 59)
+    capex = {f.period.label: f.value for f in cash if f.label.startswith("Purchases of property, plant and equipment")}
+    assert capex == {"FY2018": -1577, "FY2017": -1373, "FY2016": -1420}
+    assert {f.scale for f in cash} == {"millions"}
+    balance = facts("BESTBUY_2019_10K", 51)
+    inv = {f.period.label: f.value for f in balance if f.label == "Merchandise inventories"}
+    assert inv == {"as of 2019-02-02": 5409, "as of 2018-02-03": 5209}
+    income = facts("AMAZON_2019_10K", 37)
+    assert {f.period.label: f.value for f in income if f.label == "Net income"} == {
+        "FY2017": 3033, "FY2018": 10073, "FY2019": 11588}

@@ -112,6 +112,12 @@ def _durations(context: str, n: int) -> list[int | None]:
     return [None] * n
 
 
+# Columns that are not one period each: "2019-2020", "Thereafter", "Total", "Less than 1 year" (a maturity or
+# contractual-obligations table). Their years cannot be matched to cells one to one.
+_NOT_PERIODS = re.compile(r"(?:19|20)\d\d\s*[-–—]\s*(?:19|20)?\d\d\b|\bthereafter\b|\btotal\b|\bless\s+than\b|"
+                          r"\bmore\s+than\b|\byears?\s+\d", re.IGNORECASE)
+
+
 def _columns(header: str, context: str, is_balance_sheet: bool) -> tuple[ColumnPeriod, ...]:
     cells: list[tuple[str, int | None, int | None, int]] = [
         (m[0], _month_number(m[1]), int(m[2]), int(m[3])) for m in _DATE.finditer(header)]
@@ -119,7 +125,10 @@ def _columns(header: str, context: str, is_balance_sheet: bool) -> tuple[ColumnP
         md = _MONTH_DAY.search(context)
         month, day = (_month_number(md[1]), int(md[2])) if md else (None, None)
         cells = [(y, month, day, int(y)) for y in _YEAR.findall(header)]
-    durations = [0] * len(cells) if is_balance_sheet else _durations(context, len(cells))
+    if _NOT_PERIODS.search(header):
+        durations: list[int | None] = [None] * len(cells)
+    else:
+        durations = [0] * len(cells) if is_balance_sheet else _durations(context, len(cells))
     out = []
     for (text, month, day, year), months in zip(cells, durations):
         end = f"{year:04d}-{month:02d}-{day:02d}" if month and day else None

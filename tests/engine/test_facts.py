@@ -143,6 +143,12 @@ def test_what_the_reader_refuses() -> None:
     # a header that does not say what its columns measure: facts marked low confidence, period "not stated"
     (a, b) = facts_of("Selected data\n(In millions)\n2023  2022\nBacklog  1,200  1,100\n", "Backlog")
     assert (a.confidence, a.period.months, a.period.label) == ("low", None, "2023 (period not stated)")
+    # a contractual-obligations table: its columns are ranges and totals, not one period each
+    text = "Contractual obligations\nYears ending December 31,\n(In millions)  2018  2019-2020  2021-2022  Thereafter  Total\n" \
+           "Interest payments  1,200  2,300  2,100  9,800  15,400\n"
+    assert {(f.confidence, f.period.months) for f in facts_of(text, "Interest payments")} == {("low", None)}
+    dated = text.replace("(In millions)  2018", "June 30,  2018")  # a header the reader cannot split: no facts
+    assert facts_of(dated, "Interest payments") == []
 
 
 @pytest.mark.shared

@@ -273,13 +273,13 @@ def _print_run(library, run_id: str, explain: bool) -> None:  # noqa: ANN001
         _explain(run.traces)
 
 
-def load_pipeline(settings: Settings, library, *, chat: bool = True):  # noqa: ANN001, ANN201
+def load_pipeline(settings: Settings, library):  # noqa: ANN001, ANN201
     """Models and indexes for answering (:func:`engine.pipeline.build_pipeline`), indexes brought up to date
     first; a chat model that cannot be loaded is reported here and by the run, not raised."""
     from engine.indexing import indexes_stale
     from engine.pipeline import build_pipeline, load_models
 
-    models = load_models(settings, chat=chat, chat_required=False)
+    models = load_models(settings, chat_required=False)
     if models.chat_error:
         print(f"error: {models.chat_error}", file=sys.stderr)
     if indexes_stale(library, settings):

@@ -16,7 +16,7 @@ from engine.errors import EngineError
 from engine.evidence import Snapshot, page_snapshot
 from engine.records import StageTrace, StoredRun
 from engine.store.library import Library
-from engine.trace import event_json, read_run, stage_summary, to_json, trace_from_json
+from engine.trace import event_json, read_run, stage_summary, to_json
 
 FORMATS = ("json", "csv", "md", "html")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -32,6 +32,12 @@ def evidence_set(library: Library, run_id: str) -> dict[str, Any]:
     """Question, answer, cited passages (filing, page, text) and the full trace of one run, as JSON-ready data
     (the ``json`` export; the other formats are written from the same data)."""
     return _evidence_json(read_run(library, run_id), library)
+
+
+def _report(library: Library, run_id: str) -> tuple[dict[str, Any], list[str]]:
+    """The evidence set and the trace's one line per stage, from one read of the run."""
+    run = read_run(library, run_id)
+    return _evidence_json(run, library), trace_summary(run.traces)
 
 
 def _evidence_json(run: StoredRun, library: Library) -> dict[str, Any]:
@@ -52,12 +58,12 @@ def _evidence_json(run: StoredRun, library: Library) -> dict[str, Any]:
 def export_run(library: Library, run_id: str, fmt: str) -> str:
     """One run as text: JSON, CSV, or a Markdown/HTML report without page images (see :func:`write_export`)."""
     _check_format(fmt)
-    ev = evidence_set(library, run_id)
+    ev, summary = _report(library, run_id)
     if fmt == "json":
         return json.dumps(ev, indent=2, default=str)
     if fmt == "csv":
         return to_csv(ev)
-    return to_markdown(ev) if fmt == "md" else to_html(ev)
+    return to_markdown(ev, summary) if fmt == "md" else to_html(ev, summary)
 
 
 def write_export(library: Library, run_ids: Sequence[str], fmt: str, target: Path) -> list[Path]:
@@ -74,7 +80,7 @@ def write_export(library: Library, run_ids: Sequence[str], fmt: str, target: Pat
         target.mkdir(parents=True, exist_ok=True)
         targets = [(rid, target / f"filinglens-run-{rid}.{fmt}") for rid in run_ids]
     for rid, path in targets:
-        ev = evidence_set(library, rid)
+        ev, summary = _report(library, rid)
         if fmt == "json":
             text = json.dumps(ev, indent=2, default=str)
         elif fmt == "csv":
@@ -82,9 +88,9 @@ def write_export(library: Library, run_ids: Sequence[str], fmt: str, target: Pat
         else:
             snaps = _snapshots(library, ev)
             if fmt == "md":
-                text = to_markdown(ev, _write_pngs(snaps, path))
+                text = to_markdown(ev, summary, _write_pngs(snaps, path))
             else:
-                text = to_html(ev, {i: "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")
+                text = to_html(ev, summary, {i: "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")
                                     for i, s in snaps.items() if s.png}, {i: s.note for i, s in snaps.items()})
         path.write_text(text, encoding="utf-8", newline="")
     return [p for _, p in targets]
@@ -149,18 +155,14 @@ def _cost_line(ev: dict[str, Any]) -> str:
             f"{cost.get('tokens_out')} out, {cost.get('llm_calls')} model calls")
 
 
-def _traces(ev: dict[str, Any]) -> list[StageTrace]:
-    return [trace_from_json(e["stage"], e["round"], e["seconds"], e["payload"], e["seq"]) for e in ev["trace"]]
-
-
-def trace_summary(traces: list[StageTrace]) -> list[str]:
+def trace_summary(traces: Sequence[StageTrace]) -> list[str]:
     """One line per stage: what it kept and why the loop went on."""
     return [f"{t.stage} (round {t.round}, {t.seconds:.2f} s, {t.tokens_in}/{t.tokens_out} tokens): {stage_summary(t)}"
             for t in traces]
 
 
-def to_markdown(ev: dict[str, Any], images: dict[int, str] | None = None) -> str:
-    """The report in Markdown; ``images`` maps a cited passage's index to its page snapshot's path."""
+def to_markdown(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] | None = None) -> str:
+    """The report in Markdown (``summary``: the trace, one line per stage); ``images`` maps a cited passage's index to its page snapshot's path."""
     a = ev["answer"]
     lines = [f"# {_md_line(ev['question'])}", "", f"**Answer:** {_md_line(a.get('text') or '(none)')}  ",
              f"**Status:** {ev['status']}"]
@@ -177,7 +179,7 @@ def to_markdown(ev: dict[str, Any], images: dict[int, str] | None = None) -> str
                   f"Computed: {a.get('computed', {}).get('value')}", ""]
     if a.get("reasoning"):
         lines += ["## Reasoning", "", *_fence(a["reasoning"]), ""]
-    lines += ["## Trace", ""] + [f"- {_md_line(t)}" for t in trace_summary(_traces(ev))]
+    lines += ["## Trace", ""] + [f"- {_md_line(t)}" for t in summary]
     return "\n".join(lines) + "\n"
 
 
@@ -186,7 +188,8 @@ def _md_line(text: str) -> str:
     return " ".join(str(text).split()).replace("<", "&lt;").replace(">", "&gt;")
 
 
-def to_html(ev: dict[str, Any], images: dict[int, str] | None = None, notes: dict[int, str] | None = None) -> str:
+def to_html(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] | None = None,
+            notes: dict[int, str] | None = None) -> str:
     """A self-contained HTML report; every piece of filing or model text is escaped."""
     e = html.escape
     a = ev["answer"]
@@ -210,7 +213,7 @@ def to_html(ev: dict[str, Any], images: dict[int, str] | None = None, notes: dic
                   f"<p>Computed: {e(str(a.get('computed', {}).get('value')))}</p>"]
     if a.get("reasoning"):
         parts += ["<h2>Reasoning</h2>", f"<pre>{e(a['reasoning'])}</pre>"]
-    parts += ["<h2>Trace</h2>", "<ul>", *[f"<li>{e(t)}</li>" for t in trace_summary(_traces(ev))], "</ul>",
+    parts += ["<h2>Trace</h2>", "<ul>", *[f"<li>{e(t)}</li>" for t in summary], "</ul>",
               "</body></html>"]
     return "\n".join(parts) + "\n"
 

@@ -127,19 +127,17 @@ class SharedIndexes(Protocol):
     chunk_vectors: Any
 
 
-def build_pipeline(settings: Settings, library: Library, models: Models, *, store_runs: bool = True,
+def build_pipeline(settings: Settings, library: Library, models: Models, *,
                    shared: SharedIndexes | None = None) -> HirecPipeline:
     """The HiREC question path over ``library`` (the one builder: CLI, app and eval use it).
 
     Args:
-        store_runs: Record each run and its stages in the library (off for retrieval-only evaluation).
         shared: Reuse the indexes of an object that already loaded them instead of reading them again.
     """
     extra = {} if shared is None else {"lexical": shared.lexical, "summaries": shared.summaries,
                                        "chunk_vectors": shared.chunk_vectors}
     retriever = HierarchicalRetriever(library, settings, models.embedder, models.cross, **extra)
-    return HirecPipeline(library, settings, retriever, models.chat, store_runs=store_runs,
-                         no_chat_reason=models.chat_error)
+    return HirecPipeline(library, settings, retriever, models.chat, no_chat_reason=models.chat_error)
 
 
 def issuer_refs(library: Library) -> list[IssuerRef]:
@@ -173,40 +171,41 @@ class HirecPipeline:
     """Holds loaded models and indexes; one instance answers many questions."""
 
     def __init__(self, library: Library, settings: Settings, retriever: HierarchicalRetriever,
-                 chat: ChatModel | None, *, store_runs: bool = True, no_chat_reason: str = "") -> None:
+                 chat: ChatModel | None, *, no_chat_reason: str = "") -> None:
         self.library, self.settings, self.chat, self.retriever = library, settings, chat, retriever
         self.refs = {r.key: r for r in issuer_refs(library)}
-        self.store_runs = store_runs
         self.no_chat_reason = no_chat_reason
 
-    def run(self, question: str, cancel: Callable[[], bool] | None = None, *, stop_after: str | None = None) -> Run:
+    def run(self, question: str, cancel: Callable[[], bool] | None = None, *, stop_after: str | None = None,
+            store: bool = True) -> Run:
         run = None
-        for item in self.run_iter(question, cancel, stop_after=stop_after):
+        for item in self.run_iter(question, cancel, stop_after=stop_after, store=store):
             if isinstance(item, Run):
                 run = item
         assert run is not None
         return run
 
     def run_iter(self, question: str, cancel: Callable[[], bool] | None = None, *,
-                 stop_after: str | None = None) -> Iterator[StageTrace | Run]:
+                 stop_after: str | None = None, store: bool = True) -> Iterator[StageTrace | Run]:
         """Yield each stage's trace as it completes, then the finished :class:`Run`.
 
         ``cancel`` is checked between stages and polled by the model during each call; once it returns true
         the run ends with status ``cancelled``, keeping the traces of the stages that completed.
         ``stop_after`` names a stage after whose first completion the run ends (``"passages"``: retrieval only,
         the evaluation of retrieval pipelines); the run's answer then says so and its status is ``stopped``.
+        ``store`` records the run and its stages in the library (off for retrieval-only evaluation).
         """
         if stop_after is not None and stop_after not in STAGES:
             raise ValueError(f"unknown stage {stop_after!r} (known: {', '.join(STAGES)})")
         run = Run(uuid.uuid4().hex[:12], question, "running", AnswerResult("failed", ""))
-        if self.store_runs:
+        if store:
             RunStore(self.library).create(run.id, "hirec", question, self.settings.model_dump_json())
         started = time.perf_counter()
 
         def record(trace: StageTrace) -> StageTrace:
             trace = replace(trace, seq=len(run.traces) + 1)
             run.traces.append(trace)
-            if self.store_runs:
+            if store:
                 record_trace(self.library, run.id, trace)
             if trace.stage == stop_after:
                 raise _Stop
@@ -233,7 +232,7 @@ class HirecPipeline:
             run.answer = AnswerResult("failed", "", reason=f"internal error: {type(exc).__name__}: {exc}")
         run.status = run.answer.status if run.status == "running" else run.status
         run.seconds = time.perf_counter() - started
-        if self.store_runs:
+        if store:
             RunStore(self.library).finish(run.id, run.status, outcome_to_json(run.answer, run.cost),
                                           run.answer.reason if run.status == "failed" else "")
         yield run

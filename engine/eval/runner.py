@@ -61,7 +61,7 @@ class Evaluator:
         self.library, self.settings, self.models = library, settings, models
         self.embedder, self.chat = models.embedder, models.chat
         self.searcher = Searcher(library, settings, models.embedder)
-        self._pipelines: dict[tuple[str, str, bool], HirecPipeline] = {}
+        self._pipelines: dict[tuple[str, str], HirecPipeline] = {}
         self._cross: dict[str, object] = {}  # one loaded cross-encoder per reranker, shared by its modes
         if models.cross is not None:
             self._cross[settings.retrieval.reranker] = models.cross
@@ -69,22 +69,23 @@ class Evaluator:
 
     @property
     def hirec(self) -> HirecPipeline:
-        return self.pipeline(self.settings.retrieval.reranker, None, answering=True)
+        return self.pipeline(self.settings.retrieval.reranker)
 
-    def pipeline(self, reranker: str, mode: str | None = None, *, answering: bool = False) -> HirecPipeline:
+    def pipeline(self, reranker: str, mode: str | None = None) -> HirecPipeline:
         """The HiREC pipeline whose passage scorer is ``reranker`` (none | trained | untrained | folder), its
-        scores fused with the others or used alone (``mode``; default: the settings'). Retrieval-only
-        pipelines run without the chat model and do not store their runs."""
-        key = (reranker, mode or self.settings.retrieval.reranker_mode, answering)
+        scores fused with the others or used alone (``mode``; default: the settings'). The answering pipeline
+        and the retrieval-only one of the same scorer are one pipeline (one retriever, one set of caches); a
+        retrieval-only run stops after the passage stage and is not stored."""
+        key = (reranker, mode or self.settings.retrieval.reranker_mode)
         if key not in self._pipelines:
             from engine.models.registry import load_cross_scorer
 
             s = self.settings.with_overrides(retrieval={"reranker": key[0], "reranker_mode": key[1]})
             if self._cross.get(key[0]) is None and key[0] != "none":
                 self._cross[key[0]] = load_cross_scorer(s, s.library_home())
-            models = Models(self.embedder, self.chat if answering else None, self._cross.get(key[0]),  # type: ignore[arg-type]
+            models = Models(self.embedder, self.chat, self._cross.get(key[0]),  # type: ignore[arg-type]
                             self.models.chat_error)
-            self._pipelines[key] = build_pipeline(s, self.library, models, store_runs=answering, shared=self.searcher)
+            self._pipelines[key] = build_pipeline(s, self.library, models, shared=self.searcher)
         return self._pipelines[key]
 
     def predict(self, pipeline: str, q: EvalQuestion) -> Prediction:
@@ -99,7 +100,7 @@ class Evaluator:
             if pipeline == "dense-answer":
                 self._answer(q, chunks, pred)
         elif pipeline in RERANKER_VARIANTS:
-            run = self.pipeline(*RERANKER_VARIANTS[pipeline]).run(q.question, stop_after="passages")
+            run = self.pipeline(*RERANKER_VARIANTS[pipeline]).run(q.question, stop_after="passages", store=False)
             passages = [t.payload for t in run.traces if isinstance(t.payload, PassagesPayload)]
             documents = [t.payload for t in run.traces if isinstance(t.payload, DocumentsPayload)]
             kept = passages[0].kept if passages else ()

@@ -102,7 +102,6 @@ def _durations(context: str, n: int) -> list[int | None]:
         elif m[5]:
             spans.append(3)
     if spans:
-        spans = list(dict.fromkeys(spans)) if len(set(spans)) == len(spans) else spans
         if n % len(spans) == 0:  # "Three Months Ended  Nine Months Ended" over four columns: two each
             per = n // len(spans)
             return [s for s in spans for _ in range(per)]

@@ -17,7 +17,7 @@ from engine.records import ChunkSpan
 # A table row: cells separated by the two-space gap the PDF parser writes, at least one of them numeric.
 _GAP = "  "
 _YEAR = re.compile(r"\b(19|20)\d\d\b")
-_PERIOD_WORDS = re.compile(r"(months|weeks|year|quarter|fiscal|ended|as of|december|june|september|march)", re.I)
+_PERIOD_WORDS = re.compile(r"(months|weeks|year|quarter|fiscal|ended|as of|december|june|september|march)", re.IGNORECASE)
 
 
 def is_table_row(line: str) -> bool:
@@ -38,10 +38,12 @@ _GENERIC_LABELS = {"total", "other", "net", "subtotal", "balance", "balances", "
                    "total, net", "total, at cost", "other, net"}
 
 
-def parse_row(line: str) -> tuple[str, list[str]] | None:
+def parse_row(line: str, *, max_label: int = 90, generic: bool = False) -> tuple[str, list[str]] | None:
     """``(label, values)`` of a statement row (dot leaders or two-space gaps), else None.
 
-    ``values`` keeps dashes (``—``) as cells so that columns stay aligned with the header's years.
+    ``values`` keeps dashes (``—``) as cells so that columns stay aligned with the header's years. A label longer
+    than ``max_label`` or a generic one ("Total", "Other, net": meaningless without its heading) is refused unless
+    ``generic`` (a reader that keeps the heading, such as the statement-fact reader).
     """
     line = line.strip()
     m = _LEADER.search(line)
@@ -56,9 +58,9 @@ def parse_row(line: str) -> tuple[str, list[str]] | None:
     if not _VALUES_ONLY.fullmatch(rest) or not re.search(r"\d", rest):
         return None
     letters = sum(ch.isalpha() for ch in label)
-    if letters < 3 or len(label) > 90 or label[0].isdigit() or _YEAR.fullmatch(label):
+    if letters < (2 if generic else 3) or len(label) > max_label or label[0].isdigit() or _YEAR.fullmatch(label):
         return None
-    if label.lower() in _GENERIC_LABELS or label.lower().startswith(("item ", "page", "note ")):
+    if (not generic and label.lower() in _GENERIC_LABELS) or label.lower().startswith(("item ", "page", "note ")):
         return None
     if scale_caption(label):
         return None

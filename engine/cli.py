@@ -8,10 +8,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.errors import ConfigError, EngineError
 from engine.records import StageTrace
 from engine.settings import Settings, load_preset
+
+if TYPE_CHECKING:
+    from engine.store import Library
 
 log = logging.getLogger("filinglens")
 
@@ -35,19 +39,19 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings.with_overrides(**overrides) if overrides else settings
 
 
-def _library(settings: Settings):  # noqa: ANN202
+def _library(settings: Settings):
     from engine.store import Library
 
     return Library(settings.library_home())
 
 
-def _embedder(settings: Settings):  # noqa: ANN202
+def _embedder(settings: Settings):
     from engine.models.registry import load_embedder
 
     return load_embedder(settings.models)
 
 
-def _sync(library, settings: Settings, embedder) -> None:  # noqa: ANN001
+def _sync(library, settings: Settings, embedder) -> None:
     from tqdm import tqdm
 
     from engine.indexing import sync_indexes
@@ -79,7 +83,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     bar = tqdm(total=0, desc="ingest", unit="file")
     failed: list[str] = []
 
-    def on_event(ev) -> None:  # noqa: ANN001
+    def on_event(ev) -> None:
         bar.total = ev.total
         bar.update(1)
         if ev.status in ("failed", "skipped", "removed", "duplicate"):
@@ -87,12 +91,24 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     report = ingest(library, args.paths, settings, prune=not args.no_prune, on_event=on_event)
     bar.close()
+    _refresh_facts(library, settings)
     _sync(library, settings, _embedder(settings))
     print(f"ingest: {report.summary()} in {time.perf_counter() - t0:.1f}s "
           f"({library.count('filings')} filings, {library.count('chunks')} chunks in {library.home})")
     for line in failed:
         print(line)
     return 1 if report.count("failed") and not report.count("added") and not report.count("unchanged") else 0
+
+
+def _refresh_facts(library: Library, settings: Settings) -> None:
+    """Read the facts of filings stored before this fact reader (an upgraded library), from their files."""
+    from engine.ingest import refresh_facts
+
+    done, problems = refresh_facts(library, settings)
+    if done:
+        print(f"facts: re-read the statement facts of {done} filing(s) with the current reader", file=sys.stderr)
+    for line in problems:
+        print(f"facts: {line}", file=sys.stderr)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -120,6 +136,25 @@ def cmd_search(args: argparse.Namespace) -> int:
                   f"(bm25={hit.scores['bm25']:.2f} dense={hit.scores['dense']:.3f})\n     {snippet}")
     print(f"({', '.join(f'{k} {v:.1f} ms' for k, v in res.timings_ms.items())})", file=sys.stderr)
     return 0
+
+
+def cmd_facts(args: argparse.Namespace) -> int:
+    from engine.facts.search import FactFilter, describe, search_facts
+
+    settings = _settings(args)
+    library = _library(settings)
+    if library.count("facts") == 0:
+        print("the library has no statement facts: run `filinglens ingest PATH` first")
+        return 1
+    flt = FactFilter(company=args.company, period=args.period, doc_name=args.doc,
+                     page=None if args.page is None else args.page - 1)
+    embedder = _embedder(settings) if args.query and not args.words_only else None
+    found = search_facts(library, args.query or "", flt, embedder=embedder, k=args.k)
+    for stored in found:
+        print(describe(stored))
+    if not found:
+        print("no fact matches: try fewer filters (--company, --period, --page) or other words")
+    return 0 if found else 1
 
 
 def cmd_library(args: argparse.Namespace) -> int:
@@ -165,6 +200,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     library = _library(settings)
     shutil.rmtree(library.index_dir, ignore_errors=True)
     library.index_dir.mkdir()
+    _refresh_facts(library, settings)
     _sync(library, settings, _embedder(settings))
     print("indexes rebuilt")
     return 0
@@ -213,7 +249,12 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def _explain(traces: Sequence[StageTrace]) -> None:
     from engine.records import (
-        AnswerPayload, CurationPayload, DocumentsPayload, IntentPayload, PassagesPayload, RewritePayload,
+        AnswerPayload,
+        CurationPayload,
+        DocumentsPayload,
+        IntentPayload,
+        PassagesPayload,
+        RewritePayload,
     )
 
     for t in traces:
@@ -254,7 +295,7 @@ def _explain(traces: Sequence[StageTrace]) -> None:
                 print(f"   model call failed: {call.error}")
 
 
-def _print_run(library, run_id: str, explain: bool) -> None:  # noqa: ANN001
+def _print_run(library, run_id: str, explain: bool) -> None:
     from engine.trace import read_run
 
     run = read_run(library, run_id)
@@ -273,7 +314,7 @@ def _print_run(library, run_id: str, explain: bool) -> None:  # noqa: ANN001
         _explain(run.traces)
 
 
-def load_pipeline(settings: Settings, library):  # noqa: ANN001, ANN201
+def load_pipeline(settings: Settings, library):
     """Models and indexes for answering (:func:`engine.pipeline.build_pipeline`), indexes brought up to date
     first; a chat model that cannot be loaded is reported here and by the run, not raised."""
     from engine.indexing import indexes_stale
@@ -515,6 +556,15 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     s.add_argument("--mode", choices=["fused", "bm25", "dense", "all"], default="all")
     s.set_defaults(func=cmd_search)
 
+    s = sub.add_parser("facts", help="statement facts (table cells read at ingest) by company, period, page and row")
+    s.add_argument("query", nargs="?", default="", help="what the row is called, e.g. \"capital expenditure\"")
+    s.add_argument("--company", help="issuer key, ticker or part of the registrant's name")
+    s.add_argument("--period", help="FY2018 / 2018, or an end date such as 2019-02-02")
+    s.add_argument("--doc", help="one filing, by doc name")
+    s.add_argument("--page", type=int, help="one page (as a PDF reader numbers it, from 1)")
+    s.add_argument("-k", type=int, default=20, help="how many facts to print")
+    s.add_argument("--words-only", action="store_true", help="match the row's words only (no embedder)")
+    s.set_defaults(func=cmd_facts)
     s = sub.add_parser("library", help="list the filings in the library")
     s.set_defaults(func=cmd_library)
     s = sub.add_parser("reports", help="the per-file ingest reports")

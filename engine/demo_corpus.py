@@ -11,7 +11,8 @@ Layout (like LOFin)::
     out_dir/truth.jsonl           one DemoFact per printed statement value
     out_dir/documents.jsonl       one row per filing
     out_dir/NRTH/10-K/NRTH_2022_10K.pdf
-    out_dir/NRTH/10-Q/NRTH_2023Q2_10Q.pdf    (.htm where ``html_every`` selects it)
+    out_dir/NRTH/10-Q/NRTH_2023Q2_10Q.pdf    (.htm where ``html_every`` selects it; its statement values
+                                             are inline XBRL tagged)
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ import pymupdf
 from engine.errors import ConfigError, EngineError
 
 __all__ = [
-    "BANNER", "STATEMENTS", "DemoCompany", "DemoFact", "DemoFilingSpec", "demo_companies", "filing_facts",
-    "format_amount", "generate_corpus", "load_truth", "plan_corpus", "write_html_filing", "write_pdf_filing",
+    "BANNER", "DEMO_CONCEPTS", "STATEMENTS", "DemoCompany", "DemoFact", "DemoFilingSpec", "demo_companies",
+    "filing_facts", "format_amount", "generate_corpus", "load_truth", "plan_corpus", "write_html_filing",
+    "write_pdf_filing",
 ]
 
 logger = logging.getLogger(__name__)
@@ -53,11 +55,35 @@ STATEMENTS: dict[str, tuple[str, ...]] = {  # statement -> row labels as printed
         "Net cash provided by operating activities", "Capital expenditures", "Depreciation and amortization",
         "Dividends paid", "Net cash used in investing activities"),
 }
+# The us-gaap concept each row's values are tagged with in the HTML filings' inline XBRL.
+DEMO_CONCEPTS: dict[str, str] = {
+    "Total revenue": "Revenues", "Cost of revenue": "CostOfRevenue", "Gross profit": "GrossProfit",
+    "Research and development": "ResearchAndDevelopmentExpense",
+    "Selling general and administrative": "SellingGeneralAndAdministrativeExpense",
+    "Operating income": "OperatingIncomeLoss", "Interest expense": "InterestExpense",
+    "Income before income taxes":
+        "IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
+    "Provision for income taxes": "IncomeTaxExpenseBenefit", "Net income": "NetIncomeLoss",
+    "Diluted EPS": "EarningsPerShareDiluted",
+    "Cash and cash equivalents": "CashAndCashEquivalentsAtCarryingValue",
+    "Accounts receivable": "AccountsReceivableNetCurrent", "Inventories": "InventoryNet",
+    "Total current assets": "AssetsCurrent",
+    "Property plant and equipment net": "PropertyPlantAndEquipmentNet",
+    "Total assets": "Assets", "Total current liabilities": "LiabilitiesCurrent",
+    "Long-term debt": "LongTermDebtNoncurrent", "Total liabilities": "Liabilities",
+    "Total shareholders' equity": "StockholdersEquity",
+    "Net cash provided by operating activities": "NetCashProvidedByUsedInOperatingActivities",
+    "Capital expenditures": "PaymentsToAcquirePropertyPlantAndEquipment",
+    "Depreciation and amortization": "DepreciationDepletionAndAmortization",
+    "Dividends paid": "PaymentsOfDividends",
+    "Net cash used in investing activities": "NetCashProvidedByUsedInInvestingActivities",
+}
 _DOLLAR_ROWS = {"Total revenue", "Net income", "Diluted EPS", "Cash and cash equivalents", "Total assets",
                 "Total liabilities", "Net cash provided by operating activities"}
 _TITLES = {"income_statement": "STATEMENTS OF OPERATIONS", "balance_sheet": "BALANCE SHEETS",
            "cash_flows": "STATEMENTS OF CASH FLOWS"}
 _QUARTER_END = {1: "March 31", 2: "June 30", 3: "September 30"}
+_QUARTER_END_ISO = {1: "03-31", 2: "06-30", 3: "09-30"}
 _YTD_WORD = {1: "Three", 2: "Six", 3: "Nine"}
 
 # --- fictional companies -------------------------------------------------------------------------
@@ -383,6 +409,22 @@ def _columns(spec: DemoFilingSpec, statement: str) -> list[tuple[str, str, dict[
     return cols
 
 
+def _column_dates(spec: DemoFilingSpec, statement: str) -> list[tuple[str | None, str]]:
+    """Each printed column's period as inline XBRL states it: (start, end) ISO dates, start None for an
+    instant; in :func:`_columns` order."""
+    y, q = spec.fiscal_year, spec.quarter
+    if not q:
+        return [(None if statement == "balance_sheet" else f"{yy}-01-01", f"{yy}-12-31") for yy in (y, y - 1)]
+    if statement == "balance_sheet":
+        return [(None, f"{y}-{_QUARTER_END_ISO[q]}"), (None, f"{y - 1}-12-31")]
+    first_month = 3 * q - 2 if statement == "income_statement" else 1  # the quarter; cash flows year-to-date
+    return [(f"{yy}-{first_month:02d}-01", f"{yy}-{_QUARTER_END_ISO[q]}") for yy in (y, y - 1)]
+
+
+def _context_id(start: str | None, end: str) -> str:
+    return f"D{start}_{end}" if start else f"I{end}"
+
+
 def format_amount(value: float, unit: str = USD_MILLIONS) -> str:
     """Format a value as the statements print it: ``4,512``, ``(123)``, ``2.31``; a zero amount is ``—``."""
     if unit == USD_PER_SHARE:
@@ -702,15 +744,48 @@ def _wrap(text: str, font: str, size: float, width: float = _PAGE_W - 2 * _MARGI
     return lines + [" ".join(line)] if line else lines
 
 
-def _table_html(span: str, heads: list[tuple[str, str]], rows: list[tuple[str, str, str, bool]]) -> str:
+def _ix_value(printed: str, metric: str, context: str) -> str:
+    """A printed amount tagged as inline XBRL: the tag holds the absolute digits, ``sign="-"`` the sign (the
+    parentheses stay outside it), and a dash is a ``fixed-zero``; the text reads exactly as printed."""
+    per_share, negative = metric == "Diluted EPS", printed.startswith("(")
+    digits = printed.strip("()")
+    fmt = "fixed-zero" if digits == "—" else "num-dot-decimal"
+    attrs = (f'name="us-gaap:{DEMO_CONCEPTS[metric]}" contextRef="{context}" '
+             f'unitRef="{"USDPerShare" if per_share else "USD"}" decimals="{2 if per_share else -6}" '
+             f'scale="{0 if per_share else 6}" format="ixt:{fmt}"' + (' sign="-"' if negative else ""))
+    tag = f"<ix:nonFraction {attrs}>{digits}</ix:nonFraction>"
+    return f"({tag})" if negative else tag
+
+
+def _ix_header(spec: DemoFilingSpec) -> str:
+    """The hidden ``ix:header``: one context per printed column period; the USD and USD-per-share units."""
+    cik = f"{9_000_000 + spec.company.index:010d}"
+    dates = dict.fromkeys(d for statement in STATEMENTS for d in _column_dates(spec, statement))
+    contexts = []
+    for start, end in dates:
+        period = (f"<xbrli:startDate>{start}</xbrli:startDate><xbrli:endDate>{end}</xbrli:endDate>" if start
+                  else f"<xbrli:instant>{end}</xbrli:instant>")
+        contexts.append(f'<xbrli:context id="{_context_id(start, end)}"><xbrli:entity><xbrli:identifier '
+                        f'scheme="http://www.sec.gov/CIK">{cik}</xbrli:identifier></xbrli:entity>'
+                        f"<xbrli:period>{period}</xbrli:period></xbrli:context>")
+    units = ('<xbrli:unit id="USD"><xbrli:measure>iso4217:USD</xbrli:measure></xbrli:unit>\n'
+             '<xbrli:unit id="USDPerShare"><xbrli:divide><xbrli:unitNumerator><xbrli:measure>iso4217:USD'
+             "</xbrli:measure></xbrli:unitNumerator><xbrli:unitDenominator><xbrli:measure>xbrli:shares"
+             "</xbrli:measure></xbrli:unitDenominator></xbrli:divide></xbrli:unit>")
+    return "\n".join(['<div style="display:none"><ix:header><ix:resources>', *contexts, units,
+                      "</ix:resources></ix:header></div>"])
+
+
+def _table_html(span: str, heads: list[tuple[str, str]], rows: list[tuple[str, str, str, bool]],
+                contexts: tuple[str, str]) -> str:
     out = ['<table style="border-collapse:collapse;width:100%">']
     if span:
         out.append(f'<tr><td></td><th colspan="4" style="text-align:center">{span}</th></tr>')
     out += [f'<tr><td></td><th colspan="2" style="text-align:right">{a}</th>'
             f'<th colspan="2" style="text-align:right">{b}</th></tr>' for a, b in heads]
     for label, v1, v2, dollar in rows:
-        cells = "".join(f'<td>{"$" if dollar else ""}</td><td style="text-align:right">{v}</td>'
-                        for v in (v1, v2))
+        cells = "".join(f'<td>{"$" if dollar else ""}</td><td style="text-align:right">'
+                        f"{_ix_value(v, label, context)}</td>" for v, context in zip((v1, v2), contexts))
         out.append(f'<tr><td style="width:55%">{html.escape(label)}</td>{cells}</tr>')
     return "\n".join(out + ["</table>"])
 
@@ -773,7 +848,8 @@ class _Layout:
         lines += [f"{label} {'.' * (_LABEL_W - len(label) - 2)} " + "".join(
             f"{'$' if dollar else '':>5}{v:>{_COL_W - 5}}" for v in (v1, v2))
             for label, v1, v2, dollar in rows]
-        self.block("table", lines, len(lines) - len(rows), _table_html(span, heads, rows))
+        current, prior = (_context_id(start, end) for start, end in _column_dates(spec, statement))
+        self.block("table", lines, len(lines) - len(rows), _table_html(span, heads, rows, (current, prior)))
 
 
 def _layout(spec: DemoFilingSpec) -> _Layout:
@@ -975,10 +1051,18 @@ _HTML_STYLE = {"banner": "text-align:center;font:bold 8pt Arial;color:#a00",
                "p": "text-align:justify", "x": "margin:0", "toc": "font-family:monospace;margin:0"}
 
 
+_XMLNS = " ".join(f'xmlns:{prefix}="{uri}"' for prefix, uri in (
+    ("ix", "http://www.xbrl.org/2013/inlineXBRL"),
+    ("ixt", "http://www.xbrl.org/inlineXBRL/transformation/2020-02-12"),
+    ("xbrli", "http://www.xbrl.org/2003/instance"), ("iso4217", "http://www.xbrl.org/2003/iso4217"),
+    ("us-gaap", "http://fasb.org/us-gaap/2023")))
+
+
 def _html_text(spec: DemoFilingSpec, lay: _Layout) -> str:
     use_hr = (spec.company.index + spec.fiscal_year + spec.quarter) % 2 == 0  # EDGAR filers use both markers
-    parts = [f"<html><head><title>{html.escape(spec.doc_name)} (fictional demo filing)</title></head>",
-             "<body style=\"font-family:'Times New Roman';font-size:10pt\">"]
+    parts = [f"<html {_XMLNS}>",
+             f"<head><title>{html.escape(spec.doc_name)} (fictional demo filing)</title></head>",
+             "<body style=\"font-family:'Times New Roman';font-size:10pt\">", _ix_header(spec)]
     for pno, blocks in enumerate(lay.pages):
         if pno and not use_hr:
             parts.append('<div style="page-break-before:always">')
@@ -1005,6 +1089,9 @@ def write_pdf_filing(spec: DemoFilingSpec, path: Path) -> None:
 
 def write_html_filing(spec: DemoFilingSpec, path: Path) -> None:
     """Write ``spec`` as EDGAR-style HTML (``<table>`` statements, page breaks) to ``path``, atomically.
+
+    Every statement value is an inline XBRL ``ix:nonFraction`` (concepts from :data:`DEMO_CONCEPTS`, one
+    context per column period in a hidden ``ix:header``); the rendered text is the same as without the tags.
 
     Raises:
         EngineError: If the file cannot be written.

@@ -47,6 +47,8 @@ class ParsedFiling:
     summary: str
     parser_version: str
     lofin_summary: str | None = None
+    facts: tuple[StatementFact, ...] = ()  # every table cell read as a fact (engine.facts)
+    facts_version: str = ""  # the fact reader that read them
 
 
 @dataclass(frozen=True)
@@ -125,17 +127,21 @@ class ColumnPeriod:
     fiscal_year: int
     end: str | None  # ISO date of the period's end (or the instant) when the headers print month and day
     months: int | None  # duration: 3, 6, 9 or 12; 0 for an instant (a balance sheet date); None: not stated
+    group: str = ""  # the column group printed over it when periods repeat ("Pension", "Unbillable"), or ""
 
     @property
     def label(self) -> str:
-        """"FY2018", "FY2023 3M to 2023-06-30", "2019-02-02" (an instant), or "2018 (period not stated)"."""
+        """"FY2018", "3M to 2023-06-30", "as of 2019-02-02" (an instant), "2018 (period not stated)"; a column
+        group leads: "Pension · FY2018"."""
         if self.months == 0:
-            return f"as of {self.end}" if self.end else f"FY{self.fiscal_year} end"
-        if self.months == 12:
-            return f"FY{self.fiscal_year}"
-        if self.months is None:
-            return f"{self.fiscal_year} (period not stated)"
-        return f"{self.months}M to {self.end}" if self.end else f"{self.months}M of {self.fiscal_year}"
+            when = f"as of {self.end}" if self.end else f"FY{self.fiscal_year} end"
+        elif self.months == 12:
+            when = f"FY{self.fiscal_year}"
+        elif self.months is None:
+            when = f"{self.fiscal_year} (period not stated)"
+        else:
+            when = f"{self.months}M to {self.end}" if self.end else f"{self.months}M of {self.fiscal_year}"
+        return f"{self.group} · {when}" if self.group else when
 
 
 @dataclass(frozen=True)
@@ -154,15 +160,30 @@ class StatementFact:
     value: float  # the number, sign applied (parentheses negative, a dash zero), before scaling
     scale: str | None  # thousands | millions | billions as the table prints its amounts; None: as printed
     unit: str  # USD | USD/share | shares | %
-    char_start: int  # the row's line in the page text
+    char_start: int  # the cell's characters in the page text
     char_end: int
     confidence: str = "high"  # "low": the column's period is not stated by its headers
+    source: str = "table"  # table: read from the page's text layout | xbrl: an inline XBRL tag (exact)
+    concept: str | None = None  # us-gaap concept ("InventoryNet"): tagged (xbrl) or mapped from the label
+    box: tuple[float, float, float, float] | None = None  # the cell on the PDF page (x0, y0, x1, y1), points
 
     @property
     def scaled_value(self) -> float:
         from engine.facts.numbers import SCALE_FACTORS
 
         return self.value * SCALE_FACTORS[self.scale] if self.scale else self.value
+
+
+@dataclass(frozen=True)
+class StoredFact:
+    """A statement fact as the library keeps it: with its filing and the chunk its cell is printed in."""
+
+    id: int
+    filing_id: int
+    doc_name: str
+    chunk_id: int | None
+    fact: StatementFact
+    score: float = 0.0  # a search's relevance (higher is better); 0 when listed, not searched
 
 
 # --- the question path's records -------------------------------------------------------------------------

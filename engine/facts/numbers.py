@@ -31,7 +31,7 @@ __all__ = [
 # ------------------------------------------------------------------------------------------------ figures
 NUMERAL = re.compile(r"\d[\d,]*(?:\.\d+)?")
 NUMBER = re.compile(rf"\(?-?\$?\s?{NUMERAL.pattern}\)?")
-CELL = re.compile(rf"\(?-?{NUMERAL.pattern}\)?%?|[—–]")
+CELL = re.compile(rf"(?:\(\$?)?-?{NUMERAL.pattern}\)?%?|[—–]")  # "($4,935)": a dollar sign inside the parentheses
 # Looser than CELL, as chunking always read it: "$(1,577)" and ".50" also make a line a table row.
 _NUMBER_CELL = re.compile(r"\(?-?\$?\(?[\d,]*\.?\d+\)?%?")
 
@@ -104,14 +104,14 @@ _PRINTED_SCALE = re.compile(rf"\(\s*(?:\$|usd|dollars)?\s*(?:amounts\s+)?(?:in\s
 _SCALE_CAPTION = re.compile(rf"\(?(?:in|dollars in|amounts in|\$ in)\s+({_PRINTED})", re.IGNORECASE)
 
 
-def printed_scale(text: str) -> str | None:
-    """The scale a passage prints its amounts in, or None.
+def printed_scale(text: str, *, last: bool = False) -> str | None:
+    """The scale a passage prints its amounts in (the first it prints, or the ``last``), or None.
 
     "(Millions)" -> "millions"; "(In thousands, except per share amounts)" -> "thousands"; a figure in
     prose ("grew to $3.1 billion") is not a scale the passage prints in.
     """
-    m = _PRINTED_SCALE.search(text)
-    return (m.group(1) or m.group(2)).lower() if m else None
+    found = list(_PRINTED_SCALE.finditer(text)) if last else [m for m in [_PRINTED_SCALE.search(text)] if m]
+    return (found[-1].group(1) or found[-1].group(2)).lower() if found else None
 
 
 def scale_caption(label: str) -> str | None:

@@ -21,17 +21,18 @@ so a table is read from the page text the library already stores:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from engine.chunking import parse_row
-from engine.facts.numbers import parse_number, printed_scale
+from engine.facts.numbers import CELL, parse_number, printed_scale
 from engine.records import ColumnPeriod, StatementFact
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH = rf"(?:{'|'.join(m[:3] + '(?:' + m[3:] + ')?' for m in _MONTHS)})\.?"
-_DATE = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}}),?\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+_DATE = re.compile(rf"\b({_MONTH}) (\d{{1,2}}),? ((?:19|20)\d\d)\b", re.IGNORECASE)  # one space: a cell gap ends a date
 _MONTH_DAY = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})\b", re.IGNORECASE)
 _DURATION = re.compile(
     r"\b(three|six|nine|twelve|3|6|9|12)[\s-]+months?\b|\b(13|26|39|52|53)[\s-]+weeks?\b|"
@@ -57,6 +58,10 @@ _STATEMENTS = (
 )
 _TOTAL = re.compile(r"^(?:total\b|net\s+cash\s+(?:provided|used|from)|net\s+(?:increase|decrease))", re.IGNORECASE)
 _PER_SHARE = re.compile(r"per\s+(?:common\s+|diluted\s+|basic\s+)?share|\beps\b", re.IGNORECASE)
+_PERCENT = re.compile(r"\bpercent(?:age)?\b|\(%\)|(?<!exchange )\brates?\b(?!\s+(?:swaps?|contracts?|locks?))",
+                      re.IGNORECASE)
+_RATIO = re.compile(r"\bratio\b|\bcoverage\b|\btimes\b|\(x\)", re.IGNORECASE)
+_YEARS = re.compile(r"\(\s*(?:in\s+)?years\s*\)|\bin\s+years\b", re.IGNORECASE)
 _SHARES = re.compile(r"\bshares\b|\bshare\s+count\b", re.IGNORECASE)
 _HEADER_BLOCK = 6  # lines above a column header searched for its title and period words
 
@@ -67,6 +72,9 @@ class _Table:
     statement: str
     columns: tuple[ColumnPeriod, ...]
     scale: str | None
+    continued: bool = True  # False: carried over from the previous page without a "continued" mark
+    compared: bool = False  # comparison columns ("2022 vs. 2021") follow the period columns
+    distinct: bool = True  # False: two columns print the same period and no column group tells them apart
 
 
 def _month_number(name: str) -> int:
@@ -85,8 +93,10 @@ def _is_header(line: str) -> bool:
         return False
     if parse_row(line) is not None:
         return False
-    rest = _HEADER_WORDS.sub(" ", _YEAR.sub(" ", line))
-    return len(re.findall(r"[A-Za-z]{2,}", rest)) <= 2
+    rest = _YEAR.sub(" ", _COMPARISON.sub(" ", _CAPTION.sub(" ", line)))
+    if re.search(r"\d{3,}|\d,\d", rest):
+        return False  # an amount besides the years: "Shares outstanding - 2018: 576,575,168" is a row
+    return len(re.findall(r"[A-Za-z]{2,}", _HEADER_WORDS.sub(" ", rest))) <= 2
 
 
 def _durations(context: str, n: int) -> list[int | None]:
@@ -113,11 +123,22 @@ def _durations(context: str, n: int) -> list[int | None]:
 
 # Columns that are not one period each: "2019-2020", "Thereafter", "Total", "Less than 1 year" (a maturity or
 # contractual-obligations table). Their years cannot be matched to cells one to one.
+# "2022 vs. 2021": a column of changes between two periods, printed after the periods' own columns
+_COMPARISON = re.compile(r"(?:19|20)\d\d\s+(?:vs\.?|versus|compared\s+(?:with|to))\s+(?:19|20)\d\d", re.IGNORECASE)
+_CAPTION = re.compile(r"\([^()]*\)")  # "(Millions, except percentages and where indicated)"
+_FLOW_STATEMENTS = {"income statement", "cash flows", "equity"}
 _NOT_PERIODS = re.compile(r"(?:19|20)\d\d\s*[-–—]\s*(?:19|20)?\d\d\b|\bthereafter\b|\btotal\b|\bless\s+than\b|"
                           r"\bmore\s+than\b|\byears?\s+\d", re.IGNORECASE)
 
 
-def _columns(header: str, context: str, is_balance_sheet: bool) -> tuple[ColumnPeriod, ...]:
+def _columns(header: str, context: str, statement: str, annual: bool,
+             above: list[str]) -> tuple[tuple[ColumnPeriod, ...], bool]:
+    """The header's period columns (comparison columns left out), and whether each column is told apart from the
+    others. ``annual``: the filing is an annual report, so a titled flow statement whose headers state no duration
+    covers fiscal years. Periods printed more than once ("Pension 2018 2017 | Other benefits 2018 2017") take the
+    column groups printed above them (``above``: the lines over the header, nearest last); columns still alike
+    cannot be told apart."""
+    header = _COMPARISON.sub(" ", header)
     cells: list[tuple[str, int | None, int | None, int]] = [
         (m[0], _month_number(m[1]), int(m[2]), int(m[3])) for m in _DATE.finditer(header)]
     if not cells:
@@ -127,45 +148,140 @@ def _columns(header: str, context: str, is_balance_sheet: bool) -> tuple[ColumnP
     if _NOT_PERIODS.search(header):
         durations: list[int | None] = [None] * len(cells)
     else:
-        durations = [0] * len(cells) if is_balance_sheet else _durations(context, len(cells))
+        durations = [0] * len(cells) if statement == "balance sheet" else _durations(context, len(cells))
+        if all(d is None for d in durations):
+            if annual and statement in _FLOW_STATEMENTS:
+                durations = [12] * len(cells)
+            elif statement == "table" and _MONTH_DAY.search(context):  # "December 31,  2021  2020": balances
+                durations = [0] * len(cells)
     out = []
     for (text, month, day, year), months in zip(cells, durations):
         end = f"{year:04d}-{month:02d}-{day:02d}" if month and day else None
         fy = fiscal_year_of(year, month, day)
         out.append(ColumnPeriod(str(text), fy, end, months))
-    return tuple(out)
+    keys = [(c.fiscal_year, c.months, c.end) for c in out]
+    if len(set(keys)) == len(keys):
+        return tuple(out), True
+    for line in reversed(above[-3:]):
+        names = [n for n in _CELL_GAP.split(_NOTE_MARK.sub(" ", line).strip()) if n]
+        if len(names) < 2 or len(out) % len(names):
+            continue
+        span = len(out) // len(names)
+        grouped = [replace(c, group=names[i // span]) for i, c in enumerate(out)]
+        if len({(c.group, *k) for c, k in zip(grouped, keys)}) == len(keys):
+            return tuple(grouped), True
+    return tuple(out), False
 
 
 def _statement(title_lines: list[str]) -> tuple[str, str]:
+    """(statement kind, title) from the lines above a table's header. A statement's name counts only in a title
+    line — a name before it, nothing like a sentence ("amounts included in our consolidated balance sheets" is
+    a note's table, not the balance sheet)."""
     for line in reversed(title_lines):
         for name, rx in _STATEMENTS:
-            if rx.search(line):
+            m = rx.search(line)
+            if m and len(line) <= 140 and _titled(line[: m.start()]):
                 return name, line.strip()
     return "table", next((ln.strip() for ln in reversed(title_lines) if ln.strip() and not _is_header(ln)), "")
 
 
-def _unit(label: str, printed: str) -> tuple[str, bool]:
+def _titled(prefix: str) -> bool:
+    """The words before a statement's name are a name ("The Boeing Company and Subsidiaries Consolidated"): every
+    word capitalised but "and", "of" and "the"."""
+    return all(w[0].isupper() or w.lower() in ("and", "of", "the") for w in re.findall(r"[A-Za-z]+", prefix))
+
+
+def _unit(label: str, parent: str, printed: str) -> tuple[str, bool]:
     """(unit, scaled): per-share amounts and percentages are as printed; counts of shares and amounts take the
-    table's scale."""
-    if printed.endswith("%"):
+    table's scale. The row's own label decides first, then its heading ("Earnings per share" › "Basic")."""
+    if printed.endswith("%") or _PERCENT.search(label):
         return "%", False
-    if _PER_SHARE.search(label):
-        return "USD/share", False
-    if _SHARES.search(label):
-        return "shares", True
+    if _YEARS.search(label):
+        return "years", False
+    if _RATIO.search(label):
+        return "ratio", False
+    # a heading that prints amounts ("Common stock, $.01 par value; 3,000 shares issued") describes its row, not
+    # the unit of the rows under it
+    for text in (label, parent if not re.search(r"\d", parent) else ""):
+        per_share, shares = _PER_SHARE.search(text), _SHARES.search(text)
+        if shares and (per_share is None or shares.start() < per_share.start()):
+            return "shares", True  # "Shares used in computing earnings per share"
+        if per_share:
+            return "USD/share", False
     return "USD", True
+
+
+def _unlabeled_total(line: str, heading: str) -> tuple[str, list[str]] | None:
+    """A row of values without a label under a heading (a subtotal of the rows above, as many statements print
+    revenues and expenses): labelled from its heading."""
+    if not heading or not _VALUES_ONLY.fullmatch(line) or not re.search(r"\d", line):
+        return None
+    cells = CELL.findall(line)
+    return (f"{heading} (unlabeled total)", cells) if len(cells) >= 2 else None
+
+
+def _cell_spans(line: str, cells: list[str], offset: int) -> list[tuple[int, int]]:
+    """Where each value cell is printed in its line (page offsets): found right to left, so a label that
+    repeats a cell's digits is never taken for it."""
+    spans: list[tuple[int, int]] = []
+    right = len(line)
+    for printed in reversed(cells):
+        at = line.rfind(printed, 0, right)
+        if at < 0:  # the reader normalised the cell; point at the rest of the row
+            at, right_end = 0, right
+        else:
+            right_end = at + len(printed)
+        spans.append((offset + at, offset + right_end))
+        right = at
+    return spans[::-1]
+
+
+_CELL_GAP = re.compile(r"\s{2,}")
+_NOTE_MARK = re.compile(r"\(\d\)|\([a-z]\)")
+_NOTE_CELL = re.compile(r"(?<=\S)\s{2,}\([a-z]\)(?=\s{2,})")  # a footnote letter in a cell of its own
+_AMOUNT = re.compile(r"\s{2,}[(\[$]?\s?\d")  # a cell of figures: a line with one is a row not read, no heading
+_MAX_LABEL = 240  # a row label with its parenthetical ("net of allowances of $95 and $103")
+_VALUES_ONLY = re.compile(r"[\s$%()\d,.—–-]*")
+_CONTINUED = re.compile(r"\(?\bcontinued\b\)?", re.IGNORECASE)
+_CONTINUED_LINES = 8  # a "(continued)" mark is looked for in this many lines at the top of a page
+
+
+def extract_facts(pages: Sequence[str], *, annual: bool = False) -> list[StatementFact]:
+    """Every fact of every table in a filing's pages. A table split over two pages goes on: rows at the top of a
+    page before any column header take the columns of the table the previous page ended in, with high confidence
+    only when the page says the table is continued (otherwise they may belong to another table: low). ``annual``: an
+    annual report (10-K), whose titled income, cash-flow and equity statements cover fiscal years."""
+    facts: list[StatementFact] = []
+    table: _Table | None = None
+    scale: str | None = None  # the last scale printed so far: tables that print none take it (MD&A tables)
+    for page_no, text in enumerate(pages):
+        page_facts, table = _page_facts(text, page_no, table, annual, scale)
+        facts += page_facts
+        scale = printed_scale(text, last=True) or scale
+    return facts
 
 
 def extract_page_facts(text: str, page_no: int) -> list[StatementFact]:
     """Every fact of every table on one page's text (see the module docstring)."""
+    return _page_facts(text, page_no, None, False, None)[0]
+
+
+def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
+                scale: str | None) -> tuple[list[StatementFact], _Table | None]:
+    """The page's facts and the table open at its end; ``carried``: the table open at the previous page's end;
+    ``scale``: the scale the filing printed last before this page."""
     lines: list[tuple[int, int, str]] = []
     pos = 0
     for raw in text.split("\n"):
         lines.append((pos, pos + len(raw), raw))
         pos += len(raw) + 1
     facts: list[StatementFact] = []
-    table: _Table | None = None
+    table = carried
+    if carried is not None and not _CONTINUED.search("\n".join(text.split("\n", _CONTINUED_LINES)[:_CONTINUED_LINES])):
+        table = replace(carried, continued=False)
     parent, pending = "", ""
+    rows = 0  # rows the open table gave on this page
+    after_row = False  # the line before was a row (a row of values only there is their unlabeled total)
     for i, (start, end, line) in enumerate(lines):
         if not line.strip():
             continue
@@ -174,38 +290,56 @@ def extract_page_facts(text: str, page_no: int) -> list[StatementFact]:
             kind, title = _statement(above)
             context = " ".join([*above[-3:], line])
             head = " ".join(ln for _, _, ln in lines[max(0, i - _HEADER_BLOCK): i + 1])
-            columns = _columns(line, context, kind == "balance sheet")
-            table = _Table(title, kind, columns, printed_scale(head) or printed_scale(text[:start]))
-            parent, pending = "", ""
+            columns, distinct = _columns(line, context, kind, annual, above)
+            below = " ".join(ln for _, _, ln in lines[i + 1: i + 3])  # "(in millions)" printed under the years
+            own = printed_scale(head) or printed_scale(below) or printed_scale(text[:start], last=True)
+            table = _Table(title, kind, columns, own or scale, compared=bool(_COMPARISON.search(line)),
+                           distinct=distinct)
+            parent, pending, rows, after_row = "", "", 0, False
             continue
         if table is None:
             continue
-        row = parse_row(line)
+        line = _NOTE_CELL.sub(lambda m: " " * len(m[0]), line)  # "Gain on sale  (a)  —  (6)": the mark goes
+        row = parse_row(line, max_label=_MAX_LABEL, generic=True) or (
+            _unlabeled_total(line, parent or pending) if after_row else None)
         if row is None:
             words = line.strip()
+            after_row = False
             if pending and words[:1].islower():  # a heading broken over two lines
                 pending = f"{pending} {words}".rstrip(":").strip()
-            elif len(words) <= 120 and not words.endswith("."):
+            elif len(words) <= 120 and not words.endswith(".") and not _AMOUNT.search(words):
                 pending = words.rstrip(":").strip()
             else:
-                pending = ""
+                pending = ""  # a sentence, or a row the reader cannot split: no heading
             continue
+        after_row = True
         label, cells = row
         if pending and label[:1].islower():  # a label broken over two lines
             label = f"{pending} {label}"
         elif pending:
             parent = pending
         pending = ""
+        if table.compared and len(cells) > len(table.columns):
+            cells = cells[: len(table.columns)]  # the periods' cells; the changes follow
         if len(cells) != len(table.columns):
             continue
-        for col, (printed, period) in enumerate(zip(cells, table.columns)):
+        rows += 1
+        total = bool(_TOTAL.match(label)) or label.endswith("(unlabeled total)")
+        spans = _cell_spans(line, cells, start)
+        for col, (printed, period, (cell_start, cell_end)) in enumerate(zip(cells, table.columns, spans)):
             value = parse_number(printed, dash=0.0)
             if value is None:
                 continue
-            unit, scaled = _unit(label, printed)
+            if text[cell_end: cell_end + 2] == " %":  # "9 %": a percentage printed with a space
+                printed, cell_end = printed + "%", cell_end + 2
+            unit, scaled = _unit(label, parent, printed)
             facts.append(StatementFact(
                 page=page_no, statement=table.statement, title=table.title, label=label, parent=parent,
-                is_total=bool(_TOTAL.match(label)), column=col, period=period, printed=printed, value=value,
-                scale=table.scale if scaled else None, unit=unit, char_start=start, char_end=end,
-                confidence="high" if period.months is not None else "low"))
-    return facts
+                is_total=total, column=col, period=period, printed=printed, value=value,
+                scale=table.scale if scaled else None, unit=unit, char_start=cell_start, char_end=cell_end,
+                confidence="high" if period.months is not None and table.continued and table.distinct else "low"))
+        if total and parent and (parent.lower() in label.lower() or label.endswith("(unlabeled total)")):
+            parent = ""  # "Total current assets" closes "Current assets": the rows after it stand alone
+    # only a table that gave rows on this page goes on over the page break (a carried one that gave none has
+    # ended; a "header" such as a cover page's "For the fiscal year ended December 31, 2022" starts nothing)
+    return facts, table if rows else None

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from engine.ingest.runner import IngestEvent, IngestReport, discover, ingest, ingest_iter
+from engine.ingest.runner import IngestEvent, IngestReport, discover, ingest, ingest_iter, refresh_facts
 
-__all__ = ["IngestEvent", "IngestReport", "discover", "ingest", "ingest_iter"]
+__all__ = ["IngestEvent", "IngestReport", "discover", "ingest", "ingest_iter", "refresh_facts"]

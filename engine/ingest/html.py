@@ -1,22 +1,146 @@
-"""SEC HTML filings (EDGAR ``.htm``): text with table rows kept on one line, split into pages.
+"""SEC HTML filings (EDGAR ``.htm``): text with table rows kept on one line, split into pages, plus the
+inline XBRL (iXBRL) facts the filing tags.
 
 EDGAR documents mark printed page breaks with CSS ``page-break-before/after``; those become page
 boundaries. A document without them is cut into pages of roughly ``page_chars`` characters at
 paragraph boundaries so citations still point at a readable unit.
+
+Inline XBRL: each ``ix:nonFraction`` value is recorded as a :class:`TaggedValue` with its characters in the
+final page text. The reader writes private-use sentinels around a tagged value's text, runs the ordinary
+whitespace, cell-merging and page-splitting steps (which treat the sentinels as invisible), then strips
+them per page and keeps their offsets. The ``ix:header`` (contexts, units, hidden facts) is parsed into
+:class:`XbrlContext` records and unit measures and never reaches the page text; hidden facts have no
+printed place and are not recorded.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 from engine.errors import IngestError
 
+logger = logging.getLogger(__name__)
+
 _BLOCK = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table", "hr", "section", "title"}
-_SKIP = {"script", "style", "head"}
+_SKIP = {"script", "style", "head", "ix:header"}
 _VOID = {"hr", "br", "img"}
-_BREAK_STYLE = re.compile(r"page-break-(before|after)\s*:\s*always|break-(before|after)\s*:\s*page", re.I)
+_BREAK_STYLE = re.compile(r"page-break-(before|after)\s*:\s*always|break-(before|after)\s*:\s*page",
+                          re.IGNORECASE)
 PAGE_MARK = "\f"
+# Sentinels around a tagged value's text until the pages are final: the opening one names its tag (one
+# supplementary private-use character per tag, so a row the reader drops loses its tags and no other's).
+_OPEN_BASE, _MAX_TAGS, _CLOSE = 0xF0000, 0xFFFE, "\U0010fffd"
+_OPENS = "[\U000f0000-\U000ffffd]"
+_SENTINELS = re.compile(f"{_OPENS}|{_CLOSE}")
+_WS_AFTER_OPEN = re.compile(rf"({_OPENS})(\s+)")
+_WS_BEFORE_CLOSE = re.compile(rf"(\s+){_CLOSE}")
+_TAGGED = "ix:nonfraction"
+
+
+@dataclass(frozen=True)
+class TaggedValue:
+    """One ``ix:nonFraction`` as printed: ``page_text[char_start:char_end] == printed``.
+
+    Attributes are the tag's own (``scale`` 0 when absent, ``sign`` "-" or "", ``fmt`` the ``format``
+    QName such as "ixt:num-dot-decimal"); interpreting them is :mod:`engine.facts.xbrl`'s job.
+    """
+
+    page: int
+    char_start: int
+    char_end: int
+    concept: str  # "us-gaap:InventoryNet"
+    context: str  # the contextref
+    unit: str  # the unitref
+    scale: int
+    sign: str
+    fmt: str
+    printed: str
+    decimals: str = ""
+
+
+@dataclass(frozen=True)
+class XbrlContext:
+    """An ``xbrli:context``: its period (dates as written, ``YYYY-MM-DD``) and dimension members.
+
+    ``members`` holds one "dimension=member" string per ``xbrldi:explicitMember`` (QNames as written, e.g.
+    "us-gaap:StatementBusinessSegmentsAxis=acme:AmericasMember"), or "dimension=value" for a typed member.
+    """
+
+    id: str
+    start: str | None
+    end: str | None
+    instant: str | None
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HtmlDocument:
+    """An HTML filing's page texts and its inline XBRL: tagged values, contexts by id, unit measures by id
+    ("iso4217:USD", "iso4217:USD/xbrli:shares")."""
+
+    pages: tuple[str, ...]
+    tagged: tuple[TaggedValue, ...] = ()
+    contexts: dict[str, XbrlContext] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _OpenTag:
+    attrs: dict[str, str]
+    index: int | None = None  # set when its first visible character is written
+    closed: bool = False
+
+
+@dataclass
+class _Header:
+    """What the ``ix:header`` is being read into: the context or unit being built, and captured text."""
+
+    contexts: dict[str, XbrlContext] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    context: dict[str, str] | None = None
+    members: list[str] = field(default_factory=list)
+    unit: str | None = None
+    numerator: list[str] = field(default_factory=list)
+    denominator: list[str] = field(default_factory=list)
+    in_denominator: bool = False
+    capture: list[str] | None = None
+    capture_tag: str = ""
+    capture_attr: str = ""
+
+    def start(self, name: str, attrs: dict[str, str]) -> None:
+        if name == "context":
+            self.context, self.members = {"id": attrs.get("id", "")}, []
+        elif name == "unit":
+            self.unit, self.numerator, self.denominator = attrs.get("id", ""), [], []
+        elif name == "unitdenominator":
+            self.in_denominator = True
+        if name in ("startdate", "enddate", "instant", "explicitmember", "typedmember", "measure"):
+            self.capture, self.capture_tag, self.capture_attr = [], name, attrs.get("dimension", "")
+
+    def end(self, name: str) -> None:
+        if self.capture is not None and name == self.capture_tag:
+            text = "".join(self.capture).strip()
+            if name == "measure":
+                (self.denominator if self.in_denominator else self.numerator).append(text)
+            elif name in ("explicitmember", "typedmember"):
+                self.members.append(f"{self.capture_attr}={text}")
+            elif self.context is not None:
+                self.context[name] = text
+            self.capture = None
+        if name == "context" and self.context is not None:
+            c = self.context
+            self.contexts[c["id"]] = XbrlContext(
+                c["id"], c.get("startdate"), c.get("enddate"), c.get("instant"), tuple(self.members))
+            self.context = None
+        elif name == "unitdenominator":
+            self.in_denominator = False
+        elif name == "unit" and self.unit is not None:
+            measure = "*".join(self.numerator)
+            self.units[self.unit] = f"{measure}/{'*'.join(self.denominator)}" if self.denominator else measure
+            self.unit = None
 
 
 class _Extractor(HTMLParser):
@@ -28,8 +152,18 @@ class _Extractor(HTMLParser):
         self.cell: list[str] | None = None
         self.breaks = 0
         self.after_stack: list[str] = []
+        self.header_depth = 0
+        self.header = _Header()
+        self.open_tags: list[_OpenTag] = []
+        self.tags: list[dict[str, str]] = []  # in the order their opening sentinels are written
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "ix:header":
+            self.header_depth += 1
+        if self.header_depth:
+            self.header.start(tag.rsplit(":", 1)[-1], {k: v or "" for k, v in attrs})
+        if tag == _TAGGED and not self.skip:
+            self.open_tags.append(_OpenTag({k: v or "" for k, v in attrs}))
         style = " ".join(v or "" for k, v in attrs if k == "style")
         brk = _BREAK_STYLE.search(style)
         if tag in _SKIP:
@@ -39,21 +173,31 @@ class _Extractor(HTMLParser):
         elif brk:
             self.after_stack.append(tag)  # break when this element closes
         if tag == "tr":
+            self._close_tags()
             self.row = []
         elif tag in ("td", "th") and self.row is not None:
+            self._close_tags()
             self.cell = []
         elif tag in _BLOCK and self.row is None:
             self.out.append("\n")
 
     def handle_endtag(self, tag: str) -> None:
+        if self.header_depth:
+            self.header.end(tag.rsplit(":", 1)[-1])
+        if tag == "ix:header" and self.header_depth:
+            self.header_depth -= 1
+        if tag == _TAGGED and self.open_tags and not self.skip:
+            self._close_tags(self.open_tags.pop())
         if tag in _SKIP and self.skip:
             self.skip -= 1
         if tag in ("td", "th") and self.cell is not None and self.row is not None:
-            text = " ".join("".join(self.cell).split())
+            self._close_tags()
+            text = " ".join(_move_space_out("".join(self.cell)).split())
             if text:
                 self.row.append(text)
             self.cell = None
         elif tag == "tr" and self.row is not None:
+            self._close_tags()
             cells = _merge_symbol_cells(self.row)
             if cells:
                 self.out.append("\n" + "  ".join(cells))
@@ -65,25 +209,64 @@ class _Extractor(HTMLParser):
             self._page_break()
 
     def handle_data(self, data: str) -> None:
+        if self.header.capture is not None:
+            self.header.capture.append(data)
         if self.skip:
             return
         if self.cell is not None:
-            self.cell.append(data)
+            target = self.cell
         elif self.row is None:
-            self.out.append(re.sub(r"\s+", " ", data))
+            target = self.out
+            data = re.sub(r"\s+", " ", data)
+        else:
+            return
+        if data.strip():
+            for tag in self.open_tags:  # outer tags first, so sentinels nest like the elements
+                if tag.index is None and len(self.tags) < _MAX_TAGS:
+                    tag.index = len(self.tags)
+                    self.tags.append(tag.attrs)
+                    target.append(chr(_OPEN_BASE + tag.index))
+        target.append(data)
+
+    def _close_tags(self, only: _OpenTag | None = None) -> None:
+        """Write the closing sentinel of a tag (or of every open tag, when its text's place changes: a new
+        cell or row) where its opening one went."""
+        if only is None and not self.open_tags:
+            return
+        target = self.cell if self.cell is not None else self.out if self.row is None else None
+        for tag in [only] if only else reversed(self.open_tags):
+            if tag.index is not None and not tag.closed:
+                tag.closed = True
+                if target is not None:
+                    target.append(_CLOSE)
 
     def _page_break(self) -> None:
+        self._close_tags()
         self.out.append(PAGE_MARK)
         self.breaks += 1
+
+
+def _bare(text: str) -> str:
+    return _SENTINELS.sub("", text)
+
+
+def _move_space_out(text: str) -> str:
+    """Put whitespace outside a tagged value's sentinels, so collapsing and stripping whitespace treat them as
+    invisible (an opening sentinel moves right past spaces, a closing one left)."""
+    if not _SENTINELS.search(text):
+        return text
+    while True:
+        moved = _WS_BEFORE_CLOSE.sub(rf"{_CLOSE}\1", _WS_AFTER_OPEN.sub(r"\2\1", text))
+        if moved == text:
+            return text
+        text = moved
 
 
 def _merge_symbol_cells(cells: list[str]) -> list[str]:
     """EDGAR puts '$', ')' and '%' in cells of their own; glue them to the number."""
     merged: list[str] = []
     for c in cells:
-        if merged and c in {")", "%", ")%"}:
-            merged[-1] += c
-        elif merged and merged[-1] in {"$", "("}:
+        if merged and (_bare(c) in {")", "%", ")%"} or _bare(merged[-1]) in {"$", "("}):
             merged[-1] += c
         else:
             merged.append(c)
@@ -97,26 +280,79 @@ def _tidy(text: str) -> str:
 
 
 def _split_pages(text: str, page_chars: int) -> list[str]:
-    pages, current = [], ""
+    pages, current, size = [], "", 0  # size: current's length without sentinels
     for para in text.split("\n\n"):
-        if current and len(current) + len(para) > page_chars:
+        length = len(_bare(para))
+        if current and size + length > page_chars:
             pages.append(current)
-            current = ""
-        current = f"{current}\n\n{para}" if current else para
+            current, size = "", 0
+        current, size = (f"{current}\n\n{para}", size + 2 + length) if current else (para, length)
     if current:
         pages.append(current)
     return pages
 
 
-def read_html_pages(path: str, *, page_chars: int = 3500) -> list[str]:
-    """Return page texts of an HTML filing or raise IngestError."""
+def _locate(pages: list[str], tags: list[dict[str, str]]) -> tuple[list[str], list[TaggedValue]]:
+    """Strip the sentinels from each page; each balanced pair becomes a :class:`TaggedValue`."""
+    clean_pages: list[str] = []
+    found: list[TaggedValue] = []
+    for page_no, page in enumerate(pages):
+        parts: list[str] = []
+        stack: list[tuple[int, int]] = []  # (tag index, start offset in the clean page)
+        spans: list[tuple[int, int, int]] = []
+        pos = last = 0
+        for m in _SENTINELS.finditer(page):
+            parts.append(page[last: m.start()])
+            pos += m.start() - last
+            last = m.end()
+            if m[0] != _CLOSE:
+                stack.append((ord(m[0]) - _OPEN_BASE, pos))
+            elif stack:
+                index, start = stack.pop()
+                spans.append((index, start, pos))
+        parts.append(page[last:])
+        if stack:
+            logger.debug("page %d: %d tagged value(s) run over the page end; not recorded", page_no,
+                         len(stack))
+        text = "".join(parts)
+        clean_pages.append(text)
+        for index, start, end in sorted(spans):
+            tagged = _tagged(page_no, start, end, text[start:end], tags[index])
+            if tagged is not None:
+                found.append(tagged)
+    return clean_pages, found
+
+
+def _tagged(page: int, start: int, end: int, printed: str, attrs: dict[str, str]) -> TaggedValue | None:
     try:
-        raw = open(path, "rb").read()
+        scale = int(attrs.get("scale") or 0)
+    except ValueError:
+        logger.debug("ix:nonFraction %s: scale %r is not an integer; not recorded", attrs.get("name"),
+                     attrs.get("scale"))
+        return None
+    return TaggedValue(page, start, end, attrs.get("name", ""), attrs.get("contextref", ""),
+                       attrs.get("unitref", ""), scale, attrs.get("sign", ""), attrs.get("format", ""),
+                       printed, attrs.get("decimals", ""))
+
+
+def read_html_document(path: str, *, page_chars: int = 3500) -> HtmlDocument:
+    """Read an HTML filing: its page texts and its inline XBRL facts, contexts and units.
+
+    Args:
+        path: The ``.htm``/``.html`` file.
+        page_chars: Page size, in characters, for a document without printed page breaks.
+
+    Raises:
+        IngestError: The file cannot be read, is empty, is not HTML or has no text.
+    """
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     if not raw.strip():
         raise IngestError("empty file (0 bytes)")
-    html = raw.decode("utf-8", errors="replace")
+    html = _SENTINELS.sub("", raw.decode("utf-8", errors="replace"))  # never in a filing; only ours are found
     if "<" not in html[:4096]:
         raise IngestError("not HTML: no markup in the first 4 KB")
     parser = _Extractor()
@@ -125,12 +361,18 @@ def read_html_pages(path: str, *, page_chars: int = 3500) -> list[str]:
         parser.close()
     except Exception as exc:  # html.parser is lenient; this is a last resort
         raise IngestError(f"HTML cannot be parsed: {exc}") from exc
-    body = "".join(parser.out)
+    body = _move_space_out("".join(parser.out))
     if parser.breaks:
         pages = [_tidy(p) for p in body.split(PAGE_MARK)]
         pages = [p for p in pages if p]
     else:
         pages = _split_pages(_tidy(body), page_chars)
+    pages, tagged = _locate(pages, parser.tags)
     if not pages or not any(p.strip() for p in pages):
         raise IngestError("HTML has no text")
-    return pages
+    return HtmlDocument(tuple(pages), tuple(tagged), parser.header.contexts, parser.header.units)
+
+
+def read_html_pages(path: str, *, page_chars: int = 3500) -> list[str]:
+    """Return page texts of an HTML filing or raise IngestError (:func:`read_html_document`'s pages)."""
+    return list(read_html_document(path, page_chars=page_chars).pages)

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from engine.chunking import chunk_pages
 from engine.errors import IngestError
-from engine.ingest.html import read_html_pages
+from engine.facts.concepts import concept_for, is_instant
+from engine.facts.tables import extract_facts
+from engine.facts.xbrl import merge_xbrl
+from engine.ingest.html import read_html_document
 from engine.ingest.identity import combine, looks_like_filing, parse_cover, parse_file_name, summary_text
-from engine.ingest.pdf import read_pdf_pages
-from engine.records import ParsedFiling
+from engine.ingest.pdf import WordBox, read_pdf_pages, span_box
+from engine.records import ParsedFiling, StatementFact
 from engine.settings import ChunkingSettings, IngestSettings
 
-PARSER_VERSION = "pdf-rows-1/html-1/chunk-2"
+PARSER_VERSION = "pdf-rows-1/html-2/chunk-2"  # html-2: inline XBRL headers are not page text
+# The statement-fact reader's version, apart from the parser's: a new one re-reads facts (``filinglens reindex``)
+# without invalidating chunks and their indexes.
+FACTS_VERSION = "facts-1"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 
@@ -20,10 +27,13 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
                lofin_summary: str | None = None) -> ParsedFiling:
     """Read, identify and chunk one filing; raise IngestError with a one-line reason."""
     suffix = path.suffix.lower()
+    boxes: list[list[WordBox]] = []
+    document = None
     if suffix == ".pdf":
-        pages, image_only = read_pdf_pages(str(path), min_chars=ingest.min_chars_per_page)
+        pages, image_only = read_pdf_pages(str(path), min_chars=ingest.min_chars_per_page, boxes=boxes)
     elif suffix in (".htm", ".html"):
-        pages, image_only = read_html_pages(str(path), page_chars=ingest.html_page_chars), []
+        document = read_html_document(str(path), page_chars=ingest.html_page_chars)
+        pages, image_only = list(document.pages), []
     else:
         raise IngestError(f"unsupported file type {suffix or '(none)'}: FilingLens reads .pdf, .htm and .html")
     file_ident = parse_file_name(path)
@@ -34,6 +44,8 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
             "and the file name is not <ISSUER>_<PERIOD>_<FORM>"
         )
     identity = combine(file_ident, parse_cover(opening))
+    facts = extract_facts(pages, annual=(identity.form or "").upper().replace("-", "").startswith("10K"))
+    facts = merge_xbrl(document, facts) if document is not None else _boxed(facts, boxes)
     chunks = chunk_pages(pages, size=chunking.size, overlap=chunking.overlap)
     return ParsedFiling(
         path=str(path),
@@ -46,4 +58,29 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
         summary=summary_text(identity),
         parser_version=PARSER_VERSION,
         lofin_summary=lofin_summary,
+        facts=tuple(_with_concept(f) for f in facts),
+        facts_version=FACTS_VERSION,
     )
+
+
+def reads_pages_alike(stored_version: str, path: str) -> bool:
+    """Whether this parser reads the file's pages as the one that stored it (``stored_version``) did: the reader
+    of its type and the chunker are the same versions."""
+    kind = "pdf" if path.lower().endswith(".pdf") else "html"
+    parts = stored_version.split("/")
+    return all(p in parts for p in PARSER_VERSION.split("/") if p.startswith((kind, "chunk")))
+
+
+def _boxed(facts: list[StatementFact], boxes: list[list[WordBox]]) -> list[StatementFact]:
+    """Each fact with its cell's box on the PDF page."""
+    return [replace(f, box=span_box(boxes[f.page], f.char_start, f.char_end)) for f in facts]
+
+
+def _with_concept(fact: StatementFact) -> StatementFact:
+    """A fact without a tagged concept gets the one its label maps to, if any. A balance (an instant concept) read
+    from a column of a period ("Years Ended December 31": cash in a summary of results) is as of its end."""
+    if fact.concept is None:
+        fact = replace(fact, concept=concept_for(fact.label, fact.parent, fact.statement, fact.unit))
+    if fact.concept is not None and fact.period.months and is_instant(fact.concept):
+        fact = replace(fact, period=replace(fact.period, months=0))
+    return fact

@@ -13,7 +13,12 @@ from engine.errors import IngestError
 PDF_MAGIC = b"%PDF-"
 
 
-def _row_text(words: list[tuple]) -> str:
+WordBox = tuple[int, int, float, float, float, float]  # (char_start, char_end, x0, y0, x1, y1) on the page
+
+
+def _row_text(words: list[tuple], boxes: list[WordBox] | None = None) -> str:
+    """The page's text with visual rows on one line; ``boxes`` (when given) receives every word's characters
+    in that text and its box on the page."""
     # words: (x0, y0, x1, y1, text, block, line, word_no) from page.get_text("words", sort=False)
     lines: dict[tuple[int, int], list[tuple]] = {}
     for w in words:
@@ -25,7 +30,7 @@ def _row_text(words: list[tuple]) -> str:
         x1 = max(w[2] for w in ws)
         y0 = min(w[1] for w in ws)
         y1 = max(w[3] for w in ws)
-        items.append((y0, y1, x0, x1, " ".join(w[4] for w in ws)))
+        items.append((y0, y1, x0, x1, " ".join(w[4] for w in ws), ws))
     items.sort(key=lambda it: ((it[0] + it[1]) / 2, it[2]))
     rows: list[list[tuple]] = []
     for it in items:
@@ -39,6 +44,7 @@ def _row_text(words: list[tuple]) -> str:
                 continue
         rows.append([it])
     out = []
+    pos = 0  # where the next line starts in the joined text
     prev_bottom = None
     for row in rows:
         row.sort(key=lambda r: r[2])
@@ -46,13 +52,33 @@ def _row_text(words: list[tuple]) -> str:
         height = max(r[1] - r[0] for r in row) or 1.0
         if prev_bottom is not None and top - prev_bottom > 0.9 * height:
             out.append("")  # vertical whitespace: a paragraph break
-        out.append("  ".join(r[4] for r in row))
+            pos += 1
+        line = "  ".join(r[4] for r in row)
+        if boxes is not None:
+            at = pos
+            for item in row:
+                for w in item[5]:
+                    boxes.append((at, at + len(w[4]), w[0], w[1], w[2], w[3]))
+                    at += len(w[4]) + 1
+                at += 1  # the second space of the cell gap
+        out.append(line)
+        pos += len(line) + 1
         prev_bottom = max(r[1] for r in row)
     return "\n".join(out)
 
 
-def read_pdf_pages(path: str, *, min_chars: int = 20) -> tuple[list[str], list[int]]:
-    """Return (page texts, image-only page numbers) or raise IngestError with a one-line reason."""
+def span_box(boxes: list[WordBox], start: int, end: int) -> tuple[float, float, float, float] | None:
+    """The box around the words printed at characters ``start:end`` of the page text (None: no word there)."""
+    hit = [b for b in boxes if b[0] < end and b[1] > start]
+    if not hit:
+        return None
+    return (min(b[2] for b in hit), min(b[3] for b in hit), max(b[4] for b in hit), max(b[5] for b in hit))
+
+
+def read_pdf_pages(path: str, *, min_chars: int = 20,
+                   boxes: list[list[WordBox]] | None = None) -> tuple[list[str], list[int]]:
+    """Return (page texts, image-only page numbers) or raise IngestError with a one-line reason; ``boxes``
+    (when given) receives each page's word boxes (see :func:`_row_text`)."""
     import pymupdf
 
     try:
@@ -76,11 +102,12 @@ def read_pdf_pages(path: str, *, min_chars: int = 20) -> tuple[list[str], list[i
         pages, image_only = [], []
         try:
             for page in doc.pages():
-                text = _row_text(page.get_text("words", sort=False))
+                page_boxes: list[WordBox] | None = [] if boxes is not None else None
+                text = _row_text(page.get_text("words", sort=False), page_boxes)
+                if boxes is not None and page_boxes is not None:
+                    boxes.append(page_boxes)
                 if len(text.strip()) < min_chars:
-                    if page.get_images(full=False):
-                        image_only.append(page.number)
-                    elif not text.strip():
+                    if page.get_images(full=False) or not text.strip():
                         image_only.append(page.number)
                 pages.append(text)
         except Exception as exc:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import IngestError
-from engine.ingest.parse import SUPPORTED_SUFFIXES, parse_file
+from engine.ingest.parse import FACTS_VERSION, SUPPORTED_SUFFIXES, parse_file, reads_pages_alike
 from engine.models.hashing import sha256_file
 from engine.records import ParsedFiling
 from engine.settings import Settings
@@ -152,15 +152,17 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
                 yield event(stored, "removed", "file no longer exists", filing_id=fid)
 
     settings_json = settings.model_dump_json()
+    stored_at = library.filing_paths()  # a changed file replaces the filing stored from the same path
     workers = max(1, min(settings.ingest.workers, len(todo)))
     results: Iterator[tuple[Path, str, ParsedFiling | str]]
     if workers == 1:
         results = ((f, sha, _parse_job(str(f), sha, settings_json, lofin.get(f.stem))) for f, sha in todo)
-        yield from _store_all(library, results, event, cancel)
+        yield from _store_all(library, results, event, cancel, stored_at)
         return
     ctx = mp.get_context("spawn")  # fork is unsafe with threads (GUI, torch)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        yield from _store_all(library, _bounded_map(pool, todo, settings_json, lofin, 2 * workers, cancel), event, cancel)
+        yield from _store_all(library, _bounded_map(pool, todo, settings_json, lofin, 2 * workers, cancel), event,
+                              cancel, stored_at)
 
 
 def _bounded_map(pool: ProcessPoolExecutor, todo: list[tuple[Path, str]], settings_json: str, lofin: dict[str, str],
@@ -186,14 +188,17 @@ def _bounded_map(pool: ProcessPoolExecutor, todo: list[tuple[Path, str]], settin
 
 
 def _store_all(library: Library, results: Iterable[tuple[Path, str, ParsedFiling | str]], event: Callable[..., IngestEvent],
-               cancel: Callable[[], bool] | None) -> Iterator[IngestEvent]:
+               cancel: Callable[[], bool] | None, stored_at: dict[str, int]) -> Iterator[IngestEvent]:
     for f, sha, outcome in results:
         if isinstance(outcome, str):
             yield event(f, "failed", outcome, sha)
         else:
-            fid = library.add_filing(outcome)
+            replaces = stored_at.get(str(f))
+            fid = library.add_filing(outcome, replaces=replaces)
             flagged = outcome.image_only_pages
-            note = f"{len(outcome.pages)} pages, {len(outcome.chunks)} chunks"
+            note = f"{len(outcome.pages)} pages, {len(outcome.chunks)} chunks, {len(outcome.facts)} facts"
+            if replaces is not None:
+                note += "; replaces the earlier version of this file"
             if flagged:
                 note += f"; {len(flagged)} image-only page(s) without text layer: {', '.join(map(str, flagged[:10]))}"
             yield event(f, "added", note, sha, fid, outcome.identity.doc_name)
@@ -212,3 +217,30 @@ def ingest(library: Library, paths: Iterable[str | Path], settings: Settings, *,
     rows = library.conn.execute("SELECT batch_id FROM ingest_reports ORDER BY id DESC LIMIT 1").fetchone()
     report.batch_id = rows[0] if rows else ""
     return report
+
+
+def refresh_facts(library: Library, settings: Settings,
+                  progress: Callable[[int, int], None] | None = None) -> tuple[int, list[str]]:
+    """Re-read the facts of filings read by an older fact reader (or before facts existed) from their files;
+    returns (filings refreshed, problems). A filing whose file is gone or changed keeps its facts and is named."""
+    rows = library.conn.execute("SELECT id, path, sha256, parser_version FROM filings WHERE facts_version != ? "
+                                "ORDER BY id", (FACTS_VERSION,)).fetchall()
+    done, problems = 0, []
+    for i, (fid, path, sha, parser_version) in enumerate(rows):
+        try:
+            same = Path(path).exists() and sha256_file(Path(path)) == sha
+        except OSError:
+            same = False
+        if not same or not reads_pages_alike(parser_version, path):  # the facts' spans would miss the stored pages
+            why = "the file is gone or changed" if not same else "it was read by an older parser"
+            problems.append(f"{path}: {why}; remove and re-ingest it to read its facts")
+        else:
+            outcome = _parse_job(path, sha, settings.model_dump_json(), None)
+            if isinstance(outcome, str):
+                problems.append(f"{path}: {outcome}")
+            else:
+                library.replace_facts(fid, outcome.facts, outcome.facts_version)
+                done += 1
+        if progress:
+            progress(i + 1, len(rows))
+    return done, problems

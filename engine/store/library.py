@@ -14,11 +14,19 @@ import os
 import socket
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from engine.errors import StoreError
-from engine.records import Chunk, Filing, FilingIdentity, ParsedFiling
+from engine.records import (
+    Chunk,
+    ColumnPeriod,
+    Filing,
+    FilingIdentity,
+    ParsedFiling,
+    StatementFact,
+    StoredFact,
+)
 from engine.store.migrations import apply_migrations
 
 log = logging.getLogger(__name__)
@@ -27,7 +35,7 @@ DB_NAME = "library.sqlite3"
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class Library:
@@ -75,8 +83,9 @@ class Library:
     def known_hashes(self) -> dict[str, int]:
         return {r[0]: int(r[1]) for r in self.conn.execute("SELECT sha256, id FROM filings")}
 
-    def add_filing(self, parsed: ParsedFiling) -> int:
-        """Store a parsed filing with its pages and chunks in one transaction; return its id."""
+    def add_filing(self, parsed: ParsedFiling, replaces: int | None = None) -> int:
+        """Store a parsed filing with its pages, chunks and facts in one transaction; return its id. ``replaces``:
+        a filing (an earlier version of the same file) removed in that transaction."""
         ident = parsed.identity
         self.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -105,12 +114,76 @@ class Library:
                     for c in parsed.chunks
                 ),
             )
+            self._insert_facts(filing_id, parsed.facts, parsed.facts_version)
+            if replaces is not None:  # the same file, changed: its old version goes in the same transaction
+                self.conn.execute("DELETE FROM filings WHERE id=?", (replaces,))
             self._bump_generation()
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
         return filing_id
+
+    def _insert_facts(self, filing_id: int, facts: Sequence[StatementFact], version: str) -> None:
+        """Insert a filing's facts, each linked to the first chunk holding its cell (inside a transaction)."""
+        spans: dict[int, list[tuple[int, int, int]]] = {}
+        for cid, page, start, end in self.conn.execute(
+                "SELECT id, page_no, char_start, char_end FROM chunks WHERE filing_id=? ORDER BY id", (filing_id,)):
+            spans.setdefault(page, []).append((start, end, cid))
+
+        def chunk_of(f: StatementFact) -> int | None:
+            return next((cid for start, end, cid in spans.get(f.page, ()) if start <= f.char_start < end), None)
+
+        self.conn.executemany(
+            f"INSERT INTO facts({_FACT_COLUMNS}) VALUES ({','.join('?' * (_FACT_COLUMNS.count(',') + 1))})",
+            ((filing_id, chunk_of(f), *_fact_row(f)) for f in facts),
+        )
+        self.conn.execute("UPDATE filings SET facts_version=? WHERE id=?", (version, filing_id))
+
+    def replace_facts(self, filing_id: int, facts: Sequence[StatementFact], version: str) -> None:
+        """Replace a filing's facts (a newer extractor) in one transaction."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("DELETE FROM facts WHERE filing_id=?", (filing_id,))
+            self._insert_facts(filing_id, facts, version)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def facts(self, *, filing_ids: Sequence[int] | None = None, page: int | None = None,
+              fiscal_year: int | None = None, months: Sequence[int] | None = None, end: str | None = None,
+              concepts: Sequence[str] | None = None, match: str | None = None, ids: Sequence[int] | None = None,
+              limit: int | None = None) -> list[StoredFact]:
+        """Stored facts that pass every filter given. ``match`` is an FTS5 query over label, parent and title;
+        its hits come best first (``score``: the negated bm25 rank), otherwise facts are in filing, page, row
+        and column order."""
+        where: list[str] = []
+        args: list[object] = []
+        lists: tuple[tuple[str, Sequence[int] | Sequence[str] | None], ...] = (
+            ("x.filing_id", filing_ids), ("x.id", ids), ("x.months", months), ("x.concept", concepts))
+        for column, values in lists:
+            if values is None:
+                continue
+            if not values:
+                return []
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            args += list(values)
+        for column, value in (("x.page_no", page), ("x.fiscal_year", fiscal_year), ("x.period_end", end)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        source, score, order = "facts x", "0.0", "x.filing_id, x.page_no, x.char_start, x.col"
+        if match is not None:
+            source = "facts_fts JOIN facts x ON x.id = facts_fts.rowid"
+            where.append("facts_fts MATCH ?")
+            args.append(match)
+            score, order = "-bm25(facts_fts, 4.0, 1.0, 0.5)", "score DESC, x.id"
+        sql = (f"SELECT x.*, f.doc_name, {score} AS score FROM {source} JOIN filings f ON f.id = x.filing_id"
+               + (f" WHERE {' AND '.join(where)}" if where else "") + f" ORDER BY {order}")
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_stored_fact(r) for r in self.conn.execute(sql, args)]
 
     def remove_filings(self, filing_ids: Iterable[int]) -> int:
         ids = list(filing_ids)
@@ -155,7 +228,7 @@ class Library:
         return {r[0]: int(r[1]) for r in self.conn.execute("SELECT path, id FROM filings")}
 
     def count(self, table: str) -> int:
-        if table not in {"filings", "pages", "chunks", "runs", "stage_events", "ingest_reports"}:
+        if table not in {"filings", "pages", "chunks", "facts", "runs", "stage_events", "ingest_reports"}:
             raise ValueError(table)
         return int(self.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
@@ -222,10 +295,16 @@ class Library:
             ("SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM filings f WHERE f.id=c.filing_id)",
              "orphan chunks"),
             ("SELECT COUNT(*) - COUNT(DISTINCT sha256) FROM filings", "duplicate filings"),
+            ("SELECT COUNT(*) FROM facts x WHERE NOT EXISTS (SELECT 1 FROM filings f WHERE f.id=x.filing_id)",
+             "orphan facts"),
         ]:
             n = int(self.conn.execute(sql).fetchone()[0])
             if n:
                 problems.append(f"{n} {what}")
+        try:  # FTS5's own check: the label index holds exactly the facts table's rows
+            self.conn.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('integrity-check', 1)")
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"the facts' label search disagrees with the facts table: {exc}")
         return problems
 
 
@@ -241,6 +320,30 @@ def _filing(row: sqlite3.Row) -> Filing:
         id=int(row["id"]), sha256=row["sha256"], path=row["path"], identity=_identity(row), n_pages=row["n_pages"],
         n_chunks=row["n_chunks"], summary=row["summary"], image_only_pages=tuple(json.loads(row["image_only_pages"])),
     )
+
+
+_FACT_COLUMNS = ("filing_id, chunk_id, page_no, statement, title, label, parent, is_total, col, period_header, col_group, "
+                 "fiscal_year, period_end, months, printed, value, scale, unit, char_start, char_end, confidence, "
+                 "source, concept, x0, y0, x1, y1")
+
+
+def _fact_row(f: StatementFact) -> tuple:
+    box = f.box or (None, None, None, None)
+    return (f.page, f.statement, f.title, f.label, f.parent, int(f.is_total), f.column, f.period.header,
+            f.period.group, f.period.fiscal_year, f.period.end, f.period.months, f.printed, f.value, f.scale, f.unit, f.char_start,
+            f.char_end, f.confidence, f.source, f.concept, *box)
+
+
+def _stored_fact(r: sqlite3.Row) -> StoredFact:
+    box = None if r["x0"] is None else (r["x0"], r["y0"], r["x1"], r["y1"])
+    fact = StatementFact(
+        page=r["page_no"], statement=r["statement"], title=r["title"], label=r["label"], parent=r["parent"],
+        is_total=bool(r["is_total"]), column=r["col"],
+        period=ColumnPeriod(r["period_header"], r["fiscal_year"], r["period_end"], r["months"], r["col_group"]),
+        printed=r["printed"], value=r["value"], scale=r["scale"], unit=r["unit"], char_start=r["char_start"],
+        char_end=r["char_end"], confidence=r["confidence"], source=r["source"], concept=r["concept"], box=box)
+    return StoredFact(id=int(r["id"]), filing_id=int(r["filing_id"]), doc_name=r["doc_name"], chunk_id=r["chunk_id"],
+                      fact=fact, score=float(r["score"]))
 
 
 def _chunk(r: sqlite3.Row | tuple) -> Chunk:

@@ -90,9 +90,55 @@ INSERT INTO meta(key, value) VALUES ('generation', '0');
 # recognised and marked interrupted.
 M002_RUN_OWNER = "ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT ''"
 
+# Statement facts (engine.facts): one row per table cell read at ingest, with its period, scale, provenance and
+# box; ``facts_fts`` searches labels (external content, kept in step by triggers, FK cascades included).
+M003_FACTS = """
+ALTER TABLE filings ADD COLUMN facts_version TEXT NOT NULL DEFAULT '';
+CREATE TABLE facts (
+    id INTEGER PRIMARY KEY,
+    filing_id INTEGER NOT NULL REFERENCES filings(id) ON DELETE CASCADE,
+    page_no INTEGER NOT NULL,
+    chunk_id INTEGER,
+    statement TEXT NOT NULL,
+    title TEXT NOT NULL,
+    label TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    is_total INTEGER NOT NULL,
+    col INTEGER NOT NULL,
+    period_header TEXT NOT NULL,
+    col_group TEXT NOT NULL,
+    fiscal_year INTEGER NOT NULL,
+    period_end TEXT,
+    months INTEGER,
+    printed TEXT NOT NULL,
+    value REAL NOT NULL,
+    scale TEXT,
+    unit TEXT NOT NULL,
+    char_start INTEGER NOT NULL,
+    char_end INTEGER NOT NULL,
+    confidence TEXT NOT NULL,
+    source TEXT NOT NULL,
+    concept TEXT,
+    x0 REAL, y0 REAL, x1 REAL, y1 REAL
+);
+CREATE INDEX facts_by_filing ON facts(filing_id, page_no);
+CREATE INDEX facts_by_period ON facts(fiscal_year, months);
+CREATE INDEX facts_by_concept ON facts(concept, fiscal_year);
+CREATE VIRTUAL TABLE facts_fts USING fts5(label, parent, title, content='facts', content_rowid='id',
+                                          tokenize='porter unicode61');
+CREATE TRIGGER facts_ai AFTER INSERT ON facts BEGIN
+    INSERT INTO facts_fts(rowid, label, parent, title) VALUES (new.id, new.label, new.parent, new.title);
+END;
+CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN
+    INSERT INTO facts_fts(facts_fts, rowid, label, parent, title) VALUES ('delete', old.id, old.label, old.parent,
+                                                                          old.title);
+END
+"""
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = [
     (1, "m001_initial", M001_INITIAL),
     (2, "m002_run_owner", M002_RUN_OWNER),
+    (3, "m003_facts", M003_FACTS),
 ]
 
 
@@ -125,5 +171,15 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
 
 
 def _statements(script: str) -> list[str]:
-    # executescript() would commit implicitly; split so the migration stays one transaction.
-    return [s.strip() for s in script.split(";") if s.strip()]
+    """The script's statements one by one (executescript() would commit implicitly; split so the migration stays
+    one transaction). A trigger body's inner ``;`` does not end its statement: sqlite3 says when one is whole."""
+    out, current = [], ""
+    for part in script.split(";"):
+        current += part + ";"
+        if sqlite3.complete_statement(current):
+            if current.strip(" \n;"):
+                out.append(current.strip())
+            current = ""
+    if current.strip(" \n;"):
+        out.append(current.strip())
+    return out

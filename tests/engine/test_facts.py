@@ -147,8 +147,8 @@ def test_what_the_reader_refuses() -> None:
     text = "Contractual obligations\nYears ending December 31,\n(In millions)  2018  2019-2020  2021-2022  Thereafter  Total\n" \
            "Interest payments  1,200  2,300  2,100  9,800  15,400\n"
     assert {(f.confidence, f.period.months) for f in facts_of(text, "Interest payments")} == {("low", None)}
-    dated = text.replace("(In millions)  2018", "June 30,  2018")  # a header the reader cannot split: no facts
-    assert facts_of(dated, "Interest payments") == []
+    dated = text.replace("(In millions)  2018", "June 30,  2018")  # a date over the first column only: still ranges
+    assert {(f.confidence, f.period.months) for f in facts_of(dated, "Interest payments")} == {("low", None)}
 
 
 @pytest.mark.shared
@@ -170,3 +170,47 @@ def test_known_values_of_real_filings() -> None:
     income = facts("AMAZON_2019_10K", 37)
     assert {f.period.label: f.value for f in income if f.label == "Net income"} == {
         "FY2017": 3033, "FY2018": 10073, "FY2019": 11588}
+
+
+def test_column_groups_tell_repeated_periods_apart() -> None:
+    text = ("The components of net periodic benefit cost were as follows:\n"
+            "Pension  Other Postretirement Benefits\n"
+            "Years ended December 31,  2018  2017  2016  2018  2017  2016\n"
+            "Expected return on plan assets  (4,009)  (3,847)  (3,999)  (8)  (7)  (8)\n")
+    got = facts_of(text, "Expected return on plan assets")
+    assert [(f.period.label, f.value, f.confidence) for f in got[2:4]] == [
+        ("Pension · FY2016", -3999, "high"), ("Other Postretirement Benefits · FY2018", -8, "high")]
+    # groups that do not divide the columns: the repeated periods cannot be told apart, so no fact is sure
+    vague = text.replace("Pension  Other Postretirement Benefits", "Pension Plans  U.S.  International  Other")
+    assert {f.confidence for f in facts_of(vague, "Expected return on plan assets")} == {"low"}
+
+
+def test_how_cells_and_rows_are_printed() -> None:
+    text = ("Consolidated Statements of Operations\nYears ended December 31,\n2022  2021  2020\n"
+            "(Dollars in millions)\n"  # the scale printed under the years
+            "Net loss attributable to shareholders  ($4,935)  ($4,202)  ($11,873)\n"
+            "Gain on sale of business, net of cash conveyed  (a)  —  (6)  (8,254)\n"  # a footnote letter cell
+            "Gross margin percentage  10.48 %  11.13 %  11.20 %\n"
+            "Ratio of earnings to fixed charges  3.5  3.7  7.2\n"
+            "Revenues\nCasino  2,871  6,517  5,753\nRooms  830  2,322  2,212\n3,701  8,839  7,965\n"
+            "Shares used in computing earnings per share\nBasic  453  457  462\n")
+    facts = extract_page_facts(text, 0)
+    loss = [f for f in facts if f.label.startswith("Net loss")]
+    assert [(f.value, f.scale) for f in loss] == [(-4935, "millions"), (-4202, "millions"), (-11873, "millions")]
+    assert [f.value for f in facts if f.label.startswith("Gain on sale")] == [0, -6, -8254]
+    assert {(f.unit, f.value) for f in facts if f.label == "Gross margin percentage" and f.column == 0} == {("%", 10.48)}
+    assert {f.unit for f in facts if f.label.startswith("Ratio")} == {"ratio"}
+    total = [f for f in facts if f.label == "Revenues (unlabeled total)"]
+    assert [(f.value, f.is_total, f.parent) for f in total] == [(3701, True, "Revenues"), (8839, True, "Revenues"),
+                                                                (7965, True, "Revenues")]
+    assert {(f.unit, f.scale) for f in facts if f.label == "Basic"} == {("shares", "millions")}
+
+
+def test_a_total_closes_its_heading_and_a_note_is_no_statement() -> None:
+    text = ("CONSOLIDATED BALANCE SHEETS\n(In millions)\nDecember 31,  2023  2022\nCurrent assets:\n"
+            "Cash  100  90\nInventories  50  40\nTotal current assets  150  130\nGoodwill  70  70\n")
+    assert {f.parent for f in facts_of(text, "Goodwill")} == {""}
+    assert {f.parent for f in facts_of(text, "Inventories")} == {"Current assets"}
+    note = ("The following amounts are included in our consolidated balance sheets:\n(In millions)\n"
+            "December 31,  2023  2022\nContract assets  12  10\n")
+    assert {(f.statement, f.period.months) for f in facts_of(note, "Contract assets")} == {("table", 0)}

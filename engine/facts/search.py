@@ -1,0 +1,125 @@
+"""Find stored statement facts: by company, period, page and what the row is called.
+
+A label is found three ways, fused by reciprocal rank: its words (SQLite FTS5 over label, parent heading and
+table title, Porter-stemmed: "expenditure" finds "Expenditures"), its meaning (the library's embedder over the
+distinct labels that pass the filters, so "capital expenditure" finds "Purchases of property, plant and
+equipment"), and its us-gaap concept (the query read as a row label by :func:`engine.facts.concepts.concept_for`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from engine.facts.concepts import concept_for
+from engine.models.base import Embedder
+from engine.records import StoredFact
+from engine.retrieval.fusion import rrf
+from engine.search import MetadataFilter, filter_filings
+from engine.store.library import Library
+
+_FY = re.compile(r"^(?:FY|fiscal\s*)?((?:19|20)\d\d)$", re.IGNORECASE)
+_DATE = re.compile(r"^((?:19|20)\d\d)-(\d\d)-(\d\d)$")
+_WORD = re.compile(r"[A-Za-z0-9]{2,}")
+MAX_LABELS = 4000  # distinct labels embedded for one search; more and the search says it kept to the words
+
+
+@dataclass(frozen=True)
+class FactFilter:
+    """Which facts a search looks at; None: any."""
+
+    company: str | None = None  # issuer key, ticker or part of the registrant's name ("3M", "BBY")
+    period: str | None = None  # "FY2018" / "2018" (the fiscal year's flows and its year-end balances) or an ISO end date
+    page: int | None = None
+    doc_name: str | None = None
+
+
+def period_filter(period: str) -> tuple[int | None, tuple[int, ...] | None, str | None]:
+    """(fiscal year, durations in months, end date) a period string asks for; ValueError when unreadable."""
+    text = period.strip()
+    if m := _FY.match(text):
+        return int(m[1]), (12, 0), None
+    if _DATE.match(text):
+        return None, None, text
+    raise ValueError(f"period {period!r}: write FY2018, 2018 or an end date like 2019-02-02")
+
+
+def search_facts(library: Library, query: str, flt: FactFilter = FactFilter(), *,
+                 embedder: Embedder | None = None, k: int = 20) -> list[StoredFact]:
+    """The facts that pass ``flt`` whose row best matches ``query`` (all of them, in printed order, when the query
+    is empty), best first; ``score`` is the fused score."""
+    filing_ids = filter_filings(library, MetadataFilter(issuer=flt.company)) if flt.company else None
+    if flt.doc_name:
+        found = library.filing_by_doc_name(flt.doc_name)
+        ids = [found.id] if found else []
+        filing_ids = ids if filing_ids is None else [i for i in filing_ids if i in ids]
+    fiscal_year, months, end = period_filter(flt.period) if flt.period else (None, None, None)
+    where = _Scope(filing_ids, flt.page, fiscal_year, months, end)
+    if not query.strip():
+        return where.facts(library, limit=k)
+    words = _WORD.findall(query)
+    lexical = where.facts(library, match=" OR ".join(f'"{w}"' for w in words), limit=10 * k) if words else []
+    rankings: list[list[int]] = [[s.id for s in lexical]]
+    concept = concept_for(query)
+    by_concept = where.facts(library, concepts=[concept], limit=10 * k) if concept else []
+    rankings.append([s.id for s in by_concept])
+    if embedder is not None:
+        rankings.append(_by_meaning(library, query, where, embedder, 10 * k))
+    fused = rrf([r for r in rankings if r])[:k]
+    found_by_id = {s.id: s for s in library.facts(ids=[i for i, _ in fused])}
+    return [_scored(found_by_id[i], score) for i, score in fused if i in found_by_id]
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """The filters a search applies to every list it fetches."""
+
+    filing_ids: list[int] | None
+    page: int | None
+    fiscal_year: int | None
+    months: tuple[int, ...] | None
+    end: str | None
+
+    def facts(self, library: Library, *, concepts: list[str] | None = None, match: str | None = None,
+              limit: int | None = None) -> list[StoredFact]:
+        return library.facts(filing_ids=self.filing_ids, page=self.page, fiscal_year=self.fiscal_year,
+                             months=self.months, end=self.end, concepts=concepts, match=match, limit=limit)
+
+
+def _by_meaning(library: Library, query: str, where: _Scope, embedder: Embedder, k: int) -> list[int]:
+    """Fact ids whose label (with its parent heading) is closest in meaning to the query."""
+    candidates = where.facts(library)
+    texts = list(dict.fromkeys(_label_text(s) for s in candidates))
+    if not texts or len(texts) > MAX_LABELS:
+        return []
+    vectors = embedder.embed_batch([query, *texts])
+    similarity = vectors[1:] @ vectors[0]
+    order = {texts[i]: r for r, i in enumerate(np.argsort(-similarity)[: max(1, k // 4)])}
+    picked = [s for s in candidates if _label_text(s) in order]
+    picked.sort(key=lambda s: (order[_label_text(s)], -s.fact.period.fiscal_year))
+    return [s.id for s in picked[:k]]
+
+
+def _label_text(stored: StoredFact) -> str:
+    f = stored.fact
+    return f"{f.parent} › {f.label}" if f.parent else f.label
+
+
+def _scored(stored: StoredFact, score: float) -> StoredFact:
+    return replace(stored, score=score)
+
+
+def describe(stored: StoredFact) -> str:
+    """One fact as the CLI prints it: where, what, when, how much."""
+    f = stored.fact
+    row = f"{f.parent} › {f.label}" if f.parent else f.label
+    scale = f" {f.scale}" if f.scale else ""
+    flags = [x for x in (f.concept, f.source if f.source != "table" else "",
+                         "low confidence" if f.confidence == "low" else "") if x]
+    box = f"  cell ({f.box[0]:.0f},{f.box[1]:.0f})–({f.box[2]:.0f},{f.box[3]:.0f})" if f.box else ""
+    return (f"{stored.doc_name}  p.{f.page + 1}  {f.statement}: {row}\n"
+            f"    {f.period.label:<24s} {f.printed:>14s}  = {f.value:,.4g}{scale} {f.unit}"
+            f"{'  [' + ', '.join(flags) + ']' if flags else ''}{box}")
+

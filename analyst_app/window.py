@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
         ctx.busy_changed.connect(self._busy_changed)
         ctx.library_changed.connect(self._library_changed)
         self.library_view.open_filing.connect(self.show_filing)
+        self.library_view.open_fact.connect(self.show_fact)
         self.ask_view.run_started.connect(lambda: self.inspect_view.start_live(self.ask_view.question_text))
         self.ask_view.stage_event.connect(self.inspect_view.add_live_event)
         self.ask_view.run_finished.connect(lambda rid: self.inspect_view.load_run(ctx.library, rid))
@@ -158,6 +159,10 @@ class MainWindow(QMainWindow):
     def show_filing(self, filing: Any) -> None:
         self.viewer_dock.show()
         self.viewer.show_filing(filing)
+
+    def show_fact(self, filing: Any, stored: Any) -> None:
+        self.viewer_dock.show()
+        self.viewer.show_fact(filing, stored)
 
     def open_evidence(self, doc_name: str, chunk_id: Any, page: Any) -> None:
         self.viewer_dock.show()

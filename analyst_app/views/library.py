@@ -1,5 +1,6 @@
 """The Library tab: loaded filings (sortable, filterable), adding files and folders (dialog or drop)
-with progress and Cancel, the per-file ingest report, filing details and removal."""
+with progress and Cancel, the per-file ingest report, filing details, the tables read from a filing, and
+removal."""
 
 from __future__ import annotations
 
@@ -13,15 +14,37 @@ from typing import Any
 from PySide6.QtCore import QItemSelectionModel, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMessageBox,
-    QProgressBar, QPushButton, QSplitter, QStackedWidget, QTableView, QTabWidget, QTextBrowser, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
 )
 
 from analyst_app.context import AppContext
 from analyst_app.models import SORT_ROLE, Column, FilingTableModel, RecordTableModel, human_page, local_time
+from analyst_app.views.facts_grid import FactsGrid
 from analyst_app.views.train_dialog import TrainDialog
 from analyst_app.workers import (
-    CallJob, IngestJob, IngestSummary, TrainOptions, TrainOutcome, TrainRerankerJob, remove_and_sync,
+    CallJob,
+    IngestJob,
+    IngestSummary,
+    TrainOptions,
+    TrainOutcome,
+    TrainRerankerJob,
+    remove_and_sync,
 )
 from engine.records import Filing
 
@@ -92,6 +115,7 @@ def fit_columns(view: QTableView, max_width: int = 360) -> None:
 
 class LibraryView(QWidget):
     open_filing = Signal(object)  # a Filing to show in the page viewer
+    open_fact = Signal(object, object)  # (Filing, StoredFact): show the fact's cell in the page viewer
     ingest_finished = Signal(object)  # IngestSummary (tests wait on it)
     remove_finished = Signal(int)
     train_finished = Signal(object)  # the TrainReport, None when training failed (tests wait on it)
@@ -102,6 +126,8 @@ class LibraryView(QWidget):
         self.job: IngestJob | None = None
         self.train_job: TrainRerankerJob | None = None
         self._last_reload = 0.0
+        self._tables_sized = False  # the Tables panel got room once this session (the user may shrink it)
+        self._tables_key: tuple[int, int | None] | None = None  # (library, filing) the Tables panel shows
         self.setAcceptDrops(True)
 
         self.add_files_btn = QPushButton("Add files…")
@@ -178,9 +204,15 @@ class LibraryView(QWidget):
         rl.addWidget(self.events_table)
         self.details = QTextBrowser()
         self.details.setOpenLinks(False)
+        self.tables = FactsGrid()
+        self.tables.fact_selected.connect(self._fact_selected)
         self.bottom = QTabWidget()
         self.bottom.addTab(report, "Ingest report")
         self.bottom.addTab(self.details, "Filing details")
+        self.bottom.addTab(self.tables, "Tables")
+        self.bottom.setTabToolTip(2, "The statement tables read from the selected filing, as a grid of printed "
+                                     "values;\nselect a cell to see it highlighted on its page")
+        self.bottom.currentChanged.connect(lambda _i: self._refresh_tables())
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         upper = QWidget()
@@ -226,6 +258,7 @@ class LibraryView(QWidget):
                     sel.select(self.proxy.index(row, 0), QItemSelectionModel.SelectionFlag.Select
                                | QItemSelectionModel.SelectionFlag.Rows)
         self._update_count()
+        self._refresh_tables()  # a re-ingested filing is a new one; a removed one is no longer selected
 
     def filings(self) -> list[Filing]:
         return list(self.model.records)
@@ -260,6 +293,32 @@ class LibraryView(QWidget):
             self.details.setHtml(filing_html(chosen[0]))
             if self.bottom.currentIndex() == 0 and self.events.rowCount() == 0:
                 self.bottom.setCurrentIndex(1)
+        self._refresh_tables()
+
+    def show_tables(self) -> None:
+        """Bring the Tables panel forward (for the selected filing)."""
+        self.bottom.setCurrentWidget(self.tables)
+        self._refresh_tables()
+
+    def _refresh_tables(self) -> None:
+        # the facts are read only while the panel is shown: one query (~30 ms for 2,000 facts) on the GUI thread
+        if self.bottom.currentWidget() is not self.tables:
+            return
+        sizes, total = self.splitter.sizes(), sum(self.splitter.sizes())
+        if not self._tables_sized and total:  # a statement needs more room than the ingest report
+            self._tables_sized = True
+            if sizes[1] < 0.45 * total:
+                self.splitter.setSizes([int(total * 0.4), total - int(total * 0.4)])
+        chosen = self.selected_filings()
+        filing = chosen[0] if len(chosen) == 1 else None
+        key = (id(self.ctx.library), filing.id if filing else None)
+        if key != self._tables_key:  # not on every reload: an ingest reloads the table every second
+            self._tables_key = key
+            self.tables.show_filing(self.ctx.library, filing)
+
+    def _fact_selected(self, stored: Any) -> None:
+        if self.tables.filing is not None:
+            self.open_fact.emit(self.tables.filing, stored)
 
     def _open_current(self, index: Any) -> None:
         f = self.model.filing(self.proxy.mapToSource(index).row())
@@ -300,13 +359,13 @@ class LibraryView(QWidget):
             self.ctx.store.setValue("library/last_add_dir", folder)
             self.add_paths([folder])
 
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if dropped_paths(event.mimeData()):
             event.acceptProposedAction()
         else:
             event.ignore()
 
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+    def dropEvent(self, event: QDropEvent) -> None:
         paths = dropped_paths(event.mimeData())
         if paths:
             event.acceptProposedAction()
@@ -368,7 +427,7 @@ class LibraryView(QWidget):
         if total:
             self.progress.setRange(0, total)
             self.progress.setValue(done)
-            self.progress.setFormat(f"%v / %m")
+            self.progress.setFormat("%v / %m")
         else:
             self.progress.setRange(0, 0)
 

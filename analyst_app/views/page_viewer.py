@@ -1,5 +1,5 @@
-"""The page viewer: a filing page rendered with PyMuPDF, the cited evidence highlighted; HTML filings
-(and PDF pages whose file is gone) show the page text stored in the library with the span marked."""
+"""The page viewer: a filing page rendered with PyMuPDF, the cited evidence (or one table cell) highlighted;
+HTML filings (and PDF pages whose file is gone) show the page text stored in the library with the span marked."""
 
 from __future__ import annotations
 
@@ -9,20 +9,43 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QImage, QKeySequence, QPainter, QPixmap, QShortcut, QTextCharFormat, QTextCursor
+from PySide6.QtGui import (
+    QColor,
+    QImage,
+    QKeySequence,
+    QPainter,
+    QPen,
+    QPixmap,
+    QShortcut,
+    QTextCharFormat,
+    QTextCursor,
+)
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QPlainTextEdit, QScrollArea, QSizePolicy, QSpinBox, QStackedWidget, QTextEdit, QToolButton,
-    QVBoxLayout, QWidget,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QStackedWidget,
+    QTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
 )
 
 from analyst_app.models import human_page
 from engine.evidence import find_evidence, starts_mid_line
-from engine.records import Chunk, Filing
+from engine.records import Chunk, Filing, StoredFact
 
 log = logging.getLogger(__name__)
 
 HIGHLIGHT = QColor(255, 214, 0, 90)
 HIGHLIGHT_EDGE = QColor(230, 150, 0, 200)
+CELL_FILL = QColor(255, 200, 0, 110)  # one table cell: a stronger fill and outline than evidence lines
+CELL_EDGE = QColor(215, 70, 0)
+CELL_TEXT = QColor(255, 190, 60)
+CELL_PAD = 3.0  # pixels around the cell's box (the box hugs the glyphs)
 ZOOMS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
 PDF_SUFFIXES = {".pdf"}
 
@@ -47,11 +70,15 @@ class PageViewer(QWidget):
         self.library: Any = None
         self.filing: Filing | None = None
         self.chunk: Chunk | None = None
+        self.fact: StoredFact | None = None  # a table cell to highlight (show_fact)
         self.page_no = 0
         self.zoom = 1.25
         self.fit_width = True  # zoom follows the viewer's width until the user zooms by hand
         self.highlights: list[Any] = []
         self.mode = "empty"  # empty | pdf | text
+        self._cell_rect: QRectF | None = None  # the cell's highlight on the shown pixmap
+        self._cell_range: tuple[int, int] | None = None  # the cell's characters highlighted in the text view
+        self._page_image: tuple[tuple, QImage] | None = None  # the last page rendered, before any highlight
         self._docs: OrderedDict[str, Any] = OrderedDict()
         self._resize_timer = QTimer(self)  # re-render once the user stops resizing
         self._resize_timer.setSingleShot(True)
@@ -150,7 +177,8 @@ class PageViewer(QWidget):
         self.clear()
 
     def clear(self) -> None:
-        self.filing, self.chunk, self.mode, self.highlights = None, None, "empty", []
+        self.filing, self.chunk, self.fact, self.mode, self.highlights = None, None, None, "empty", []
+        self._cell_rect, self._cell_range, self._page_image = None, None, None
         self.canvas.clear()
         self.text.clear()
         self.title.setText("No page open")
@@ -160,12 +188,27 @@ class PageViewer(QWidget):
 
     def show_chunk(self, filing: Filing, chunk: Chunk | None, page_no: int | None = None) -> None:
         """Open ``filing`` at the chunk's page (or ``page_no``) with the chunk highlighted."""
-        self.filing, self.chunk = filing, chunk
+        self.filing, self.chunk, self.fact = filing, chunk, None
         page = chunk.page_no if chunk is not None and page_no is None else (page_no or 0)
         self.go_to(page, force=True)
 
     def show_filing(self, filing: Filing, page_no: int = 0) -> None:
         self.show_chunk(filing, None, page_no)
+
+    def show_fact(self, filing: Filing, stored: StoredFact) -> None:
+        """Open ``filing`` at the fact's page with its table cell highlighted: its box on a rendered PDF page,
+        its characters in the page text otherwise (HTML filings, the Text view)."""
+        self.filing, self.chunk, self.fact = filing, None, stored
+        self.go_to(stored.fact.page, force=True)
+
+    def highlight_rect(self) -> QRectF | None:
+        """The highlighted cell on the shown PDF page, in the pixmap's device-independent pixels (the fact's box
+        × zoom, padded by ``CELL_PAD``); None when no cell is highlighted on a rendered page."""
+        return QRectF(self._cell_rect) if self.mode == "pdf" and self._cell_rect is not None else None
+
+    def highlight_range(self) -> tuple[int, int] | None:
+        """The highlighted cell's characters (start, end) in the shown page text; None when none is."""
+        return self._cell_range if self.mode == "text" else None
 
     @property
     def n_pages(self) -> int:
@@ -220,7 +263,7 @@ class PageViewer(QWidget):
         width = self.stack.width() - 2 * self.scroll.frameWidth() - bar - 4
         return max(ZOOMS[0], min(ZOOMS[-1], width / max(1.0, page.rect.width)))
 
-    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+    def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
         if self.fit_width and self.mode == "pdf":
             self._resize_timer.start()
@@ -243,13 +286,19 @@ class PageViewer(QWidget):
             self._docs.move_to_end(path)
         return doc
 
+    def _fact_here(self) -> StoredFact | None:
+        return self.fact if self.fact is not None and self.fact.fact.page == self.page_no else None
+
     def _render(self) -> None:
         f = self.filing
         assert f is not None
+        self._cell_rect = self._cell_range = None
         who = f.identity.registrant or f.identity.issuer_key or ""
         head = f"{f.identity.doc_name}  ·  {who} {f.identity.form or ''} {f.identity.period or ''}".strip()
         if self.chunk is not None and self.chunk.page_no == self.page_no:
             head += f"  ·  evidence: chunk {self.chunk.id}"
+        if (cell := self._fact_here()) is not None:
+            head += f"  ·  cell: {cell.fact.label}, {cell.fact.period.label}"
         self.title.setText(head)
         self.title.setToolTip(f.path)
         is_pdf = Path(f.path).suffix.lower() in PDF_SUFFIXES
@@ -276,10 +325,17 @@ class PageViewer(QWidget):
         page = self._doc(path)[self.page_no]
         if self.fit_width:
             self.zoom = self._fit_zoom(page)
-        scale = self.zoom * max(1.0, self.devicePixelRatioF())
-        pix = page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
-        fmt = QImage.Format.Format_RGB888 if pix.n == 3 else QImage.Format.Format_Grayscale8
-        image = QImage(pix.samples, pix.width, pix.height, pix.stride, fmt).copy()
+        dpr = max(1.0, self.devicePixelRatioF())
+        scale = self.zoom * dpr
+        # moving from cell to cell of one table redraws the highlight, not the page
+        key = (path, self.filing.sha256 if self.filing else "", self.page_no, round(scale, 4))
+        if self._page_image is not None and self._page_image[0] == key:
+            image = self._page_image[1].copy()
+        else:
+            pix = page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
+            fmt = QImage.Format.Format_RGB888 if pix.n == 3 else QImage.Format.Format_Grayscale8
+            image = QImage(pix.samples, pix.width, pix.height, pix.stride, fmt).copy()
+            self._page_image = (key, image.copy())
         self.highlights = []
         if self.chunk is not None and self.chunk.page_no == self.page_no:
             self.highlights = find_evidence(page, self.chunk.text, skip_first=self._fragment_start())
@@ -292,12 +348,31 @@ class PageViewer(QWidget):
                 painter.drawRect(QRectF(QPointF(r.x0 * scale - 1, r.y0 * scale - 1),
                                         QPointF(r.x1 * scale + 1, r.y1 * scale + 1)))
             painter.end()
+        cell = self._fact_here()
+        if cell is not None and cell.fact.box is not None:
+            x0, y0, x1, y1 = cell.fact.box
+            self._cell_rect = QRectF(QPointF(x0 * self.zoom - CELL_PAD, y0 * self.zoom - CELL_PAD),
+                                     QPointF(x1 * self.zoom + CELL_PAD, y1 * self.zoom + CELL_PAD))
+            painter = QPainter(image)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(QPen(CELL_EDGE, 2 * dpr))
+            painter.setBrush(CELL_FILL)
+            r = self._cell_rect
+            painter.drawRect(QRectF(r.x() * dpr, r.y() * dpr, r.width() * dpr, r.height() * dpr))
+            painter.end()
         pm = QPixmap.fromImage(image)
         pm.setDevicePixelRatio(max(1.0, self.devicePixelRatioF()))
         self.canvas.setPixmap(pm)
         self.canvas.resize(pm.deviceIndependentSize().toSize())
         self.stack.setCurrentWidget(self.scroll)
-        if self.highlights:
+        if self._cell_rect is not None:
+            r = self._cell_rect
+            self.scroll.ensureVisible(int(r.center().x()), int(r.center().y()), int(r.width() / 2) + 60,
+                                      int(r.height() / 2) + 120)
+            self.match_label.setText(f"cell highlighted: {cell.fact.printed}" if cell else "")
+        elif cell is not None:
+            self.match_label.setText("this cell's position on the page was not recorded (see Text)")
+        elif self.highlights:
             y = int(min(r.y0 for r in self.highlights) * self.zoom)
             self.scroll.verticalScrollBar().setValue(max(0, y - 80))
             self.match_label.setText(f"{len(self.highlights)} evidence line(s) highlighted")
@@ -339,10 +414,33 @@ class PageViewer(QWidget):
             start.setPosition(c.char_start)
             self.text.setTextCursor(start)
             self.text.centerCursor()
+        self.highlights = list(selections)
+        cell = self._fact_here()
+        if cell is not None and 0 <= cell.fact.char_start < cell.fact.char_end <= len(text):
+            sel = QTextEdit.ExtraSelection()
+            fmt = QTextCharFormat()
+            fmt.setBackground(CELL_TEXT)
+            fmt.setFontWeight(700)
+            fmt.setFontUnderline(True)
+            fmt.setUnderlineColor(CELL_EDGE)
+            sel.format = fmt
+            cur = QTextCursor(self.text.document())
+            cur.setPosition(cell.fact.char_start)
+            cur.setPosition(cell.fact.char_end, QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cur
+            selections.append(sel)
+            self._cell_range = (cell.fact.char_start, cell.fact.char_end)
+            start = QTextCursor(self.text.document())
+            start.setPosition(cell.fact.char_start)
+            self.text.setTextCursor(start)
+            self.text.centerCursor()
         self.text.setExtraSelections(selections)
-        self.highlights = selections
         if f.image_only_pages and self.page_no in f.image_only_pages:
             note = (note + "; " if note else "") + "this page is an image without a text layer"
+        if self._cell_range is not None:
+            note = note or f"cell highlighted: {cell.fact.printed if cell else ''}"
+        elif cell is not None:
+            note = note or "this cell's characters are not in the stored page text"
         self.match_label.setText(note or ("evidence span highlighted" if selections else ""))
 
     def _update_controls(self) -> None:
@@ -360,7 +458,7 @@ class PageViewer(QWidget):
         self.page_box.blockSignals(False)
         self.page_total.setText(f"/ {self.n_pages}" if has else "/ –")
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802
+    def closeEvent(self, event: Any) -> None:
         for doc in self._docs.values():
             doc.close()
         self._docs.clear()

@@ -1,0 +1,399 @@
+"""The Tables panel: the statement tables FilingLens read from one filing, one table at a time, as a grid of
+the printed values (rows in printed order × the table's periods). Selecting a cell shows it on its page.
+
+The grid is a thin adapter over the library's stored facts (:class:`engine.records.StoredFact`): one query per
+filing, grouped here by (statement, title, page); nothing is re-read from the filing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from analyst_app.models import RECORD_ROLE, human_page
+from engine.records import ColumnPeriod, Filing, StoredFact
+
+_Index = QModelIndex | QPersistentModelIndex
+
+LOW_CONFIDENCE_TIP = "period not stated by the headers"
+LOW_BRUSH = QBrush(QColor(125, 125, 125))
+HEADING_BRUSH = QBrush(QColor(90, 90, 90))
+XBRL_BRUSH = QBrush(QColor(242, 247, 255))  # a faint blue: the value is an exact inline XBRL tag
+STATEMENT_NAMES = {"income statement": "Income statement", "balance sheet": "Balance sheet",
+                   "cash flows": "Cash flows", "equity": "Equity", "table": "Table"}
+NO_FILING = "Select one filing above to see the tables FilingLens read from it."
+NO_TABLES = ("No tables read from this filing: no statement table was found in its text "
+             "(an image-only or prose-only document, or a layout the table reader does not follow).")
+
+
+@dataclass(frozen=True)
+class FactGroup:
+    """The facts of one printed table: its statement kind, title line and page."""
+
+    statement: str
+    title: str
+    page: int
+    facts: tuple[StoredFact, ...]
+
+    @property
+    def name(self) -> str:
+        """"Balance sheet — CONSOLIDATED BALANCE SHEETS (p. 58)" (pages 1-based, as the analyst reads them)."""
+        kind = STATEMENT_NAMES.get(self.statement, self.statement.capitalize())
+        title = " ".join(self.title.split()) or "untitled"
+        return f"{kind} — {title} (p. {human_page(self.page)})"
+
+
+def group_facts(facts: Sequence[StoredFact]) -> list[FactGroup]:
+    """One group per (statement, title, page), in the order the filing prints them."""
+    groups: dict[tuple[str, str, int], list[StoredFact]] = {}
+    for s in facts:
+        groups.setdefault((s.fact.statement, s.fact.title, s.fact.page), []).append(s)
+    ordered = sorted(groups.items(), key=lambda kv: (kv[0][2], min(s.fact.char_start for s in kv[1])))
+    return [FactGroup(st, title, page, tuple(found)) for (st, title, page), found in ordered]
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """A row of the grid: a printed line item, or the heading (``parent``) its rows sit under."""
+
+    label: str
+    parent: str = ""
+    is_total: bool = False
+    heading: bool = False  # a heading line ("Current assets:"): no values of its own
+
+
+@dataclass
+class FactTable:
+    """One table laid out as printed: rows in printed order, one column per (column, period) it prints."""
+
+    rows: list[GridRow] = field(default_factory=list)
+    periods: list[ColumnPeriod] = field(default_factory=list)
+    cells: dict[tuple[int, int], StoredFact] = field(default_factory=dict)  # (row, period column) → fact
+
+    @classmethod
+    def of(cls, facts: Sequence[StoredFact]) -> FactTable:
+        # a column is keyed by its index *and* its period, so a value never sits under another period's header
+        keys = sorted({(s.fact.column, s.fact.period) for s in facts},
+                      key=lambda k: (k[0], min(s.fact.char_start for s in facts if (s.fact.column, s.fact.period) == k)))
+        col_of = {k: i for i, k in enumerate(keys)}
+        table = cls(periods=[p for _c, p in keys])
+        open_rows: dict[tuple[str, str], int] = {}
+        for s in sorted(facts, key=lambda s: (s.fact.char_start, s.fact.column)):
+            f = s.fact
+            col = col_of[(f.column, f.period)]
+            row = open_rows.get((f.parent, f.label))
+            if row is None or (row, col) in table.cells:  # a new line, or the same label printed again
+                last = table.rows[-1] if table.rows else None
+                if f.parent and (last is None or last.parent != f.parent) and (last is None or last.label != f.parent):
+                    table.rows.append(GridRow(f.parent, heading=True))
+                table.rows.append(GridRow(f.label, f.parent, f.is_total))
+                row = open_rows[(f.parent, f.label)] = len(table.rows) - 1
+            table.cells[(row, col)] = s
+        return table
+
+    def fact(self, row: int, col: int) -> StoredFact | None:
+        return self.cells.get((row, col))
+
+
+def fact_tooltip(s: StoredFact) -> str:
+    """What a cell is: its row and period, the number read, and where it came from."""
+    f = s.fact
+    row = f"{f.parent} › {f.label}" if f.parent else f.label
+    amount = f"{f.value:,.10g}" + (f" {f.scale}" if f.scale else "") + f" {f.unit}"
+    lines = [row, f"{f.period.label} (header “{f.period.header}”)", f"printed {f.printed}  =  {amount}"]
+    if f.source == "xbrl":
+        lines.append(f"inline XBRL fact, concept us-gaap:{f.concept}" if f.concept else "inline XBRL fact")
+    else:
+        lines.append("read from the page's text layout"
+                     + (f"; row maps to us-gaap:{f.concept}" if f.concept else ""))
+    if f.confidence == "low":
+        lines.append(f"low confidence: {LOW_CONFIDENCE_TIP}")
+    lines.append(f"page {human_page(f.page)} — select to see the cell highlighted there")
+    return "\n".join(lines)
+
+
+class FactGridModel(QAbstractTableModel):
+    """A :class:`FactTable` as a read-only table: column 0 the line items, then one column per period."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.table = FactTable()
+
+    def set_table(self, table: FactTable) -> None:
+        self.beginResetModel()
+        self.table = table
+        self.endResetModel()
+
+    def fact(self, index: _Index) -> StoredFact | None:
+        if not index.isValid() or index.column() == 0:
+            return None
+        return self.table.fact(index.row(), index.column() - 1)
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.table.rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else 1 + len(self.table.periods)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if section == 0:
+            return "Line item" if role == Qt.ItemDataRole.DisplayRole else None
+        if not 0 < section <= len(self.table.periods):
+            return None
+        p = self.table.periods[section - 1]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return p.label
+        if role == Qt.ItemDataRole.ToolTipRole:
+            stated = "period not stated by the headers" if p.months is None else (
+                "a balance at one date" if p.months == 0 else f"{p.months} months")
+            return f"header as printed: “{p.header}”\nfiscal year {p.fiscal_year}, {stated}" + (
+                f", ending {p.end}" if p.end else "")
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row = self.table.rows[index.row()]
+        if index.column() == 0:
+            return self._label_data(row, role)
+        s = self.table.fact(index.row(), index.column() - 1)
+        if s is None:
+            return None
+        f = s.fact
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f.printed
+        if role == RECORD_ROLE:
+            return s
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return fact_tooltip(s)
+        if role == Qt.ItemDataRole.FontRole and (row.is_total or f.confidence == "low"):
+            font = QFont()
+            font.setBold(row.is_total)
+            font.setItalic(f.confidence == "low")
+            return font
+        if role == Qt.ItemDataRole.ForegroundRole and f.confidence == "low":
+            return LOW_BRUSH
+        if role == Qt.ItemDataRole.BackgroundRole and f.source == "xbrl":
+            return XBRL_BRUSH
+        return None
+
+    @staticmethod
+    def _label_data(row: GridRow, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"   › {row.label}" if row.parent else row.label
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (f"{row.parent} › {row.label}" if row.parent else row.label) + (
+                "\n(a total)" if row.is_total else "\n(a heading: its rows follow)" if row.heading else "")
+        if role == Qt.ItemDataRole.FontRole and (row.is_total or row.heading):
+            font = QFont()
+            font.setBold(row.is_total)
+            font.setItalic(row.heading)
+            return font
+        if role == Qt.ItemDataRole.ForegroundRole and row.heading:
+            return HEADING_BRUSH
+        return None
+
+
+class FactsGrid(QWidget):
+    """A filing's tables: a chooser (one entry per printed table) over the chosen table's grid."""
+
+    fact_selected = Signal(object)  # the StoredFact of the cell the user selected or activated
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.filing: Filing | None = None
+        self.groups: list[FactGroup] = []
+        self.load_seconds = 0.0  # the last filing's query and grouping (the GUI thread does it: keep it small)
+        self._statement = ""  # the statement kind last chosen: the next filing opens on its own one
+
+        self.table_box = QComboBox()
+        self.table_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.table_box.setMinimumContentsLength(40)
+        self.table_box.setToolTip("The tables read from this filing: statement, title as printed, page")
+        self.table_box.currentIndexChanged.connect(self._group_chosen)
+        self.table_box.activated.connect(self._remember_statement)  # the user's choice (not the default)
+        self.info = QLabel()
+        self.info.setStyleSheet("color:#555")
+        self.bar = QWidget()  # hidden with the grid: an empty chooser says nothing the message does not
+        bar = QHBoxLayout(self.bar)
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(QLabel("Table:"))
+        bar.addWidget(self.table_box, 1)
+
+        self.model = FactGridModel(self)
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setWordWrap(False)
+        self.view.setAlternatingRowColors(True)
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
+        self.view.horizontalHeader().setHighlightSections(False)
+        self.view.horizontalHeader().setStretchLastSection(False)
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.view.selectionModel().currentChanged.connect(self._current_changed)
+        self.view.activated.connect(self._activated)  # Enter or double-click: show it again (after scrolling away)
+
+        self.empty = QLabel(NO_FILING)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.setStyleSheet("color:#777;font-size:11pt;padding:24px")
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.view)
+        self.stack.addWidget(self.empty)
+        self.stack.setCurrentWidget(self.empty)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.bar)
+        lay.addWidget(self.info)
+        lay.addWidget(self.stack, 1)
+        self._set_empty(NO_FILING)
+
+    # -- public ------------------------------------------------------------------------------------
+    def show_filing(self, library: Any, filing: Filing | None) -> None:
+        """Read ``filing``'s facts (one query) and show its first statement; None: the "select one" hint."""
+        self.filing = filing
+        if filing is None:
+            self.groups = []
+            self._set_empty(NO_FILING)
+            return
+        started = time.perf_counter()
+        self.groups = group_facts(library.facts(filing_ids=[filing.id]))
+        self.load_seconds = time.perf_counter() - started
+        if not self.groups:
+            self._set_empty(NO_TABLES)
+            return
+        self.table_box.setEnabled(True)
+        self.table_box.blockSignals(True)
+        self.table_box.clear()
+        for g in self.groups:
+            self.table_box.addItem(g.name)
+            self.table_box.setItemData(self.table_box.count() - 1, f"{len(g.facts)} values", Qt.ItemDataRole.ToolTipRole)
+        self.table_box.blockSignals(False)
+        self.table_box.setCurrentIndex(-1)
+        self.table_box.setCurrentIndex(self._preferred_group())
+        self.stack.setCurrentWidget(self.view)
+        self.bar.setVisible(True)
+        self.info.setVisible(True)
+
+    def clear(self) -> None:
+        self.show_filing(None, None)
+
+    def select_group(self, index: int) -> None:
+        self.table_box.setCurrentIndex(index)
+
+    def group_index(self, statement: str) -> int:
+        """The first table of a statement kind ("balance sheet"), -1 when the filing prints none."""
+        return next((i for i, g in enumerate(self.groups) if g.statement == statement), -1)
+
+    @property
+    def group(self) -> FactGroup | None:
+        i = self.table_box.currentIndex()
+        return self.groups[i] if 0 <= i < len(self.groups) else None
+
+    def message(self) -> str:
+        """The empty-state text when no grid is shown, else ""."""
+        return self.empty.text() if self.stack.currentWidget() is self.empty else ""
+
+    def row_labels(self) -> list[str]:
+        return [r.label for r in self.model.table.rows]
+
+    def column_labels(self) -> list[str]:
+        return [p.label for p in self.model.table.periods]
+
+    def select_fact(self, fact_id: int) -> bool:
+        """Select the cell of a stored fact of the shown table (as a click does); False when it is not shown."""
+        for (row, col), s in self.model.table.cells.items():
+            if s.id == fact_id:
+                self.view.setCurrentIndex(self.model.index(row, col + 1))
+                return True
+        return False
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _set_empty(self, text: str) -> None:
+        self.model.set_table(FactTable())
+        self.table_box.blockSignals(True)
+        self.table_box.clear()
+        self.table_box.blockSignals(False)
+        self.table_box.setEnabled(False)
+        self.info.clear()
+        self.empty.setText(text)
+        self.stack.setCurrentWidget(self.empty)
+        self.bar.setVisible(False)
+        self.info.setVisible(False)
+
+    def _preferred_group(self) -> int:
+        for statement in (self._statement, "income statement", "balance sheet", "cash flows"):
+            i = self.group_index(statement) if statement else -1
+            if i >= 0:
+                return i
+        return next((i for i, g in enumerate(self.groups) if g.statement != "table"), 0)
+
+    def _group_chosen(self, index: int) -> None:
+        if not 0 <= index < len(self.groups):
+            return
+        g = self.groups[index]
+        table = FactTable.of(g.facts)
+        self.model.set_table(table)
+        self.view.scrollToTop()
+        self._fit_columns()
+        low = sum(s.fact.confidence == "low" for s in g.facts)
+        xbrl = sum(s.fact.source == "xbrl" for s in g.facts)
+        scale = next((s.fact.scale for s in g.facts if s.fact.scale), None)
+        n_rows, n_periods = sum(not r.heading for r in table.rows), len(table.periods)
+        parts = [f"{len(g.facts)} values",
+                 f"{n_rows} row{'s' * (n_rows != 1)} × {n_periods} period{'s' * (n_periods != 1)}"]
+        if scale:
+            parts.append(f"in {scale}")
+        if xbrl:
+            parts.append(f"{xbrl} inline XBRL")
+        if low:
+            parts.append(f"{low} low confidence (grey italic)")
+        self.info.setText(" · ".join(parts))
+
+    def _remember_statement(self, index: int) -> None:
+        if 0 <= index < len(self.groups):
+            self._statement = self.groups[index].statement
+
+    def _fit_columns(self) -> None:
+        header = self.view.horizontalHeader()
+        self.view.resizeColumnsToContents()
+        if header.sectionSize(0) > 420:  # a long label is elided (its tooltip has it whole), not the values
+            header.resizeSection(0, 420)
+        for col in range(1, header.count()):
+            header.resizeSection(col, max(header.sectionSize(col) + 12, 90))
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        s = self.model.fact(current)
+        if s is not None:
+            self.fact_selected.emit(s)
+
+    def _activated(self, index: QModelIndex) -> None:
+        s = self.model.fact(index)
+        if s is not None:
+            self.fact_selected.emit(s)

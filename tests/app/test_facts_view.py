@@ -1,0 +1,270 @@
+"""The Library tab's Tables panel and the page viewer's cell highlight, on the real path: filings generated with
+PyMuPDF (and the demo corpus's SEC-style HTML) ingested into a real library, the main window opened on it, a
+filing selected, a cell clicked as a user clicks it."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import pymupdf
+import pytest
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor
+
+from analyst_app.views.facts_grid import LOW_CONFIDENCE_TIP
+from analyst_app.views.page_viewer import CELL_PAD
+from engine.demo_corpus import format_amount
+from engine.store import Library
+
+
+def bare(printed: str) -> str:
+    """A printed amount without its currency sign ("$7,232" → "7,232"): the reader may keep the sign or not."""
+    return printed.replace("$", "").strip()
+
+
+def select_filing(window, doc_name: str):
+    """Click the filing's row on the Library tab and bring the Tables panel forward; returns the grid."""
+    view = window.library_view
+    window.tabs.setCurrentWidget(view)
+    row = next(r for r in range(view.proxy.rowCount()) if view.proxy.index(r, 0).data() == doc_name)
+    view.table.selectRow(row)
+    view.show_tables()
+    return view.tables
+
+
+def click_cell(qtbot, grid, row: int, col: int) -> None:
+    index = grid.model.index(row, col)
+    grid.view.scrollTo(index)
+    qtbot.mouseClick(grid.view.viewport(), Qt.MouseButton.LeftButton, pos=grid.view.visualRect(index).center())
+
+
+def cell_of(grid, label: str, period_label: str) -> tuple[int, int]:
+    return grid.row_labels().index(label), 1 + grid.column_labels().index(period_label)
+
+
+def truth_period_label(t: dict, facts) -> str:
+    """The column a true value belongs under: its fiscal year's period as the stored facts label it."""
+    months = 0 if t["statement"] == "balance_sheet" else 12
+    return next(s.fact.period.label for s in facts
+                if s.fact.period.fiscal_year == int(t["fiscal_year_column"]) and s.fact.period.months == months)
+
+
+def expected_rect(box, zoom: float) -> QRectF:
+    x0, y0, x1, y1 = box
+    return QRectF(x0 * zoom, y0 * zoom, (x1 - x0) * zoom, (y1 - y0) * zoom)
+
+
+def assert_covers(rect: QRectF | None, box, zoom: float) -> None:
+    """The highlight holds the cell's box at this zoom, padded by no more than CELL_PAD on each side."""
+    want = expected_rect(box, zoom)
+    assert rect is not None and rect.contains(want), (rect, want)
+    for got, exp in ((rect.left(), want.left()), (rect.top(), want.top())):
+        assert exp - got == pytest.approx(CELL_PAD, abs=0.01)
+    for got, exp in ((rect.right(), want.right()), (rect.bottom(), want.bottom())):
+        assert got - exp == pytest.approx(CELL_PAD, abs=0.01)
+
+
+def tinted(window, rect: QRectF) -> QColor:
+    """The colour the viewer shows just inside the highlight, beside the cell's glyphs."""
+    pm = window.viewer.pixmap()
+    dpr = pm.devicePixelRatio()
+    return QColor(pm.toImage().pixel(int((rect.left() + CELL_PAD - 0.5) * dpr), int(rect.center().y() * dpr)))
+
+
+def test_pdf_statement_grid_and_cell_highlight(window, qtbot, demo_truth) -> None:
+    library = Library(window.ctx.home)
+    filing = next(f for f in library.filings() if f.path.endswith(".pdf") and f.identity.form == "10-K")
+    doc = filing.identity.doc_name
+    truth = [t for t in demo_truth if t["doc_name"] == doc and t["statement"] == "balance_sheet"]
+    stored = [s for s in library.facts(filing_ids=[filing.id]) if s.fact.page == truth[0]["page"]]
+
+    grid = select_filing(window, doc)
+    assert window.library_view.bottom.currentWidget() is grid and grid.filing.id == filing.id
+    assert grid.load_seconds < 0.25
+    names = [grid.table_box.itemText(i) for i in range(grid.table_box.count())]
+    title = stored[0].fact.title
+    assert f"Balance sheet — {title} (p. {truth[0]['page'] + 1})" in names
+    assert any(n.startswith("Income statement — ") for n in names) and any(n.startswith("Cash flows — ") for n in names)
+    grid.select_group(grid.group_index("balance sheet"))
+
+    # rows: the printed line items in printed order; columns: the table's two balance-sheet dates, newest first
+    metrics = list(dict.fromkeys(t["metric"] for t in truth))
+    assert grid.row_labels() == metrics
+    years = list(dict.fromkeys(t["fiscal_year_column"] for t in truth))
+    assert grid.column_labels() == [truth_period_label({**truth[0], "fiscal_year_column": y}, stored) for y in years]
+    assert all(label.startswith("as of ") for label in grid.column_labels())
+    for t in truth:  # every true value under its row and period, as printed
+        row, col = cell_of(grid, t["metric"], truth_period_label(t, stored))
+        assert bare(grid.model.index(row, col).data()) == format_amount(t["value"])
+    total = grid.row_labels().index("Total assets")
+    assert grid.model.index(total, 0).data(Qt.ItemDataRole.FontRole).bold()
+    assert grid.model.index(total, 1).data(Qt.ItemDataRole.FontRole).bold()
+    assert f"{len(metrics)} rows × 2 periods" in grid.info.text()
+
+    # clicking a cell opens its page with the cell's box highlighted at the viewer's zoom
+    t = next(x for x in truth if x["metric"] == "Inventories")
+    row, col = cell_of(grid, "Inventories", truth_period_label(t, stored))
+    fact = grid.model.fact(grid.model.index(row, col))
+    assert bare(fact.fact.printed) == format_amount(t["value"]) and fact.fact.box is not None
+    click_cell(qtbot, grid, row, col)
+    viewer = window.viewer
+    assert viewer.filing.id == filing.id and viewer.page_no == t["page"] and viewer.mode == "pdf"
+    assert window.viewer_dock.isVisible()
+    assert_covers(viewer.highlight_rect(), fact.fact.box, viewer.zoom)
+    color = tinted(window, viewer.highlight_rect())
+    assert color.red() > 230 and color.blue() < 190, color.name()  # yellow over the white page: visible
+    assert "Inventories" in viewer.title.text() and bare(fact.fact.printed) in viewer.match_label.text()
+    with pymupdf.open(filing.path) as pdf:  # the highlighted region prints the cell's value
+        inside = pdf[t["page"]].get_textbox(pymupdf.Rect(*(v / viewer.zoom for v in viewer.highlight_rect().getCoords())))
+    assert bare(fact.fact.printed) in inside
+
+    viewer.zoom_in()  # the highlight follows the zoom
+    assert_covers(viewer.highlight_rect(), fact.fact.box, viewer.zoom)
+    viewer.zoom_out()
+    viewer.zoom_out()
+    assert_covers(viewer.highlight_rect(), fact.fact.box, viewer.zoom)
+
+    # another cell of the same table moves the highlight
+    other = grid.model.fact(grid.model.index(grid.row_labels().index("Total assets"), 2))
+    click_cell(qtbot, grid, grid.row_labels().index("Total assets"), 2)
+    assert_covers(viewer.highlight_rect(), other.fact.box, viewer.zoom)
+
+    viewer.next_page()  # another page: no highlight
+    assert viewer.page_no == t["page"] + 1 and viewer.highlight_rect() is None and not viewer.match_label.text()
+    chunk = library.chunks([other.chunk_id])[0]
+    viewer.show_chunk(filing, chunk)  # a chunk (a citation) replaces the cell
+    assert viewer.page_no == other.fact.page and viewer.highlight_rect() is None and viewer.fact is None
+
+
+def test_html_filing_highlights_the_cell_characters(window, qtbot, demo_truth) -> None:
+    library = Library(window.ctx.home)
+    filing = next(f for f in library.filings() if f.path.endswith(".htm"))
+    doc = filing.identity.doc_name
+    truth = [t for t in demo_truth if t["doc_name"] == doc and t["statement"] == "income_statement"]
+    stored = [s for s in library.facts(filing_ids=[filing.id]) if s.fact.page == truth[0]["page"]]
+
+    grid = select_filing(window, doc)
+    assert grid.group.statement == "income statement"  # a statement first, not a table of contents
+    assert grid.row_labels() == list(dict.fromkeys(t["metric"] for t in truth))
+    assert all(label.startswith("FY") for label in grid.column_labels())
+    assert "inline XBRL" in grid.info.text()
+    t = next(x for x in truth if x["metric"] == "Total revenue")
+    row, col = cell_of(grid, "Total revenue", truth_period_label(t, stored))
+    index = grid.model.index(row, col)
+    fact = grid.model.fact(index)
+    assert index.data() == fact.fact.printed and bare(index.data()) == format_amount(t["value"])
+    assert fact.fact.source == "xbrl" and fact.fact.value == t["value"]
+    assert f"us-gaap:{fact.fact.concept}" in index.data(Qt.ItemDataRole.ToolTipRole)
+
+    click_cell(qtbot, grid, row, col)
+    viewer = window.viewer
+    assert viewer.page_no == t["page"] and viewer.mode == "text" and viewer.highlight_rect() is None
+    assert viewer.highlight_range() == (fact.fact.char_start, fact.fact.char_end)
+    start, end = viewer.highlight_range()
+    assert viewer.text.toPlainText()[start:end] == fact.fact.printed
+    assert any(s.cursor.selectionStart() == start and s.cursor.selectionEnd() == end
+               for s in viewer.text.extraSelections())
+    viewer.next_page()
+    assert viewer.highlight_range() is None and viewer.text.extraSelections() == []
+
+
+def _table_pdf(path: Path, header: tuple[str, str], title: str, rows: list[tuple[int, str, str, str]]) -> None:
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "ACME WIDGETS INC. ANNUAL REPORT", fontsize=10)
+    page = doc.new_page()
+    y = 72
+    for line in (title, "(In millions)"):
+        page.insert_text((72, y), line, fontsize=10)
+        y += 16
+    page.insert_text((300, y), header[0], fontsize=10)
+    page.insert_text((420, y), header[1], fontsize=10)
+    for indent, label, a, b in rows:
+        y += 16
+        page.insert_text((72 + indent, y), label, fontsize=10)
+        for x, cell in ((330, a), (450, b)):
+            if cell:
+                page.insert_text((x, y), cell, fontsize=10)
+    doc.save(path)
+
+
+def _prose_pdf(path: Path) -> None:
+    doc = pymupdf.open()
+    for i in range(2):
+        text = ("ACME WIDGETS INC. FORM 8-K CURRENT REPORT. " if i == 0 else "") + (
+            "The company announced a change of its principal office; no financial statements are filed. " * 12)
+        doc.new_page().insert_textbox(pymupdf.Rect(72, 72, 520, 700), text, fontsize=11)
+    doc.save(path)
+
+
+@pytest.fixture()
+def acme_home(tmp_path: Path) -> Path:
+    """A library of three generated PDFs: a balance sheet with a heading, an income statement whose headers do
+    not state the period, and an 8-K with no table at all."""
+    from engine.ingest import ingest
+    from engine.settings import Settings
+
+    folder = tmp_path / "acme"
+    folder.mkdir()
+    _table_pdf(folder / "ACME_2023_10K.pdf", ("December 31, 2023", "December 31, 2022"), "CONSOLIDATED BALANCE SHEETS",
+               [(0, "Current assets:", "", ""), (12, "Cash and cash equivalents", "1,200", "950"),
+                (12, "Inventories", "(40)", "300"), (0, "Total current assets", "1,160", "1,250")])
+    _table_pdf(folder / "ACME_2023Q1_10Q.pdf", ("2023", "2022"), "CONDENSED STATEMENTS OF OPERATIONS",
+               [(0, "Revenue", "500", "450"), (0, "Net income", "60", "55")])
+    _prose_pdf(folder / "ACME_2023_8K.pdf")
+    home = tmp_path / "acme-library"
+    with Library(home) as library:
+        report = ingest(library, [folder], Settings(home=home))
+        assert [e.status for e in report.events] == ["added"] * 3
+    return home
+
+
+def test_generated_pdfs_headings_low_confidence_and_no_tables(make_window, qtbot, acme_home) -> None:
+    window = make_window(acme_home)
+    grid = select_filing(window, "ACME_2023_10K")
+    assert grid.row_labels() == ["Current assets", "Cash and cash equivalents", "Inventories", "Total current assets"]
+    assert grid.column_labels() == ["as of 2023-12-31", "as of 2022-12-31"]
+    heading = grid.model.index(0, 0)
+    assert heading.data() == "Current assets" and heading.data(Qt.ItemDataRole.FontRole).italic()
+    assert grid.model.index(0, 1).data() is None  # a heading prints no values
+    assert grid.model.index(1, 0).data().strip() == "› Cash and cash equivalents"
+    assert [grid.model.index(2, c).data() for c in (1, 2)] == ["(40)", "300"]
+    click_cell(qtbot, grid, 2, 1)
+    fact = grid.model.fact(grid.model.index(2, 1))
+    assert window.viewer.page_no == 1 and fact.fact.value == -40
+    assert_covers(window.viewer.highlight_rect(), fact.fact.box, window.viewer.zoom)
+
+    grid = select_filing(window, "ACME_2023Q1_10Q")  # "2023" / "2022": the headers do not say which period
+    assert grid.column_labels() == ["2023 (period not stated)", "2022 (period not stated)"]
+    low = grid.model.index(0, 1)
+    assert low.data() == "500" and grid.model.fact(low).fact.confidence == "low"
+    assert low.data(Qt.ItemDataRole.FontRole).italic()
+    assert low.data(Qt.ItemDataRole.ForegroundRole).color().lightness() > 100  # grey, not black
+    assert LOW_CONFIDENCE_TIP in low.data(Qt.ItemDataRole.ToolTipRole)
+    assert "4 low confidence" in grid.info.text()
+
+    grid = select_filing(window, "ACME_2023_8K")  # no table: a message, not an empty grid
+    assert grid.stack.currentWidget() is grid.empty and not grid.view.isVisible()
+    assert "no tables read from this filing" in grid.message().lower()
+    assert grid.table_box.count() == 0 and not grid.table_box.isEnabled()
+
+    window.library_view.table.selectAll()  # several filings: which one?
+    assert "select one filing" in grid.message().lower()
+
+
+def test_a_filing_with_2000_facts_loads_without_blocking(app_home, make_window) -> None:
+    with Library(app_home) as library:
+        filing = next(f for f in library.filings() if f.path.endswith(".pdf") and f.identity.form == "10-K")
+        base = [s.fact for s in library.facts(filing_ids=[filing.id])]
+        many = [dataclasses.replace(f, label=f"{f.label} ({k})", char_start=f.char_start + 100_000 * k,
+                                    char_end=f.char_end + 100_000 * k)
+                for k in range(2000 // len(base) + 1) for f in base][:2000]
+        library.replace_facts(filing.id, many, "synthetic")
+    window = make_window(app_home)
+    started = time.perf_counter()
+    grid = select_filing(window, filing.identity.doc_name)
+    seconds = time.perf_counter() - started
+    assert sum(len(g.facts) for g in grid.groups) == 2000
+    print(f"2,000 facts: query {grid.load_seconds * 1000:.0f} ms, selection to grid {seconds * 1000:.0f} ms")
+    assert grid.load_seconds < 0.2 and seconds < 0.5

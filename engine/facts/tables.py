@@ -62,7 +62,11 @@ _PERCENT = re.compile(r"\bpercent(?:age)?\b|\(%\)|(?<!exchange )\brates?\b(?!\s+
                       re.IGNORECASE)
 _RATIO = re.compile(r"\bratio\b|\bcoverage\b|\btimes\b|\(x\)", re.IGNORECASE)
 _YEARS = re.compile(r"\(\s*(?:in\s+)?years\s*\)|\bin\s+years\b", re.IGNORECASE)
-_SHARES = re.compile(r"\bshares\b|\bshare\s+count\b", re.IGNORECASE)
+# a count of shares ("Weighted-average shares", "Shares outstanding"), not money spent on shares ("Repurchase of
+# shares", "Acquisition of MGM China shares")
+_SHARES = re.compile(r"\b(?:weighted[- ]average|average|number\s+of|basic|diluted)\b[^$]*?\bshares\b|"
+                     r"\bshares\s+(?:used|outstanding|issued|authorized|of\s+common\s+stock\s+outstanding)\b|"
+                     r"^shares\b|\(in\s+shares\)|\bshare\s+count\b", re.IGNORECASE)
 _HEADER_BLOCK = 6  # lines above a column header searched for its title and period words
 
 
@@ -94,8 +98,10 @@ def _is_header(line: str) -> bool:
     if parse_row(line) is not None:
         return False
     rest = _YEAR.sub(" ", _COMPARISON.sub(" ", _CAPTION.sub(" ", line)))
-    if re.search(r"\d{3,}|\d,\d", rest):
-        return False  # an amount besides the years: "Shares outstanding - 2018: 576,575,168" is a row
+    if re.search(r"\d{3,}|\d,\d|\s{2,}[($]?\d", rest):
+        # an amount besides the years ("Shares outstanding - 2018: 576,575,168"), or value cells after them (the
+        # end of a broken label: "2021, 2020 and 2019, respectively  (1)  9  15"): a row
+        return False
     return len(re.findall(r"[A-Za-z]{2,}", _HEADER_WORDS.sub(" ", rest))) <= 2
 
 
@@ -142,18 +148,26 @@ def _columns(header: str, context: str, statement: str, annual: bool,
     cells: list[tuple[str, int | None, int | None, int]] = [
         (m[0], _month_number(m[1]), int(m[2]), int(m[3])) for m in _DATE.finditer(header)]
     if not cells:
+        years = _YEAR.findall(header)
+        # "July 29,  January 28,  July 30," over "2023  2023  2022": one month and day per column; else the
+        # one printed above the years ("Year Ended December 31,") for all of them
+        per_column = next((found for line in reversed(above[-2:])
+                           if len(found := _MONTH_DAY.findall(line)) == len(years) > 1), None)
         md = _MONTH_DAY.search(context)
-        month, day = (_month_number(md[1]), int(md[2])) if md else (None, None)
-        cells = [(y, month, day, int(y)) for y in _YEAR.findall(header)]
+        days = [(_month_number(m), int(d)) for m, d in per_column] if per_column else (
+            [(_month_number(md[1]), int(md[2]))] * len(years) if md else [(None, None)] * len(years))
+        cells = [(y, month, day, int(y)) for y, (month, day) in zip(years, days)]
     if _NOT_PERIODS.search(header):
         durations: list[int | None] = [None] * len(cells)
     else:
-        durations = [0] * len(cells) if statement == "balance sheet" else _durations(context, len(cells))
-        if all(d is None for d in durations):
-            if annual and statement in _FLOW_STATEMENTS:
-                durations = [12] * len(cells)
-            elif statement == "table" and _MONTH_DAY.search(context):  # "December 31,  2021  2020": balances
-                durations = [0] * len(cells)
+        # the duration words of the header lines themselves first; a sentence above ("for the three and six months
+        # ending March 31") only when the header lines say nothing
+        short = " ".join([*(ln for ln in above[-3:] if len(ln) <= 100 and not ln.rstrip().endswith(".")), header])
+        durations = [0] * len(cells) if statement == "balance sheet" else _durations(short, len(cells))
+        if all(d is None for d in durations) and statement != "balance sheet" and len({(c[1], c[2]) for c in cells}) <= 1:  # one duration ending on different dates is no reading
+            durations = _durations(context, len(cells))
+        if annual and statement in _FLOW_STATEMENTS and all(d is None for d in durations):
+            durations = [12] * len(cells)
     out = []
     for (text, month, day, year), months in zip(cells, durations):
         end = f"{year:04d}-{month:02d}-{day:02d}" if month and day else None
@@ -192,18 +206,20 @@ def _titled(prefix: str) -> bool:
 
 
 def _unit(label: str, parent: str, printed: str) -> tuple[str, bool]:
-    """(unit, scaled): per-share amounts and percentages are as printed; counts of shares and amounts take the
-    table's scale. The row's own label decides first, then its heading ("Earnings per share" › "Basic")."""
-    if printed.endswith("%") or _PERCENT.search(label):
+    """(unit, scaled): per-share amounts, percentages, ratios and years are as printed; counts of shares and
+    amounts take the table's scale. The row's own label decides first, then its heading ("Earnings per share" ›
+    "Basic"); a heading that prints amounts ("Common stock, $.01 par value; 3,000 shares issued") describes its own
+    row, not the unit of the rows under it."""
+    if printed.endswith("%"):
         return "%", False
-    if _YEARS.search(label):
-        return "years", False
-    if _RATIO.search(label):
-        return "ratio", False
-    # a heading that prints amounts ("Common stock, $.01 par value; 3,000 shares issued") describes its row, not
-    # the unit of the rows under it
     for text in (label, parent if not re.search(r"\d", parent) else ""):
         per_share, shares = _PER_SHARE.search(text), _SHARES.search(text)
+        if _PERCENT.search(text):
+            return "%", False
+        if _YEARS.search(text):
+            return "years", False
+        if _RATIO.search(text):
+            return "ratio", False
         if shares and (per_share is None or shares.start() < per_share.start()):
             return "shares", True  # "Shares used in computing earnings per share"
         if per_share:
@@ -241,6 +257,7 @@ _NOTE_MARK = re.compile(r"\(\d\)|\([a-z]\)")
 _NOTE_CELL = re.compile(r"(?<=\S)\s{2,}\([a-z]\)(?=\s{2,})")  # a footnote letter in a cell of its own
 _AMOUNT = re.compile(r"\s{2,}[(\[$]?\s?\d")  # a cell of figures: a line with one is a row not read, no heading
 _MAX_LABEL = 240  # a row label with its parenthetical ("net of allowances of $95 and $103")
+_CONTINUES = ("/", "-", ",", " and", " of", " to", " from", " in", " for")  # a line that breaks off mid-label
 _VALUES_ONLY = re.compile(r"[\s$%()\d,.—–-]*")
 _CONTINUED = re.compile(r"\(?\bcontinued\b\)?", re.IGNORECASE)
 _CONTINUED_LINES = 8  # a "(continued)" mark is looked for in this many lines at the top of a page
@@ -286,7 +303,10 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
         if not line.strip():
             continue
         if _is_header(line):
-            above = [ln for _, _, ln in lines[max(0, i - _HEADER_BLOCK): i] if ln.strip() and parse_row(ln) is None]
+            block = [ln for _, _, ln in lines[max(0, i - _HEADER_BLOCK): i]]
+            rows_above = [k for k, ln in enumerate(block) if parse_row(ln) is not None]
+            # the lines between the table above (its last row) and this header: another table's words are not ours
+            above = [ln for ln in block[rows_above[-1] + 1 if rows_above else 0:] if ln.strip()]
             kind, title = _statement(above)
             context = " ".join([*above[-3:], line])
             head = " ".join(ln for _, _, ln in lines[max(0, i - _HEADER_BLOCK): i + 1])
@@ -302,6 +322,12 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
         line = _NOTE_CELL.sub(lambda m: " " * len(m[0]), line)  # "Gain on sale  (a)  —  (6)": the mark goes
         row = parse_row(line, max_label=_MAX_LABEL, generic=True) or (
             _unlabeled_total(line, parent or pending) if after_row else None)
+        joined = False
+        if row is None and pending and (line[:1].isdigit() or pending.endswith(_CONTINUES)):
+            # the rest of a label broken over two lines that opens with a figure ("… net of taxes paid of $18, $17
+            # and $11 in" / "2021, 2020 and 2019, respectively  (1)  9  15")
+            row = parse_row(f"{pending} {line}", max_label=_MAX_LABEL, generic=True)
+            joined = row is not None
         if row is None:
             words = line.strip()
             after_row = False
@@ -314,7 +340,8 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
             continue
         after_row = True
         label, cells = row
-        if pending and label[:1].islower():  # a label broken over two lines
+        if pending and not joined and (label[:1].islower() or label[:1] == "(" or pending.endswith(_CONTINUES)):
+            # a label broken over two lines
             label = f"{pending} {label}"
         elif pending:
             parent = pending

@@ -214,3 +214,32 @@ def test_a_total_closes_its_heading_and_a_note_is_no_statement() -> None:
     note = ("The following amounts are included in our consolidated balance sheets:\n(In millions)\n"
             "December 31,  2023  2022\nContract assets  12  10\n")
     assert {(f.statement, f.period.months) for f in facts_of(note, "Contract assets")} == {("table", 0)}
+
+
+def test_each_column_takes_its_own_date_and_the_header_lines_say_the_duration() -> None:
+    sheet = ("Condensed Consolidated Balance Sheets\n(In thousands)\nJuly 29,  January 28,  July 30,\n"
+             "2023  2023  2022\nCash and cash equivalents  $  388,627  $  737,877  $  434,226\n")
+    assert [f.period.label for f in facts_of(sheet, "Cash and cash equivalents")] == [
+        "as of 2023-07-29", "as of 2023-01-28", "as of 2022-07-30"]
+    note = ("Summarized financial information for the three and six months ending March 31, 2023 and 2022, is as "
+            "follows:\nThree Months Ended  Six Months Ended\nMarch 31,  March 31,  March 31,  March 31,\n"
+            "(MILLIONS)  2023  2022  2023  2022\nCost of sales  (1,392)  (1,322)  (2,888)  (2,634)\n")
+    assert [(f.period.label, f.confidence) for f in facts_of(note, "Cost of sales")] == [
+        ("3M to 2023-03-31", "high"), ("3M to 2022-03-31", "high"), ("6M to 2023-03-31", "high"),
+        ("6M to 2022-03-31", "high")]
+    # dates alone over a note's columns: balances or fiscal years? Not stated, so not guessed
+    dated = "Equity award compensation cost was (in millions):\nDecember 28, 2019  December 29, 2018\n" \
+            "After-tax compensation cost  $  37  $  26\n"
+    assert {f.confidence for f in facts_of(dated, "After-tax compensation cost")} == {"low"}
+
+
+def test_a_label_broken_over_two_lines_that_ends_in_years() -> None:
+    text = ("Consolidated Statements of Cash Flows\n(In millions)\nFor the Years Ended December 31,\n2021  2020  2019\n"
+            "Proceeds from stock plans, net of taxes paid of $18, $17 and $11 in\n"
+            "2021, 2020 and 2019, respectively  (1)  9  15\nIncome/(loss) before income tax expense/\n"
+            "(benefit)  3,831  8,917  5,786\n")
+    facts = extract_page_facts(text, 0)
+    assert {f.label for f in facts} == {
+        "Proceeds from stock plans, net of taxes paid of $18, $17 and $11 in 2021, 2020 and 2019, respectively",
+        "Income/(loss) before income tax expense/ (benefit)"}
+    assert {(f.period.label, f.confidence) for f in facts if f.value == 9} == {("FY2020", "high")}

@@ -60,6 +60,8 @@ _TOTAL = re.compile(r"^(?:total\b|net\s+cash\s+(?:provided|used|from)|net\s+(?:i
 _PER_SHARE = re.compile(r"per\s+(?:common\s+|diluted\s+|basic\s+)?share|\beps\b", re.IGNORECASE)
 _PERCENT = re.compile(r"\bpercent(?:age)?\b|\(%\)|(?<!exchange )\brates?\b(?!\s+(?:swaps?|contracts?|locks?))",
                       re.IGNORECASE)
+_PERCENT_TABLE = re.compile(r"\b(?:as\s+a\s+)?percent(?:age)?\s+of\s+(?:net\s+|total\s+)?(?:revenues?|sales)\b",
+                            re.IGNORECASE)
 _RATIO = re.compile(r"\bratio\b|\bcoverage\b|\btimes\b|\(x\)", re.IGNORECASE)
 _YEARS = re.compile(r"\(\s*(?:in\s+)?years\s*\)|\bin\s+years\b", re.IGNORECASE)
 # a count of shares ("Weighted-average shares", "Shares outstanding"), not money spent on shares ("Repurchase of
@@ -79,6 +81,7 @@ class _Table:
     continued: bool = True  # False: carried over from the previous page without a "continued" mark
     compared: bool = False  # comparison columns ("2022 vs. 2021") follow the period columns
     distinct: bool = True  # False: two columns print the same period and no column group tells them apart
+    percent: bool = False  # the table prints percentages without % signs ("… as a percentage of revenue")
 
 
 def _month_number(name: str) -> int:
@@ -205,14 +208,14 @@ def _titled(prefix: str) -> bool:
     return all(w[0].isupper() or w.lower() in ("and", "of", "the") for w in re.findall(r"[A-Za-z]+", prefix))
 
 
-def _unit(label: str, parent: str, printed: str) -> tuple[str, bool]:
+def _unit(label: str, parent: str, outer: str, printed: str) -> tuple[str, bool]:
     """(unit, scaled): per-share amounts, percentages, ratios and years are as printed; counts of shares and
     amounts take the table's scale. The row's own label decides first, then its heading ("Earnings per share" ›
     "Basic"); a heading that prints amounts ("Common stock, $.01 par value; 3,000 shares issued") describes its own
     row, not the unit of the rows under it."""
     if printed.endswith("%"):
         return "%", False
-    for text in (label, parent if not re.search(r"\d", parent) else ""):
+    for text in (label, *(h for h in (parent, outer) if not re.search(r"\d", h))):
         per_share, shares = _PER_SHARE.search(text), _SHARES.search(text)
         if _PERCENT.search(text):
             return "%", False
@@ -298,6 +301,8 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
         table = replace(carried, continued=False)
     parent, pending = "", ""
     rows = 0  # rows the open table gave on this page
+    outer = ""  # the heading before the row's parent ("Net income per share" › "Basic" › "Continuing operations")
+    above_pending = ""  # a heading line right above the pending one
     after_row = False  # the line before was a row (a row of values only there is their unlabeled total)
     for i, (start, end, line) in enumerate(lines):
         if not line.strip():
@@ -314,8 +319,9 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
             below = " ".join(ln for _, _, ln in lines[i + 1: i + 3])  # "(in millions)" printed under the years
             own = printed_scale(head) or printed_scale(below) or printed_scale(text[:start], last=True)
             table = _Table(title, kind, columns, own or scale, compared=bool(_COMPARISON.search(line)),
+                           percent=bool(_PERCENT_TABLE.search(" ".join(above))),
                            distinct=distinct)
-            parent, pending, rows, after_row = "", "", 0, False
+            parent, outer, pending, rows, after_row = "", "", "", 0, False
             continue
         if table is None:
             continue
@@ -333,8 +339,9 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
             after_row = False
             if pending and words[:1].islower():  # a heading broken over two lines
                 pending = f"{pending} {words}".rstrip(":").strip()
-            elif len(words) <= 120 and not words.endswith(".") and not _AMOUNT.search(words):
-                pending = words.rstrip(":").strip()
+            elif (len(words) <= 120 and not words.endswith(".") and not _AMOUNT.search(words)
+                  and not printed_scale(words)):  # a caption "(Amounts in millions, except per share data)" is none
+                above_pending, pending = pending, words.rstrip(":").strip()
             else:
                 pending = ""  # a sentence, or a row the reader cannot split: no heading
             continue
@@ -344,7 +351,7 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
             # a label broken over two lines
             label = f"{pending} {label}"
         elif pending:
-            parent = pending
+            parent, outer = pending, above_pending or parent
         pending = ""
         if table.compared and len(cells) > len(table.columns):
             cells = cells[: len(table.columns)]  # the periods' cells; the changes follow
@@ -359,7 +366,7 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
                 continue
             if text[cell_end: cell_end + 2] == " %":  # "9 %": a percentage printed with a space
                 printed, cell_end = printed + "%", cell_end + 2
-            unit, scaled = _unit(label, parent, printed)
+            unit, scaled = ("%", False) if table.percent else _unit(label, parent, outer, printed)
             facts.append(StatementFact(
                 page=page_no, statement=table.statement, title=table.title, label=label, parent=parent,
                 is_total=total, column=col, period=period, printed=printed, value=value,

@@ -243,3 +243,15 @@ def test_a_label_broken_over_two_lines_that_ends_in_years() -> None:
         "Proceeds from stock plans, net of taxes paid of $18, $17 and $11 in 2021, 2020 and 2019, respectively",
         "Income/(loss) before income tax expense/ (benefit)"}
     assert {(f.period.label, f.confidence) for f in facts if f.value == 9} == {("FY2020", "high")}
+
+
+def test_units_from_headings_and_the_words_above_a_table() -> None:
+    per_share = ("SELECTED FINANCIAL DATA\n(In millions except per share amounts)\n2015  2014  2013\n"
+                 "Net income (loss) per share\nBasic\nContinuing operations  $  (0.84)  $  (0.53)  $  (0.11)\n")
+    assert {(f.unit, f.scale) for f in facts_of(per_share, "Continuing operations")} == {("USD/share", None)}
+    caption = ("For the Quarters Ended\n(Amounts in millions, except per share data)\n"
+               "December 31, 2018  September 30, 2018\nNet income  685  260\n")
+    assert {(f.unit, f.scale) for f in facts_of(caption, "Net income")} == {("USD", "millions")}
+    share = ("The following table sets forth our results of operations as a percentage of revenue.\n"
+             "Three Months Ended\nOctober 29,  October 30,\n2023  2022\nTotal operating expenses  16.5  43.4\n")
+    assert {(f.unit, f.scale) for f in facts_of(share, "Total operating expenses")} == {("%", None)}

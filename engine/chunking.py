@@ -28,9 +28,9 @@ def is_table_row(line: str) -> bool:
 
 
 # Statement rows as cells: a label, then values (dot leaders or two-space gaps separate them).
-_CELL_GAP = re.compile(r"\s{2,}")
+CELL_GAP = re.compile(r"\s{2,}")
 _LEADER = re.compile(r"\s*\.{3,}\s*")
-_VALUES_ONLY = re.compile(r"[\s$%()\d,.—–-]*")
+VALUES_ONLY = re.compile(r"[\s$%()\d,.—–-]*")
 FOOTNOTE_MARK = re.compile(r"\s*(?:\(\d{1,2}\)|\([a-z]\)|\*+|\[\d\])+$")
 _GENERIC_LABELS = {"total", "other", "net", "subtotal", "balance", "balances", "thereafter", "amount",
                    "amounts", "beginning balance", "ending balance", "balance, beginning of period",
@@ -50,12 +50,12 @@ def parse_row(line: str, *, max_label: int = 90, generic: bool = False) -> tuple
     if m:
         label, rest = line[: m.start()], line[m.end() :]
     else:
-        cells = [c for c in _CELL_GAP.split(line) if c]
+        cells = [c for c in CELL_GAP.split(line) if c]
         if len(cells) < 2:
             return None
         label, rest = cells[0], "  ".join(cells[1:])
     label = FOOTNOTE_MARK.sub("", label.strip().rstrip(":").rstrip("$").strip())
-    if not _VALUES_ONLY.fullmatch(rest) or not re.search(r"\d", rest):
+    if not VALUES_ONLY.fullmatch(rest) or not re.search(r"\d", rest):
         return None
     letters = sum(ch.isalpha() for ch in label)
     if letters < (2 if generic else 3) or len(label) > max_label or label[0].isdigit() or _YEAR.fullmatch(label):

@@ -6,20 +6,17 @@ Used by the desktop page viewer and by the report exports; needs PyMuPDF only to
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.chunking import CELL_GAP
 from engine.records import Chunk
 
 log = logging.getLogger(__name__)
 
 HIGHLIGHT_RGB = (1.0, 0.84, 0.0)
 HIGHLIGHT_EDGE_RGB = (0.9, 0.59, 0.0)
-
-
-_CELL_GAP = re.compile(r"\s{2,}")
 
 
 def evidence_lines(text: str, max_lines: int = 80, *, skip_first: bool = False) -> list[list[str]]:
@@ -32,7 +29,7 @@ def evidence_lines(text: str, max_lines: int = 80, *, skip_first: bool = False) 
     out = []
     lines = text.splitlines()
     for line in lines[1:] if skip_first and len(lines) > 1 else lines:
-        cells = [" ".join(c.split())[:240] for c in _CELL_GAP.split(line.strip()) if c.strip()]
+        cells = [" ".join(c.split())[:240] for c in CELL_GAP.split(line.strip()) if c.strip()]
         if cells and len(" ".join(cells)) >= 3:
             out.append(cells)
         if len(out) >= max_lines:

@@ -168,6 +168,11 @@ class StatementFact:
     box: tuple[float, float, float, float] | None = None  # the cell on the PDF page (x0, y0, x1, y1), points
 
     @property
+    def row(self) -> str:
+        """The row as an analyst names it: "Current assets › Inventories"."""
+        return f"{self.parent} › {self.label}" if self.parent else self.label
+
+    @property
     def scaled_value(self) -> float:
         from engine.facts.numbers import SCALE_FACTORS
 

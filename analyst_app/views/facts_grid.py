@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from analyst_app.models import RECORD_ROLE, human_page
+from analyst_app.views import hint_label
 from engine.records import ColumnPeriod, Filing, StoredFact
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -114,9 +115,8 @@ class FactTable:
 def fact_tooltip(s: StoredFact) -> str:
     """What a cell is: its row and period, the number read, and where it came from."""
     f = s.fact
-    row = f"{f.parent} › {f.label}" if f.parent else f.label
     amount = f"{f.value:,.10g}" + (f" {f.scale}" if f.scale else "") + f" {f.unit}"
-    lines = [row, f"{f.period.label} (header “{f.period.header}”)", f"printed {f.printed}  =  {amount}"]
+    lines = [f.row, f"{f.period.label} (header “{f.period.header}”)", f"printed {f.printed}  =  {amount}"]
     if f.source == "xbrl":
         lines.append(f"inline XBRL fact, concept us-gaap:{f.concept}" if f.concept else "inline XBRL fact")
     else:
@@ -258,10 +258,7 @@ class FactsGrid(QWidget):
         self.view.selectionModel().currentChanged.connect(self._current_changed)
         self.view.activated.connect(self._activated)  # Enter or double-click: show it again (after scrolling away)
 
-        self.empty = QLabel(NO_FILING)
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty.setWordWrap(True)
-        self.empty.setStyleSheet("color:#777;font-size:11pt;padding:24px")
+        self.empty = hint_label(NO_FILING)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
         self.stack.addWidget(self.empty)

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from analyst_app.context import AppContext
 from analyst_app.models import SORT_ROLE, Column, FilingTableModel, RecordTableModel, human_page, local_time
+from analyst_app.views import hint_label
 from analyst_app.views.facts_grid import FactsGrid
 from analyst_app.views.train_dialog import TrainDialog
 from analyst_app.workers import (
@@ -219,11 +220,9 @@ class LibraryView(QWidget):
         ul = QVBoxLayout(upper)
         ul.setContentsMargins(0, 0, 0, 0)
         ul.addLayout(top)
-        self.empty_hint = QLabel("No filings yet.\n\nAdd files… (Ctrl+O) or Add folder… (Ctrl+Shift+O), or drop PDF/HTML "
-                                 "filings or folders (a LOFin corpus works) anywhere in this window.")
-        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_hint.setWordWrap(True)
-        self.empty_hint.setStyleSheet("color:#777;font-size:11pt;padding:30px;background:white;border:1px solid #ccc")
+        self.empty_hint = hint_label("No filings yet.\n\nAdd files… (Ctrl+O) or Add folder… (Ctrl+Shift+O), or drop "
+                                     "PDF/HTML filings or folders (a LOFin corpus works) anywhere in this window.",
+                                     "padding:30px;background:white;border:1px solid #ccc")
         self.table_stack = QStackedWidget()
         self.table_stack.addWidget(self.table)
         self.table_stack.addWidget(self.empty_hint)

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from analyst_app.models import human_page
+from analyst_app.views import hint_label
 from engine.evidence import find_evidence, starts_mid_line
 from engine.records import Chunk, Filing, StoredFact
 
@@ -136,11 +137,8 @@ class PageViewer(QWidget):
         mono.setFamily("monospace")
         mono.setStyleHint(mono.StyleHint.Monospace)
         self.text.setFont(mono)
-        self.placeholder = QLabel("Click a citation on the Ask tab, a passage on the Inspect tab,\n"
-                                  "or double-click a filing in the Library to see its pages here.")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        self.placeholder.setStyleSheet("color:#777;font-size:11pt;padding:24px")
+        self.placeholder = hint_label("Click a citation on the Ask tab, a passage on the Inspect tab,\n"
+                                      "or double-click a filing in the Library to see its pages here.")
         self.stack = QStackedWidget()
         self.stack.addWidget(self.scroll)
         self.stack.addWidget(self.text)

@@ -29,7 +29,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["STATEMENTS_OF", "SYNONYMS", "concept_for", "is_instant", "known_concepts", "normalise_label"]
+__all__ = ["STATEMENTS_OF", "SYNONYMS", "concept_for", "concept_of_query", "is_instant", "known_concepts",
+           "normalise_label"]
 
 # --- the synonym table --------------------------------------------------------------------------------------
 # Phrases are in normalise_label()'s output form: lowercase, no punctuation, "ppe" for property (plant) and
@@ -293,6 +294,23 @@ def _phrase_index(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
 _PHRASES = _phrase_index(SYNONYMS)
 
 
+def _singular(phrase: str) -> str:
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in phrase.split())
+
+
+def _singular_index() -> dict[str, str]:
+    """The phrases with every word singular, for what an analyst types ("capital expenditure"); a singular phrase
+    two concepts share is left out."""
+    index: dict[str, str | None] = {}
+    for phrase, concept in _PHRASES.items():
+        key = _singular(phrase)
+        index[key] = concept if index.get(key, concept) == concept else None
+    return {k: c for k, c in index.items() if c is not None}
+
+
+_SINGULAR_PHRASES = _singular_index()
+
+
 def is_instant(concept: str) -> bool:
     """Whether the concept is a balance, measured at an instant (XBRL's periodType "instant"), not over a period."""
     return concept in _BALANCE
@@ -461,6 +479,12 @@ def _lookup(label: str, statement: str) -> str | None:
         return None
     allowed = _PHRASE_STATEMENTS.get(label, STATEMENTS_OF[concept])
     return concept if statement in allowed else None
+
+
+def concept_of_query(text: str) -> str | None:
+    """The concept a searched phrase names, as a row label would or with its words in another number
+    ("capital expenditure", "inventory")."""
+    return concept_for(text) or _SINGULAR_PHRASES.get(_singular(normalise_label(text)))
 
 
 def concept_for(label: str, parent: str = "", statement: str = "table", unit: str = "USD") -> str | None:

@@ -3,7 +3,8 @@
 A label is found three ways, fused by reciprocal rank: its words (SQLite FTS5 over label, parent heading and
 table title, Porter-stemmed: "expenditure" finds "Expenditures"), its meaning (the library's embedder over the
 distinct labels that pass the filters, so "capital expenditure" finds "Purchases of property, plant and
-equipment"), and its us-gaap concept (the query read as a row label by :func:`engine.facts.concepts.concept_for`).
+equipment"), and its us-gaap concept (:func:`engine.facts.concepts.concept_of_query`): rows of the concept the
+query names come first, then the fusion of the other two.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engine.facts.concepts import concept_for
+from engine.facts.concepts import concept_of_query
 from engine.models.base import Embedder
 from engine.records import StoredFact
 from engine.retrieval.fusion import rrf
@@ -50,7 +51,7 @@ def search_facts(library: Library, query: str, flt: FactFilter = FactFilter(), *
                  embedder: Embedder | None = None, k: int = 20) -> list[StoredFact]:
     """The facts that pass ``flt`` whose row best matches ``query`` (all of them, in printed order, when the query
     is empty), best first; ``score`` is the fused score."""
-    filing_ids = filter_filings(library, MetadataFilter(issuer=flt.company)) if flt.company else None
+    filing_ids = filter_filings(library, MetadataFilter(issuer=flt.company))
     if flt.doc_name:
         found = library.filing_by_doc_name(flt.doc_name)
         ids = [found.id] if found else []
@@ -59,17 +60,22 @@ def search_facts(library: Library, query: str, flt: FactFilter = FactFilter(), *
     where = _Scope(filing_ids, flt.page, fiscal_year, months, end)
     if not query.strip():
         return where.facts(library, limit=k)
-    words = _WORD.findall(query)
-    lexical = where.facts(library, match=" OR ".join(f'"{w}"' for w in words), limit=10 * k) if words else []
+    words = [f'"{w}"' for w in _WORD.findall(query)]
+    # every word of the query in the row, else any of them
+    lexical = (where.facts(library, match=" AND ".join(words), limit=10 * k)
+               or where.facts(library, match=" OR ".join(words), limit=10 * k)) if words else []
     rankings: list[list[int]] = [[s.id for s in lexical]]
-    concept = concept_for(query)
-    by_concept = where.facts(library, concepts=[concept], limit=10 * k) if concept else []
-    rankings.append([s.id for s in by_concept])
     if embedder is not None:
         rankings.append(_by_meaning(library, query, where, embedder, 10 * k))
-    fused = rrf([r for r in rankings if r])[:k]
+    concept = concept_of_query(query)
+    named = where.facts(library, concepts=[concept]) if concept else []
+    by_concept = [s.id for s in sorted(named, key=lambda s: s.fact.confidence == "low")][:k]  # stated periods first
+    # rows of the concept the query names mean it exactly: they lead, the words' and meaning's matches follow
+    fused = [(i, 1.0) for i in by_concept] + [(i, s) for i, s in rrf([r for r in rankings if r])
+                                             if i not in set(by_concept)]
+    fused = fused[:k]
     found_by_id = {s.id: s for s in library.facts(ids=[i for i, _ in fused])}
-    return [_scored(found_by_id[i], score) for i, score in fused if i in found_by_id]
+    return [replace(found_by_id[i], score=score) for i, score in fused if i in found_by_id]
 
 
 @dataclass(frozen=True)
@@ -91,35 +97,25 @@ class _Scope:
 def _by_meaning(library: Library, query: str, where: _Scope, embedder: Embedder, k: int) -> list[int]:
     """Fact ids whose label (with its parent heading) is closest in meaning to the query."""
     candidates = where.facts(library)
-    texts = list(dict.fromkeys(_label_text(s) for s in candidates))
+    texts = list(dict.fromkeys(s.fact.row for s in candidates))
     if not texts or len(texts) > MAX_LABELS:
         return []
     vectors = embedder.embed_batch([query, *texts])
     similarity = vectors[1:] @ vectors[0]
     order = {texts[i]: r for r, i in enumerate(np.argsort(-similarity)[: max(1, k // 4)])}
-    picked = [s for s in candidates if _label_text(s) in order]
-    picked.sort(key=lambda s: (order[_label_text(s)], -s.fact.period.fiscal_year))
+    picked = [s for s in candidates if s.fact.row in order]
+    picked.sort(key=lambda s: (order[s.fact.row], -s.fact.period.fiscal_year))
     return [s.id for s in picked[:k]]
-
-
-def _label_text(stored: StoredFact) -> str:
-    f = stored.fact
-    return f"{f.parent} › {f.label}" if f.parent else f.label
-
-
-def _scored(stored: StoredFact, score: float) -> StoredFact:
-    return replace(stored, score=score)
 
 
 def describe(stored: StoredFact) -> str:
     """One fact as the CLI prints it: where, what, when, how much."""
     f = stored.fact
-    row = f"{f.parent} › {f.label}" if f.parent else f.label
     scale = f" {f.scale}" if f.scale else ""
     flags = [x for x in (f.concept, f.source if f.source != "table" else "",
                          "low confidence" if f.confidence == "low" else "") if x]
     box = f"  cell ({f.box[0]:.0f},{f.box[1]:.0f})–({f.box[2]:.0f},{f.box[3]:.0f})" if f.box else ""
-    return (f"{stored.doc_name}  p.{f.page + 1}  {f.statement}: {row}\n"
+    return (f"{stored.doc_name}  p.{f.page + 1}  {f.statement}: {f.row}\n"
             f"    {f.period.label:<24s} {f.printed:>14s}  = {f.value:,.4g}{scale} {f.unit}"
             f"{'  [' + ', '.join(flags) + ']' if flags else ''}{box}")
 

@@ -1,21 +1,27 @@
-"""Statement facts from a page's text: every table row × period column as a typed :class:`StatementFact`.
+"""Statement facts from a filing's page texts: every table row × period column as a typed :class:`StatementFact`.
 
 Ingest writes table rows with their cells apart (two spaces or dot leaders, see :mod:`engine.ingest.pdf`),
 so a table is read from the page text the library already stores:
 
 - a **column header** is a short line of years or dates ("(Millions)  2018  2017  2016", "Fiscal Years Ended
-  February 2, 2019  February 3, 2018"); the lines just above it (title, "Year Ended December 31,", "Three
-  Months Ended  Nine Months Ended") say what the columns measure;
+  February 2, 2019  February 3, 2018"); the lines between it and the table above (title, "Year Ended December
+  31,", "Three Months Ended  Nine Months Ended", one month and day per column) say what the columns measure.
+  Comparison columns ("2022 vs. 2021") after the periods are left out;
 - each column becomes a :class:`ColumnPeriod`: its fiscal year, its end date when one is printed, and its
-  duration in months (3, 6, 9, 12) or 0 for an instant (a balance sheet date). A column whose duration the
-  headers do not state keeps ``months=None`` and its facts are marked low confidence: never a guessed period;
+  duration in months (3, 6, 9, 12) or 0 for an instant (a balance sheet date); an annual report's titled flow
+  statements cover fiscal years. A column whose duration the headers do not state keeps ``months=None``, and
+  periods printed twice take the column groups printed over them ("Pension | Other benefits") or stay alike:
+  either way their facts are low confidence, never a guessed period;
 - each **row** with exactly as many value cells as the header has columns gives one fact per cell; a row
-  with another count gives none (its cells cannot be matched to periods);
-- a line without values above rows is their **parent** heading ("Current assets:" › "Inventories"), a row
-  whose label opens with "Total" (or "Net cash provided/used") is marked a total, and a lowercase row
-  continuing a label broken over two lines is joined to it;
-- the **scale** is the table's printed one ("(In millions, except per share data)"); a per-share row or a
-  percentage is not scaled.
+  with another count gives none (its cells cannot be matched to periods). A row of values only, right after
+  rows, is their unlabeled total; a label broken over two lines is joined;
+- a line without values above rows is their **parent** heading ("Current assets:" › "Inventories"), closed by
+  its total; a row whose label opens with "Total" (or "Net cash provided/used") is marked a total;
+- the **scale** is the table's printed one ("(In millions, except per share data)", above or just under the
+  years), else the filing's last printed one; per-share amounts, percentages, ratios and years are not scaled,
+  and the **unit** comes from the row's label, then its headings;
+- a table goes on over a page break: the next page's rows before any header take its columns (high confidence
+  only under a "(continued)" mark).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from engine.chunking import parse_row
+from engine.chunking import CELL_GAP, VALUES_ONLY, parse_row
 from engine.facts.numbers import CELL, parse_number, printed_scale
 from engine.records import ColumnPeriod, StatementFact
 
@@ -32,7 +38,8 @@ _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH = rf"(?:{'|'.join(m[:3] + '(?:' + m[3:] + ')?' for m in _MONTHS)})\.?"
-_DATE = re.compile(rf"\b({_MONTH}) (\d{{1,2}}),? ((?:19|20)\d\d)\b", re.IGNORECASE)  # one space: a cell gap ends a date
+# one space between the day and the year: a cell gap ends a date ("December 31,  2018  2017" is no date)
+_DATE = re.compile(rf"\b({_MONTH}) (\d{{1,2}}),? ((?:19|20)\d\d)\b", re.IGNORECASE)
 _MONTH_DAY = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})\b", re.IGNORECASE)
 _DURATION = re.compile(
     r"\b(three|six|nine|twelve|3|6|9|12)[\s-]+months?\b|\b(13|26|39|52|53)[\s-]+weeks?\b|"
@@ -50,7 +57,8 @@ _HEADER_WORDS = re.compile(
     re.IGNORECASE)
 _STATEMENTS = (
     ("balance sheet", re.compile(r"balance\s+sheets?|financial\s+(?:position|condition)", re.IGNORECASE)),
-    ("cash flows", re.compile(r"cash\s*flows?", re.IGNORECASE)),
+    ("cash flows", re.compile(r"statements?\s+of\s+(?:consolidated\s+)?cash\s*flows?|cash\s*flows?\s+statements?",
+                              re.IGNORECASE)),
     ("equity", re.compile(r"(?:stock|share)holders['’]?\s+(?:equity|deficit)|changes\s+in\s+equity",
                           re.IGNORECASE)),
     ("income statement", re.compile(r"statements?\s+of\s+(?:consolidated\s+)?(?:operations|income|earnings|"
@@ -130,12 +138,12 @@ def _durations(context: str, n: int) -> list[int | None]:
     return [None] * n
 
 
-# Columns that are not one period each: "2019-2020", "Thereafter", "Total", "Less than 1 year" (a maturity or
-# contractual-obligations table). Their years cannot be matched to cells one to one.
 # "2022 vs. 2021": a column of changes between two periods, printed after the periods' own columns
 _COMPARISON = re.compile(r"(?:19|20)\d\d\s+(?:vs\.?|versus|compared\s+(?:with|to))\s+(?:19|20)\d\d", re.IGNORECASE)
 _CAPTION = re.compile(r"\([^()]*\)")  # "(Millions, except percentages and where indicated)"
 _FLOW_STATEMENTS = {"income statement", "cash flows", "equity"}
+# Columns that are not one period each: "2019-2020", "Thereafter", "Total", "Less than 1 year" (a maturity or
+# contractual-obligations table). Their years cannot be matched to cells one to one.
 _NOT_PERIODS = re.compile(r"(?:19|20)\d\d\s*[-–—]\s*(?:19|20)?\d\d\b|\bthereafter\b|\btotal\b|\bless\s+than\b|"
                           r"\bmore\s+than\b|\byears?\s+\d", re.IGNORECASE)
 
@@ -167,7 +175,8 @@ def _columns(header: str, context: str, statement: str, annual: bool,
         # ending March 31") only when the header lines say nothing
         short = " ".join([*(ln for ln in above[-3:] if len(ln) <= 100 and not ln.rstrip().endswith(".")), header])
         durations = [0] * len(cells) if statement == "balance sheet" else _durations(short, len(cells))
-        if all(d is None for d in durations) and statement != "balance sheet" and len({(c[1], c[2]) for c in cells}) <= 1:  # one duration ending on different dates is no reading
+        one_end = len({(c[1], c[2]) for c in cells}) <= 1  # one duration ending on different dates is no reading
+        if all(d is None for d in durations) and statement != "balance sheet" and one_end:
             durations = _durations(context, len(cells))
         if annual and statement in _FLOW_STATEMENTS and all(d is None for d in durations):
             durations = [12] * len(cells)
@@ -180,7 +189,7 @@ def _columns(header: str, context: str, statement: str, annual: bool,
     if len(set(keys)) == len(keys):
         return tuple(out), True
     for line in reversed(above[-3:]):
-        names = [n for n in _CELL_GAP.split(_NOTE_MARK.sub(" ", line).strip()) if n]
+        names = [n for n in CELL_GAP.split(_NOTE_MARK.sub(" ", line).strip()) if n]
         if len(names) < 2 or len(out) % len(names):
             continue
         span = len(out) // len(names)
@@ -233,10 +242,10 @@ def _unit(label: str, parent: str, outer: str, printed: str) -> tuple[str, bool]
 def _unlabeled_total(line: str, heading: str) -> tuple[str, list[str]] | None:
     """A row of values without a label under a heading (a subtotal of the rows above, as many statements print
     revenues and expenses): labelled from its heading."""
-    if not heading or not _VALUES_ONLY.fullmatch(line) or not re.search(r"\d", line):
+    if not heading or not VALUES_ONLY.fullmatch(line) or not re.search(r"\d", line):
         return None
     cells = CELL.findall(line)
-    return (f"{heading} (unlabeled total)", cells) if len(cells) >= 2 else None
+    return (f"{heading}{_UNLABELED}", cells) if len(cells) >= 2 else None
 
 
 def _cell_spans(line: str, cells: list[str], offset: int) -> list[tuple[int, int]]:
@@ -255,13 +264,12 @@ def _cell_spans(line: str, cells: list[str], offset: int) -> list[tuple[int, int
     return spans[::-1]
 
 
-_CELL_GAP = re.compile(r"\s{2,}")
 _NOTE_MARK = re.compile(r"\(\d\)|\([a-z]\)")
 _NOTE_CELL = re.compile(r"(?<=\S)\s{2,}\([a-z]\)(?=\s{2,})")  # a footnote letter in a cell of its own
 _AMOUNT = re.compile(r"\s{2,}[(\[$]?\s?\d")  # a cell of figures: a line with one is a row not read, no heading
+_UNLABELED = " (unlabeled total)"  # the label given a row of values under a heading
 _MAX_LABEL = 240  # a row label with its parenthetical ("net of allowances of $95 and $103")
 _CONTINUES = ("/", "-", ",", " and", " of", " to", " from", " in", " for")  # a line that breaks off mid-label
-_VALUES_ONLY = re.compile(r"[\s$%()\d,.—–-]*")
 _CONTINUED = re.compile(r"\(?\bcontinued\b\)?", re.IGNORECASE)
 _CONTINUED_LINES = 8  # a "(continued)" mark is looked for in this many lines at the top of a page
 
@@ -297,7 +305,7 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
         pos += len(raw) + 1
     facts: list[StatementFact] = []
     table = carried
-    if carried is not None and not _CONTINUED.search("\n".join(text.split("\n", _CONTINUED_LINES)[:_CONTINUED_LINES])):
+    if carried is not None and not _CONTINUED.search("\n".join(ln for _, _, ln in lines[:_CONTINUED_LINES])):
         table = replace(carried, continued=False)
     parent, pending = "", ""
     rows = 0  # rows the open table gave on this page
@@ -358,7 +366,7 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
         if len(cells) != len(table.columns):
             continue
         rows += 1
-        total = bool(_TOTAL.match(label)) or label.endswith("(unlabeled total)")
+        total = bool(_TOTAL.match(label)) or label.endswith(_UNLABELED)
         spans = _cell_spans(line, cells, start)
         for col, (printed, period, (cell_start, cell_end)) in enumerate(zip(cells, table.columns, spans)):
             value = parse_number(printed, dash=0.0)
@@ -372,7 +380,7 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
                 is_total=total, column=col, period=period, printed=printed, value=value,
                 scale=table.scale if scaled else None, unit=unit, char_start=cell_start, char_end=cell_end,
                 confidence="high" if period.months is not None and table.continued and table.distinct else "low"))
-        if total and parent and (parent.lower() in label.lower() or label.endswith("(unlabeled total)")):
+        if total and parent and (parent.lower() in label.lower() or label.endswith(_UNLABELED)):
             parent = ""  # "Total current assets" closes "Current assets": the rows after it stand alone
     # only a table that gave rows on this page goes on over the page break (a carried one that gave none has
     # ended; a "header" such as a cover page's "For the fiscal year ended December 31, 2022" starts nothing)

@@ -185,7 +185,7 @@ def merge_xbrl(document: HtmlDocument, table_facts: list[StatementFact]) -> list
 
     Args:
         document: The filing as :func:`engine.ingest.html.read_html_document` read it.
-        table_facts: :func:`engine.facts.tables.extract_page_facts` of each of its pages.
+        table_facts: :func:`engine.facts.tables.extract_facts` of its pages.
 
     Returns:
         The facts ordered by page and position; ``table_facts`` unchanged when nothing is tagged.

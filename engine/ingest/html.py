@@ -371,8 +371,3 @@ def read_html_document(path: str, *, page_chars: int = 3500) -> HtmlDocument:
     if not pages or not any(p.strip() for p in pages):
         raise IngestError("HTML has no text")
     return HtmlDocument(tuple(pages), tuple(tagged), parser.header.contexts, parser.header.units)
-
-
-def read_html_pages(path: str, *, page_chars: int = 3500) -> list[str]:
-    """Return page texts of an HTML filing or raise IngestError (:func:`read_html_document`'s pages)."""
-    return list(read_html_document(path, page_chars=page_chars).pages)

@@ -219,14 +219,14 @@ def ingest(library: Library, paths: Iterable[str | Path], settings: Settings, *,
     return report
 
 
-def refresh_facts(library: Library, settings: Settings,
-                  progress: Callable[[int, int], None] | None = None) -> tuple[int, list[str]]:
+def refresh_facts(library: Library, settings: Settings) -> tuple[int, list[str]]:
     """Re-read the facts of filings read by an older fact reader (or before facts existed) from their files;
     returns (filings refreshed, problems). A filing whose file is gone or changed keeps its facts and is named."""
     rows = library.conn.execute("SELECT id, path, sha256, parser_version FROM filings WHERE facts_version != ? "
                                 "ORDER BY id", (FACTS_VERSION,)).fetchall()
     done, problems = 0, []
-    for i, (fid, path, sha, parser_version) in enumerate(rows):
+    settings_json = settings.model_dump_json()
+    for fid, path, sha, parser_version in rows:
         try:
             same = Path(path).exists() and sha256_file(Path(path)) == sha
         except OSError:
@@ -235,12 +235,10 @@ def refresh_facts(library: Library, settings: Settings,
             why = "the file is gone or changed" if not same else "it was read by an older parser"
             problems.append(f"{path}: {why}; remove and re-ingest it to read its facts")
         else:
-            outcome = _parse_job(path, sha, settings.model_dump_json(), None)
+            outcome = _parse_job(path, sha, settings_json, None)
             if isinstance(outcome, str):
                 problems.append(f"{path}: {outcome}")
             else:
                 library.replace_facts(fid, outcome.facts, outcome.facts_version)
                 done += 1
-        if progress:
-            progress(i + 1, len(rows))
     return done, problems

@@ -322,16 +322,17 @@ def _filing(row: sqlite3.Row) -> Filing:
     )
 
 
-_FACT_COLUMNS = ("filing_id, chunk_id, page_no, statement, title, label, parent, is_total, col, period_header, col_group, "
-                 "fiscal_year, period_end, months, printed, value, scale, unit, char_start, char_end, confidence, "
-                 "source, concept, x0, y0, x1, y1")
+_FACT_COLUMNS = ("filing_id, chunk_id, page_no, statement, title, label, parent, is_total, col, period_header, "
+                 "col_group, fiscal_year, period_end, months, printed, value, scale, unit, char_start, char_end, "
+                 "confidence, source, concept, x0, y0, x1, y1")
 
 
 def _fact_row(f: StatementFact) -> tuple:
     box = f.box or (None, None, None, None)
-    return (f.page, f.statement, f.title, f.label, f.parent, int(f.is_total), f.column, f.period.header,
-            f.period.group, f.period.fiscal_year, f.period.end, f.period.months, f.printed, f.value, f.scale, f.unit, f.char_start,
-            f.char_end, f.confidence, f.source, f.concept, *box)
+    p = f.period
+    return (f.page, f.statement, f.title, f.label, f.parent, int(f.is_total), f.column, p.header, p.group,
+            p.fiscal_year, p.end, p.months, f.printed, f.value, f.scale, f.unit, f.char_start, f.char_end,
+            f.confidence, f.source, f.concept, *box)
 
 
 def _stored_fact(r: sqlite3.Row) -> StoredFact:

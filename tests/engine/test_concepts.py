@@ -378,3 +378,12 @@ def test_known_rows_of_real_filings() -> None:
     proceeds = [f for f in (*mmm, *bby, *amzn) if "proceeds" in f.label.lower()]
     assert len({f.label for f in proceeds}) >= 5
     assert all(concept_for(f.label, f.parent, f.statement, f.unit) != CAPEX for f in proceeds)
+
+
+def test_a_searched_phrase_names_its_concept_in_either_number() -> None:
+    from engine.facts.concepts import concept_of_query
+
+    assert concept_of_query("capital expenditure") == CAPEX == concept_of_query("Capital Expenditures")
+    assert concept_of_query("inventory") == "InventoryNet"
+    assert concept_of_query("proceeds from sale of PP&E") == "ProceedsFromSaleOfPropertyPlantAndEquipment"
+    assert concept_of_query("other") is None

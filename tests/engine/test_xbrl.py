@@ -21,7 +21,7 @@ from engine.demo_corpus import (
 )
 from engine.facts.tables import extract_page_facts
 from engine.facts.xbrl import merge_xbrl
-from engine.ingest.html import HtmlDocument, read_html_document, read_html_pages
+from engine.ingest.html import HtmlDocument, read_html_document
 from engine.records import StatementFact
 
 
@@ -98,9 +98,15 @@ def test_signs_and_zeros_follow_the_tags_not_the_parentheses(html_filings: list)
     assert negatives >= 6 * 4  # capital expenditures, dividends paid, investing cash flows, both columns
 
 
-def test_page_texts_are_those_read_html_pages_gives_and_hide_the_header(html_filings: list) -> None:
+def _plain_pages(tmp_path: Path, name: str, text: str, **kw: int) -> tuple[str, ...]:
+    """The pages of the same document read without its inline XBRL."""
+    return read_html_document(_write(tmp_path, name, _untagged(text)), **kw).pages
+
+
+def test_page_texts_are_those_of_the_untagged_filing_and_hide_the_header(html_filings: list,
+                                                                         tmp_path: Path) -> None:
     for path, document, _ in html_filings:
-        assert list(document.pages) == read_html_pages(str(path))
+        assert document.pages == _plain_pages(tmp_path, path.name, path.read_text(encoding="utf-8"))
         text = "\n".join(document.pages)
         assert "iso4217" not in text and "xbrli" not in text and "\ue000" not in text and "\ue001" not in text
         assert {c.instant is None for c in document.contexts.values()} == {True, False}
@@ -190,7 +196,7 @@ def test_tags_keep_the_page_text_and_point_at_their_characters(
     tmp_path: Path, statement: tuple[HtmlDocument, list[StatementFact]]
 ) -> None:
     document, _ = statement
-    assert document.pages == tuple(read_html_pages(_write(tmp_path, "plain.htm", _untagged(_STATEMENT))))
+    assert document.pages == _plain_pages(tmp_path, "plain.htm", _STATEMENT)
     page = document.pages[0]
     assert "$1,234  $1,100" in page and "(45)  —" in page  # "$" cells still merge with a tagged value
     printed = ["1,234", "1,100", "45", "—", "700", "5", "1,000,000", "12.5", "n/a", "3"]
@@ -267,8 +273,8 @@ def test_tags_survive_page_splitting_and_odd_markup(tmp_path: Path) -> None:
            "<p>Empty <ix:nonFraction name='a:B' contextRef='FY2023' unitRef='USD'> </ix:nonFraction> tag</p>")
     text = f"<html><body>{_HEADER}{''.join(paragraphs)}{odd}</body></html>"
     document = read_html_document(_write(tmp_path, "long.htm", text), page_chars=400)
-    plain = read_html_pages(_write(tmp_path, "long_plain.htm", _untagged(text)), page_chars=400)
-    assert list(document.pages) == plain and len(plain) > 5
+    plain = _plain_pages(tmp_path, "long_plain.htm", text, page_chars=400)
+    assert document.pages == plain and len(plain) > 5
     assert len(document.tagged) == 40  # the empty tag prints nothing and is not recorded
     for tag in document.tagged:
         assert document.pages[tag.page][tag.char_start: tag.char_end] == tag.printed

@@ -7,7 +7,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.ingest.parse import PARSER_VERSION
 from engine.models.base import Embedder
 from engine.retrieval.lexical import LexicalIndex
 from engine.settings import Settings
@@ -24,13 +23,13 @@ def _chunking_id(settings: Settings) -> str:
 
 
 def lexical_index(library: Library, settings: Settings) -> LexicalIndex:
-    return LexicalIndex(library.index_dir, {"chunking": _chunking_id(settings), "parser_version": PARSER_VERSION})
+    return LexicalIndex(library.index_dir, {"chunking": _chunking_id(settings)})
 
 
 def _hnsw(library: Library, settings: Settings, embedder: Embedder, name: str) -> HnswIndex:
     identity = {"kind": name, "model_id": embedder.model_id, "fingerprint": embedder.fingerprint, "dims": embedder.dims}
     if name == "chunk-vectors":
-        identity |= {"chunking": _chunking_id(settings), "parser_version": PARSER_VERSION}
+        identity |= {"chunking": _chunking_id(settings)}
     r = settings.retrieval
     return HnswIndex(library.index_dir, name, identity, m=r.hnsw_m, ef_construction=r.hnsw_ef_construction,
                      ef_search=r.hnsw_ef_search)

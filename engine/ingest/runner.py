@@ -125,6 +125,7 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
         yield event(path, "skipped", reason)
 
     known = library.known_hashes()
+    stored_at = library.filing_paths()  # a changed file replaces the filing stored from the same path
     seen: dict[str, Path] = {}
     todo: list[tuple[Path, str]] = []
     for f in files:
@@ -133,9 +134,13 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
         except OSError as exc:
             yield event(f, "failed", f"cannot read file: {exc.strerror or exc}")
             continue
-        if sha in known:
-            library.update_path(known[sha], str(f))
-            yield event(f, "unchanged", "already in the library (same sha256)", sha, known[sha])
+        if sha in known and reads_pages_alike(known[sha][1], str(f)):
+            library.update_path(known[sha][0], str(f))
+            yield event(f, "unchanged", "already in the library (same sha256)", sha, known[sha][0])
+        elif sha in known:  # stored by an older reader of its kind of file: read it again, in its place
+            stored_at[str(f)] = known[sha][0]
+            seen[sha] = f
+            todo.append((f, sha))
         elif sha in seen:
             yield event(f, "duplicate", f"same content as {seen[sha].name}", sha)
         else:
@@ -152,7 +157,6 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
                 yield event(stored, "removed", "file no longer exists", filing_id=fid)
 
     settings_json = settings.model_dump_json()
-    stored_at = library.filing_paths()  # a changed file replaces the filing stored from the same path
     workers = max(1, min(settings.ingest.workers, len(todo)))
     results: Iterator[tuple[Path, str, ParsedFiling | str]]
     if workers == 1:
@@ -198,7 +202,7 @@ def _store_all(library: Library, results: Iterable[tuple[Path, str, ParsedFiling
             flagged = outcome.image_only_pages
             note = f"{len(outcome.pages)} pages, {len(outcome.chunks)} chunks, {len(outcome.facts)} facts"
             if replaces is not None:
-                note += "; replaces the earlier version of this file"
+                note += "; replaces the earlier version of this file (or its reading by an older parser)"
             if flagged:
                 note += f"; {len(flagged)} image-only page(s) without text layer: {', '.join(map(str, flagged[:10]))}"
             yield event(f, "added", note, sha, fid, outcome.identity.doc_name)
@@ -233,7 +237,7 @@ def refresh_facts(library: Library, settings: Settings) -> tuple[int, list[str]]
             same = False
         if not same or not reads_pages_alike(parser_version, path):  # the facts' spans would miss the stored pages
             why = "the file is gone or changed" if not same else "it was read by an older parser"
-            problems.append(f"{path}: {why}; remove and re-ingest it to read its facts")
+            problems.append(f"{path}: {why}; ingest it again to read its facts")
         else:
             outcome = _parse_job(path, sha, settings_json, None)
             if isinstance(outcome, str):

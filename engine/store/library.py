@@ -80,15 +80,19 @@ class Library:
         row = self.conn.execute("SELECT id FROM filings WHERE sha256=?", (sha256,)).fetchone()
         return None if row is None else int(row[0])
 
-    def known_hashes(self) -> dict[str, int]:
-        return {r[0]: int(r[1]) for r in self.conn.execute("SELECT sha256, id FROM filings")}
+    def known_hashes(self) -> dict[str, tuple[int, str]]:
+        """sha256 → (filing id, the parser version that read it)."""
+        return {r[0]: (int(r[1]), r[2]) for r in self.conn.execute("SELECT sha256, id, parser_version FROM filings")}
 
     def add_filing(self, parsed: ParsedFiling, replaces: int | None = None) -> int:
         """Store a parsed filing with its pages, chunks and facts in one transaction; return its id. ``replaces``:
-        a filing (an earlier version of the same file) removed in that transaction."""
+        a filing (an earlier version of the same file, or the same file read by an older parser) removed in that
+        transaction."""
         ident = parsed.identity
         self.conn.execute("BEGIN IMMEDIATE")
         try:
+            if replaces is not None:  # first: the same file read again keeps its sha256, which is unique
+                self.conn.execute("DELETE FROM filings WHERE id=?", (replaces,))
             cur = self.conn.execute(
                 """INSERT INTO filings(sha256, path, doc_name, issuer_key, registrant, ticker, form, period, period_end,
                    fiscal_year, n_pages, n_chunks, image_only_pages, summary, lofin_summary, parser_version, bytes,
@@ -115,8 +119,6 @@ class Library:
                 ),
             )
             self._insert_facts(filing_id, parsed.facts, parsed.facts_version)
-            if replaces is not None:  # the same file, changed: its old version goes in the same transaction
-                self.conn.execute("DELETE FROM filings WHERE id=?", (replaces,))
             self._bump_generation()
             self.conn.execute("COMMIT")
         except BaseException:

@@ -12,7 +12,9 @@ from engine import __version__
 from engine.errors import IndexMismatchError
 
 # Fields that make an index unusable when they differ (as opposed to ``generation``, which only makes it stale).
-IDENTITY_FIELDS = ("kind", "model_id", "fingerprint", "dims", "chunking", "parser_version", "tokenizer")
+# The parser is not one: an index holds the stored chunks whichever parser wrote them, and a filing read again by
+# a newer parser moves the generation. (Manifests written before may still carry a ``parser_version``; ignored.)
+IDENTITY_FIELDS = ("kind", "model_id", "fingerprint", "dims", "chunking", "tokenizer")
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -190,3 +190,28 @@ def test_facts_are_reread_only_where_this_parser_reads_the_pages_alike() -> None
     assert reads_pages_alike(f"{pdf}/html-0/{chunk}", "a.pdf")  # another HTML reader: a PDF reads alike
     assert not reads_pages_alike(f"{pdf}/html-0/{chunk}", "a.htm")
     assert not reads_pages_alike(f"{pdf}/{html}/chunk-0", "a.pdf")
+
+
+def test_a_filing_stored_by_an_older_parser_is_read_again_and_its_indexes_still_open(
+        tmp_path: Path, settings, embedder) -> None:  # noqa: ANN001
+    from engine.indexing import lexical_index, sync_indexes
+    from engine.store.manifest import read_manifest, write_manifest
+
+    folder = tmp_path / "filings"
+    folder.mkdir()
+    _pdf(folder / "ACME_2023_10K.pdf", [("Revenue", "500", "450")])
+    library = Library(settings.home)
+    ingest(library, [folder], settings)
+    sync_indexes(library, settings, embedder)
+    # as an older release left it: another PDF reader stored the pages, and the BM25 manifest names its parser
+    library.conn.execute("UPDATE filings SET parser_version='pdf-rows-0/html-1/chunk-2'")
+    manifest_path = library.index_dir / "lexical.manifest.json"
+    write_manifest(manifest_path, {**read_manifest(manifest_path), "parser_version": "pdf-rows-0/html-1/chunk-2"})
+    report = ingest(library, [folder], settings)
+    assert [e.status for e in report.events] == ["added"] and "older parser" in report.events[0].reason
+    (filing,) = library.filings()
+    assert library.conn.execute("SELECT parser_version FROM filings").fetchone()[0] != "pdf-rows-0/html-1/chunk-2"
+    assert [s.fact.value for s in library.facts(fiscal_year=2023)] == [500] and library.integrity_problems() == []
+    sync_indexes(library, settings, embedder)  # no "built differently: run reindex"
+    assert lexical_index(library, settings).search("revenue", 5)
+    assert ingest(library, [folder], settings).events[0].status == "unchanged"

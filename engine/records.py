@@ -128,12 +128,15 @@ class ColumnPeriod:
     end: str | None  # ISO date of the period's end (or the instant) when the headers print month and day
     months: int | None  # duration: 3, 6, 9 or 12; 0 for an instant (a balance sheet date); None: not stated
     group: str = ""  # the column group printed over it when periods repeat ("Pension", "Unbillable"), or ""
+    trailing: bool = False  # twelve months ending at a quarter's end (a 10-Q's TTM column), not a fiscal year
 
     @property
     def label(self) -> str:
-        """"FY2018", "3M to 2023-06-30", "as of 2019-02-02" (an instant), "2018 (period not stated)"; a column
-        group leads: "Pension · FY2018"."""
-        if self.months == 0:
+        """"FY2018", "3M to 2023-06-30", "TTM to 2022-09-30", "as of 2019-02-02" (an instant), "2018 (period not
+        stated)"; a column group leads: "Pension · FY2018"."""
+        if self.trailing:
+            when = f"TTM to {self.end}"
+        elif self.months == 0:
             when = f"as of {self.end}" if self.end else f"FY{self.fiscal_year} end"
         elif self.months == 12:
             when = f"FY{self.fiscal_year}"
@@ -159,7 +162,7 @@ class StatementFact:
     printed: str  # the cell as printed: "(1,577)", "—"
     value: float  # the number, sign applied (parentheses negative, a dash zero), before scaling
     scale: str | None  # thousands | millions | billions as the table prints its amounts; None: as printed
-    unit: str  # USD | USD/share | shares | %
+    unit: str  # USD | USD/share | shares | count | % | ratio | years
     char_start: int  # the cell's characters in the page text
     char_end: int
     confidence: str = "high"  # "low": the column's period is not stated by its headers

@@ -60,7 +60,7 @@ def main() -> int:
     t0 = time.perf_counter()
     n_pages = 0
     for f in library.filings():
-        extract_facts([library.page_text(f.id, p) for p in range(f.n_pages)], annual=f.identity.form == "10-K")
+        extract_facts([library.page_text(f.id, p) for p in range(f.n_pages)], form=f.identity.form)
         n_pages += f.n_pages
     seconds = time.perf_counter() - t0
     per_filing: dict[str, list] = {f.identity.doc_name: [] for f in library.filings()}

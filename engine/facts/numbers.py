@@ -21,11 +21,12 @@ Scales: a table prints its amounts "in millions" (:func:`printed_scale` anywhere
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 __all__ = [
-    "CELL", "MENTION", "NUMBER", "NUMERAL", "SCALE_ABBREVIATIONS", "SCALE_EXPONENTS", "SCALE_FACTORS",
-    "is_number_cell", "numbers_in", "numerals_in", "parse_number", "printed_scale", "scale_caption",
-    "scale_word",
+    "CELL", "MENTION", "NUMBER", "NUMERAL", "SCALE_ABBREVIATIONS", "SCALE_EXPONENTS", "SCALE_FACTORS", "Caption",
+    "caption_of", "is_number_cell", "numbers_in", "numerals_in", "parse_number", "printed_scale", "printed_scales", "scale_caption",
+    "scale_word", "strip_scale",
 ]
 
 # ------------------------------------------------------------------------------------------------ figures
@@ -99,8 +100,18 @@ SCALE_ABBREVIATIONS = {"k": "thousand", "m": "million", "mm": "million", "mn": "
                        "bn": "billion", "t": "trillion", "tn": "trillion"}  # fmt: skip
 
 _PRINTED = "thousands|millions|billions"
+# "(000's)", "($000)", "(in 000s)", "(000 omitted)": thousands written as the zeros left out
+_ZEROS = r"\(\s*(?:in\s+)?\$?\s*000['’]?s?(?:\s+omitted)?\s*\)|\bin\s+\$?000['’]?s\b"
 _PRINTED_SCALE = re.compile(rf"\(\s*(?:\$|usd|dollars)?\s*(?:amounts\s+)?(?:in\s+)?({_PRINTED})\b|"
-                            rf"\b(?:\$|dollars|amounts)?\s*in\s+({_PRINTED})\b", re.IGNORECASE)
+                            rf"\b(?:\$|dollars|amounts)?\s*in\s+({_PRINTED})\b|({_ZEROS})", re.IGNORECASE)
+# a caption's own clause for share counts: "shares in thousands", "number of shares, which are reflected in thousands"
+_SHARE_SCALE = re.compile(rf"\bshares?\b(?:\s+(?:data|amounts|counts?|outstanding))?[,\s]+(?:which\s+)?"
+                          rf"(?:(?:are|is)\s+)?(?:(?:reflected|stated|presented|shown)\s+)?in\s+({_PRINTED})\b",
+                          re.IGNORECASE)
+# an exception for share counts ("except share data", "except per share and share amounts", "except number of
+# shares"); "except per share data" excepts per-share amounts only
+_SHARES_EXCEPTED = re.compile(r"\bexcept\b[^)]*?(?<!per )(?<!per-)\bshares?\b(?!\s+prices?)", re.IGNORECASE)
+_CAPTION_END = re.compile(r"[)\n]")
 _SCALE_CAPTION = re.compile(rf"\(?(?:in|dollars in|amounts in|\$ in)\s+({_PRINTED})", re.IGNORECASE)
 
 
@@ -110,8 +121,56 @@ def printed_scale(text: str, *, last: bool = False) -> str | None:
     "(Millions)" -> "millions"; "(In thousands, except per share amounts)" -> "thousands"; a figure in
     prose ("grew to $3.1 billion") is not a scale the passage prints in.
     """
+    m = _scale_match(text, last=last)
+    return _scale_of(m) if m else None
+
+
+def strip_scale(text: str) -> str:
+    """``text`` without the scales it prints ("Shares (000's)" -> "Shares ")."""
+    return _PRINTED_SCALE.sub("", text)
+
+
+def printed_scales(text: str) -> list[str]:
+    """Every scale ``text`` prints, in order ("(In millions)" ... "(000's)" -> ["millions", "thousands"])."""
+    return [_scale_of(m) for m in _PRINTED_SCALE.finditer(text)]
+
+
+def _scale_match(text: str, *, last: bool) -> re.Match[str] | None:
     found = list(_PRINTED_SCALE.finditer(text)) if last else [m for m in [_PRINTED_SCALE.search(text)] if m]
-    return (found[-1].group(1) or found[-1].group(2)).lower() if found else None
+    return found[-1] if found else None
+
+
+def _scale_of(m: re.Match[str]) -> str:
+    return "thousands" if m.group(3) else (m.group(1) or m.group(2)).lower()
+
+
+@dataclass(frozen=True)
+class Caption:
+    """What a table's scale caption says of its rows: the scale of its money ``amounts`` and of its ``shares``
+    (counts of shares; None: printed in full). Per-share amounts are never scaled.
+
+    "(In millions, except per share data)": amounts and shares in millions (the exception is per-share amounts
+    only); "(In thousands, except share and per share data)": shares printed in full; "(In millions, except
+    number of shares, which are reflected in thousands)": shares in thousands; "(000's)": thousands.
+    """
+
+    amounts: str | None
+    shares: str | None
+
+
+def caption_of(text: str, *, last: bool = False) -> Caption | None:
+    """The :class:`Caption` printed in ``text`` (its first, or its ``last``), or None when it prints no scale.
+    The caption's clause runs from its scale to the closing parenthesis or the end of its line."""
+    m = _scale_match(text, last=last)
+    if m is None:
+        return None
+    amounts = _scale_of(m)
+    end = _CAPTION_END.search(text, m.end())
+    clause = text[m.start(): end.start() if end else len(text)]
+    own = _SHARE_SCALE.search(clause)
+    if own:
+        return Caption(amounts, own.group(1).lower())
+    return Caption(amounts, None if _SHARES_EXCEPTED.search(clause) else amounts)
 
 
 def scale_caption(label: str) -> str | None:

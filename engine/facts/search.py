@@ -57,7 +57,7 @@ def search_facts(library: Library, query: str, flt: FactFilter = FactFilter(), *
         ids = [found.id] if found else []
         filing_ids = ids if filing_ids is None else [i for i in filing_ids if i in ids]
     fiscal_year, months, end = period_filter(flt.period) if flt.period else (None, None, None)
-    where = _Scope(filing_ids, flt.page, fiscal_year, months, end)
+    where = _Scope(filing_ids, flt.page, fiscal_year, months, end, False if fiscal_year is not None else None)
     if not query.strip():
         return where.facts(library, limit=k)
     words = [f'"{w}"' for w in _WORD.findall(query)]
@@ -87,11 +87,13 @@ class _Scope:
     fiscal_year: int | None
     months: tuple[int, ...] | None
     end: str | None
+    trailing: bool | None  # False: a fiscal year asked for, so no trailing-twelve-month columns
 
     def facts(self, library: Library, *, concepts: list[str] | None = None, match: str | None = None,
               limit: int | None = None) -> list[StoredFact]:
         return library.facts(filing_ids=self.filing_ids, page=self.page, fiscal_year=self.fiscal_year,
-                             months=self.months, end=self.end, concepts=concepts, match=match, limit=limit)
+                             months=self.months, end=self.end, concepts=concepts, match=match,
+                             trailing=self.trailing, limit=limit)
 
 
 def _by_meaning(library: Library, query: str, where: _Scope, embedder: Embedder, k: int) -> list[int]:

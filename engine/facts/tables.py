@@ -17,9 +17,12 @@ so a table is read from the page text the library already stores:
   rows, is their unlabeled total; a label broken over two lines is joined;
 - a line without values above rows is their **parent** heading ("Current assets:" › "Inventories"), closed by
   its total; a row whose label opens with "Total" (or "Net cash provided/used") is marked a total;
-- the **scale** is the table's printed one ("(In millions, except per share data)", above or just under the
-  years), else the filing's last printed one; per-share amounts, percentages, ratios and years are not scaled,
-  and the **unit** comes from the row's label, then its headings;
+- the **unit** (USD, USD/share, shares, count, %, ratio, years) comes from the row's label, then its headings;
+- the **scale** comes from the table's printed caption ("(In millions, except per share data)", above or just
+  under the years), read as a :class:`~engine.facts.numbers.Caption`: amounts and share counts apart ("except share
+  data", "shares in thousands"), or from a caption in the row's own label or heading ("Shares (000's)"). Money in a
+  table that prints none takes the filing's last printed scale; counts do not; per-share amounts, percentages,
+  ratios and years are never scaled;
 - a table goes on over a page break: the next page's rows before any header take its columns (high confidence
   only under a "(continued)" mark).
 """
@@ -27,11 +30,21 @@ so a table is read from the page text the library already stores:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from engine.chunking import CELL_GAP, VALUES_ONLY, parse_row
-from engine.facts.numbers import CELL, parse_number, printed_scale
+from engine.facts.numbers import (
+    CELL,
+    Caption,
+    caption_of,
+    parse_number,
+    printed_scale,
+    printed_scales,
+    scale_caption,
+    strip_scale,
+)
 from engine.records import ColumnPeriod, StatementFact
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
@@ -77,6 +90,12 @@ _YEARS = re.compile(r"\(\s*(?:in\s+)?years\s*\)|\bin\s+years\b", re.IGNORECASE)
 _SHARES = re.compile(r"\b(?:weighted[- ]average|average|number\s+of|basic|diluted)\b[^$]*?\bshares\b|"
                      r"\bshares\s+(?:used|outstanding|issued|authorized|of\s+common\s+stock\s+outstanding)\b|"
                      r"^shares\b|\(in\s+shares\)|\bshare\s+count\b", re.IGNORECASE)
+# a count of things that are not money or shares ("Number of stores", "Paid memberships at end of period")
+_COUNT = re.compile(r"^number\s+of\b|^(?:paid|total|ending|average|monthly\s+active)\s+(?:memberships|members|"
+                    r"subscribers|users)\b|^(?:subscribers|employees)\b|\bheadcount\b|\b(?:MAUs|DAUs)\b",
+                    re.IGNORECASE)
+_MONEY = re.compile(r"\$|\b(?:revenues?|fees?|sales|costs?|expenses?|income|cash|amounts?|price|value|balances?)\b",
+                    re.IGNORECASE)
 _HEADER_BLOCK = 6  # lines above a column header searched for its title and period words
 
 
@@ -85,7 +104,8 @@ class _Table:
     title: str
     statement: str
     columns: tuple[ColumnPeriod, ...]
-    scale: str | None
+    caption: Caption  # the scales of its amounts and share counts
+    own_scale: bool  # the table prints its scale (not the filing's last printed one)
     continued: bool = True  # False: carried over from the previous page without a "continued" mark
     compared: bool = False  # comparison columns ("2022 vs. 2021") follow the period columns
     distinct: bool = True  # False: two columns print the same period and no column group tells them apart
@@ -148,11 +168,11 @@ _NOT_PERIODS = re.compile(r"(?:19|20)\d\d\s*[-–—]\s*(?:19|20)?\d\d\b|\bthere
                           r"\bmore\s+than\b|\byears?\s+\d", re.IGNORECASE)
 
 
-def _columns(header: str, context: str, statement: str, annual: bool,
+def _columns(header: str, context: str, statement: str, form: str,
              above: list[str]) -> tuple[tuple[ColumnPeriod, ...], bool]:
     """The header's period columns (comparison columns left out), and whether each column is told apart from the
-    others. ``annual``: the filing is an annual report, so a titled flow statement whose headers state no duration
-    covers fiscal years. Periods printed more than once ("Pension 2018 2017 | Other benefits 2018 2017") take the
+    others. ``form``: the filing's form as :func:`_form` writes it; an annual report's titled flow statement whose
+    headers state no duration covers fiscal years. Periods printed more than once ("Pension 2018 2017 | Other benefits 2018 2017") take the
     column groups printed above them (``above``: the lines over the header, nearest last); columns still alike
     cannot be told apart."""
     header = _COMPARISON.sub(" ", header)
@@ -173,18 +193,25 @@ def _columns(header: str, context: str, statement: str, annual: bool,
     else:
         # the duration words of the header lines themselves first; a sentence above ("for the three and six months
         # ending March 31") only when the header lines say nothing
+        # ("(In millions, issuance by calendar year)": words in parentheses describe something else)
         short = " ".join([*(ln for ln in above[-3:] if len(ln) <= 100 and not ln.rstrip().endswith(".")), header])
-        durations = [0] * len(cells) if statement == "balance sheet" else _durations(short, len(cells))
+        durations = [0] * len(cells) if statement == "balance sheet" else _durations(_CAPTION.sub(" ", short),
+                                                                                     len(cells))
         one_end = len({(c[1], c[2]) for c in cells}) <= 1  # one duration ending on different dates is no reading
         if all(d is None for d in durations) and statement != "balance sheet" and one_end:
-            durations = _durations(context, len(cells))
-        if annual and statement in _FLOW_STATEMENTS and all(d is None for d in durations):
+            durations = _durations(_CAPTION.sub(" ", context), len(cells))
+        if form == "10K" and statement in _FLOW_STATEMENTS and all(d is None for d in durations):
             durations = [12] * len(cells)
     out = []
     for (text, month, day, year), months in zip(cells, durations):
         end = f"{year:04d}-{month:02d}-{day:02d}" if month and day else None
         fy = fiscal_year_of(year, month, day)
         out.append(ColumnPeriod(str(text), fy, end, months))
+    if form == "10Q":
+        # a quarterly report's twelve months ending where its quarter or year to date ends: trailing, not a fiscal
+        # year (a 10-Q is never filed for a fiscal year's last quarter)
+        ends = {c.end for c in out if c.months in (3, 6, 9)}
+        out = [replace(c, trailing=True) if c.months == 12 and c.end in ends else c for c in out]
     keys = [(c.fiscal_year, c.months, c.end) for c in out]
     if len(set(keys)) == len(keys):
         return tuple(out), True
@@ -217,26 +244,58 @@ def _titled(prefix: str) -> bool:
     return all(w[0].isupper() or w.lower() in ("and", "of", "the") for w in re.findall(r"[A-Za-z]+", prefix))
 
 
-def _unit(label: str, parent: str, outer: str, printed: str) -> tuple[str, bool]:
-    """(unit, scaled): per-share amounts, percentages, ratios and years are as printed; counts of shares and
-    amounts take the table's scale. The row's own label decides first, then its heading ("Earnings per share" ›
-    "Basic"); a heading that prints amounts ("Common stock, $.01 par value; 3,000 shares issued") describes its own
-    row, not the unit of the rows under it."""
+def _unit(label: str, parent: str, outer: str, printed: str) -> str:
+    """The row's unit: USD, USD/share, shares, count, %, ratio or years. The row's own label decides first, then
+    its heading ("Earnings per share" › "Basic"); a heading that prints amounts ("Common stock, $.01 par value;
+    3,000 shares issued") describes its own row, not the unit of the rows under it."""
     if printed.endswith("%"):
-        return "%", False
-    for text in (label, *(h for h in (parent, outer) if not re.search(r"\d", h))):
+        return "%"
+    for text in (label, *(h for h in (parent, outer) if not re.search(r"\d", strip_scale(h)))):
         per_share, shares = _PER_SHARE.search(text), _SHARES.search(text)
         if _PERCENT.search(text):
-            return "%", False
+            return "%"
         if _YEARS.search(text):
-            return "years", False
+            return "years"
         if _RATIO.search(text):
-            return "ratio", False
+            return "ratio"
         if shares and (per_share is None or shares.start() < per_share.start()):
-            return "shares", True  # "Shares used in computing earnings per share"
+            return "shares"  # "Shares used in computing earnings per share"
         if per_share:
-            return "USD/share", False
-    return "USD", True
+            return "USD/share"
+        if _COUNT.search(text) and not _MONEY.search(text):
+            return "count"
+    return "USD"
+
+
+def _scale(unit: str, table: _Table, label: str, parent: str, outer: str) -> str | None:
+    """The scale of a row's values: a caption in its label or headings ("Shares used in calculation (000's)"),
+    else the table's; money amounts take the filing's last printed scale when the table prints none, share and
+    other counts only a scale their own table prints; per-share amounts, percentages, ratios and years none."""
+    if unit not in ("USD", "shares", "count"):
+        return None
+    caption = next((c for text in (label, parent, outer) if (c := caption_of(text))), None)
+    if caption is None:
+        if unit != "USD" and not table.own_scale:
+            return None
+        caption = table.caption
+    return caption.shares if unit == "shares" else caption.amounts
+
+
+def _is_caption(words: str) -> bool:
+    """A line that is a scale caption ("(In millions, except per share data)", "Amounts in thousands"), not a
+    heading that prints its rows' scale ("Shares used in calculation (000's)")."""
+    return bool(printed_scale(words)) and (words.startswith("(") or scale_caption(words) is not None)
+
+
+def _sums_to(rows: list[list[float]], total: list[float]) -> bool:
+    """Whether ``rows`` add up to ``total`` in every column, give or take their printed rounding."""
+    if not rows:
+        return False
+    for col, value in enumerate(total):
+        got = sum(r[col] for r in rows if col < len(r))
+        if abs(got - value) > max(1.0, 0.002 * abs(value)):
+            return False
+    return True
 
 
 def _unlabeled_total(line: str, heading: str) -> tuple[str, list[str]] | None:
@@ -271,33 +330,44 @@ _UNLABELED = " (unlabeled total)"  # the label given a row of values under a hea
 _MAX_LABEL = 240  # a row label with its parenthetical ("net of allowances of $95 and $103")
 _CONTINUES = ("/", "-", ",", " and", " of", " to", " from", " in", " for")  # a line that breaks off mid-label
 _CONTINUED = re.compile(r"\(?\bcontinued\b\)?", re.IGNORECASE)
-_CONTINUED_LINES = 8  # a "(continued)" mark is looked for in this many lines at the top of a page
+_CONTINUED_LINES = 8
+_PER_SHARE_CELL = re.compile(r"\(?\$?\s?-?\d{0,2}\.\d\d\d?\)?|[—–-]")  # "0.19", "$ (1.05)": a per-share amount
+_PROSE = re.compile(r"(?:[A-Za-z][\w’'(),/-]*\s+){8}")  # eight words in a row, no figures: a sentence  # a "(continued)" mark is looked for in this many lines at the top of a page
 
 
-def extract_facts(pages: Sequence[str], *, annual: bool = False) -> list[StatementFact]:
+def extract_facts(pages: Sequence[str], *, form: str | None = None) -> list[StatementFact]:
     """Every fact of every table in a filing's pages. A table split over two pages goes on: rows at the top of a
     page before any column header take the columns of the table the previous page ended in, with high confidence
-    only when the page says the table is continued (otherwise they may belong to another table: low). ``annual``: an
-    annual report (10-K), whose titled income, cash-flow and equity statements cover fiscal years."""
+    only when the page says the table is continued (otherwise they may belong to another table: low). ``form``: the
+    filing's form: an annual report's (10-K) titled income, cash-flow and equity statements cover fiscal years, a
+    quarterly report's (10-Q) twelve-month columns are trailing periods."""
+    kind = _form(form)
     facts: list[StatementFact] = []
     table: _Table | None = None
-    scale: str | None = None  # the last scale printed so far: tables that print none take it (MD&A tables)
+    # the scale the filing prints most: money in tables that print none takes it (MD&A tables)
+    printed = Counter(s for text in pages for s in printed_scales(text))
+    scale = printed.most_common(1)[0][0] if printed else None
     for page_no, text in enumerate(pages):
-        page_facts, table = _page_facts(text, page_no, table, annual, scale)
+        page_facts, table = _page_facts(text, page_no, table, kind, scale)
         facts += page_facts
-        scale = printed_scale(text, last=True) or scale
     return facts
 
 
 def extract_page_facts(text: str, page_no: int) -> list[StatementFact]:
     """Every fact of every table on one page's text (see the module docstring)."""
-    return _page_facts(text, page_no, None, False, None)[0]
+    return _page_facts(text, page_no, None, "", None)[0]
 
 
-def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
+def _form(form: str | None) -> str:
+    """"10-K", "10-K405", "10-Q/A" -> "10K", "10Q"; other forms (8-K, an unknown one) -> ""."""
+    compact = (form or "").upper().replace("-", "")
+    return next((k for k in ("10K", "10Q") if compact.startswith(k)), "")
+
+
+def _page_facts(text: str, page_no: int, carried: _Table | None, form: str,
                 scale: str | None) -> tuple[list[StatementFact], _Table | None]:
     """The page's facts and the table open at its end; ``carried``: the table open at the previous page's end;
-    ``scale``: the scale the filing printed last before this page."""
+    ``scale``: the scale the filing prints most."""
     lines: list[tuple[int, int, str]] = []
     pos = 0
     for raw in text.split("\n"):
@@ -312,6 +382,9 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
     outer = ""  # the heading before the row's parent ("Net income per share" › "Basic" › "Continuing operations")
     above_pending = ""  # a heading line right above the pending one
     after_row = False  # the line before was a row (a row of values only there is their unlabeled total)
+    under: list[list[float]] = []  # the values of the rows under the current parent, to check its unlabeled total
+    last_unit = ""  # the unit of the row before
+    long_line = False  # the line before is too long for a heading: prose, or the start of a row's label
     for i, (start, end, line) in enumerate(lines):
         if not line.strip():
             continue
@@ -323,13 +396,16 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
             kind, title = _statement(above)
             context = " ".join([*above[-3:], line])
             head = " ".join(ln for _, _, ln in lines[max(0, i - _HEADER_BLOCK): i + 1])
-            columns, distinct = _columns(line, context, kind, annual, above)
+            columns, distinct = _columns(line, context, kind, form, above)
             below = " ".join(ln for _, _, ln in lines[i + 1: i + 3])  # "(in millions)" printed under the years
-            own = printed_scale(head) or printed_scale(below) or printed_scale(text[:start], last=True)
-            table = _Table(title, kind, columns, own or scale, compared=bool(_COMPARISON.search(line)),
-                           percent=bool(_PERCENT_TABLE.search(" ".join(above))),
-                           distinct=distinct)
-            parent, outer, pending, rows, after_row = "", "", "", 0, False
+            own = caption_of(head) or caption_of(below) or caption_of(text[:start], last=True)
+            table = _Table(title, kind, columns, own or Caption(scale, None), own is not None,
+                           compared=bool(_COMPARISON.search(line)),
+                           percent=bool(_PERCENT_TABLE.search(" ".join(above))), distinct=distinct)
+            parent, outer, pending, rows, after_row, under = "", "", "", 0, False, []
+            # "Presented in the table below is the per share cash dividends paid": amounts per share from the start
+            last_unit = "USD/share" if own is None and _PER_SHARE.search(" ".join(above)) else ""
+            long_line = False
             continue
         if table is None:
             continue
@@ -337,6 +413,16 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
         row = parse_row(line, max_label=_MAX_LABEL, generic=True) or (
             _unlabeled_total(line, parent or pending) if after_row else None)
         joined = False
+        if long_line:
+            # the long line before is the start of this row's label ("Common stock …, 4,188 issued and outstanding
+            # (4,137 … as of December" / "31, 2022)  34,330  31,580"), or else prose, which ends the table
+            long_line = False
+            row = parse_row(f"{pending} {line.strip()}", max_label=_MAX_LABEL, generic=True) if (
+                not line.strip()[:1].isupper()) else None
+            if row is None:
+                table, pending = None, ""
+                continue
+            joined = True
         if row is None and pending and (line[:1].isdigit() or pending.endswith(_CONTINUES)):
             # the rest of a label broken over two lines that opens with a figure ("… net of taxes paid of $18, $17
             # and $11 in" / "2021, 2020 and 2019, respectively  (1)  9  15")
@@ -348,10 +434,14 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
             if pending and words[:1].islower():  # a heading broken over two lines
                 pending = f"{pending} {words}".rstrip(":").strip()
             elif (len(words) <= 120 and not words.endswith(".") and not _AMOUNT.search(words)
-                  and not printed_scale(words)):  # a caption "(Amounts in millions, except per share data)" is none
+                  and not _is_caption(words)):  # a caption "(Amounts in millions, except per share data)" is none
                 above_pending, pending = pending, words.rstrip(":").strip()
+            elif not _PROSE.match(words) or _AMOUNT.search(words):
+                pending = ""  # a row the reader cannot split: no heading
+            elif not words.endswith("."):
+                pending, long_line = words, True  # prose, or a long label broken over two lines: the next line says
             else:
-                pending = ""  # a sentence, or a row the reader cannot split: no heading
+                pending, table = "", None  # a paragraph ends the table: rows after it are another table's
             continue
         after_row = True
         label, cells = row
@@ -359,14 +449,24 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
             # a label broken over two lines
             label = f"{pending} {label}"
         elif pending:
-            parent, outer = pending, above_pending or parent
+            parent, outer, under = pending, above_pending or parent, []
         pending = ""
         if table.compared and len(cells) > len(table.columns):
             cells = cells[: len(table.columns)]  # the periods' cells; the changes follow
         if len(cells) != len(table.columns):
             continue
         rows += 1
+        values = [parse_number(c, dash=0.0) or 0.0 for c in cells]
+        row_parent = parent
+        if label.endswith(_UNLABELED) and not _sums_to(under, values):
+            label, row_parent = f"Total{_UNLABELED}", ""  # not its heading's rows' total: the table's
+        under.append(values)
         total = bool(_TOTAL.match(label)) or label.endswith(_UNLABELED)
+        row_unit = "%" if table.percent else _unit(label, parent, outer, "")
+        if row_unit == "USD" and last_unit == "USD/share" and all(_PER_SHARE_CELL.fullmatch(c) for c in cells):
+            row_unit = "USD/share"  # a reconciliation of earnings per share: its adjustments are per share too, and
+            # so are the rows of a table introduced as per share amounts
+        last_unit = row_unit
         spans = _cell_spans(line, cells, start)
         for col, (printed, period, (cell_start, cell_end)) in enumerate(zip(cells, table.columns, spans)):
             value = parse_number(printed, dash=0.0)
@@ -374,14 +474,14 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, annual: bool,
                 continue
             if text[cell_end: cell_end + 2] == " %":  # "9 %": a percentage printed with a space
                 printed, cell_end = printed + "%", cell_end + 2
-            unit, scaled = ("%", False) if table.percent else _unit(label, parent, outer, printed)
+            unit = "%" if printed.endswith("%") else row_unit
             facts.append(StatementFact(
-                page=page_no, statement=table.statement, title=table.title, label=label, parent=parent,
+                page=page_no, statement=table.statement, title=table.title, label=label, parent=row_parent,
                 is_total=total, column=col, period=period, printed=printed, value=value,
-                scale=table.scale if scaled else None, unit=unit, char_start=cell_start, char_end=cell_end,
+                scale=_scale(unit, table, label, row_parent, outer), unit=unit, char_start=cell_start, char_end=cell_end,
                 confidence="high" if period.months is not None and table.continued and table.distinct else "low"))
         if total and parent and (parent.lower() in label.lower() or label.endswith(_UNLABELED)):
-            parent = ""  # "Total current assets" closes "Current assets": the rows after it stand alone
+            parent, under = "", []  # "Total current assets" closes "Current assets": the rows after it stand alone
     # only a table that gave rows on this page goes on over the page break (a carried one that gave none has
     # ended; a "header" such as a cover page's "For the fiscal year ended December 31, 2022" starts nothing)
     return facts, table if rows else None

@@ -19,7 +19,7 @@ from engine.settings import ChunkingSettings, IngestSettings
 PARSER_VERSION = "pdf-rows-1/html-2/chunk-2"  # html-2: inline XBRL headers are not page text
 # The statement-fact reader's version, apart from the parser's: a new one re-reads facts (``filinglens reindex``)
 # without invalidating chunks and their indexes.
-FACTS_VERSION = "facts-1"
+FACTS_VERSION = "facts-2"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 
@@ -44,7 +44,7 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
             "and the file name is not <ISSUER>_<PERIOD>_<FORM>"
         )
     identity = combine(file_ident, parse_cover(opening))
-    facts = extract_facts(pages, annual=(identity.form or "").upper().replace("-", "").startswith("10K"))
+    facts = extract_facts(pages, form=identity.form)
     facts = merge_xbrl(document, facts) if document is not None else _boxed(facts, boxes)
     chunks = chunk_pages(pages, size=chunking.size, overlap=chunking.overlap)
     return ParsedFiling(

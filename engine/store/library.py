@@ -156,8 +156,8 @@ class Library:
     def facts(self, *, filing_ids: Sequence[int] | None = None, page: int | None = None,
               fiscal_year: int | None = None, months: Sequence[int] | None = None, end: str | None = None,
               concepts: Sequence[str] | None = None, match: str | None = None, ids: Sequence[int] | None = None,
-              limit: int | None = None) -> list[StoredFact]:
-        """Stored facts that pass every filter given. ``match`` is an FTS5 query over label, parent and title;
+              trailing: bool | None = None, limit: int | None = None) -> list[StoredFact]:
+        """Stored facts that pass every filter given (``trailing=False``: no trailing-twelve-month columns). ``match`` is an FTS5 query over label, parent and title;
         its hits come best first (``score``: the negated bm25 rank), otherwise facts are in filing, page, row
         and column order."""
         where: list[str] = []
@@ -171,7 +171,8 @@ class Library:
                 return []
             where.append(f"{column} IN ({','.join('?' * len(values))})")
             args += list(values)
-        for column, value in (("x.page_no", page), ("x.fiscal_year", fiscal_year), ("x.period_end", end)):
+        for column, value in (("x.page_no", page), ("x.fiscal_year", fiscal_year), ("x.period_end", end),
+                              ("x.trailing", None if trailing is None else int(trailing))):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
@@ -326,7 +327,7 @@ def _filing(row: sqlite3.Row) -> Filing:
 
 _FACT_COLUMNS = ("filing_id, chunk_id, page_no, statement, title, label, parent, is_total, col, period_header, "
                  "col_group, fiscal_year, period_end, months, printed, value, scale, unit, char_start, char_end, "
-                 "confidence, source, concept, x0, y0, x1, y1")
+                 "confidence, source, concept, x0, y0, x1, y1, trailing")
 
 
 def _fact_row(f: StatementFact) -> tuple:
@@ -334,7 +335,7 @@ def _fact_row(f: StatementFact) -> tuple:
     p = f.period
     return (f.page, f.statement, f.title, f.label, f.parent, int(f.is_total), f.column, p.header, p.group,
             p.fiscal_year, p.end, p.months, f.printed, f.value, f.scale, f.unit, f.char_start, f.char_end,
-            f.confidence, f.source, f.concept, *box)
+            f.confidence, f.source, f.concept, *box, int(p.trailing))
 
 
 def _stored_fact(r: sqlite3.Row) -> StoredFact:
@@ -342,7 +343,8 @@ def _stored_fact(r: sqlite3.Row) -> StoredFact:
     fact = StatementFact(
         page=r["page_no"], statement=r["statement"], title=r["title"], label=r["label"], parent=r["parent"],
         is_total=bool(r["is_total"]), column=r["col"],
-        period=ColumnPeriod(r["period_header"], r["fiscal_year"], r["period_end"], r["months"], r["col_group"]),
+        period=ColumnPeriod(r["period_header"], r["fiscal_year"], r["period_end"], r["months"], r["col_group"],
+                            bool(r["trailing"])),
         printed=r["printed"], value=r["value"], scale=r["scale"], unit=r["unit"], char_start=r["char_start"],
         char_end=r["char_end"], confidence=r["confidence"], source=r["source"], concept=r["concept"], box=box)
     return StoredFact(id=int(r["id"]), filing_id=int(r["filing_id"]), doc_name=r["doc_name"], chunk_id=r["chunk_id"],

@@ -135,10 +135,14 @@ CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN
 END
 """
 
+# A 10-Q's twelve-month column ending at a quarter's end is a trailing period, not a fiscal year.
+M004_TRAILING = "ALTER TABLE facts ADD COLUMN trailing INTEGER NOT NULL DEFAULT 0"
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = [
     (1, "m001_initial", M001_INITIAL),
     (2, "m002_run_owner", M002_RUN_OWNER),
     (3, "m003_facts", M003_FACTS),
+    (4, "m004_trailing_periods", M004_TRAILING),
 ]
 
 

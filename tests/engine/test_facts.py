@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.facts.tables import extract_page_facts, fiscal_year_of
+from engine.facts.tables import extract_facts, extract_page_facts, fiscal_year_of
 from engine.records import StatementFact
 from tests.conftest import needs_shared
 
@@ -255,3 +255,113 @@ def test_units_from_headings_and_the_words_above_a_table() -> None:
     share = ("The following table sets forth our results of operations as a percentage of revenue.\n"
              "Three Months Ended\nOctober 29,  October 30,\n2023  2022\nTotal operating expenses  16.5  43.4\n")
     assert {(f.unit, f.scale) for f in facts_of(share, "Total operating expenses")} == {("%", None)}
+
+
+def test_share_counts_take_the_scale_the_caption_gives_them() -> None:
+    """A caption's exceptions split the scales of amounts and shares; a heading's own "(000's)" wins; the filing's
+    last printed scale reaches money in a table that prints none, never its share counts or other counts."""
+    excepted = ("CONSOLIDATED STATEMENTS OF INCOME\n(In thousands, except share and per share data)\n"
+                "Years Ended December 31,\n2019  2018\nNet income  $  12,345  $  11,000\n"
+                "Weighted average shares outstanding  45,678,901  44,000,000\nDiluted earnings per share  $  0.27  $  0.25\n")
+    facts = extract_page_facts(excepted, 0)
+    assert {(f.label, f.unit, f.scale) for f in facts} == {
+        ("Net income", "USD", "thousands"), ("Weighted average shares outstanding", "shares", None),
+        ("Diluted earnings per share", "USD/share", None)}
+    same = excepted.replace("(In thousands, except share and per share data)", "(In millions, except per share data)")
+    assert {f.scale for f in extract_page_facts(same, 0) if f.unit == "shares"} == {"millions"}
+    heading = ("CONSOLIDATED STATEMENTS OF INCOME\n(amounts in millions, except per share data)\n"
+               "52 Weeks Ended\nAugust 30, 2020  September 1, 2019\nShares used in calculation (000's)\n"
+               "Basic  441,255  439,755\nDiluted  443,901  442,923\n")
+    assert {(f.label, f.parent, f.unit, f.scale) for f in extract_page_facts(heading, 0)} == {
+        ("Basic", "Shares used in calculation (000's)", "shares", "thousands"),
+        ("Diluted", "Shares used in calculation (000's)", "shares", "thousands")}
+    pages = ["Selected data\n(In millions)\nYears Ended December 31,\n2019  2018\nRevenue  $  100  $  90\n",
+             "Key metrics\nYears Ended December 31,\n2019  2018\nNumber of employees  1,200  1,100\n"
+             "Weighted-average shares  20  19\nOperating expenses  50  45\n"]
+    later = [f for f in extract_facts(pages, form="10-K") if f.page == 1]
+    assert {(f.label, f.unit, f.scale) for f in later} == {
+        ("Number of employees", "count", None), ("Weighted-average shares", "shares", None),
+        ("Operating expenses", "USD", "millions")}
+
+
+def test_a_quarterly_reports_twelve_month_column_is_trailing_not_a_fiscal_year() -> None:
+    page = ("Supplemental Cash Flow Information\n(in millions)\nThree Months Ended  Twelve Months Ended\n"
+            "September 30,  September 30,\n2021  2022  2021  2022\nCash paid for interest  121  88  535  404\n")
+    quarterly = {f.period.label: f.value for f in extract_facts([page], form="10-Q")}
+    assert quarterly == {"3M to 2021-09-30": 121, "3M to 2022-09-30": 88, "TTM to 2021-09-30": 535,
+                         "TTM to 2022-09-30": 404}
+    # an annual report's fourth quarter beside its year: the twelve months are the fiscal year
+    annual = {f.period.label for f in extract_facts([page.replace("September 30", "December 31")], form="10-K")}
+    assert annual == {"3M to 2021-12-31", "3M to 2022-12-31", "FY2021", "FY2022"}
+
+
+def test_words_in_a_caption_state_no_duration() -> None:
+    """"(calendar year)" describes a maturity column: the balances under "March 31, 2023  June 30, 2022" are no
+    fiscal years."""
+    page = ("The components of debt were as follows:\n"
+            "Maturities  Stated Interest  Effective Interest  March 31,  June 30,\n"
+            "(In millions, issuance by calendar year)  (calendar year)  Rate  Rate  2023  2022\n"
+            "Premium on debt exchange  (5,112)  (5,191)\n")
+    assert {f.period.months for f in extract_page_facts(page, 0)} == {None}
+
+
+def test_a_paragraph_ends_a_table() -> None:
+    page = ("CONSOLIDATED STATEMENTS OF OPERATIONS\n(Amounts in millions)\nFor the Years Ended December 31,\n"
+            "2019  2018\nNet revenues  6,489  7,500\n"
+            "The total expected pre-tax restructuring charges related to the restructuring plan by segment, inclusive "
+            "of amounts already incurred, are presented below (amounts\nin millions):\nTotal Expected Charges\n"
+            "Activision  $  25\nBlizzard  105\n")
+    assert {f.label for f in extract_page_facts(page, 0)} == {"Net revenues"}
+
+
+def test_the_filing_scale_is_the_one_it_prints_most() -> None:
+    """A table that prints no scale takes the filing's usual one, not the last one printed (a credit facility's
+    "In Billions" two pages before)."""
+    pages = ["Fiscal Year\nIn Millions  2021  2020\nNet sales  $  18,127.0  $  17,626.6\n",
+             "Fiscal Year\nIn Millions  2021  2020\nOperating profit  $  3,144.8  $  2,953.9\n",
+             "In Billions  Facility Amount  Borrowed Amount\n",
+             "Our adjusted operating profit growth is calculated as follows:\nFiscal Year\n2021  2020\n"
+             "Investment activity, net  (76.4)  8.4\n"]
+    assert {f.scale for f in extract_facts(pages, form="10-K") if f.page == 3} == {"millions"}
+
+
+def test_an_unlabeled_row_that_does_not_add_up_to_its_heading_is_the_tables_total() -> None:
+    page = ("(MILLIONS)  2023  2022\nFair value hedges:\nInterest rate contracts  (45)  (66)\nHedged item  45  66\n"
+            "Not designated as hedges:\nForeign exchange contracts  99  (394)\n$  47  $  1,432\n"
+            "Revenues:\nProduct  10  8\nService  5  4\n15  12\n")
+    labels = {(f.parent, f.label) for f in extract_page_facts(page, 0) if f.label.endswith("(unlabeled total)")}
+    assert labels == {("", "Total (unlabeled total)"), ("Revenues", "Revenues (unlabeled total)")}
+
+
+def test_the_adjustments_of_an_earnings_per_share_reconciliation_are_per_share() -> None:
+    page = ("Following are the reconciliations of our GAAP measures to our non-GAAP measures:\n(In millions)\n"
+            "Three Months Ended\nSep 30, 2023  Oct 1, 2022\nGross margin percentage  42.5 %  42.6 %\n"
+            "Acquisition-related adjustments  2.1 %  2.2 %\n"
+            "Earnings (loss) per share attributable to Intel—diluted  $  0.07  $  0.25\n"
+            "Share-based compensation  0.18  0.19\nRestructuring and other charges  0.19  0.16\n"
+            "Net income  $  297  $  1,019\nShare-based compensation  850  780\n")
+    units = {(f.label, f.value, f.unit, f.scale) for f in extract_page_facts(page, 0) if f.period.end == "2022-10-01"}
+    assert units == {("Gross margin percentage", 42.6, "%", None), ("Acquisition-related adjustments", 2.2, "%", None),
+                     ("Earnings (loss) per share attributable to Intel—diluted", 0.25, "USD/share", None),
+                     ("Share-based compensation", 0.19, "USD/share", None),
+                     ("Restructuring and other charges", 0.16, "USD/share", None),
+                     ("Net income", 1019, "USD", "millions"), ("Share-based compensation", 780, "USD", "millions")}
+
+
+def test_a_long_label_broken_over_two_lines_is_no_paragraph() -> None:
+    page = ("Consolidated Condensed Balance Sheets\n(In Millions; Unaudited)  Jul 1, 2023  Dec 31, 2022\n"
+            "Stockholders’ equity:\nCommon stock and capital in excess of par value, 4,188 issued and outstanding "
+            "(4,137 issued and outstanding as of December\n31, 2022)  34,330  31,580\nRetained earnings  67,231  70,405\n")
+    assert {f.label for f in extract_page_facts(page, 0) if f.value in (34330, 67231)} == {
+        "Common stock and capital in excess of par value, 4,188 issued and outstanding (4,137 issued and outstanding "
+        "as of December 31, 2022)", "Retained earnings"}
+
+
+def test_a_table_introduced_as_per_share_amounts_prints_them_per_share() -> None:
+    page = ("Presented in the table below is the per share cash dividends paid for the years ended December 31:\n"
+            "2019  2018  2017\nDecember  $  0.50  $  0.455  $  0.415\n")
+    assert {(f.unit, f.scale) for f in extract_page_facts(page, 0)} == {("USD/share", None)}
+    notes = ("The computation of basic and diluted earnings per share was as follows:\n2019  2018\n"
+             "Net income  1,234  1,100\nDiluted earnings per share  2.10  1.90\n")
+    assert {(f.label, f.unit) for f in extract_page_facts(notes, 0)} == {
+        ("Net income", "USD"), ("Diluted earnings per share", "USD/share")}

@@ -10,6 +10,7 @@ from engine.facts.numbers import (
     MENTION,
     NUMBER,
     SCALE_FACTORS,
+    caption_of,
     is_number_cell,
     numbers_in,
     numerals_in,
@@ -107,9 +108,30 @@ def test_mention_skips_identifiers_glued_to_letters() -> None:
     ("Amounts in thousands", "thousands"),
     ("Revenue grew 5% to $3.1 billion.", None),  # a figure in prose, not the scale of the passage
     ("We had 2,000 employees.", None),
+    ("Shares used in calculation (000's)", "thousands"),  # the zeros left out
+    ("($000)", "thousands"),
+    ("(in 000s)", "thousands"),
+    ("Gross margin rose 2,000 basis points", None),
 ])
 def test_printed_scale(text: str, scale: str | None) -> None:
     assert printed_scale(text) == scale
+
+
+@pytest.mark.parametrize(("text", "amounts", "shares"), [
+    ("(In millions, except per share data)", "millions", "millions"),  # only per-share amounts are excepted
+    ("(In thousands, except share and per share data)", "thousands", None),  # shares printed in full
+    ("(in millions, except per share amounts and number of shares)", "millions", None),
+    ("(In millions, except number of shares, which are reflected in thousands, and per-share amounts)",
+     "millions", "thousands"),
+    ("(Dollars in millions, except share data in thousands)", "millions", "thousands"),
+    ("(In millions, except per share and share price data)", "millions", "millions"),  # a price is not a count
+    ("Shares (000’s)", "thousands", "thousands"),
+    ("Net sales grew to $3.1 billion", None, None),
+])
+def test_caption_reads_the_scales_of_amounts_and_shares_apart(text: str, amounts: str | None,
+                                                             shares: str | None) -> None:
+    caption = caption_of(text)
+    assert ((caption.amounts, caption.shares) if caption else (None, None)) == (amounts, shares)
 
 
 @pytest.mark.parametrize(("label", "scale"), [

@@ -620,7 +620,7 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     s.add_argument("--questions", help="JSONL: FinanceBench, Docugami or FilingLens format")
     s.add_argument("--compare", nargs=2, metavar=("A", "B"), help="diff two result folders question by question")
     s.add_argument("--pipelines", default="bm25,hybrid,hirec-retrieval",
-                   help="comma-separated: bm25,dense,hybrid,hirec-retrieval,hirec,dense-answer")
+                   help="comma-separated: bm25,dense,hybrid,hirec-retrieval,hirec,hirec-model,dense-answer")
     s.add_argument("--limit", type=int, default=0)
     s.add_argument("--out", default="eval-out")
     s.add_argument("--documents", help="documents.jsonl with titles (resolves Docugami globs)")

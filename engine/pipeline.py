@@ -14,6 +14,8 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from engine.answer.catalogue import load_catalogue
+from engine.answer.from_facts import facts_answer, gather, plan_metric
 from engine.answer.generate import NOT_ANSWERABLE, answer_question
 from engine.curation import curate
 from engine.errors import Cancelled, ModelError
@@ -175,6 +177,7 @@ class HirecPipeline:
         self.library, self.settings, self.chat, self.retriever = library, settings, chat, retriever
         self.refs = {r.key: r for r in issuer_refs(library)}
         self.no_chat_reason = no_chat_reason
+        self.catalogue = load_catalogue()
 
     def run(self, question: str, cancel: Callable[[], bool] | None = None, *, stop_after: str | None = None,
             store: bool = True) -> Run:
@@ -246,6 +249,16 @@ class HirecPipeline:
         yield record(StageTrace(0, IntentPayload(intent), time.perf_counter() - t))
         if self.library.count("filings") == 0:
             run.answer = AnswerResult("failed", "", reason="the library is empty: ingest filings first")
+            return
+        plan = (plan_metric(intent, self.library, self.catalogue)
+                if s.answer.from_facts and stop_after not in RETRIEVAL_STAGES else None)
+        if plan is not None:
+            # a catalogue metric of one company's fiscal year: the engine computes it from the statement facts,
+            # or says which input is missing; no model writes a figure
+            t = time.perf_counter()
+            facts, run.answer = facts_answer(plan, gather(plan, self.library, self.catalogue), intent)
+            yield record(StageTrace(0, facts, time.perf_counter() - t))
+            yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
             return
         if self.chat is None and stop_after not in RETRIEVAL_STAGES:
             reason = "no chat model is loaded (see `filinglens models list`)"

@@ -421,6 +421,38 @@ class CurationStopPayload:
 
 
 @dataclass(frozen=True)
+class FactInputRef:
+    """One input of a metric computed from statement facts, as the trace and the answer show it."""
+
+    variable: str  # the program's name for it ("inventory_1": a year before)
+    item: str  # the line item in words
+    fact_id: int | None  # None: an optional row the statement does not print, taken as 0
+    doc_name: str = ""
+    page: int = 0
+    chunk_id: int | None = None
+    row: str = ""  # "Current assets › Inventories"
+    period: str = ""  # "as of 2018-12-31"
+    printed: str = ""
+    scale: str | None = None
+    value: float = 0.0  # in USD, as the formula takes it
+
+
+@dataclass(frozen=True)
+class FactsPayload:
+    """The sufficiency check of a numeric question over the statement facts: the metric and its formula, the
+    fact that fills each input, and the inputs still missing (each named as the analyst would)."""
+
+    STAGE: ClassVar[str] = "facts"
+    company: str
+    fiscal_year: int
+    metric: str
+    mode: str  # value | growth | cagr | average
+    formula: str  # in words
+    inputs: tuple[FactInputRef, ...] = ()
+    gaps: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class AnswerPayload:
     STAGE: ClassVar[str] = "answer"
     answer: AnswerResult
@@ -428,10 +460,10 @@ class AnswerPayload:
 
 
 StagePayload = (IntentPayload | RewritePayload | DocumentsPayload | PassagesPayload | CurationPayload
-                | CurationStopPayload | AnswerPayload)
+                | CurationStopPayload | FactsPayload | AnswerPayload)
 PAYLOAD_TYPES: dict[str, type[StagePayload]] = {
     t.STAGE: t for t in (IntentPayload, RewritePayload, DocumentsPayload, PassagesPayload, CurationPayload,
-                         CurationStopPayload, AnswerPayload)
+                         CurationStopPayload, FactsPayload, AnswerPayload)
 }
 
 

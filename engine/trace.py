@@ -17,8 +17,8 @@ from pydantic import TypeAdapter
 from engine.errors import StoreError
 from engine.models.base import ChatMessage, ChatModel, ChatResult
 from engine.records import (
-    PAYLOAD_TYPES, AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, IntentPayload,
-    LlmCall, PassagesPayload, RewritePayload, RunCost, StagePayload, StageTrace, StoredRun,
+    PAYLOAD_TYPES, AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactsPayload,
+    IntentPayload, LlmCall, PassagesPayload, RewritePayload, RunCost, StagePayload, StageTrace, StoredRun,
 )
 
 if TYPE_CHECKING:
@@ -144,6 +144,10 @@ def stage_summary(trace: StageTrace, page: Callable[[int], object] = lambda p: p
                    if p.complementary_question else ""))
     if isinstance(p, CurationStopPayload):
         return p.reason
+    if isinstance(p, FactsPayload):
+        head = f"{p.company} FY{p.fiscal_year} {p.metric}" + ("" if p.mode == "value" else f" ({p.mode})")
+        return (f"{head}: {len(p.inputs)} inputs from statement facts"
+                + (f"; missing: {'; '.join(p.gaps)}" if p.gaps else ""))
     assert isinstance(p, AnswerPayload)
     return f"{p.answer.status}: {p.answer.text or p.answer.reason}"
 

@@ -17,7 +17,7 @@ from engine.eval.questions import EvalQuestion
 from engine.intent import parse_intent
 from engine.models.base import ChatMessage
 from engine.pipeline import HirecPipeline, Models, build_pipeline
-from engine.records import AnswerPayload, Chunk, DocumentsPayload, Passage, PassagesPayload
+from engine.records import AnswerPayload, Chunk, DocumentsPayload, FactsPayload, Passage, PassagesPayload
 from engine.retrieval.hierarchical import filing_title
 from engine.search import Searcher
 from engine.settings import Settings
@@ -26,12 +26,12 @@ from engine.store.library import Library
 log = logging.getLogger(__name__)
 
 PIPELINES = ("bm25", "dense", "hybrid", "hirec-retrieval", "hirec-retrieval+ce", "hirec-retrieval+ce-only",
-             "hirec-retrieval+untrained", "hirec", "dense-answer")
+             "hirec-retrieval+untrained", "hirec", "hirec-model", "dense-answer")
 # Passage reranker per retrieval-only HiREC variant, so fused, trained and untrained scorers run side by side.
 # pipeline -> (reranker, how its scores are used: None = the settings' reranker_mode)
 RERANKER_VARIANTS = {"hirec-retrieval": ("none", None), "hirec-retrieval+ce": ("trained", None),
                      "hirec-retrieval+ce-only": ("trained", "replace"), "hirec-retrieval+untrained": ("untrained", None)}
-ANSWERING = {"hirec", "dense-answer"}
+ANSWERING = {"hirec", "hirec-model", "dense-answer"}
 
 
 @dataclass
@@ -61,7 +61,7 @@ class Evaluator:
         self.library, self.settings, self.models = library, settings, models
         self.embedder, self.chat = models.embedder, models.chat
         self.searcher = Searcher(library, settings, models.embedder)
-        self._pipelines: dict[tuple[str, str], HirecPipeline] = {}
+        self._pipelines: dict[tuple[str, str, bool], HirecPipeline] = {}
         self._cross: dict[str, object] = {}  # one loaded cross-encoder per reranker, shared by its modes
         if models.cross is not None:
             self._cross[settings.retrieval.reranker] = models.cross
@@ -71,16 +71,18 @@ class Evaluator:
     def hirec(self) -> HirecPipeline:
         return self.pipeline(self.settings.retrieval.reranker)
 
-    def pipeline(self, reranker: str, mode: str | None = None) -> HirecPipeline:
+    def pipeline(self, reranker: str, mode: str | None = None, *, from_facts: bool = True) -> HirecPipeline:
         """The HiREC pipeline whose passage scorer is ``reranker`` (none | trained | untrained | folder), its
         scores fused with the others or used alone (``mode``; default: the settings'). The answering pipeline
         and the retrieval-only one of the same scorer are one pipeline (one retriever, one set of caches); a
-        retrieval-only run stops after the passage stage and is not stored."""
-        key = (reranker, mode or self.settings.retrieval.reranker_mode)
+        retrieval-only run stops after the passage stage and is not stored. ``from_facts=False``: numeric answers
+        written by the model from passages (``hirec-model``, the path before statement facts)."""
+        key = (reranker, mode or self.settings.retrieval.reranker_mode, from_facts)
         if key not in self._pipelines:
             from engine.models.registry import load_cross_scorer
 
-            s = self.settings.with_overrides(retrieval={"reranker": key[0], "reranker_mode": key[1]})
+            s = self.settings.with_overrides(retrieval={"reranker": key[0], "reranker_mode": key[1]},
+                                             answer={"from_facts": from_facts})
             if self._cross.get(key[0]) is None and key[0] != "none":
                 self._cross[key[0]] = load_cross_scorer(s, s.library_home())
             models = Models(self.embedder, self.chat, self._cross.get(key[0]),  # type: ignore[arg-type]
@@ -110,11 +112,14 @@ class Evaluator:
             pred.retrieval_seconds = time.perf_counter() - t
             if run.status != "stopped":
                 pred.status, pred.note = run.status, run.answer.reason
-        elif pipeline == "hirec":
-            run = self.hirec.run(q.question)
+        elif pipeline in ("hirec", "hirec-model"):
+            run = (self.hirec if pipeline == "hirec" else self.pipeline(self.settings.retrieval.reranker,
+                                                                        from_facts=False)).run(q.question)
             answers = [t.payload for t in run.traces if isinstance(t.payload, AnswerPayload)]
-            final = answers[0].passages if answers else ()
-            pred = Prediction(pages=list(dict.fromkeys((p.doc_name, p.page) for p in final)))
+            final = [(p.doc_name, p.page) for p in (answers[0].passages if answers else ())]
+            final += [(i.doc_name, i.page) for t in run.traces if isinstance(t.payload, FactsPayload)
+                      for i in t.payload.inputs if i.fact_id is not None]  # the pages of the facts it used
+            pred = Prediction(pages=list(dict.fromkeys(final)))
             docs = [c.doc_name for t in run.traces if isinstance(t.payload, DocumentsPayload) for c in t.payload.kept]
             pred.docs = list(dict.fromkeys(docs))
             first = next((t.payload for t in run.traces if isinstance(t.payload, PassagesPayload)), None)

@@ -40,7 +40,12 @@ def make_window(qtbot, qsettings, embedder):
 
     windows = []
 
+    # the scripted chats of these tests write their answers from passages: the statement-facts path is off
+    model_path = Path(qsettings.fileName()).with_name("model-path.json")
+    model_path.write_text('{"answer": {"from_facts": false}}', encoding="utf-8")
+
     def make(home: Path, resize: bool = True, **kw):  # noqa: ANN003, ANN202
+        kw.setdefault("preset", str(model_path))
         w = MainWindow(home, store=qsettings, **kw)
         qtbot.addWidget(w)
         if resize:

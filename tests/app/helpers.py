@@ -97,7 +97,8 @@ def make_scripted_run(home, truth: list[dict], embedder, year: str = "2023") -> 
 
     fact = revenue_fact(truth, year)
     with Library(home) as library:
-        run = build_pipeline(Settings(home=home), library, Models(embedder, two_round_chat(fact))).run(question_for(fact))
+        settings = Settings(home=home).with_overrides(answer={"from_facts": False})  # the model-written path
+        run = build_pipeline(settings, library, Models(embedder, two_round_chat(fact))).run(question_for(fact))
     return run.id
 
 

@@ -16,7 +16,9 @@ def test_ask_with_smollm2_through_the_gui(make_window, app_home, demo_truth, qtb
     ask = window.ask_view
     ask.model_box.setEditText("smollm2-135m")
     # a small context and answer budget keep the tiny model's run short on a CPU
-    window.ctx.overrides = {"models": {"n_ctx": 4096}, "curation": {"max_rounds": 2}, "answer": {"max_tokens": 200}}
+    # (and the model writes the answer: the statement-facts path would answer without it)
+    window.ctx.overrides = {"models": {"n_ctx": 4096}, "curation": {"max_rounds": 2},
+                            "answer": {"max_tokens": 200, "from_facts": False}}
     assert window.ctx.settings().models.chat_model == "smollm2-135m"
     fact = revenue_fact(demo_truth, "2023")
     meter = StallMeter(lambda: ask.progress_label.text())

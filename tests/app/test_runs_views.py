@@ -184,6 +184,7 @@ def test_ask_through_the_gui_updates_live_and_stays_responsive(make_window, app_
 def test_cancel_a_question_and_readable_errors(make_window, app_home, demo_truth, qtbot):
     fact = revenue_fact(demo_truth, "2023")
     window = make_window(app_home)
+    window.ctx.set_overrides({"answer": {"from_facts": False}})  # a run long enough to cancel
     ask = window.ask_view
     chat = two_round_chat(fact)
     window.ask_view.thread.worker.chat_loader = lambda _settings: chat
@@ -254,7 +255,8 @@ def test_ask_uses_the_reranker_the_settings_name(make_window, app_home, demo_tru
     fact = revenue_fact(demo_truth, "2023")
     window = make_window(app_home)
     window.ask_view.thread.worker.chat_loader = lambda _settings: two_round_chat(fact)
-    window.ctx.set_overrides({"retrieval": {"reranker": "untrained", "reranker_device": "cpu"}})
+    window.ctx.set_overrides({"retrieval": {"reranker": "untrained", "reranker_device": "cpu"},
+                              "answer": {"from_facts": False}})  # through the passages, not the facts
     with qtbot.waitSignal(window.ask_view.run_finished, timeout=180_000) as blocker:
         assert window.ask_view.ask(question_for(fact))
     passages = [t.payload for t in read_run(Library(app_home), blocker.args[0]).traces if t.stage == "passages"]

@@ -27,6 +27,14 @@ from tests.engine.scripted import ScriptedChat, garbage
 PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)\n<<<\n(.*?)\n>>>", re.S)
 
 
+
+@pytest.fixture()
+def ingested_demo(ingested_demo):  # noqa: ANN001, ANN201
+    """These tests are of the model-written answer path (figures read from passages by the model, the path of
+    every numeric question the metric catalogue does not define): the statement-facts path is off."""
+    library, settings, report = ingested_demo
+    return library, settings.with_overrides(answer={"from_facts": False}), report
+
 def shown(messages) -> list[tuple[int, str, int, str]]:  # noqa: ANN001
     return [(int(i), t, int(p), body) for i, t, p, body in PASSAGE.findall(messages[-1]["content"])]
 

@@ -18,6 +18,14 @@ from engine.trace import read_run, trace_from_json, trace_to_json
 DATA = Path(__file__).parent / "data"
 
 
+
+@pytest.fixture()
+def ingested_demo(ingested_demo):  # noqa: ANN001, ANN201
+    """These tests are of the model-written answer path (figures read from passages by the model, the path of
+    every numeric question the metric catalogue does not define): the statement-facts path is off."""
+    library, settings, report = ingested_demo
+    return library, settings.with_overrides(answer={"from_facts": False}), report
+
 def load_v1_runs(library: Library) -> list[str]:
     """Put the runs stored by commit 2704073 (dict payloads, no schema key) into ``library``; returns their ids."""
     data = json.loads((DATA / "runs_v1.json").read_text(encoding="utf-8"))

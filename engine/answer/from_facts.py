@@ -1,0 +1,294 @@
+"""Numbers from statement facts: a numeric question answered by the engine from the facts read at ingest, so
+no model copies a digit.
+
+:func:`plan_metric` resolves what the question asks for: the company's filings, the fiscal year, the catalogue
+metric (:mod:`engine.answer.catalogue`), and whether it asks for a growth rate. :func:`gather` is the
+sufficiency check: for every (line item, fiscal year) a formula needs it finds the candidate facts and picks one
+only when the choice is unambiguous (see :func:`pick`); what it cannot fill is a :class:`Gap`, named as the
+analyst would ("3M FY2017 inventories"). :func:`compute` runs the formula over the picked facts in the restricted
+evaluator, scales the result as the question asks and returns the answer with every input (row, period, printed
+value, scale, filing, page).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from engine.answer.catalogue import Catalogue, LineItem, Metric, Term, formula_terms, python_formula, variable
+from engine.answer.evaluator import ProgramFailed, ProgramRejected, run_program
+from engine.answer.generate import NOT_ANSWERABLE, format_value
+from engine.facts.numbers import SCALE_FACTORS
+from engine.records import (
+    AnswerResult, Citation, Computation, FactInputRef, FactsPayload, QueryIntent, StoredFact,
+)
+from engine.store.library import Library
+
+__all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compute", "facts_answer", "gather", "pick", "plan_metric"]
+
+# a change over a year asked as a rate: "revenue growth", "by what percent did ... grow", "% change"
+_GROWTH = re.compile(r"\b(?:growth|grew|grow|(?:percent(?:age)?|%)\s+change|change\s+in\s+percent|year[- ]over[- ]year|"
+                     r"(?:increase|decrease|decline)d?\s+by\s+what\s+(?:percent|%))\b|\byoy\b|\by/y\b",
+                     re.IGNORECASE)
+_RELATIVE = re.compile(r"%|\bpercent|\bas\s+a\s+(?:share|portion|proportion)\b", re.IGNORECASE)
+_CHANGE = re.compile(r"\bchange\b", re.IGNORECASE)
+_MARGIN = re.compile(r"\bmargins?\b", re.IGNORECASE)
+_CAGR = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual\s+growth", re.IGNORECASE)
+_YEARS_AVERAGE = re.compile(r"\b(?:\d+|two|three|four|five)[- ]years?\s+(?:average|avg|mean)\b", re.IGNORECASE)
+MODES = ("value", "growth", "cagr", "average")
+
+
+@dataclass(frozen=True)
+class FactPlan:
+    """What a numeric question asks of the facts."""
+
+    company: str  # the issuer key
+    company_name: str
+    filing_ids: tuple[int, ...]
+    fiscal_year: int  # the latest year asked
+    metric: Metric
+    mode: str = "value"  # value | growth (over ``span`` years, in %) | cagr | average (of the metric over the years)
+    span: int = 0  # years between the first year asked and ``fiscal_year``
+    annual_years: dict[int, int] = field(default_factory=dict)  # filing id -> fiscal year, for its 10-Ks
+
+
+@dataclass(frozen=True)
+class FactInput:
+    """One value of the formula: the term it fills and the fact it was read from."""
+
+    term: Term
+    item: LineItem
+    fact: StoredFact | None  # None: an optional item the statement does not print (taken as 0)
+    value: float  # in USD (scaled), sign as the formula takes it
+
+    def describe(self) -> str:
+        if self.fact is None:
+            return f"{self.item.words}: not printed on the statement, taken as 0"
+        f = self.fact.fact
+        scale = f" {f.scale}" if f.scale else ""
+        return (f"{f.row} | {f.period.label} | {f.printed}{scale} | {self.fact.doc_name} p.{f.page + 1}")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A value the formula needs that the facts do not give unambiguously."""
+
+    term: Term
+    item: LineItem
+    fiscal_year: int
+    candidates: tuple[StoredFact, ...] = ()  # distinct values found: the choice is ambiguous
+
+    def describe(self, company: str) -> str:
+        when = f"FY{self.fiscal_year}" + (" year-end" if self.item.kind == "instant" else "")
+        doubt = f" ({len(self.candidates)} different values printed)" if self.candidates else ""
+        return f"{company} {when} {self.item.words}{doubt}"
+
+
+@dataclass
+class Gathered:
+    formula: str = ""  # the formula whose inputs were all found ("" when none)
+    inputs: list[FactInput] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)  # of the first formula, when none could be filled
+
+
+def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> FactPlan | None:
+    """The plan for a numeric question about one company's one fiscal year and a catalogue metric, or None when
+    the question is of another kind (the model-written path answers it)."""
+    if not intent.numeric or intent.quarters:
+        return None
+    years = sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years))
+    if not years:
+        return None
+    question = intent.question
+    span = years[-1] - years[0]
+    mode = ("cagr" if _CAGR.search(question) else "average" if _YEARS_AVERAGE.search(question)
+            else "growth" if _GROWTH.search(question) or (_CHANGE.search(question) and _RELATIVE.search(question))
+            else "value") if span else "value"
+    relative = mode in ("value", "average") and (bool(_RELATIVE.search(question)) or intent.unit_hint == "percent")
+    metric = catalogue.metric_for(intent.metrics, relative=relative, margin=bool(_MARGIN.search(question)))
+    if metric is None or (intent.comparison and mode == "value"):
+        return None  # (a comparison: of companies, or of periods the question does not compute a change over)
+    if mode == "value" and span and not any(t.back >= span for f in metric.formulas for t in formula_terms(f)):
+        return None  # years the metric's own averages do not explain: not a question the catalogue reads
+    # one company, possibly filed under two keys ("AMAZON", "AMZN")
+    filings = [f for f in library.filings()
+               if (f.identity.issuer_key or f.identity.ticker or f.identity.doc_name) in intent.issuers]
+    registrants = {re.sub(r"[^a-z]", "", f.identity.registrant.lower()) for f in filings if f.identity.registrant}
+    if not filings or (len(intent.issuers) > 1 and len(registrants) != 1):
+        return None  # two companies named (not one under two keys): not one company's metric
+    name = intent.issuers[0]
+    annual = {f.id: f.identity.fiscal_year for f in filings
+              if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
+    return FactPlan(intent.issuers[0], name, tuple(f.id for f in filings), years[-1], metric, mode, span, annual)
+
+
+def gather(plan: FactPlan, library: Library, catalogue: Catalogue) -> Gathered:
+    """The sufficiency check: the first formula of the metric whose every term is found, with its inputs; else
+    the gaps of the formula that came closest."""
+    best: Gathered | None = None
+    for formula in plan.metric.formulas:
+        terms = tuple(dict.fromkeys(t for back in _backs(plan) for t in formula_terms(formula, back)))
+        got = Gathered(formula)
+        for term in terms:
+            item = catalogue.items[term.item]
+            year = plan.fiscal_year - term.back
+            facts = _candidates(library, plan.filing_ids, item, year)
+            chosen, ambiguous = pick(facts, item, year, plan.annual_years)
+            if chosen is not None:
+                got.inputs.append(FactInput(term, item, chosen, _value(chosen, item)))
+            elif item.optional and not ambiguous and _statement_read(library, plan.filing_ids, item, year):
+                got.inputs.append(FactInput(term, item, None, 0.0))
+            else:
+                got.gaps.append(Gap(term, item, year, tuple(ambiguous)))
+        if not got.gaps:
+            return got
+        if best is None or len(got.gaps) < len(best.gaps):
+            best = got
+    assert best is not None
+    return Gathered("", [], best.gaps)
+
+
+def _backs(plan: FactPlan) -> tuple[int, ...]:
+    """The years (back from the latest asked) the metric is computed for."""
+    if plan.mode in ("growth", "cagr"):
+        return (0, plan.span)
+    if plan.mode == "average":
+        return tuple(range(plan.span + 1))
+    return (0,)
+
+
+def _candidates(library: Library, filing_ids: Sequence[int], item: LineItem, year: int) -> list[StoredFact]:
+    months = [0] if item.kind == "instant" else [12]
+    for concept in item.concepts:  # the first concept the company's statements print
+        found = [s for s in library.facts(filing_ids=list(filing_ids), concepts=[concept], fiscal_year=year,
+                                          months=months, trailing=False)
+                 if s.fact.unit == "USD"]
+        if found:
+            return found
+    return []
+
+
+def _statement_read(library: Library, filing_ids: Sequence[int], item: LineItem, year: int) -> bool:
+    """Whether the company's statement the item belongs on was read for that date (so a row it lacks is absent,
+    not missed): its total assets (a balance sheet) or its net cash from operations (a cash-flow statement)."""
+    anchor = {"balance sheet": "Assets", "cash flows": "NetCashProvidedByUsedInOperatingActivities"}.get(
+        item.statement, "Revenues")
+    months = [0] if item.kind == "instant" else [12]
+    return bool(library.facts(filing_ids=list(filing_ids), concepts=[anchor], fiscal_year=year, months=months,
+                              trailing=False, limit=1))
+
+
+def _rank(s: StoredFact, item: LineItem, year: int, filing_years: dict[int, int]) -> tuple[int, ...]:
+    """Better first: on the item's own statement, high confidence, from the annual report of that very fiscal
+    year (the figure as first reported), then the next year's (its comparative column), a total row."""
+    fy = filing_years.get(s.filing_id)
+    own = 0 if fy == year else 1 if fy == year + 1 else 2
+    return (0 if s.fact.statement == item.statement else 1, 0 if s.fact.confidence == "high" else 1, own,
+            0 if s.fact.is_total else 1)
+
+
+def pick(facts: Sequence[StoredFact], item: LineItem, year: int,
+         filing_years: dict[int, int] | None = None) -> tuple[StoredFact | None, list[StoredFact]]:
+    """The fact that fills an item for a fiscal year: of the best-ranked candidates (see :func:`_rank`), the one
+    value they all print. Different values in the best rank (two rows of one statement mapped to the concept)
+    are ambiguous: (None, one fact per value)."""
+    if not facts:
+        return None, []
+    if filing_years is None:
+        filing_years = {}
+    ranked = sorted(facts, key=lambda s: _rank(s, item, year, filing_years))
+    top = _rank(ranked[0], item, year, filing_years)[:3]
+    best = [s for s in ranked if _rank(s, item, year, filing_years)[:3] == top]
+    values: dict[float, StoredFact] = {}
+    for s in best:
+        values.setdefault(round(s.fact.scaled_value, 2), s)
+    if len(values) == 1:
+        return best[0], []
+    totals = [s for s in best if s.fact.is_total]
+    if len({round(s.fact.scaled_value, 2) for s in totals}) == 1:
+        return totals[0], []
+    return None, list(values.values())
+
+
+def _value(s: StoredFact, item: LineItem) -> float:
+    value = s.fact.scaled_value
+    return abs(value) if item.magnitude else value
+
+
+@dataclass(frozen=True)
+class Computed:
+    value: float  # in the answer's unit and scale
+    unit: str  # "USD millions", "percent", "ratio", "days"
+    program: str
+    text: str  # the answer as the analyst reads it
+
+
+def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int | None) -> Computed:
+    """Run the gathered formula in the restricted evaluator and express the result as the question asks.
+
+    Raises:
+        ProgramFailed: the formula cannot be computed from these values (a division by zero).
+    """
+    at = {back: f"({python_formula(got.formula, back)})" for back in _backs(plan)}
+    if plan.mode == "growth":
+        expression = f"({at[0]} / {at[plan.span]} - 1) * 100"
+    elif plan.mode == "cagr":
+        expression = f"(({at[0]} / {at[plan.span]}) ** (1 / {plan.span}) - 1) * 100"
+    elif plan.mode == "average":
+        expression = f"({' + '.join(at.values())}) / {len(at)}"
+    else:
+        expression = at[0]
+    lines = [f"    {variable(i.term)} = {i.value!r}" for i in got.inputs]
+    program = "def solution():\n" + "\n".join(lines) + f"\n    return {expression}\n"
+    try:
+        value = run_program(program).value
+    except ProgramRejected as exc:  # the catalogue's own formula: a bug, not the question's fault
+        raise ProgramFailed(str(exc)) from exc
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ProgramFailed(f"the formula gave {value!r}, not a number")
+    unit = "percent" if plan.mode in ("growth", "cagr") else plan.metric.unit
+    shown_unit = unit
+    if unit == "USD":
+        scale = (unit_hint or "").removeprefix("USD ").strip()
+        if scale not in SCALE_FACTORS:
+            scale = "millions"
+        value, shown_unit = value / SCALE_FACTORS[scale], f"USD {scale}"
+    return Computed(float(value), shown_unit, program,
+                    format_value(float(value), None if shown_unit == "ratio" else shown_unit, decimals))
+
+
+def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> tuple[FactsPayload, AnswerResult]:
+    """The trace of the sufficiency check and the answer it gives: computed from the facts when every input is
+    found, else not answerable, naming what is missing (never a number the engine cannot trace to a cell)."""
+    refs = tuple(FactInputRef(
+        variable(i.term), i.item.words, None if i.fact is None else i.fact.id,
+        *((i.fact.doc_name, i.fact.fact.page, i.fact.chunk_id, i.fact.fact.row, i.fact.fact.period.label,
+           i.fact.fact.printed, i.fact.fact.scale) if i.fact is not None else ("", 0, None, "", "", "", None)),
+        value=i.value) for i in got.inputs)
+    gaps = tuple(g.describe(plan.company) for g in got.gaps)
+    what = {"value": plan.metric.words, "growth": f"the change in {plan.metric.words} over {plan.span} year(s)",
+            "cagr": f"the compound annual growth of {plan.metric.words} over {plan.span} years",
+            "average": f"the {plan.span + 1}-year average of {plan.metric.words}"}[plan.mode]
+    payload = FactsPayload(plan.company, plan.fiscal_year, plan.metric.name, plan.mode, what, refs, gaps)
+    if gaps:
+        text = f"{NOT_ANSWERABLE}: missing {'; '.join(gaps)}"
+        return payload, AnswerResult("not_answerable", text, method="facts", reason=f"missing {'; '.join(gaps)}")
+    try:
+        c = compute(plan, got, intent.unit_hint, intent.decimals)
+    except ProgramFailed as exc:
+        return payload, AnswerResult("not_answerable", f"{NOT_ANSWERABLE}: {exc}", method="facts", reason=str(exc))
+    citations: list[Citation] = []
+    for ref in refs:
+        if ref.fact_id is not None and ref.chunk_id is not None and all(
+                (x.doc_name, x.page) != (ref.doc_name, ref.page) for x in citations):
+            citations.append(Citation(len(citations) + 1, ref.chunk_id, ref.doc_name, ref.page, ref.row))
+    inputs = "\n".join(f"- {ref.variable} = {ref.item}: " + (
+        f"{ref.row} | {ref.period} | {ref.printed}{' ' + ref.scale if ref.scale else ''} | {ref.doc_name} "
+        f"p.{ref.page + 1}" if ref.fact_id is not None else "not printed on the statement, taken as 0")
+        for ref in refs)
+    return payload, AnswerResult(
+        "answered", c.text, c.value, c.unit, method="facts", citations=tuple(citations), program=c.program,
+        computed=Computation(c.value, {ref.variable: ref.value for ref in refs}),
+        reasoning=f"{plan.company} FY{plan.fiscal_year}: {what}, computed from statement facts without a model "
+                  f"call.\n{inputs}")

@@ -1,0 +1,102 @@
+"""Numbers from statement facts: the metric catalogue, the sufficiency check and the answer computed without a
+model, on the demo corpus (whose true values the generator wrote) through the real pipeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.answer.catalogue import Term, formula_terms, load_catalogue, python_formula
+from engine.errors import EngineError
+from engine.records import FactsPayload
+
+
+def truth(demo_truth: list[dict], ticker: str, metric: str, year: int) -> float:
+    """A value as the ticker's 10-K for ``year`` or the next one prints it (the comparative column)."""
+    for doc_year in (year, year + 1):
+        for t in demo_truth:
+            if (t["doc_name"] == f"{ticker}_{doc_year}_10K" and t["metric"] == metric
+                    and t["fiscal_year_column"] == str(year)):
+                return float(t["value"])
+    raise KeyError((ticker, metric, year))
+
+
+@pytest.fixture(scope="module")
+def pipeline(ingested_demo, embedder):  # noqa: ANN001, ANN201
+    from engine.pipeline import Models, build_pipeline
+
+    library, settings, _ = ingested_demo
+    return build_pipeline(settings, library, Models(embedder))  # no chat model: the facts path needs none
+
+
+def ask(pipeline, question: str):  # noqa: ANN001, ANN201
+    run = pipeline.run(question, store=False)
+    facts = [t.payload for t in run.traces if isinstance(t.payload, FactsPayload)]
+    return run, facts[0] if facts else None
+
+
+def test_a_catalogue_formula_reads_its_terms() -> None:
+    assert python_formula("365 * avg(inventory) / cost_of_revenue") == (
+        "365 * ((inventory + inventory_1) / 2) / cost_of_revenue")
+    assert python_formula("revenue / avg(total_assets)", 1) == "revenue_1 / ((total_assets_1 + total_assets_2) / 2)"
+    assert set(formula_terms("cost_of_revenue / avg(inventory)")) == {
+        Term("cost_of_revenue"), Term("inventory"), Term("inventory", 1)}
+    catalogue = load_catalogue()
+    assert catalogue.metric_for(("operating income", "depreciation and amortization", "ebitda"),
+                                relative=False).name == "ebitda"  # the metric the others make up
+    share = catalogue.metric_for(("capital expenditures", "revenue"), relative=True)
+    assert share is not None and share.unit == "percent" and share.formulas == (
+        "(capital_expenditures) / (revenue) * 100",)
+    margin = catalogue.metric_for(("depreciation and amortization",), relative=True, margin=True)
+    assert margin is not None and margin.formulas == ("(depreciation_amortization) / (revenue) * 100",)
+
+
+def test_a_catalogue_naming_an_unknown_concept_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "metrics.toml"
+    bad.write_text('[items.x]\nconcepts = ["NoSuchConcept"]\nkind = "instant"\nstatement = "balance sheet"\n'
+                   'words = "x"\n', encoding="utf-8")
+    with pytest.raises(EngineError, match="NoSuchConcept"):
+        load_catalogue(bad)
+
+
+def test_an_averaged_balance_is_computed_from_the_facts_without_a_model(pipeline, demo_truth) -> None:  # noqa: ANN001
+    run, facts = ask(pipeline, "What is Harborview Therapeutics' FY2023 inventory turnover ratio? "
+                               "Round your answer to two decimal places.")
+    expected = truth(demo_truth, "HRBR", "Cost of revenue", 2023) / (
+        (truth(demo_truth, "HRBR", "Inventories", 2023) + truth(demo_truth, "HRBR", "Inventories", 2022)) / 2)
+    assert run.status == "answered" and run.llm_calls == 0
+    assert run.answer.method == "facts" and run.answer.value == pytest.approx(expected)
+    assert run.answer.text == f"{expected:.2f}"
+    assert facts is not None and not facts.gaps
+    assert {(i.variable, i.period) for i in facts.inputs} == {
+        ("cost_of_revenue", "FY2023"), ("inventory", "as of 2023-12-31"), ("inventory_1", "as of 2022-12-31")}
+    assert all(i.doc_name.startswith("HRBR_") and i.chunk_id is not None for i in facts.inputs)
+    assert {c.doc_name for c in run.answer.citations} <= {i.doc_name for i in facts.inputs}
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What is Harborview Therapeutics' year-over-year change in revenue from FY2022 to FY2023 "
+     "(in units of percents and round to one decimal place)?",
+     lambda t: (t("Total revenue", 2023) / t("Total revenue", 2022) - 1) * 100),
+    ("What is Harborview Therapeutics' 2 year total revenue CAGR from FY2021 to FY2023 (in percent)?",
+     lambda t: ((t("Total revenue", 2023) / t("Total revenue", 2021)) ** 0.5 - 1) * 100),
+    ("What is the FY2021 - FY2023 3 year average of capex as a % of revenue for Harborview Therapeutics?",
+     lambda t: sum(abs(t("Capital expenditures", y)) / t("Total revenue", y) for y in (2021, 2022, 2023)) / 3 * 100),
+    ("What is Harborview Therapeutics' FY2022 free cash flow in USD billions?",
+     lambda t: (t("Net cash provided by operating activities", 2022) - abs(t("Capital expenditures", 2022))) / 1000),
+])
+def test_growth_cagr_averages_and_scale(pipeline, demo_truth, question, expected) -> None:  # noqa: ANN001
+    run, facts = ask(pipeline, question)
+    want = expected(lambda metric, year: truth(demo_truth, "HRBR", metric, year))
+    assert run.status == "answered" and run.llm_calls == 0, run.answer.text
+    assert run.answer.value == pytest.approx(want)
+
+
+def test_a_missing_input_ends_not_answerable_and_names_it(pipeline) -> None:  # noqa: ANN001
+    """Kingsley's FY2021 return on assets averages its total assets at the end of FY2020, which no loaded filing
+    prints: no number, and the answer says which input is missing."""
+    run, facts = ask(pipeline, "What is KNGS's FY2021 return on assets (ROA)? Answer as a percent.")
+    assert run.status == "not_answerable" and run.llm_calls == 0
+    assert facts is not None and facts.gaps == ("KNGS FY2020 year-end total assets",)
+    assert "missing KNGS FY2020 year-end total assets" in run.answer.text

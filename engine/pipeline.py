@@ -146,7 +146,7 @@ def issuer_refs(library: Library) -> list[IssuerRef]:
     names: dict[str, set[str]] = {}
     for f in library.filings():
         i = f.identity
-        key = i.issuer_key or i.ticker or i.doc_name
+        key = i.company_key
         names.setdefault(key, set()).update(n for n in (i.registrant, i.ticker, i.issuer_key) if n)
     return [IssuerRef(key, tuple(sorted(v, key=len, reverse=True))) for key, v in names.items()]
 

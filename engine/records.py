@@ -19,6 +19,11 @@ class FilingIdentity:
     period_end: str | None = None  # ISO date of the fiscal period end when the cover page states it
     fiscal_year: int | None = None
 
+    @property
+    def company_key(self) -> str:
+        """The key a company's filings share (an :class:`IssuerRef`'s key): issuer token, else ticker."""
+        return self.issuer_key or self.ticker or self.doc_name
+
 
 @dataclass(frozen=True)
 class ChunkSpan:
@@ -435,6 +440,13 @@ class FactInputRef:
     printed: str = ""
     scale: str | None = None
     value: float = 0.0  # in USD, as the formula takes it
+
+    def describe(self) -> str:
+        """Where the input was read, as the answer states it (pages for people: 1-based)."""
+        if self.fact_id is None:
+            return "not printed on the statement, taken as 0"
+        scale = f" {self.scale}" if self.scale else ""
+        return f"{self.row} | {self.period} | {self.printed}{scale} | {self.doc_name} p.{self.page + 1}"
 
 
 @dataclass(frozen=True)

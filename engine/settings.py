@@ -114,9 +114,10 @@ class CurationSettings(_Section):
 
 class AnswerSettings(_Section):
     numeric_mode: Literal["pot", "cot"] = Field("pot", description="Numeric questions: program of thought or chain of thought.")
-    from_facts: bool = Field(True, description="Numeric questions on a catalogue metric (resources/metrics.toml) are computed "
-                             "from the statement facts without a model call, or named not answerable with the missing "
-                             "input; off: the model writes the program from passages (the earlier path, for comparison).")
+    from_facts: bool = Field(
+        True, description="Numeric questions on a catalogue metric (resources/metrics.toml) are computed from the "
+        "statement facts without a model call, or named not answerable with the missing input; off: the model writes "
+        "the program from passages (the earlier path, for comparison).")
     max_tokens: int = Field(768, ge=64, description="Generation budget of the answer step.")
     max_variables: int = Field(12, ge=1, le=50, description="Most figures a numeric answer's program may use.")
     program_max_steps: int = Field(20_000, ge=100, description="Restricted evaluator: most expressions a program may evaluate.")

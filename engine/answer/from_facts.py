@@ -5,7 +5,7 @@ no model copies a digit.
 metric (:mod:`engine.answer.catalogue`), and whether it asks for a growth rate. :func:`gather` is the
 sufficiency check: for every (line item, fiscal year) a formula needs it finds the candidate facts and picks one
 only when the choice is unambiguous (see :func:`pick`); what it cannot fill is a :class:`Gap`, named as the
-analyst would ("3M FY2017 inventories"). :func:`compute` runs the formula over the picked facts in the restricted
+analyst would ("3M FY2017 year-end inventories"). :func:`compute` runs the formula over the picked facts in the restricted
 evaluator, scales the result as the question asks and returns the answer with every input (row, period, printed
 value, scale, filing, page).
 """
@@ -28,15 +28,14 @@ from engine.store.library import Library
 __all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compute", "facts_answer", "gather", "pick", "plan_metric"]
 
 # a change over a year asked as a rate: "revenue growth", "by what percent did ... grow", "% change"
-_GROWTH = re.compile(r"\b(?:growth|grew|grow|(?:percent(?:age)?|%)\s+change|change\s+in\s+percent|year[- ]over[- ]year|"
-                     r"(?:increase|decrease|decline)d?\s+by\s+what\s+(?:percent|%))\b|\byoy\b|\by/y\b",
+_GROWTH = re.compile(r"\b(?:growth|grew|grow|(?:percent(?:age)?|%)\s+change|change\s+in\s+percent|"
+                     r"year[- ]over[- ]year|(?:increase|decrease|decline)d?\s+by\s+what\s+(?:percent|%))\b|\byoy\b|\by/y\b",
                      re.IGNORECASE)
 _RELATIVE = re.compile(r"%|\bpercent|\bas\s+a\s+(?:share|portion|proportion)\b", re.IGNORECASE)
 _CHANGE = re.compile(r"\bchange\b", re.IGNORECASE)
 _MARGIN = re.compile(r"\bmargins?\b", re.IGNORECASE)
 _CAGR = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual\s+growth", re.IGNORECASE)
 _YEARS_AVERAGE = re.compile(r"\b(?:\d+|two|three|four|five)[- ]years?\s+(?:average|avg|mean)\b", re.IGNORECASE)
-MODES = ("value", "growth", "cagr", "average")
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,6 @@ class FactPlan:
     """What a numeric question asks of the facts."""
 
     company: str  # the issuer key
-    company_name: str
     filing_ids: tuple[int, ...]
     fiscal_year: int  # the latest year asked
     metric: Metric
@@ -62,12 +60,14 @@ class FactInput:
     fact: StoredFact | None  # None: an optional item the statement does not print (taken as 0)
     value: float  # in USD (scaled), sign as the formula takes it
 
-    def describe(self) -> str:
-        if self.fact is None:
-            return f"{self.item.words}: not printed on the statement, taken as 0"
-        f = self.fact.fact
-        scale = f" {f.scale}" if f.scale else ""
-        return (f"{f.row} | {f.period.label} | {f.printed}{scale} | {self.fact.doc_name} p.{f.page + 1}")
+    def ref(self) -> FactInputRef:
+        """The input as the trace and the answer record it."""
+        s = self.fact
+        if s is None:
+            return FactInputRef(variable(self.term), self.item.words, None, value=self.value)
+        f = s.fact
+        return FactInputRef(variable(self.term), self.item.words, s.id, s.doc_name, f.page, s.chunk_id, f.row,
+                            f.period.label, f.printed, f.scale, self.value)
 
 
 @dataclass(frozen=True)
@@ -112,15 +112,13 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     if mode == "value" and span and not any(t.back >= span for f in metric.formulas for t in formula_terms(f)):
         return None  # years the metric's own averages do not explain: not a question the catalogue reads
     # one company, possibly filed under two keys ("AMAZON", "AMZN")
-    filings = [f for f in library.filings()
-               if (f.identity.issuer_key or f.identity.ticker or f.identity.doc_name) in intent.issuers]
+    filings = [f for f in library.filings() if f.identity.company_key in intent.issuers]
     registrants = {re.sub(r"[^a-z]", "", f.identity.registrant.lower()) for f in filings if f.identity.registrant}
     if not filings or (len(intent.issuers) > 1 and len(registrants) != 1):
         return None  # two companies named (not one under two keys): not one company's metric
-    name = intent.issuers[0]
     annual = {f.id: f.identity.fiscal_year for f in filings
               if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
-    return FactPlan(intent.issuers[0], name, tuple(f.id for f in filings), years[-1], metric, mode, span, annual)
+    return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual)
 
 
 def gather(plan: FactPlan, library: Library, catalogue: Catalogue) -> Gathered:
@@ -158,11 +156,15 @@ def _backs(plan: FactPlan) -> tuple[int, ...]:
     return (0,)
 
 
+def _months(item: LineItem) -> list[int]:
+    """A balance is read at the fiscal year's end (an instant), a flow over the fiscal year (12 months)."""
+    return [0] if item.kind == "instant" else [12]
+
+
 def _candidates(library: Library, filing_ids: Sequence[int], item: LineItem, year: int) -> list[StoredFact]:
-    months = [0] if item.kind == "instant" else [12]
     for concept in item.concepts:  # the first concept the company's statements print
         found = [s for s in library.facts(filing_ids=list(filing_ids), concepts=[concept], fiscal_year=year,
-                                          months=months, trailing=False)
+                                          months=_months(item), trailing=False)
                  if s.fact.unit == "USD"]
         if found:
             return found
@@ -174,37 +176,33 @@ def _statement_read(library: Library, filing_ids: Sequence[int], item: LineItem,
     not missed): its total assets (a balance sheet) or its net cash from operations (a cash-flow statement)."""
     anchor = {"balance sheet": "Assets", "cash flows": "NetCashProvidedByUsedInOperatingActivities"}.get(
         item.statement, "Revenues")
-    months = [0] if item.kind == "instant" else [12]
-    return bool(library.facts(filing_ids=list(filing_ids), concepts=[anchor], fiscal_year=year, months=months,
-                              trailing=False, limit=1))
+    return bool(library.facts(filing_ids=list(filing_ids), concepts=[anchor], fiscal_year=year,
+                              months=_months(item), trailing=False, limit=1))
 
 
 def _rank(s: StoredFact, item: LineItem, year: int, filing_years: dict[int, int]) -> tuple[int, ...]:
     """Better first: on the item's own statement, high confidence, from the annual report of that very fiscal
-    year (the figure as first reported), then the next year's (its comparative column), a total row."""
+    year (the figure as first reported), then the next year's (its comparative column)."""
     fy = filing_years.get(s.filing_id)
     own = 0 if fy == year else 1 if fy == year + 1 else 2
-    return (0 if s.fact.statement == item.statement else 1, 0 if s.fact.confidence == "high" else 1, own,
-            0 if s.fact.is_total else 1)
+    return 0 if s.fact.statement == item.statement else 1, 0 if s.fact.confidence == "high" else 1, own
 
 
 def pick(facts: Sequence[StoredFact], item: LineItem, year: int,
          filing_years: dict[int, int] | None = None) -> tuple[StoredFact | None, list[StoredFact]]:
     """The fact that fills an item for a fiscal year: of the best-ranked candidates (see :func:`_rank`), the one
-    value they all print. Different values in the best rank (two rows of one statement mapped to the concept)
-    are ambiguous: (None, one fact per value)."""
+    value they all print, or the one their total rows print. Different values in the best rank (two rows of one
+    statement mapped to the concept) are ambiguous: (None, one fact per value)."""
     if not facts:
         return None, []
-    if filing_years is None:
-        filing_years = {}
-    ranked = sorted(facts, key=lambda s: _rank(s, item, year, filing_years))
-    top = _rank(ranked[0], item, year, filing_years)[:3]
-    best = [s for s in ranked if _rank(s, item, year, filing_years)[:3] == top]
+    ranks = [_rank(s, item, year, filing_years or {}) for s in facts]
+    top = min(ranks)
+    best = [s for s, r in zip(facts, ranks) if r == top]
     values: dict[float, StoredFact] = {}
     for s in best:
         values.setdefault(round(s.fact.scaled_value, 2), s)
     if len(values) == 1:
-        return best[0], []
+        return next((s for s in best if s.fact.is_total), best[0]), []
     totals = [s for s in best if s.fact.is_total]
     if len({round(s.fact.scaled_value, 2) for s in totals}) == 1:
         return totals[0], []
@@ -261,11 +259,7 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
 def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> tuple[FactsPayload, AnswerResult]:
     """The trace of the sufficiency check and the answer it gives: computed from the facts when every input is
     found, else not answerable, naming what is missing (never a number the engine cannot trace to a cell)."""
-    refs = tuple(FactInputRef(
-        variable(i.term), i.item.words, None if i.fact is None else i.fact.id,
-        *((i.fact.doc_name, i.fact.fact.page, i.fact.chunk_id, i.fact.fact.row, i.fact.fact.period.label,
-           i.fact.fact.printed, i.fact.fact.scale) if i.fact is not None else ("", 0, None, "", "", "", None)),
-        value=i.value) for i in got.inputs)
+    refs = tuple(i.ref() for i in got.inputs)
     gaps = tuple(g.describe(plan.company) for g in got.gaps)
     what = {"value": plan.metric.words, "growth": f"the change in {plan.metric.words} over {plan.span} year(s)",
             "cagr": f"the compound annual growth of {plan.metric.words} over {plan.span} years",
@@ -283,10 +277,7 @@ def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> tuple[Fa
         if ref.fact_id is not None and ref.chunk_id is not None and all(
                 (x.doc_name, x.page) != (ref.doc_name, ref.page) for x in citations):
             citations.append(Citation(len(citations) + 1, ref.chunk_id, ref.doc_name, ref.page, ref.row))
-    inputs = "\n".join(f"- {ref.variable} = {ref.item}: " + (
-        f"{ref.row} | {ref.period} | {ref.printed}{' ' + ref.scale if ref.scale else ''} | {ref.doc_name} "
-        f"p.{ref.page + 1}" if ref.fact_id is not None else "not printed on the statement, taken as 0")
-        for ref in refs)
+    inputs = "\n".join(f"- {ref.variable} = {ref.item}: {ref.describe()}" for ref in refs)
     return payload, AnswerResult(
         "answered", c.text, c.value, c.unit, method="facts", citations=tuple(citations), program=c.program,
         computed=Computation(c.value, {ref.variable: ref.value for ref in refs}),

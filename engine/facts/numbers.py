@@ -14,7 +14,8 @@ the engine imports it from here:
   (:mod:`engine.eval.metrics`) reads it with its named groups.
 
 Scales: a table prints its amounts "in millions" (:func:`printed_scale` anywhere in a passage,
-:func:`scale_caption` for a row label that opens with one); an answer writes "billion", "bn" or "m"
+:func:`scale_caption` for a row label that opens with one, :func:`caption_of` for a caption's scales of amounts
+and of share counts apart: "(In thousands, except share data)"); an answer writes "billion", "bn" or "m"
 (:func:`scale_word`). :data:`SCALE_FACTORS` and :data:`SCALE_EXPONENTS` convert between them.
 """
 
@@ -25,8 +26,8 @@ from dataclasses import dataclass
 
 __all__ = [
     "CELL", "MENTION", "NUMBER", "NUMERAL", "SCALE_ABBREVIATIONS", "SCALE_EXPONENTS", "SCALE_FACTORS", "Caption",
-    "caption_of", "is_number_cell", "numbers_in", "numerals_in", "parse_number", "printed_scale", "printed_scales", "scale_caption",
-    "scale_word", "strip_scale",
+    "caption_of", "is_number_cell", "numbers_in", "numerals_in", "parse_number", "printed_scale", "printed_scales",
+    "scale_caption", "scale_word", "strip_scale",
 ]
 
 # ------------------------------------------------------------------------------------------------ figures
@@ -115,13 +116,13 @@ _CAPTION_END = re.compile(r"[)\n]")
 _SCALE_CAPTION = re.compile(rf"\(?(?:in|dollars in|amounts in|\$ in)\s+({_PRINTED})", re.IGNORECASE)
 
 
-def printed_scale(text: str, *, last: bool = False) -> str | None:
-    """The scale a passage prints its amounts in (the first it prints, or the ``last``), or None.
+def printed_scale(text: str) -> str | None:
+    """The scale a passage prints its amounts in (the first it prints), or None.
 
     "(Millions)" -> "millions"; "(In thousands, except per share amounts)" -> "thousands"; a figure in
     prose ("grew to $3.1 billion") is not a scale the passage prints in.
     """
-    m = _scale_match(text, last=last)
+    m = _scale_match(text, last=False)
     return _scale_of(m) if m else None
 
 

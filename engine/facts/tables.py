@@ -21,7 +21,7 @@ so a table is read from the page text the library already stores:
 - the **scale** comes from the table's printed caption ("(In millions, except per share data)", above or just
   under the years), read as a :class:`~engine.facts.numbers.Caption`: amounts and share counts apart ("except share
   data", "shares in thousands"), or from a caption in the row's own label or heading ("Shares (000's)"). Money in a
-  table that prints none takes the filing's last printed scale; counts do not; per-share amounts, percentages,
+  table that prints none takes the scale the filing prints most; counts do not; per-share amounts, percentages,
   ratios and years are never scaled;
 - a table goes on over a page break: the next page's rows before any header take its columns (high confidence
   only under a "(continued)" mark).
@@ -105,7 +105,7 @@ class _Table:
     statement: str
     columns: tuple[ColumnPeriod, ...]
     caption: Caption  # the scales of its amounts and share counts
-    own_scale: bool  # the table prints its scale (not the filing's last printed one)
+    own_scale: bool  # the table prints its scale (else ``caption`` holds the filing's usual one)
     continued: bool = True  # False: carried over from the previous page without a "continued" mark
     compared: bool = False  # comparison columns ("2022 vs. 2021") follow the period columns
     distinct: bool = True  # False: two columns print the same period and no column group tells them apart
@@ -172,9 +172,9 @@ def _columns(header: str, context: str, statement: str, form: str,
              above: list[str]) -> tuple[tuple[ColumnPeriod, ...], bool]:
     """The header's period columns (comparison columns left out), and whether each column is told apart from the
     others. ``form``: the filing's form as :func:`_form` writes it; an annual report's titled flow statement whose
-    headers state no duration covers fiscal years. Periods printed more than once ("Pension 2018 2017 | Other benefits 2018 2017") take the
-    column groups printed above them (``above``: the lines over the header, nearest last); columns still alike
-    cannot be told apart."""
+    headers state no duration covers fiscal years. Periods printed more than once ("Pension 2018 2017 | Other
+    benefits 2018 2017") take the column groups printed above them (``above``: the lines over the header, nearest
+    last); columns still alike cannot be told apart."""
     header = _COMPARISON.sub(" ", header)
     cells: list[tuple[str, int | None, int | None, int]] = [
         (m[0], _month_number(m[1]), int(m[2]), int(m[3])) for m in _DATE.finditer(header)]
@@ -244,12 +244,11 @@ def _titled(prefix: str) -> bool:
     return all(w[0].isupper() or w.lower() in ("and", "of", "the") for w in re.findall(r"[A-Za-z]+", prefix))
 
 
-def _unit(label: str, parent: str, outer: str, printed: str) -> str:
-    """The row's unit: USD, USD/share, shares, count, %, ratio or years. The row's own label decides first, then
-    its heading ("Earnings per share" › "Basic"); a heading that prints amounts ("Common stock, $.01 par value;
-    3,000 shares issued") describes its own row, not the unit of the rows under it."""
-    if printed.endswith("%"):
-        return "%"
+def _unit(label: str, parent: str, outer: str) -> str:
+    """The row's unit: USD, USD/share, shares, count, %, ratio or years (a cell printed with "%" is a percentage
+    whatever its row). The row's own label decides first, then its heading ("Earnings per share" › "Basic"); a
+    heading that prints amounts ("Common stock, $.01 par value; 3,000 shares issued") describes its own row, not
+    the unit of the rows under it."""
     for text in (label, *(h for h in (parent, outer) if not re.search(r"\d", strip_scale(h)))):
         per_share, shares = _PER_SHARE.search(text), _SHARES.search(text)
         if _PERCENT.search(text):
@@ -269,8 +268,8 @@ def _unit(label: str, parent: str, outer: str, printed: str) -> str:
 
 def _scale(unit: str, table: _Table, label: str, parent: str, outer: str) -> str | None:
     """The scale of a row's values: a caption in its label or headings ("Shares used in calculation (000's)"),
-    else the table's; money amounts take the filing's last printed scale when the table prints none, share and
-    other counts only a scale their own table prints; per-share amounts, percentages, ratios and years none."""
+    else the table's; money amounts take the filing's usual scale when the table prints none, share and other
+    counts only a scale their own table prints; per-share amounts, percentages, ratios and years none."""
     if unit not in ("USD", "shares", "count"):
         return None
     caption = next((c for text in (label, parent, outer) if (c := caption_of(text))), None)
@@ -330,9 +329,9 @@ _UNLABELED = " (unlabeled total)"  # the label given a row of values under a hea
 _MAX_LABEL = 240  # a row label with its parenthetical ("net of allowances of $95 and $103")
 _CONTINUES = ("/", "-", ",", " and", " of", " to", " from", " in", " for")  # a line that breaks off mid-label
 _CONTINUED = re.compile(r"\(?\bcontinued\b\)?", re.IGNORECASE)
-_CONTINUED_LINES = 8
+_CONTINUED_LINES = 8  # a "(continued)" mark is looked for in this many lines at the top of a page
 _PER_SHARE_CELL = re.compile(r"\(?\$?\s?-?\d{0,2}\.\d\d\d?\)?|[—–-]")  # "0.19", "$ (1.05)": a per-share amount
-_PROSE = re.compile(r"(?:[A-Za-z][\w’'(),/-]*\s+){8}")  # eight words in a row, no figures: a sentence  # a "(continued)" mark is looked for in this many lines at the top of a page
+_PROSE = re.compile(r"(?:[A-Za-z][\w’'(),/-]*\s+){8}")  # eight words in a row, no figures: a sentence
 
 
 def extract_facts(pages: Sequence[str], *, form: str | None = None) -> list[StatementFact]:
@@ -456,29 +455,30 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, form: str,
         if len(cells) != len(table.columns):
             continue
         rows += 1
-        values = [parse_number(c, dash=0.0) or 0.0 for c in cells]
+        values = [parse_number(c, dash=0.0) for c in cells]
         row_parent = parent
-        if label.endswith(_UNLABELED) and not _sums_to(under, values):
+        if label.endswith(_UNLABELED) and not _sums_to(under, [v or 0.0 for v in values]):
             label, row_parent = f"Total{_UNLABELED}", ""  # not its heading's rows' total: the table's
-        under.append(values)
+        under.append([v or 0.0 for v in values])
         total = bool(_TOTAL.match(label)) or label.endswith(_UNLABELED)
-        row_unit = "%" if table.percent else _unit(label, parent, outer, "")
+        row_unit = "%" if table.percent else _unit(label, parent, outer)
         if row_unit == "USD" and last_unit == "USD/share" and all(_PER_SHARE_CELL.fullmatch(c) for c in cells):
             row_unit = "USD/share"  # a reconciliation of earnings per share: its adjustments are per share too, and
             # so are the rows of a table introduced as per share amounts
         last_unit = row_unit
+        row_scale = _scale(row_unit, table, label, row_parent, outer)
         spans = _cell_spans(line, cells, start)
-        for col, (printed, period, (cell_start, cell_end)) in enumerate(zip(cells, table.columns, spans)):
-            value = parse_number(printed, dash=0.0)
+        for col, (printed, value, period, (cell_start, cell_end)) in enumerate(
+                zip(cells, values, table.columns, spans)):
             if value is None:
                 continue
             if text[cell_end: cell_end + 2] == " %":  # "9 %": a percentage printed with a space
                 printed, cell_end = printed + "%", cell_end + 2
-            unit = "%" if printed.endswith("%") else row_unit
+            unit, scale = ("%", None) if printed.endswith("%") else (row_unit, row_scale)
             facts.append(StatementFact(
                 page=page_no, statement=table.statement, title=table.title, label=label, parent=row_parent,
-                is_total=total, column=col, period=period, printed=printed, value=value,
-                scale=_scale(unit, table, label, row_parent, outer), unit=unit, char_start=cell_start, char_end=cell_end,
+                is_total=total, column=col, period=period, printed=printed, value=value, scale=scale, unit=unit,
+                char_start=cell_start, char_end=cell_end,
                 confidence="high" if period.months is not None and table.continued and table.distinct else "low"))
         if total and parent and (parent.lower() in label.lower() or label.endswith(_UNLABELED)):
             parent, under = "", []  # "Total current assets" closes "Current assets": the rows after it stand alone

@@ -331,13 +331,17 @@ class AskWorker(QObject):
         key = (settings.model_dump_json(), library.generation(), _registered_reranker_stamp(settings))
         if self._pipeline is None or self._key != key:
             # the library changed (or the settings did): bring the indexes up to date, then reload
-            models = load_models(settings, chat_loader=self.chat_loader, status=self.status.emit)
+            # a chat model that cannot be loaded leaves the pipeline without one: questions the statement facts
+            # answer still run; the others end with the loader's message (see _run)
+            models = load_models(settings, chat_required=False, chat_loader=self.chat_loader,
+                                 status=self.status.emit)
             if indexes_stale(library, settings):
                 self.status.emit("updating the indexes…")
                 sync(library, settings, req.cancel.is_set)
                 key = (settings.model_dump_json(), library.generation(), key[2])
             self.status.emit("loading the indexes…")
-            self._pipeline, self._key = build_pipeline(settings, library, models), key
+            # (not kept without its chat model: the next question tries to load it again, once installed)
+            self._pipeline, self._key = build_pipeline(settings, library, models), None if models.chat_error else key
             freeze_heap()
         return self._pipeline
 
@@ -359,7 +363,10 @@ class AskWorker(QObject):
                     self.stage.emit(item)
                 else:
                     run = item
-            self.finished.emit(run)
+            if run.status == "failed" and pipeline.chat is None and pipeline.no_chat_reason:
+                self.failed.emit(f"the chat model could not be loaded: {pipeline.no_chat_reason}")
+            else:
+                self.finished.emit(run)
         except ModelError as exc:
             self.failed.emit(f"the chat model could not be loaded: {exc}")
         except Exception as exc:  # noqa: BLE001 - shown to the user as a message

@@ -262,3 +262,25 @@ def test_ask_uses_the_reranker_the_settings_name(make_window, app_home, demo_tru
     passages = [t.payload for t in read_run(Library(app_home), blocker.args[0]).traces if t.stage == "passages"]
     assert passages and all("cross-encoder" in p.scorer for p in passages)
     assert all(c.cross is not None for c in passages[0].candidates)
+
+
+def test_a_question_the_facts_answer_needs_no_chat_model(make_window, app_home, qtbot):
+    """No chat model can be loaded: a catalogue metric is still computed from the statement facts and shown, with
+    the run's zero model calls; a question that needs the model ends with the loader's message."""
+    from engine.errors import ModelError
+
+    window = make_window(app_home, preset="default")
+
+    def missing(_settings):  # noqa: ANN001, ANN202
+        raise ModelError("model pack 'x' is not installed: run `filinglens models install x`")
+
+    ask = window.ask_view
+    ask.thread.worker.chat_loader = missing
+    with qtbot.waitSignal(ask.run_finished, timeout=120_000) as blocker:
+        assert ask.ask("What is Harborview Therapeutics' FY2023 inventory turnover ratio?")
+    run = read_run(Library(app_home), blocker.args[0])
+    assert run.status == "answered" and run.answer.method == "facts" and run.cost.llm_calls == 0
+    assert "Answered" in ask.answer_view.toPlainText()
+    with qtbot.waitSignal(ask.ask_failed, timeout=60_000) as failed:
+        ask.ask("Why did margins change?")
+    assert "not installed" in failed.args[0]

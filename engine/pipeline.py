@@ -23,9 +23,21 @@ from engine.intent import lexical_query, parse_intent
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
 from engine.prompts import prompt
 from engine.records import (
-    AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, IntentPayload, IssuerRef, Passage,
-    PassageRef, QueryIntent, RewritePayload, RunCost, StageTrace,
+    AnswerPayload,
+    AnswerResult,
+    CurationPayload,
+    CurationStopPayload,
+    DocumentsPayload,
+    IntentPayload,
+    IssuerRef,
+    Passage,
+    PassageRef,
+    QueryIntent,
+    RewritePayload,
+    RunCost,
+    StageTrace,
 )
+from engine.retrieval.companies import check_companies
 from engine.retrieval.hierarchical import HierarchicalRetriever
 from engine.settings import Settings
 from engine.store.library import Library, RunStore
@@ -250,6 +262,17 @@ class HirecPipeline:
         if self.library.count("filings") == 0:
             run.answer = AnswerResult("failed", "", reason="the library is empty: ingest filings first")
             return
+        t = time.perf_counter()
+        check = check_companies(intent, self.library, list(self.refs.values()))
+        intent = check.intent
+        if check.refusal:  # the question is about a company whose filings are not loaded: no other's answer
+            r = s.retrieval
+            yield record(StageTrace(1, DocumentsPayload(document_query(intent, self.refs), "company check",
+                                                        "none", r.doc_candidates, r.doc_top_k, (), 0, check.note),
+                                    time.perf_counter() - t))
+            run.answer = AnswerResult("not_answerable", check.refusal, reason=check.note)
+            yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
+            return
         plan = (plan_metric(intent, self.library, self.catalogue)
                 if s.answer.from_facts and stop_after not in RETRIEVAL_STAGES else None)
         if plan is not None:
@@ -272,7 +295,7 @@ class HirecPipeline:
         for round_no in range(1, s.curation.max_rounds + 1):
             _raise_if_cancelled(cancel)
             round_intent = intent if round_no == 1 else _follow_up_intent(query, intent, list(self.refs.values()))
-            new = yield from self._retrieve(run, record, query, round_intent, round_no, cancel)
+            new = yield from self._retrieve(run, record, query, round_intent, round_no, cancel, check.note)
             assert self.chat is not None  # (a retrieval-only run stopped above)
             # Algorithm 1, line 9: P_r ← P_r ∪ P_f (earlier kept passages first).
             seen = {p.chunk.id for p in kept}
@@ -311,7 +334,8 @@ class HirecPipeline:
         yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, (call,)))
 
     def _retrieve(self, run: Run, record: Callable[[StageTrace], StageTrace], query: str, intent: QueryIntent,
-                  round_no: int, cancel: Callable[[], bool] | None) -> Generator[StageTrace, None, list[Passage]]:
+                  round_no: int, cancel: Callable[[], bool] | None,
+                  company_check: str = "") -> Generator[StageTrace, None, list[Passage]]:
         t0 = time.perf_counter()
         model_seconds = 0.0
         doc_query = document_query(intent, self.refs)
@@ -327,7 +351,7 @@ class HirecPipeline:
             yield record(StageTrace(round_no, RewritePayload(query, doc_query), time.perf_counter() - t0, (call,)))
         t = time.perf_counter()
         filings, doc_payload = self.retriever.documents(doc_query, intent)
-        yield record(StageTrace(round_no, doc_payload, time.perf_counter() - t))
+        yield record(StageTrace(round_no, replace(doc_payload, company_check=company_check), time.perf_counter() - t))
         t = time.perf_counter()
         passages, pas_payload = self.retriever.passages(query, lexical_query(intent, query), filings, intent)
         run.retrieval_seconds += time.perf_counter() - t0 - model_seconds

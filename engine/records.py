@@ -380,6 +380,7 @@ class DocumentsPayload:
     k_keep: int
     candidates: tuple[DocumentCandidate, ...]  # the best ones, not all: see n_candidates
     n_candidates: int
+    company_check: str = ""  # which loaded companies the question names (engine.retrieval.companies)
 
     @property
     def kept(self) -> tuple[DocumentCandidate, ...]:

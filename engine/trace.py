@@ -133,7 +133,8 @@ def stage_summary(trace: StageTrace, page: Callable[[int], object] = lambda p: p
     if isinstance(p, RewritePayload):
         return f"q' = {p.rewritten}"
     if isinstance(p, DocumentsPayload):
-        return (f"scorer {p.scorer}; kept {len(p.kept)} of {len(p.candidates)}: "
+        check = f"companies: {p.company_check}; " if p.company_check else ""
+        return (f"{check}scorer {p.scorer}; kept {len(p.kept)} of {len(p.candidates)}: "
                 + ", ".join(c.doc_name for c in p.kept))
     if isinstance(p, PassagesPayload):
         return (f"scorer {p.scorer}; kept {len(p.kept)} of {len(p.candidates)}: "

@@ -157,6 +157,8 @@ class RoundTable(QWidget):
             bits.append(f"<b>BM25 query</b> {html.escape(p.lexical_query)}")
         bits.append(f"<b>scorer</b> {html.escape(p.scorer)}")
         if isinstance(p, DocumentsPayload):
+            if p.company_check:
+                bits.append(f"<b>companies</b> {html.escape(p.company_check)}")
             if p.filter != "none":
                 bits.append(f"<b>filter</b> {html.escape(p.filter)}")
             bits.append(f"{len(p.candidates)} of {p.n_candidates} candidates shown, {p.k_keep} kept")

@@ -99,3 +99,71 @@ def match_issuers(question: str, issuers: Sequence[IssuerRef]) -> tuple[tuple[st
             same |= g
         groups.append(same)
     return tuple(dict.fromkeys(h[3] for h in hits)), len(groups)
+
+
+# --- companies the library does not hold ------------------------------------------------------------------
+
+# capitalised words that name no company: periods, filing structure, accounting and market terms
+_NOT_A_NAME_WORDS = """
+january february march april may june july august september october november december fy fiscal year years
+quarter quarters q1 q2 q3 q4 h1 h2 ytd ttm form item items part note notes schedule exhibit section annual
+quarterly report reports statement statements sheet sheets gaap non-gaap ifrs us u.s. usa usd sec ceo cfo coo
+board covid covid-19 total net gross operating income revenue revenues sales cost costs cash flow flows balance
+consolidated earnings per share shares eps ebit ebitda ebitdar capex fcf r&d sg&a p&l dpo dso dio roa roe roic
+yoy what which how why when where who whom whose does do did is was were are has have had will would can could
+should based using given according among between in on of for from by at to and or the a an if as with
+its their it this that these those please answer round calculate compute give list describe explain
+management md&a risk factors here there let it that
+"""
+_NOT_A_NAME = frozenset(_NOT_A_NAME_WORDS.split())
+_NAME_TOKEN = r"(?:[A-Z][A-Za-z0-9&.\-]*|[0-9]+[A-Z][A-Za-z0-9&\-]*)"
+_NAME_RUN = re.compile(rf"{_NAME_TOKEN}(?:(?:\s+|\s*&\s*){_NAME_TOKEN})*")
+_LEGAL = re.compile(r"(?:Inc|Incorporated|Corp|Corporation|Co|Company|Ltd|Limited|plc|PLC|LLC|Holdings|N\.V|S\.A|AG)"
+                    r"\b\.?$")
+_PERIOD_WORD = re.compile(r"(?:fy|q[1-4]|h[12])?['’]?\d{2,4}(?:q[1-4]|h[12])?s?|10-[kq]|8-k", re.IGNORECASE)
+# a name in a company's place: "Tesla's", "for Tesla?", "does Tesla have", "of Tesla in FY2022"
+_SUBJECT_BEFORE = re.compile(r"\b(?:did|does|do|has|have|had|is|was|were|will|can|could|that|which)\s*$",
+                             re.IGNORECASE)
+_OBJECT_BEFORE = re.compile(r"\b(?:for|of|at|by|from|about|between|and|vs\.?|versus)\s*$", re.IGNORECASE)
+_OBJECT_AFTER = re.compile(r"(?:$|[.,?;:!)]|(?:in|for|during|over|as|on|at|and|vs|versus|compared|relative|"
+                           r"fiscal|FY|Q[1-4]|20\d\d|19\d\d|will|would|has|had|have|is|was|were|did|does|[a-z]+ed)\b)")
+
+
+def _not_a_name(word: str) -> bool:
+    w = word.lower().rstrip(".")
+    return w in _NOT_A_NAME or _PERIOD_WORD.fullmatch(w) is not None
+
+
+def unlisted_companies(question: str, issuers: Sequence[IssuerRef]) -> tuple[str, ...]:
+    """Names the question gives in a company's place that none of the library's companies answers to.
+
+    A run of capitalised words is a company's name where a company stands: possessive ("Tesla's"), before a legal
+    suffix ("Rivian Automotive Inc"), after "for"/"of"/"between" at the end of a clause ("... for Tesla?"), or as
+    the subject of "does"/"did"/"has" ("Does Tesla pay a dividend?"). Words of periods, filings and accounting
+    ("FY2022", "Form 10-K", "Total Revenue") are no name; nor is a run the library's issuers match (see
+    :func:`match_issuers`).
+    """
+    text = " ".join(question.split())
+    found: list[str] = []
+    for m in _NAME_RUN.finditer(text):
+        words, start = m[0].split(), m.start()
+        while words and _not_a_name(words[0]):  # "Does Tesla": the name starts after the question word
+            start = text.index(words[0], start) + len(words[0])
+            words.pop(0)
+        legal = bool(re.match(r"\s*,?\s*(?:Inc|Corp|Corporation|Co|Company|Ltd|plc|LLC)\b", text[m.end():]))
+        while words and _LEGAL.match(words[-1]):  # "Tesla Inc": the suffix says it is a company
+            words.pop()
+            legal = True
+        if not words or all(_not_a_name(w) for w in words):
+            continue
+        before, after = text[:start], text[m.end():]
+        possessive = re.match(r"['’](?:s\b|\s|$)", after) is not None
+        initial = not before.strip() or before.rstrip()[-1] in ".?!:;\"“("
+        placed = possessive or legal or _SUBJECT_BEFORE.search(before) is not None or (
+            _OBJECT_BEFORE.search(before) is not None and _OBJECT_AFTER.match(after.lstrip()) is not None)
+        if not placed or (initial and not (possessive or legal)):
+            continue
+        name = " ".join(words)
+        if not any(match_issuers(f"{lead}{name}", issuers)[0] for lead in ("", "of ")):
+            found.append(name)
+    return tuple(dict.fromkeys(found))

@@ -78,7 +78,7 @@ class HierarchicalRetriever:
         """The filings kept (best first) and the stage's payload: the ranked candidates and why each was kept."""
         r = self.settings.retrieval
         qvec = self.embedder.embed_batch([query])[0]
-        issuer_ids = {fid for fid, f in self._filings.items() if f.identity.issuer_key in intent.issuers}
+        issuer_ids = {fid for fid, f in self._filings.items() if f.identity.company_key in intent.issuers}
         flt = issuer_ids.__contains__ if issuer_ids else None
         dense = self.summaries.query(qvec, r.doc_candidates, flt)
         filter_note = f"restricted to {len(issuer_ids)} filings of {', '.join(intent.issuers)}" if issuer_ids else "none"

@@ -11,6 +11,7 @@ import builtins
 import json
 import logging
 import os
+import re
 import socket
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -234,6 +235,17 @@ class Library:
         if table not in {"filings", "pages", "chunks", "facts", "runs", "stage_events", "ingest_reports"}:
             raise ValueError(table)
         return int(self.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+    def word_mentions(self, word: str) -> dict[str, int]:
+        """How many chunks of each company (its filings' company key) print ``word`` as a whole word, in any case
+        (one scan of the chunk text; for the rare name no company of the library answers to)."""
+        rx = re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", re.IGNORECASE)
+        company = {f.id: f.identity.company_key for f in self.filings()}
+        counts: dict[str, int] = {}
+        for filing_id, text in self.conn.execute("SELECT filing_id, text FROM chunks WHERE text LIKE ?", (f"%{word}%",)):
+            if rx.search(text):
+                counts[company[filing_id]] = counts.get(company[filing_id], 0) + 1
+        return counts
 
     # -- pages and chunks -------------------------------------------------------------------
     def page_text(self, filing_id: int, page_no: int) -> str:

@@ -252,6 +252,7 @@ def _explain(traces: Sequence[StageTrace]) -> None:
         AnswerPayload,
         CurationPayload,
         DocumentsPayload,
+        FactsPayload,
         IntentPayload,
         PassagesPayload,
         RewritePayload,
@@ -283,6 +284,13 @@ def _explain(traces: Sequence[StageTrace]) -> None:
             print(f"   kept {len(p.kept)}, dropped {len(p.dropped)}, answerable={p.answerable}")
             if p.complementary_question:
                 print(f"   missing: {p.missing_information}\n   complementary question: {p.complementary_question}")
+        elif isinstance(p, FactsPayload):
+            print(f"   {p.company} FY{p.fiscal_year}: {p.formula}" + (f"\n   complementary question: {p.query}"
+                                                                     if p.query else ""))
+            for i in p.inputs:
+                print(f"   {i.variable} = {i.item}: {i.describe()}")
+            for gap in p.gaps:
+                print(f"   missing: {gap}")
         elif isinstance(p, AnswerPayload):
             a = p.answer
             if a.program:

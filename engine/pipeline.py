@@ -14,8 +14,17 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from engine.answer.catalogue import load_catalogue
-from engine.answer.from_facts import facts_answer, gather, plan_metric
+from engine.answer.catalogue import Term, load_catalogue
+from engine.answer.choose import choose_facts
+from engine.answer.from_facts import (
+    FactPlan,
+    facts_answer,
+    facts_payload,
+    gap_facts,
+    gap_query,
+    gather,
+    plan_metric,
+)
 from engine.answer.generate import NOT_ANSWERABLE, answer_question
 from engine.curation import curate
 from engine.errors import Cancelled, ModelError
@@ -30,12 +39,14 @@ from engine.records import (
     DocumentsPayload,
     IntentPayload,
     IssuerRef,
+    LlmCall,
     Passage,
     PassageRef,
     QueryIntent,
     RewritePayload,
     RunCost,
     StageTrace,
+    StoredFact,
 )
 from engine.retrieval.companies import check_companies
 from engine.retrieval.hierarchical import HierarchicalRetriever
@@ -278,10 +289,7 @@ class HirecPipeline:
         if plan is not None:
             # a catalogue metric of one company's fiscal year: the engine computes it from the statement facts,
             # or says which input is missing; no model writes a figure
-            t = time.perf_counter()
-            facts, run.answer = facts_answer(plan, gather(plan, self.library, self.catalogue), intent)
-            yield record(StageTrace(0, facts, time.perf_counter() - t))
-            yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
+            yield from self._facts(run, record, intent, plan, check.note, cancel)
             return
         if self.chat is None and stop_after not in RETRIEVAL_STAGES:
             reason = "no chat model is loaded (see `filinglens models list`)"
@@ -332,6 +340,46 @@ class HirecPipeline:
         run.answer = result
         refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
         yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, (call,)))
+
+    def _facts(self, run: Run, record: Callable[[StageTrace], StageTrace], intent: QueryIntent, plan: FactPlan,
+               company_check: str, cancel: Callable[[], bool] | None) -> Generator[StageTrace, None, None]:
+        """The sufficiency check and its rounds (HiREC's loop with a computed notion of "missing"): the inputs the
+        company's facts leave open become a complementary question (company, line item, period, statement)
+        whose retrieved pages are searched for the rows; where the facts print several values for an input, the
+        model chooses among them. At most ``curation.max_rounds`` complementary rounds; then the answer is
+        computed, or not answerable naming what is still missing."""
+        chosen: dict[Term, StoredFact] = {}
+        found: dict[Term, list[StoredFact]] = {}
+        name = self.refs[plan.company].names[0] if plan.company in self.refs else plan.company
+        query = ""
+        for round_no in range(self.settings.curation.max_rounds + 1):
+            t = time.perf_counter()
+            got = gather(plan, self.library, self.catalogue, chosen=chosen, found=found)
+            calls: tuple[LlmCall, ...] = ()
+            open_choices = [g for g in got.gaps if g.candidates and g.term not in chosen]
+            if open_choices and self.chat is not None:
+                picks, call = choose_facts(run.question, name, open_choices, self.chat, self.settings.prompts, cancel)
+                calls = (call,)
+                chosen.update(picks)
+                got = gather(plan, self.library, self.catalogue, chosen=chosen, found=found)
+            yield record(StageTrace(round_no, facts_payload(plan, got, query), time.perf_counter() - t, calls))
+            missing = [g for g in got.gaps if not g.candidates and g.term not in found]
+            if not missing or round_no == self.settings.curation.max_rounds:
+                break
+            _raise_if_cancelled(cancel)
+            query = gap_query(plan, missing, name)
+            years = tuple(sorted({y for g in missing for y in (g.fiscal_year, g.fiscal_year + 1)}))
+            names = {g.term: tuple(m.name for m in self.catalogue.metrics.values() if m.formulas[0] == g.item.name)
+                     for g in missing}
+            metrics = tuple(dict.fromkeys(n for v in names.values() for n in v))
+            gap_intent = replace(intent, issuers=(plan.company,), fiscal_years=years, annual_years=years,
+                                 quarters=(), forms=("10-K",), metrics=metrics)
+            passages = yield from self._retrieve(run, record, query, gap_intent, round_no + 1, cancel, company_check)
+            pages = [(p.chunk.filing_id, p.chunk.page_no) for p in passages]
+            for gap in missing:
+                found[gap.term] = gap_facts(self.library, gap, pages, names[gap.term])
+        run.answer = facts_answer(plan, got, intent)
+        yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
 
     def _retrieve(self, run: Run, record: Callable[[StageTrace], StageTrace], query: str, intent: QueryIntent,
                   round_no: int, cancel: Callable[[], bool] | None,

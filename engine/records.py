@@ -441,13 +441,15 @@ class FactInputRef:
     printed: str = ""
     scale: str | None = None
     value: float = 0.0  # in USD, as the formula takes it
+    found_by: str = ""  # "": the only value of its concept; else how it was chosen ("the model's choice of 3 rows")
 
     def describe(self) -> str:
         """Where the input was read, as the answer states it (pages for people: 1-based)."""
         if self.fact_id is None:
             return "not printed on the statement, taken as 0"
         scale = f" {self.scale}" if self.scale else ""
-        return f"{self.row} | {self.period} | {self.printed}{scale} | {self.doc_name} p.{self.page + 1}"
+        how = f" ({self.found_by})" if self.found_by else ""
+        return f"{self.row} | {self.period} | {self.printed}{scale} | {self.doc_name} p.{self.page + 1}{how}"
 
 
 @dataclass(frozen=True)
@@ -463,6 +465,7 @@ class FactsPayload:
     formula: str  # in words
     inputs: tuple[FactInputRef, ...] = ()
     gaps: tuple[str, ...] = ()
+    query: str = ""  # a complementary round's question, built from the gaps of the round before
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from engine.errors import EngineError
 from engine.facts.concepts import known_concepts
 from engine.settings import RESOURCES_DIR
 
-__all__ = ["Catalogue", "LineItem", "Metric", "Term", "formula_terms", "load_catalogue", "python_formula", "variable"]
+__all__ = ["Catalogue", "difference", "LineItem", "Metric", "Term", "formula_terms", "load_catalogue", "python_formula", "variable"]
 
 UNITS = ("USD", "percent", "ratio", "days", "USD/share")
 
@@ -85,6 +85,12 @@ class Catalogue:
         return Metric(f"{part.name} as a % of {whole.name}",
                       (f"({part.formulas[0]}) / ({whole.formulas[0]}) * 100",), "percent",
                       f"{part.words} as a percentage of {whole.words}")
+
+
+def difference(minuend: Metric, subtrahend: Metric) -> Metric:
+    """One amount less another ("EBITDA less capex", "operating cash flow minus dividends")."""
+    return Metric(f"{minuend.name} less {subtrahend.name}", (f"({minuend.formulas[0]}) - ({subtrahend.formulas[0]})",),
+                  "USD", f"{minuend.words} less {subtrahend.words}")
 
 
 _AVG = re.compile(r"\bavg\(\s*([a-z_]+)\s*\)")

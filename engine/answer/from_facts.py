@@ -16,16 +16,27 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.answer.catalogue import Catalogue, LineItem, Metric, Term, formula_terms, python_formula, variable
+from engine.answer.catalogue import (
+    Catalogue, LineItem, Metric, Term, difference, formula_terms, python_formula, variable,
+)
+from engine.answer.definition import defined_formula
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, run_program
 from engine.answer.generate import NOT_ANSWERABLE, format_value
 from engine.facts.numbers import SCALE_FACTORS
+from engine.intent.lexicon import find_metrics, metric_spans
 from engine.records import (
-    AnswerResult, Citation, Computation, FactInputRef, FactsPayload, QueryIntent, StoredFact,
+    AnswerResult,
+    Citation,
+    Computation,
+    FactInputRef,
+    FactsPayload,
+    QueryIntent,
+    StoredFact,
 )
 from engine.store.library import Library
 
-__all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compute", "facts_answer", "gather", "pick", "plan_metric"]
+__all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compute", "facts_answer", "facts_payload", "gap_facts",
+           "gap_query", "gather", "pick", "plan_metric"]
 
 # a change over a year asked as a rate: "revenue growth", "by what percent did ... grow", "% change"
 _GROWTH = re.compile(r"\b(?:growth|grew|grow|(?:percent(?:age)?|%)\s+change|change\s+in\s+percent|"
@@ -36,6 +47,9 @@ _CHANGE = re.compile(r"\bchange\b", re.IGNORECASE)
 _MARGIN = re.compile(r"\bmargins?\b", re.IGNORECASE)
 _CAGR = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual\s+growth", re.IGNORECASE)
 _YEARS_AVERAGE = re.compile(r"\b(?:\d+|two|three|four|five)[- ]years?\s+(?:average|avg|mean)\b", re.IGNORECASE)
+
+
+CHOSEN = "the model's choice among the rows printed"  # FactInput.found_by of a row the model chose
 
 
 @dataclass(frozen=True)
@@ -59,6 +73,7 @@ class FactInput:
     item: LineItem
     fact: StoredFact | None  # None: an optional item the statement does not print (taken as 0)
     value: float  # in USD (scaled), sign as the formula takes it
+    found_by: str = ""  # how the fact was chosen when its concept alone did not decide it
 
     def ref(self) -> FactInputRef:
         """The input as the trace and the answer record it."""
@@ -67,7 +82,7 @@ class FactInput:
             return FactInputRef(variable(self.term), self.item.words, None, value=self.value)
         f = s.fact
         return FactInputRef(variable(self.term), self.item.words, s.id, s.doc_name, f.page, s.chunk_id, f.row,
-                            f.period.label, f.printed, f.scale, self.value)
+                            f.period.label, f.printed, f.scale, self.value, self.found_by)
 
 
 @dataclass(frozen=True)
@@ -106,7 +121,18 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
             else "growth" if _GROWTH.search(question) or (_CHANGE.search(question) and _RELATIVE.search(question))
             else "value") if span else "value"
     relative = mode in ("value", "average") and (bool(_RELATIVE.search(question)) or intent.unit_hint == "percent")
-    metric = catalogue.metric_for(intent.metrics, relative=relative, margin=bool(_MARGIN.search(question)))
+    defined = defined_formula(question, catalogue)
+    if defined is not None and defined.metric is None:
+        return None  # the question defines the metric over something the catalogue has no line item for
+    pair = _difference(question, catalogue)
+    if pair is not None:  # "EBITDA less capex": each side the question's definition of it, else the catalogue's
+        a, b = (defined.metric if defined is not None and defined.metric is not None and defined.metric.name == m.name
+                else m for m in pair)
+        metric: Metric | None = difference(a, b)
+    elif defined is not None:
+        metric = defined.metric
+    else:
+        metric = catalogue.metric_for(intent.metrics, relative=relative, margin=bool(_MARGIN.search(question)))
     if metric is None or (intent.comparison and mode == "value"):
         return None  # (a comparison: of companies, or of periods the question does not compute a change over)
     if mode == "value" and span and not any(t.back >= span for f in metric.formulas for t in formula_terms(f)):
@@ -121,9 +147,32 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual)
 
 
-def gather(plan: FactPlan, library: Library, catalogue: Catalogue) -> Gathered:
+def _difference(question: str, catalogue: Catalogue) -> tuple[Metric, Metric] | None:
+    """The two amounts of "X less Y" / "X minus Y" / "X net of Y" the question asks for, when both are catalogue
+    amounts (the question's own definitions are read apart)."""
+    text = re.split(r"\b(?:define|defined|calculated|computed)\b", question, maxsplit=1, flags=re.IGNORECASE)[0]
+    spans = metric_spans(text)
+    for (a, _, a_end), (b, b_start, _) in zip(spans, spans[1:]):
+        if (re.fullmatch(r"\s*(?:less|minus|net\s+of)\s*", text[a_end:b_start], re.IGNORECASE)
+                and a in catalogue.metrics and b in catalogue.metrics
+                and catalogue.metrics[a].unit == catalogue.metrics[b].unit == "USD"):
+            return catalogue.metrics[a], catalogue.metrics[b]
+    return None
+
+
+def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
+           chosen: dict[Term, StoredFact] | None = None,
+           found: dict[Term, list[StoredFact]] | None = None) -> Gathered:
     """The sufficiency check: the first formula of the metric whose every term is found, with its inputs; else
-    the gaps of the formula that came closest."""
+    the gaps of the formula that came closest.
+
+    Args:
+        chosen: The fact that fills a term, chosen among its candidates (by the model, see
+            :mod:`engine.answer.choose`); it is taken as it is.
+        found: Candidates of a term the company's facts of its concepts lack, found by a complementary round
+            among the rows of the pages it retrieved (:func:`gap_facts`).
+    """
+    chosen, found = chosen or {}, found or {}
     best: Gathered | None = None
     for formula in plan.metric.formulas:
         terms = tuple(dict.fromkeys(t for back in _backs(plan) for t in formula_terms(formula, back)))
@@ -131,10 +180,16 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue) -> Gathered:
         for term in terms:
             item = catalogue.items[term.item]
             year = plan.fiscal_year - term.back
+            if term in chosen:
+                got.inputs.append(FactInput(term, item, chosen[term], _value(chosen[term], item), CHOSEN))
+                continue
             facts = _candidates(library, plan.filing_ids, item, year)
-            chosen, ambiguous = pick(facts, item, year, plan.annual_years)
-            if chosen is not None:
-                got.inputs.append(FactInput(term, item, chosen, _value(chosen, item)))
+            how = ""
+            if not facts and found.get(term):
+                facts, how = found[term], "found by a complementary retrieval"
+            fact, ambiguous = pick(facts, item, year, plan.annual_years)
+            if fact is not None:
+                got.inputs.append(FactInput(term, item, fact, _value(fact, item), how))
             elif item.optional and not ambiguous and _statement_read(library, plan.filing_ids, item, year):
                 got.inputs.append(FactInput(term, item, None, 0.0))
             else:
@@ -145,6 +200,32 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue) -> Gathered:
             best = got
     assert best is not None
     return Gathered("", [], best.gaps)
+
+
+def gap_query(plan: FactPlan, gaps: Sequence[Gap], company_name: str) -> str:
+    """HiREC's complementary question built from what is missing: company, line items, statement, periods."""
+    parts = []
+    for g in gaps:
+        when = f"fiscal year {g.fiscal_year}" + (" year end" if g.item.kind == "instant" else "")
+        parts.append(f"{g.item.words} {when} ({g.item.statement})")
+    return f"{company_name} " + "; ".join(dict.fromkeys(parts))
+
+
+def gap_facts(library: Library, gap: Gap, pages: Sequence[tuple[int, int]], names: Sequence[str] = ()) -> list[StoredFact]:
+    """Rows on the retrieved pages (filing id, page) that print the gap's line item for its period, in USD, of
+    any concept (the rows the concept reading missed): a label that names the item as the intent lexicon knows
+    it (``names``: its metrics, "Capital expenditures, net of construction payable" is capital expenditures),
+    or holds every word of the item as filings print it."""
+    words = set(re.findall(r"[a-z0-9]{2,}", gap.item.words.lower()))
+    out: list[StoredFact] = []
+    for filing_id, page in dict.fromkeys(pages):
+        for s in library.facts(filing_ids=[filing_id], page=page, fiscal_year=gap.fiscal_year,
+                               months=_months(gap.item), trailing=False):
+            label = s.fact.label
+            if s.fact.unit == "USD" and (set(find_metrics(label)) & set(names)
+                                         or words <= set(re.findall(r"[a-z0-9]{2,}", label.lower()))):
+                out.append(s)
+    return out
 
 
 def _backs(plan: FactPlan) -> tuple[int, ...]:
@@ -256,30 +337,36 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
                     format_value(float(value), None if shown_unit == "ratio" else shown_unit, decimals))
 
 
-def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> tuple[FactsPayload, AnswerResult]:
-    """The trace of the sufficiency check and the answer it gives: computed from the facts when every input is
-    found, else not answerable, naming what is missing (never a number the engine cannot trace to a cell)."""
-    refs = tuple(i.ref() for i in got.inputs)
-    gaps = tuple(g.describe(plan.company) for g in got.gaps)
+def facts_payload(plan: FactPlan, got: Gathered, query: str = "") -> FactsPayload:
+    """The trace of one sufficiency check: every input found and every gap still open."""
     what = {"value": plan.metric.words, "growth": f"the change in {plan.metric.words} over {plan.span} year(s)",
             "cagr": f"the compound annual growth of {plan.metric.words} over {plan.span} years",
             "average": f"the {plan.span + 1}-year average of {plan.metric.words}"}[plan.mode]
-    payload = FactsPayload(plan.company, plan.fiscal_year, plan.metric.name, plan.mode, what, refs, gaps)
+    return FactsPayload(plan.company, plan.fiscal_year, plan.metric.name, plan.mode, what,
+                        tuple(i.ref() for i in got.inputs), tuple(g.describe(plan.company) for g in got.gaps), query)
+
+
+def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> AnswerResult:
+    """The answer the sufficiency check gives: computed from the facts when every input is found, else not
+    answerable, naming what is missing (never a number the engine cannot trace to a cell)."""
+    payload = facts_payload(plan, got)
+    refs, gaps, what = payload.inputs, payload.gaps, payload.formula
     if gaps:
         text = f"{NOT_ANSWERABLE}: missing {'; '.join(gaps)}"
-        return payload, AnswerResult("not_answerable", text, method="facts", reason=f"missing {'; '.join(gaps)}")
+        return AnswerResult("not_answerable", text, method="facts", reason=f"missing {'; '.join(gaps)}")
     try:
         c = compute(plan, got, intent.unit_hint, intent.decimals)
     except ProgramFailed as exc:
-        return payload, AnswerResult("not_answerable", f"{NOT_ANSWERABLE}: {exc}", method="facts", reason=str(exc))
+        return AnswerResult("not_answerable", f"{NOT_ANSWERABLE}: {exc}", method="facts", reason=str(exc))
     citations: list[Citation] = []
     for ref in refs:
         if ref.fact_id is not None and ref.chunk_id is not None and all(
                 (x.doc_name, x.page) != (ref.doc_name, ref.page) for x in citations):
             citations.append(Citation(len(citations) + 1, ref.chunk_id, ref.doc_name, ref.page, ref.row))
     inputs = "\n".join(f"- {ref.variable} = {ref.item}: {ref.describe()}" for ref in refs)
-    return payload, AnswerResult(
+    model = any(i.found_by == CHOSEN for i in got.inputs)
+    how = "the model choosing rows, the engine computing" if model else "without a model call"
+    return AnswerResult(
         "answered", c.text, c.value, c.unit, method="facts", citations=tuple(citations), program=c.program,
         computed=Computation(c.value, {ref.variable: ref.value for ref in refs}),
-        reasoning=f"{plan.company} FY{plan.fiscal_year}: {what}, computed from statement facts without a model "
-                  f"call.\n{inputs}")
+        reasoning=f"{plan.company} FY{plan.fiscal_year}: {what}, computed from statement facts {how}.\n{inputs}")

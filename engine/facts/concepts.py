@@ -464,6 +464,11 @@ _ACTIVITIES = re.compile(r"^(operating|investing|financing) activities$")
 _CASH_HEADING = re.compile(r"\bcash\b.*\b(?:provided|used|from|flows?)\b")
 
 
+# a payment netted of a non-cash part ("net of construction payable", "net of cash acquired"); netted of receipts
+# ("net of proceeds from sales") it is another amount
+_NET_OF_TAIL = re.compile(r"(.+?) net of (?!.*\b(?:proceeds|sales?|disposals?|dispositions?)\b).+$")
+
+
 def _lookup(label: str, statement: str) -> str | None:
     concept = _PHRASES.get(label)
     if concept is None:
@@ -475,6 +480,8 @@ def _lookup(label: str, statement: str) -> str | None:
         m = _NAMED_EQUITY.match(label)
         if m and not _NOT_PARENT_EQUITY.search(m["who"]):
             concept = "StockholdersEquity"  # "Total <Company> shareholders' equity"
+    if concept is None and statement == "cash flows" and (m := _NET_OF_TAIL.match(label)):
+        return _lookup(m[1], statement)  # "capital expenditures, net of construction payable": the payment, netted
     if concept is None:
         return None
     allowed = _PHRASE_STATEMENTS.get(label, STATEMENTS_OF[concept])

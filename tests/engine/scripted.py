@@ -21,6 +21,8 @@ def purpose_of(messages) -> str:  # noqa: ANN001
     """The step a chat is for, read from its task (after the passages) or its system prompt."""
     if "Rewrite the analyst" in messages[0]["content"]:
         return "rewrite"
+    if "You fill the inputs of a financial formula" in messages[0]["content"]:
+        return "choose"
     task = messages[1]["content"].rsplit(">>>", 1)[-1]
     if "Task: check the evidence" in task:
         return "curation"

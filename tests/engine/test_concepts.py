@@ -213,6 +213,8 @@ REAL = [
     ("Purchases of property, plant and equipment (PP&E)", "", CF, "USD",
      CAPEX),
     ("Capital expenditures", "", CF, "USD", CAPEX),
+    # a cash-flow payment printed net of a qualifier is still the payment
+    ("Capital expenditures, net of construction payable", "Cash flows from investing activities", CF, "USD", CAPEX),
     ("Additions to property, plant and equipment", "", CF, "USD", CAPEX),
     (("Additions to property and equipment, net of $53, $123 and $48, respectively, of non-cash capital "
       "expenditures"), "", CF, "USD", CAPEX),

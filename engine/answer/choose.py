@@ -1,0 +1,67 @@
+"""The model chooses, the engine computes: when the sufficiency check finds different values for an input (two
+rows of one statement read as the line item, a company total beside a segment's), the model is shown the candidate
+rows as numbered lines and answers, for each input, with the number of the row that fills it. The grammar allows
+only those numbers (0: none fits), so the model never writes a figure; value, period and scale are the chosen
+row's, as the engine read them at ingest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engine.answer.catalogue import Term, variable
+from engine.answer.from_facts import Gap
+from engine.models.base import ChatMessage, ChatModel
+from engine.prompts import prompt
+from engine.records import LlmCall, StoredFact
+from engine.settings import PromptSettings
+from engine.trace import call_llm
+
+__all__ = ["candidate_line", "choose_facts"]
+
+_MAX_CANDIDATES = 8  # rows shown for one input (the best-ranked first)
+
+
+def candidate_line(number: int, s: StoredFact) -> str:
+    """One candidate row as the model reads it (pages 1-based, as people cite them)."""
+    f = s.fact
+    scale = f" {f.scale}" if f.scale else ""
+    return (f"[{number}] {f.row} | {f.period.label} | {f.printed}{scale} | {f.statement or 'other table'} | "
+            f"{s.doc_name} p.{f.page + 1}")
+
+
+def choose_facts(question: str, company: str, gaps: Sequence[Gap], chat: ChatModel,
+                 settings: PromptSettings | None = None, cancel: Callable[[], bool] | None = None,
+                 ) -> tuple[dict[Term, StoredFact], LlmCall]:
+    """For each gap with candidates, the candidate the model chooses (gaps it answers 0 for stay open), and the
+    call as the trace records it."""
+    numbered: dict[int, StoredFact] = {}
+    blocks: list[str] = []
+    properties: dict[str, Any] = {}
+    for gap in gaps:
+        ids = []
+        lines = []
+        for s in gap.candidates[:_MAX_CANDIDATES]:
+            number = len(numbered) + 1
+            numbered[number] = s
+            ids.append(number)
+            lines.append(candidate_line(number, s))
+        when = f"FY{gap.fiscal_year}" + (" year-end" if gap.item.kind == "instant" else "")
+        name = variable(gap.term)
+        blocks.append(f"Input {name}: {company} {when} {gap.item.words} ({gap.item.statement})\n" + "\n".join(lines))
+        properties[name] = {"type": "integer", "enum": [0, *ids]}
+    schema = {"type": "object", "properties": properties, "required": list(properties),
+              "additionalProperties": False}
+    messages: list[ChatMessage] = [
+        {"role": "system", "content": prompt("choose_facts", settings)},
+        {"role": "user", "content": f"Question: {question}\n\n" + "\n\n".join(blocks)
+                                    + "\n\nAnswer with a JSON object: each input's row number."}]
+    result, call = call_llm(chat, "choose facts", messages, schema, 16 * len(properties) + 16, cancel)
+    chosen: dict[Term, StoredFact] = {}
+    if result is not None:
+        for gap in gaps:
+            number = result.data.get(variable(gap.term), 0)
+            if number in numbered:  # the grammar allows nothing else; a schema-less backend is checked here
+                chosen[gap.term] = numbered[number]
+    return chosen, call

@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from engine.answer.catalogue import Term, load_catalogue
+from engine.answer.catalogue import Term, formula_terms, load_catalogue
 from engine.answer.choose import choose_facts
 from engine.answer.from_facts import (
     FactPlan,
@@ -297,6 +297,7 @@ class HirecPipeline:
                                       else reason)
             return
 
+        needed = self._fact_holders(intent)
         kept: list[Passage] = []
         shown: list[Passage] = []
         query = question
@@ -310,11 +311,13 @@ class HirecPipeline:
             shown = kept + [p for p in new if p.chunk.id not in seen]
             t = time.perf_counter()
             cur = curate(question, shown, kept, self.chat, s.curation, s.prompts, cancel)
-            kept = list(cur.kept)
+            held = [p for p in cur.dropped if p.chunk.id in needed(cur.dropped)]
+            kept = list(cur.kept) + held
             yield record(StageTrace(round_no, CurationPayload(
                 tuple(PassageRef.of(i, p) for i, p in enumerate(shown, start=1)),
-                tuple(p.chunk.id for p in cur.kept), tuple(p.chunk.id for p in cur.dropped), cur.answerable,
-                cur.missing_information, cur.complementary_question, cur.ok,
+                tuple(p.chunk.id for p in kept), tuple(p.chunk.id for p in cur.dropped if p not in held),
+                cur.answerable, cur.missing_information, cur.complementary_question, cur.ok,
+                tuple(p.chunk.id for p in held),
             ), time.perf_counter() - t, (cur.call,)))
             if cur.answerable:
                 break
@@ -380,6 +383,32 @@ class HirecPipeline:
                 found[gap.term] = gap_facts(self.library, gap, pages, names[gap.term])
         run.answer = facts_answer(plan, got, intent)
         yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
+
+    def _fact_holders(self, intent: QueryIntent) -> Callable[[Sequence[Passage]], set[int]]:
+        """Which of some passages hold a statement fact the question needs: a line item of a catalogue metric it
+        names, of a company and fiscal year it asks for. The curator may not drop those (its judgement of
+        relevance is a small model's; a printed input of the asked metric is relevant by construction)."""
+        metric = self.catalogue.metric_for(intent.metrics, relative=False)
+        if metric is None:
+            return lambda _passages: set()
+        terms = [t for f in metric.formulas for t in formula_terms(f)]
+        concepts = [c for t in terms for c in self.catalogue.items[t.item].concepts]
+        years = {y - t.back for y in intent.fiscal_years for t in terms}  # prior(x), avg(x): a year before too
+        companies = set(intent.issuers)
+
+        def holders(passages: Sequence[Passage]) -> set[int]:
+            out = set()
+            for p in passages:
+                c = p.chunk
+                if companies and self.library.filing(c.filing_id).identity.company_key not in companies:
+                    continue
+                facts = self.library.facts(filing_ids=[c.filing_id], page=c.page_no, concepts=concepts)
+                if any((not years or s.fact.period.fiscal_year in years) and c.char_start <= s.fact.char_start
+                       < c.char_end for s in facts):
+                    out.add(c.id)
+            return out
+
+        return holders
 
     def _retrieve(self, run: Run, record: Callable[[StageTrace], StageTrace], query: str, intent: QueryIntent,
                   round_no: int, cancel: Callable[[], bool] | None,

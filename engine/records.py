@@ -415,8 +415,11 @@ class CurationPayload:
     missing_information: str
     complementary_question: str
     model_output_usable: bool
+    held: tuple[int, ...] = ()  # of ``kept``: dropped by the curator but holding a fact the question needs
 
     def verdict(self, chunk_id: int) -> str:
+        if chunk_id in self.held:
+            return "kept (holds a needed fact; the curator dropped it)"
         return "kept" if chunk_id in self.kept else "dropped" if chunk_id in self.dropped else "not judged"
 
 

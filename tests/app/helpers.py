@@ -173,7 +173,9 @@ def check_inspect_matches_store(window, run_id):  # noqa: ANN001
         p = e.payload
         assert tab.model.rowCount() == len(p.shown)
         verdicts = [tab.model.record(r).verdict for r in range(tab.model.rowCount())]
-        assert verdicts.count("kept") == len(set(p.kept) & {s.chunk_id for s in p.shown})
+        assert verdicts.count("kept") == len((set(p.kept) - set(p.held)) & {s.chunk_id for s in p.shown})
+        assert sum(v.startswith("kept (holds a needed fact") for v in verdicts) == len(
+            set(p.held) & {s.chunk_id for s in p.shown})
         detail = tab.detail.toPlainText()
         assert ("Answerable" in detail) and (("yes" if p.answerable else "no") in detail)
         if p.complementary_question:

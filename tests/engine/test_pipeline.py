@@ -93,6 +93,30 @@ def test_answerable_in_round_one(ingested_demo, demo_truth, embedder):
     assert docs[0].doc_name == fact["doc_name"] and docs[0].kept and "issuer matches" in docs[0].why
 
 
+def test_the_curator_may_not_drop_a_passage_holding_a_needed_fact(ingested_demo, demo_truth, embedder):
+    """A curator that keeps nothing: the passages that print the asked line item for the asked company and year
+    stay (the trace says so), and the answer step reads them."""
+    from engine.demo_corpus import format_amount
+
+    library, settings, _ = ingested_demo
+    fact = revenue_fact(demo_truth, "2023")
+    value_text = format_amount(fact["value"])
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        if purpose == "curation":
+            return {"relevant_ids": [], "answerable": True, "missing_information": "", "complementary_question": ""}
+        return program_for(messages, value_text)
+
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
+        f"What was {fact['company']}'s total revenue in fiscal 2023?", store=False)
+    curation = run.stages("curation")[0].payload
+    assert curation.held and set(curation.held) == set(curation.kept)
+    assert all(curation.verdict(i).startswith("kept (holds a needed fact") for i in curation.held)
+    held_pages = {(r.doc_name, r.page) for r in curation.shown if r.chunk_id in curation.held}
+    assert (fact["doc_name"], fact["page"]) in held_pages
+    assert run.status == "answered" and run.answer.value == fact["value"]
+
+
 def test_complementary_question_finds_the_missing_filing(ingested_demo, demo_truth, embedder):
     library, settings, _ = ingested_demo
     settings = settings.with_overrides(retrieval={"doc_top_k": 1})  # round 1 can only see one filing

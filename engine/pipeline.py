@@ -277,10 +277,9 @@ class HirecPipeline:
         check = check_companies(intent, self.library, list(self.refs.values()))
         intent = check.intent
         if check.refusal:  # the question is about a company whose filings are not loaded: no other's answer
-            r = s.retrieval
+            # nothing is ranked or kept: the stage records only the check
             yield record(StageTrace(1, DocumentsPayload(document_query(intent, self.refs), "company check",
-                                                        "none", r.doc_candidates, r.doc_top_k, (), 0, check.note),
-                                    time.perf_counter() - t))
+                                                        "none", 0, 0, (), 0, check.note), time.perf_counter() - t))
             run.answer = AnswerResult("not_answerable", check.refusal, reason=check.note)
             yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
             return
@@ -311,7 +310,8 @@ class HirecPipeline:
             shown = kept + [p for p in new if p.chunk.id not in seen]
             t = time.perf_counter()
             cur = curate(question, shown, kept, self.chat, s.curation, s.prompts, cancel)
-            held = [p for p in cur.dropped if p.chunk.id in needed(cur.dropped)]
+            holders = needed(cur.dropped)
+            held = [p for p in cur.dropped if p.chunk.id in holders]
             kept = list(cur.kept) + held
             yield record(StageTrace(round_no, CurationPayload(
                 tuple(PassageRef.of(i, p) for i, p in enumerate(shown, start=1)),
@@ -370,10 +370,9 @@ class HirecPipeline:
             if not missing or round_no == self.settings.curation.max_rounds:
                 break
             _raise_if_cancelled(cancel)
-            query = gap_query(plan, missing, name)
+            query = gap_query(missing, name)
             years = tuple(sorted({y for g in missing for y in (g.fiscal_year, g.fiscal_year + 1)}))
-            names = {g.term: tuple(m.name for m in self.catalogue.metrics.values() if m.formulas[0] == g.item.name)
-                     for g in missing}
+            names = {g.term: self.catalogue.metrics_of(g.item.name) for g in missing}
             metrics = tuple(dict.fromkeys(n for v in names.values() for n in v))
             gap_intent = replace(intent, issuers=(plan.company,), fiscal_years=years, annual_years=years,
                                  quarters=(), forms=("10-K",), metrics=metrics)
@@ -395,12 +394,13 @@ class HirecPipeline:
         concepts = [c for t in terms for c in self.catalogue.items[t.item].concepts]
         years = {y - t.back for y in intent.fiscal_years for t in terms}  # prior(x), avg(x): a year before too
         companies = set(intent.issuers)
+        company_of = {f.id: f.identity.company_key for f in self.library.filings()} if companies else {}
 
         def holders(passages: Sequence[Passage]) -> set[int]:
             out = set()
             for p in passages:
                 c = p.chunk
-                if companies and self.library.filing(c.filing_id).identity.company_key not in companies:
+                if companies and company_of.get(c.filing_id) not in companies:
                     continue
                 facts = self.library.facts(filing_ids=[c.filing_id], page=c.page_no, concepts=concepts)
                 if any((not years or s.fact.period.fiscal_year in years) and c.char_start <= s.fact.char_start

@@ -20,7 +20,8 @@ from engine.errors import EngineError
 from engine.facts.concepts import known_concepts
 from engine.settings import RESOURCES_DIR
 
-__all__ = ["Catalogue", "difference", "LineItem", "Metric", "Term", "formula_terms", "load_catalogue", "python_formula", "variable"]
+__all__ = ["Catalogue", "LineItem", "Metric", "Term", "difference", "formula_terms", "load_catalogue",
+           "python_formula", "variable"]
 
 UNITS = ("USD", "percent", "ratio", "days", "USD/share")
 
@@ -57,6 +58,11 @@ class Catalogue:
     items: dict[str, LineItem]
     metrics: dict[str, Metric]
 
+    def metrics_of(self, item: str) -> tuple[str, ...]:
+        """The metrics that are the line item itself ("capital expenditures" for ``capital_expenditures``): the
+        names the intent lexicon gives it."""
+        return tuple(m.name for m in self.metrics.values() if m.formulas[0] == item)
+
     def metric_for(self, names: tuple[str, ...], *, relative: bool, margin: bool = False) -> Metric | None:
         """The catalogue metric a question names (``names``: the intent's lexicon metrics, in order of mention).
 
@@ -89,8 +95,8 @@ class Catalogue:
 
 def difference(minuend: Metric, subtrahend: Metric) -> Metric:
     """One amount less another ("EBITDA less capex", "operating cash flow minus dividends")."""
-    return Metric(f"{minuend.name} less {subtrahend.name}", (f"({minuend.formulas[0]}) - ({subtrahend.formulas[0]})",),
-                  "USD", f"{minuend.words} less {subtrahend.words}")
+    formula = f"({minuend.formulas[0]}) - ({subtrahend.formulas[0]})"
+    return Metric(f"{minuend.name} less {subtrahend.name}", (formula,), "USD", f"{minuend.words} less {subtrahend.words}")
 
 
 _AVG = re.compile(r"\bavg\(\s*([a-z_]+)\s*\)")

@@ -36,17 +36,16 @@ def choose_facts(question: str, company: str, gaps: Sequence[Gap], chat: ChatMod
                  ) -> tuple[dict[Term, StoredFact], LlmCall]:
     """For each gap with candidates, the candidate the model chooses (gaps it answers 0 for stay open), and the
     call as the trace records it."""
-    numbered: dict[int, StoredFact] = {}
+    numbered: dict[Term, dict[int, StoredFact]] = {}
     blocks: list[str] = []
     properties: dict[str, Any] = {}
+    first = 1
     for gap in gaps:
-        ids = []
-        lines = []
-        for s in gap.candidates[:_MAX_CANDIDATES]:
-            number = len(numbered) + 1
-            numbered[number] = s
-            ids.append(number)
-            lines.append(candidate_line(number, s))
+        offered = dict(enumerate(gap.candidates[:_MAX_CANDIDATES], start=first))
+        first += len(offered)
+        numbered[gap.term] = offered
+        ids = list(offered)
+        lines = [candidate_line(n, s) for n, s in offered.items()]
         when = f"FY{gap.fiscal_year}" + (" year-end" if gap.item.kind == "instant" else "")
         name = variable(gap.term)
         blocks.append(f"Input {name}: {company} {when} {gap.item.words} ({gap.item.statement})\n" + "\n".join(lines))
@@ -62,6 +61,6 @@ def choose_facts(question: str, company: str, gaps: Sequence[Gap], chat: ChatMod
     if result is not None:
         for gap in gaps:
             number = result.data.get(variable(gap.term), 0)
-            if number in numbered:  # the grammar allows nothing else; a schema-less backend is checked here
-                chosen[gap.term] = numbered[number]
+            if number in numbered[gap.term]:  # the grammar allows nothing else; a schema-less backend is checked
+                chosen[gap.term] = numbered[gap.term][number]
     return chosen, call

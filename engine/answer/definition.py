@@ -20,9 +20,8 @@ __all__ = ["Definition", "defined_formula", "states_definition"]
 
 _STATED = re.compile(r"(?:\b(?:is|are|be)\s+(?:defined|calculated|computed|measured)|\bdefine\s+(?P<subject>[^.?;:]{2,60}?))"
                      r"\s+as\s*:?\s*(?P<expr>[^?;]+?)(?=\.\s|\.$|\?|;|$)", re.IGNORECASE)
-_OPERATORS = (("/", "/"), ("*", "*"), ("+", "+"), ("-", "-"), ("×", "*"), ("÷", "/"),
-              ("divided by", "/"), ("over", "/"), ("multiplied by", "*"), ("times", "*"), ("plus", "+"),
-              ("minus", "-"), ("less", "-"))
+_OPERATORS = {"×": "*", "÷": "/", "divided by": "/", "over": "/", "multiplied by": "*", "times": "*", "plus": "+",
+              "minus": "-", "less": "-"}  # the rest ("/", "*", "+", "-", parentheses) as written
 _OPERATOR = re.compile(r"\s*(?:(?<=\s)(?:divided by|multiplied by|times|plus|minus|less|over)(?=\s)|[/*+×÷()]|"
                        r"(?<=\s)-(?=\s))\s*", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:fy|fiscal(?: year)?\s*)?'?((?:19|20)\d\d)\b", re.IGNORECASE)
@@ -60,7 +59,7 @@ def defined_formula(question: str, catalogue: Catalogue) -> Definition | None:
     for op, piece in zip([""] + _OPERATOR.findall(text), pieces):
         sym = op.strip().lower()
         if sym:
-            parts.append(dict(_OPERATORS).get(sym, sym))
+            parts.append(_OPERATORS.get(sym, sym))
         if piece.strip():
             operand = _operand(piece.strip(), catalogue, latest)
             if operand is None:

@@ -15,9 +15,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from engine.answer.catalogue import (
-    Catalogue, LineItem, Metric, Term, difference, formula_terms, python_formula, variable,
+    Catalogue,
+    LineItem,
+    Metric,
+    Term,
+    difference,
+    formula_terms,
+    python_formula,
+    variable,
 )
 from engine.answer.definition import defined_formula
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, run_program
@@ -121,16 +129,18 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
             else "growth" if _GROWTH.search(question) or (_CHANGE.search(question) and _RELATIVE.search(question))
             else "value") if span else "value"
     relative = mode in ("value", "average") and (bool(_RELATIVE.search(question)) or intent.unit_hint == "percent")
-    defined = defined_formula(question, catalogue)
-    if defined is not None and defined.metric is None:
-        return None  # the question defines the metric over something the catalogue has no line item for
-    pair = _difference(question, catalogue)
-    if pair is not None:  # "EBITDA less capex": each side the question's definition of it, else the catalogue's
-        a, b = (defined.metric if defined is not None and defined.metric is not None and defined.metric.name == m.name
-                else m for m in pair)
-        metric: Metric | None = difference(a, b)
-    elif defined is not None:
-        metric = defined.metric
+    own = None  # the question's own definition of a metric
+    if (defined := defined_formula(question, catalogue)) is not None:
+        if defined.metric is None:
+            return None  # the question defines the metric over something the catalogue has no line item for
+        own = defined.metric
+    metric: Metric | None
+    if (pair := _difference(question, catalogue)) is not None:
+        # "EBITDA less capex": each side the question's definition of it, else the catalogue's
+        a, b = (own if own is not None and own.name == m.name else m for m in pair)
+        metric = difference(a, b)
+    elif own is not None:
+        metric = own
     else:
         metric = catalogue.metric_for(intent.metrics, relative=relative, margin=bool(_MARGIN.search(question)))
     if metric is None or (intent.comparison and mode == "value"):
@@ -152,7 +162,7 @@ def _difference(question: str, catalogue: Catalogue) -> tuple[Metric, Metric] | 
     amounts (the question's own definitions are read apart)."""
     text = re.split(r"\b(?:define|defined|calculated|computed)\b", question, maxsplit=1, flags=re.IGNORECASE)[0]
     spans = metric_spans(text)
-    for (a, _, a_end), (b, b_start, _) in zip(spans, spans[1:]):
+    for (a, _, a_end), (b, b_start, _) in pairwise(spans):
         if (re.fullmatch(r"\s*(?:less|minus|net\s+of)\s*", text[a_end:b_start], re.IGNORECASE)
                 and a in catalogue.metrics and b in catalogue.metrics
                 and catalogue.metrics[a].unit == catalogue.metrics[b].unit == "USD"):
@@ -202,7 +212,7 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
     return Gathered("", [], best.gaps)
 
 
-def gap_query(plan: FactPlan, gaps: Sequence[Gap], company_name: str) -> str:
+def gap_query(gaps: Sequence[Gap], company_name: str) -> str:
     """HiREC's complementary question built from what is missing: company, line items, statement, periods."""
     parts = []
     for g in gaps:
@@ -211,7 +221,8 @@ def gap_query(plan: FactPlan, gaps: Sequence[Gap], company_name: str) -> str:
     return f"{company_name} " + "; ".join(dict.fromkeys(parts))
 
 
-def gap_facts(library: Library, gap: Gap, pages: Sequence[tuple[int, int]], names: Sequence[str] = ()) -> list[StoredFact]:
+def gap_facts(library: Library, gap: Gap, pages: Sequence[tuple[int, int]],
+              names: Sequence[str] = ()) -> list[StoredFact]:
     """Rows on the retrieved pages (filing id, page) that print the gap's line item for its period, in USD, of
     any concept (the rows the concept reading missed): a label that names the item as the intent lexicon knows
     it (``names``: its metrics, "Capital expenditures, net of construction payable" is capital expenditures),

@@ -113,7 +113,7 @@ consolidated earnings per share shares eps ebit ebitda ebitdar capex fcf r&d sg&
 yoy what which how why when where who whom whose does do did is was were are has have had will would can could
 should based using given according among between in on of for from by at to and or the a an if as with
 its their it this that these those please answer round calculate compute give list describe explain
-management md&a risk factors here there let it that
+management md&a risk factors here there let
 """
 _NOT_A_NAME = frozenset(_NOT_A_NAME_WORDS.split())
 _NAME_TOKEN = r"(?:[A-Z][A-Za-z0-9&.\-]*|[0-9]+[A-Z][A-Za-z0-9&\-]*)"
@@ -150,7 +150,8 @@ def unlisted_companies(question: str, issuers: Sequence[IssuerRef]) -> tuple[str
         while words and _not_a_name(words[0]):  # "Does Tesla": the name starts after the question word
             start = text.index(words[0], start) + len(words[0])
             words.pop(0)
-        legal = bool(re.match(r"\s*,?\s*(?:Inc|Corp|Corporation|Co|Company|Ltd|plc|LLC)\b", text[m.end():]))
+        suffix = re.match(r"\s*,\s*([A-Za-z.]+)", text[m.end():])  # "Tesla, Inc."
+        legal = suffix is not None and _LEGAL.match(suffix[1]) is not None
         while words and _LEGAL.match(words[-1]):  # "Tesla Inc": the suffix says it is a company
             words.pop()
             legal = True

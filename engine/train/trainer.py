@@ -453,7 +453,7 @@ def train_reranker(
             per_step = (time.perf_counter() - session_start) / session_steps
             progress(step, total_steps, per_step * (total_steps - step))
         if step % 50 == 0:
-            log.info("step %d/%d loss %.4f", step, total_steps, float(loss))
+            log.info("step %d/%d loss %.4f", step, total_steps, float(loss.detach()))
         if step % checkpoint_every == 0 and step < total_steps:
             checkpoint()
             saved_at = step

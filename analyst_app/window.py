@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self.ask_view.stage_event.connect(self.inspect_view.add_live_event)
         self.ask_view.run_finished.connect(lambda rid: self.inspect_view.load_run(ctx.library, rid))
         self.inspect_view.open_evidence.connect(self.open_evidence)
+        self.inspect_view.open_fact_id.connect(self.show_fact_id)
         self.history_view.open_run.connect(self.open_run)
         self.history_view.export_requested.connect(self.export_dialog)
         self.history_view.delete_requested.connect(self.delete_runs)
@@ -163,6 +164,15 @@ class MainWindow(QMainWindow):
     def show_fact(self, filing: Any, stored: Any) -> None:
         self.viewer_dock.show()
         self.viewer.show_fact(filing, stored)
+
+    def show_fact_id(self, fact_id: int) -> None:
+        """An answer's input, opened from Inspect › Answer: its cell highlighted on its page."""
+        library = self.ctx.library
+        found = library.facts(ids=[fact_id]) if library is not None else []
+        if not found:
+            self.statusBar().showMessage(f"fact {fact_id} is no longer in the library (its filing was removed)", 5000)
+            return
+        self.show_fact(library.filing(found[0].filing_id), found[0])
 
     def open_evidence(self, doc_name: str, chunk_id: Any, page: Any) -> None:
         self.viewer_dock.show()

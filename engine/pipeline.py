@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 from engine.answer.catalogue import Term, formula_terms, load_catalogue
 from engine.answer.choose import choose_facts
+from engine.answer.fact_formula import answer_from_fact_formula
+from engine.answer.fact_lines import passage_facts
 from engine.answer.from_facts import (
     FactPlan,
     facts_answer,
@@ -339,10 +341,24 @@ class HirecPipeline:
             yield record(StageTrace(0, AnswerPayload(run.answer), time.perf_counter() - t))
             return
         assert self.chat is not None
-        result, call = answer_question(question, intent, kept, self.chat, s.answer, s.prompts, cancel=cancel)
+        lines = passage_facts(self.library, kept, intent, s.answer.max_fact_lines) if s.answer.from_facts else ()
+        result: AnswerResult | None = None
+        calls: list[LlmCall] = []
+        note = ""
+        if lines and intent.numeric and s.answer.numeric_mode == "pot":
+            # the model names the facts and how they combine; the engine fills the values
+            result, call, note = answer_from_fact_formula(question, intent, kept, lines, self.chat, s.answer,
+                                                          s.prompts, cancel)
+            calls.append(call)
+        if result is None:  # no fact listed, or none the model could use: the answer from the passages' text
+            result, call = answer_question(question, intent, kept, self.chat, s.answer, s.prompts, facts=lines,
+                                           cancel=cancel)
+            calls.append(call)
+            if note:
+                result = replace(result, reason="; ".join(x for x in (note, result.reason) if x))
         run.answer = result
         refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
-        yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, (call,)))
+        yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, tuple(calls)))
 
     def _facts(self, run: Run, record: Callable[[StageTrace], StageTrace], intent: QueryIntent, plan: FactPlan,
                company_check: str, cancel: Callable[[], bool] | None) -> Generator[StageTrace, None, None]:

@@ -44,10 +44,13 @@ def render_passages(passages: Sequence[Passage], max_chars: int) -> str:
 
 
 def evidence_messages(task: str, question: str, passages: Sequence[Passage],
-                      settings: PromptSettings) -> list[ChatMessage]:
+                      settings: PromptSettings, facts: str = "") -> list[ChatMessage]:
     """The chat of every evidence step (curation, answer): one shared system prompt, the passages, then the
     task and the question. Steps of one run that show the same leading passages therefore share a prompt
-    prefix, which the chat model can keep in its cache instead of reading it again."""
+    prefix, which the chat model can keep in its cache instead of reading it again. ``facts``: a block the
+    answer step shows after the passages (:func:`engine.answer.fact_lines.render_fact_lines`)."""
     body = render_passages(passages, settings.max_passage_chars)
+    if facts:
+        body = f"{body}\n\n{facts}"
     return [{"role": "system", "content": prompt("evidence_system", settings)},
             {"role": "user", "content": f"Passages:\n\n{body}\n\n{task}\n\nQuestion: {question}"}]

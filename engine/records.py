@@ -281,7 +281,7 @@ class ProgramVariable:
 
 @dataclass(frozen=True)
 class Grounding:
-    """Where a figure of an answer is printed: in the passage(s) it cites, and on the row it names."""
+    """Where a figure of a model-written answer is printed: in the passage(s) it cites."""
 
     variable: str
     value: float
@@ -289,12 +289,13 @@ class Grounding:
     verified: bool  # printed in a cited passage
     found_in: tuple[int, ...]  # every passage that prints it
     label: str = ""
-    on_row: bool | None = None  # on the row ``label`` names; None: no row carries that label
+    on_row: bool | None = None  # the row check of runs before numbers came from facts (read back, never set)
 
 
 @dataclass(frozen=True)
 class ScaleConversion:
-    """An amount computed in the scale its passages print, converted to the scale the question asks for."""
+    """An amount converted from the scale its passages print to the one asked (runs before numbers came from
+    facts: read back, never set now)."""
 
     printed: str
     asked: str
@@ -322,6 +323,32 @@ class Citation:
 
 
 @dataclass(frozen=True)
+class FactInputRef:
+    """One input of a metric computed from statement facts, as the trace and the answer show it."""
+
+    variable: str  # the program's name for it ("inventory_1": a year before)
+    item: str  # the line item in words
+    fact_id: int | None  # None: an optional row the statement does not print, taken as 0
+    doc_name: str = ""
+    page: int = 0
+    chunk_id: int | None = None
+    row: str = ""  # "Current assets › Inventories"
+    period: str = ""  # "as of 2018-12-31"
+    printed: str = ""
+    scale: str | None = None
+    value: float = 0.0  # in USD, as the formula takes it
+    found_by: str = ""  # "": the only value of its concept; else how it was chosen ("the model's choice of 3 rows")
+
+    def describe(self) -> str:
+        """Where the input was read, as the answer states it (pages for people: 1-based)."""
+        if self.fact_id is None:
+            return "not printed on the statement, taken as 0"
+        scale = f" {self.scale}" if self.scale else ""
+        how = f" ({self.found_by})" if self.found_by else ""
+        return f"{self.row} | {self.period} | {self.printed}{scale} | {self.doc_name} p.{self.page + 1}{how}"
+
+
+@dataclass(frozen=True)
 class AnswerResult:
     status: str  # answered | not_answerable | failed
     text: str
@@ -335,6 +362,7 @@ class AnswerResult:
     reasoning: str = ""
     grounding: tuple[Grounding, ...] = ()
     reason: str = ""
+    inputs: tuple[FactInputRef, ...] = ()  # the statement facts a computed answer used, each with its cell
 
 
 @dataclass(frozen=True)
@@ -427,32 +455,6 @@ class CurationPayload:
 class CurationStopPayload:
     STAGE: ClassVar[str] = "curation-stop"
     reason: str
-
-
-@dataclass(frozen=True)
-class FactInputRef:
-    """One input of a metric computed from statement facts, as the trace and the answer show it."""
-
-    variable: str  # the program's name for it ("inventory_1": a year before)
-    item: str  # the line item in words
-    fact_id: int | None  # None: an optional row the statement does not print, taken as 0
-    doc_name: str = ""
-    page: int = 0
-    chunk_id: int | None = None
-    row: str = ""  # "Current assets › Inventories"
-    period: str = ""  # "as of 2018-12-31"
-    printed: str = ""
-    scale: str | None = None
-    value: float = 0.0  # in USD, as the formula takes it
-    found_by: str = ""  # "": the only value of its concept; else how it was chosen ("the model's choice of 3 rows")
-
-    def describe(self) -> str:
-        """Where the input was read, as the answer states it (pages for people: 1-based)."""
-        if self.fact_id is None:
-            return "not printed on the statement, taken as 0"
-        scale = f" {self.scale}" if self.scale else ""
-        how = f" ({self.found_by})" if self.found_by else ""
-        return f"{self.row} | {self.period} | {self.printed}{scale} | {self.doc_name} p.{self.page + 1}{how}"
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,10 @@ class AnswerSettings(_Section):
         True, description="Numeric questions on a catalogue metric (resources/metrics.toml) are computed from the "
         "statement facts without a model call, or named not answerable with the missing input; off: the model writes "
         "the program from passages (the earlier path, for comparison).")
+    max_fact_lines: int = Field(
+        24, ge=0, le=100, description="Most statement facts of the curated passages listed after them for the answer "
+        "step (a numeric answer is a formula over their ids; a textual one quotes them); 0: none (off with "
+        "from_facts).")
     max_tokens: int = Field(768, ge=64, description="Generation budget of the answer step.")
     max_variables: int = Field(12, ge=1, le=50, description="Most figures a numeric answer's program may use.")
     program_max_steps: int = Field(20_000, ge=100, description="Restricted evaluator: most expressions a program may evaluate.")

@@ -21,8 +21,8 @@ from analyst_app.models import (
 from analyst_app.views.ask import STATUS_STYLE, stage_summary
 from analyst_app.views.library import fit_columns, make_table
 from engine.records import (
-    AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, Grounding, PassageRef,
-    PassagesPayload, StageTrace, StoredRun,
+    AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactInputRef,
+    PassageRef, PassagesPayload, StageTrace, StoredRun,
 )
 from engine.trace import event_json, to_json
 
@@ -282,14 +282,14 @@ class StagePlaceholder(QWidget):
             self.tree.resizeColumnToContents(0)
 
 
-def _row_cell(g: Grounding) -> str:
-    """The row check of one figure: on the row whose label the model copied, off it, or not checkable."""
-    label = html.escape(g.label)
-    if g.on_row is True:
-        return f"<span style='color:#1e7832'>✓ {label}</span>"
-    if g.on_row is False:
-        return f"<span style='color:#b41e1e'>✗ not on '{label}'</span>"
-    return f"<span style='color:#666'>— no row '{label}'</span>" if label else "—"
+FACT_SCHEME = "fact"  # an input's link in the Answer tab: fact:<fact id>
+
+
+def _fact_link(i: FactInputRef) -> str:
+    name = html.escape(i.variable)
+    if i.fact_id is None:
+        return f"{name} <span style='color:#666'>(not printed, taken as 0)</span>"
+    return f"<a href='{FACT_SCHEME}:{i.fact_id}'>{name}</a>"
 
 
 def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], errors: list[str],
@@ -319,18 +319,27 @@ def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], e
             out.append(f"<p><b>Computed value:</b> {html.escape(fmt_number(c.value, 6))}"
                        + (f" <span style='color:#666'>{html.escape(json.dumps(rest, default=str))}</span>" if rest else "")
                        + "</p>")
+    if answer.inputs:
+        rows = "".join(
+            f"<tr><td>{_fact_link(i)}</td><td>{html.escape(i.row or i.item)}</td><td>{html.escape(i.period)}</td>"
+            f"<td align='right'>{html.escape(i.printed)}</td><td>{html.escape(i.scale or '')}</td>"
+            f"<td>{html.escape(i.doc_name)}</td><td align='right'>{human_page(i.page) if i.fact_id else ''}</td>"
+            f"<td>{html.escape(i.found_by)}</td></tr>"
+            for i in answer.inputs)
+        out.append("<h3>Inputs: each read from a statement cell (click one to see it on its page)</h3>"
+                   "<table border='1' cellspacing='0' cellpadding='4' style='border-color:#ccc'>"
+                   "<tr><th>Input</th><th>Row</th><th>Period</th><th>Printed</th><th>Scale</th><th>Filing</th>"
+                   f"<th>Page</th><th>How it was chosen</th></tr>{rows}</table>")
     if answer.grounding:
         rows = "".join(
             f"<tr><td>{html.escape(g.variable)}</td><td align='right'>{html.escape(fmt_number(g.value, 6))}</td>"
             f"<td align='center'>{', '.join(f'[{x}]' for x in g.cited) or '—'}</td>"
             f"<td style='color:{'#1e7832' if g.verified else '#b41e1e'}'>{'✓ found' if g.verified else '✗ not found'}</td>"
-            f"<td>{html.escape(', '.join(f'[{x}]' for x in g.found_in) or '—')}</td>"
-            f"<td>{_row_cell(g)}</td></tr>"
+            f"<td>{html.escape(', '.join(f'[{x}]' for x in g.found_in) or '—')}</td></tr>"
             for g in answer.grounding)
-        out.append("<h3>Grounding: is each figure printed in the passage it cites, on the row it names?</h3>"
+        out.append("<h3>Grounding: is each figure printed in the passage it cites?</h3>"
                    "<table border='1' cellspacing='0' cellpadding='4' style='border-color:#ccc'>"
-                   "<tr><th>Variable</th><th>Value</th><th>Cited</th><th>In cited passage</th><th>Printed in</th>"
-                   "<th>On the row named</th></tr>"
+                   "<tr><th>Variable</th><th>Value</th><th>Cited</th><th>In cited passage</th><th>Printed in</th></tr>"
                    f"{rows}</table>")
     if answer.reasoning:
         out.append(f"<h3>Reasoning</h3><p>{html.escape(answer.reasoning)}</p>")
@@ -347,6 +356,7 @@ def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], e
 
 class InspectView(QWidget):
     open_evidence = Signal(str, object, object)  # doc_name, chunk_id, page
+    open_fact_id = Signal(int)  # an answer's input: show its cell on its page
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -374,6 +384,8 @@ class InspectView(QWidget):
         self.cards = StagePlaceholder("cards", "card scoring (passage cards)")
         self.tournament = StagePlaceholder("tournament", "card tournament")
         self.answer = QTextBrowser()
+        self.answer.setOpenLinks(False)
+        self.answer.anchorClicked.connect(self._answer_link)
 
         self.raw_model = JsonTreeModel({})
         self.raw_tree = QTreeView()
@@ -482,6 +494,10 @@ class InspectView(QWidget):
         when = f" · {html.escape(local_time(r.started_at))}" if r.started_at else ""
         self.header.setText(f"<b>{html.escape(r.question)}</b><br>{rid}"
                             f"<span style='color:{color}'>{html.escape(label)}</span>{when}")
+
+    def _answer_link(self, url: Any) -> None:
+        if url.scheme() == FACT_SCHEME and url.path().isdigit():
+            self.open_fact_id.emit(int(url.path()))
 
     def _raw_selected(self, current: Any, _previous: Any) -> None:
         if not current.isValid():

@@ -379,5 +379,5 @@ def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> AnswerRe
     how = "the model choosing rows, the engine computing" if model else "without a model call"
     return AnswerResult(
         "answered", c.text, c.value, c.unit, method="facts", citations=tuple(citations), program=c.program,
-        computed=Computation(c.value, {ref.variable: ref.value for ref in refs}),
+        computed=Computation(c.value, {ref.variable: ref.value for ref in refs}), inputs=refs,
         reasoning=f"{plan.company} FY{plan.fiscal_year}: {what}, computed from statement facts {how}.\n{inputs}")

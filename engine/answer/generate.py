@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
-from engine.answer.evaluator import ProgramFailed, ProgramRejected, extract_program, run_program
-from engine.chunking import FOOTNOTE_MARK, parse_row
-from engine.facts.numbers import NUMBER, SCALE_FACTORS, numbers_in, parse_number, printed_scale
+from engine.answer.evaluator import EvalResult, ProgramFailed, ProgramRejected, extract_program, run_program
+from engine.answer.fact_lines import FactLine, render_fact_lines
+from engine.facts.numbers import NUMBER, numbers_in, parse_number, printed_scale
 from engine.models.base import ChatModel
 from engine.prompts import evidence_messages, prompt
 from engine.records import (
-    AnswerResult, Citation, Computation, Grounding, LlmCall, Passage, ProgramVariable, QueryIntent, ScaleConversion,
+    AnswerResult,
+    Citation,
+    Computation,
+    Grounding,
+    LlmCall,
+    Passage,
+    ProgramVariable,
+    QueryIntent,
 )
 from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
@@ -75,8 +81,7 @@ def _printed_in(value: float, nums: dict[int, set[float]]) -> list[int]:
 
 
 def ground(variables: Sequence[ProgramVariable], passages: Sequence[Passage]) -> list[Grounding]:
-    """Check each figure against the passage the model says it came from (and find where else it is printed),
-    and whether it sits on the row whose label the model copied (``on_row``: see :func:`on_row`).
+    """Check each figure against the passage the model says it came from (and find where else it is printed).
 
     ``variables`` are as the program names them (see :func:`program_variables`)."""
     nums = {i: passage_numbers(p.prompt_text()) for i, p in enumerate(passages, start=1)}
@@ -84,41 +89,8 @@ def ground(variables: Sequence[ProgramVariable], passages: Sequence[Passage]) ->
     for v in variables:
         value, pid = float(v.value), v.passage_id
         found = tuple(_printed_in(value, nums))
-        row = on_row(value, v.label, passages[pid - 1].prompt_text()) if 1 <= pid <= len(passages) else None
-        rows.append(Grounding(v.name, value, (pid,), pid in found, found, v.label, row))
+        rows.append(Grounding(v.name, value, (pid,), pid in found, found, v.label))
     return rows
-
-
-_WORD = re.compile(r"[a-z0-9&]+")
-
-
-def _label_words(label: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(FOOTNOTE_MARK.sub("", label.strip()).lower()))
-
-
-def _names_row(label: tuple[str, ...], row: tuple[str, ...]) -> bool:
-    """The model's label is the row's label, or one holds the other as a run of two or more whole words
-    ("Total current liabilities" / "Total current liabilities (Note 5)")."""
-    if label == row:
-        return True
-    short, long_ = sorted((label, row), key=len)
-    n = len(short)
-    return n >= 2 and any(long_[i : i + n] == short for i in range(len(long_) - n + 1))
-
-
-def on_row(value: float, label: str, text: str) -> bool | None:
-    """Whether ``value`` is printed on a statement row of ``text`` that the model's ``label`` names: True;
-    False when rows with that label exist and none prints the value (a figure read off another row or
-    another column's neighbour); None when no row carries the label (a label in the model's own words
-    cannot be checked). As in :func:`_printed_in`, sign and a factor of 1,000 are allowed."""
-    want = _label_words(label)
-    if not want:
-        return None
-    rows = [row for row in map(parse_row, text.splitlines()) if row and _names_row(want, _label_words(row[0]))]
-    if not rows:
-        return None
-    printed = {abs(v) for _, cells in rows for tok in cells if (v := parse_number(tok)) is not None}
-    return bool(_printed_in(value, {0: printed}))
 
 
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
@@ -151,35 +123,6 @@ def _unit(intent: QueryIntent, passages: Sequence[Passage]) -> str | None:
     return f"USD {scale}" if scale else None
 
 
-_SELF_SCALED = re.compile(r"[*/]\s*(?:1[_,]?000(?:[_,]?000)*(?:\.0*)?|1(?:\.0)?e\+?[369])(?![\d.])", re.I)
-
-
-def _rescale(value: float, variables: Sequence[ProgramVariable], formula: str, intent: QueryIntent,
-             passages: Sequence[Passage]) -> tuple[float, ScaleConversion | None]:
-    """Convert an amount computed in the scale its passages print (millions) to the one the question asks for
-    (billions). Only when every figure comes from passages printed in the same scale, the model did not
-    convert itself (no * or / by 1,000 …), and the result is an amount, not a ratio: doubling every figure
-    doubles the result (a sum, a difference, one figure), where a ratio would stay the same."""
-    asked = (intent.unit_hint or "").removeprefix("USD ")
-    if asked not in SCALE_FACTORS or not variables or _SELF_SCALED.search(formula):
-        return value, None
-    scales = {printed_scale(passages[v.passage_id - 1].prompt_text()) if 1 <= v.passage_id <= len(passages)
-              else None for v in variables}
-    if len(scales) != 1 or None in scales or asked in scales:
-        return value, None
-    (printed,) = scales
-    assert printed is not None
-    doubled, _ = build_program([replace(v, value=2 * v.value) for v in variables], formula)
-    try:
-        twice = run_program(extract_program(doubled)).value
-    except (ProgramRejected, ProgramFailed):
-        return value, None
-    if isinstance(twice, bool) or not isinstance(twice, (int, float)) or abs(twice - 2 * value) > 1e-9 * max(1.0, abs(value)):
-        return value, None
-    factor = SCALE_FACTORS[printed] / SCALE_FACTORS[asked]
-    return value * factor, ScaleConversion(printed, asked, factor, value)
-
-
 def format_value(value: float, unit: str | None, decimals: int | None) -> str:
     if unit == "percent":
         return f"{value:.{2 if decimals is None else decimals}f}%"
@@ -202,12 +145,14 @@ def _citations(ids: Sequence[int], passages: Sequence[Passage]) -> tuple[Citatio
 
 
 def answer_question(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,
-                    settings: AnswerSettings, prompts: PromptSettings, *,
+                    settings: AnswerSettings, prompts: PromptSettings, *, facts: Sequence[FactLine] = (),
                     cancel: Callable[[], bool] | None = None) -> tuple[AnswerResult, LlmCall]:
-    """Answer from the curated passages; raises :class:`engine.errors.Cancelled` when ``cancel`` fires."""
+    """Answer from the curated passages, with ``facts`` (the statement facts they print) listed after them;
+    raises :class:`engine.errors.Cancelled` when ``cancel`` fires."""
+    block = render_fact_lines(facts)
     if intent.numeric and settings.numeric_mode == "pot":
-        return _answer_program(question, intent, passages, chat, settings, prompts, cancel)
-    return _answer_text(question, passages, chat, settings, prompts, cancel)
+        return _answer_program(question, intent, passages, block, chat, settings, prompts, cancel)
+    return _answer_text(question, passages, block, chat, settings, prompts, cancel)
 
 
 _NAME = re.compile(r"[^a-z0-9_]")
@@ -257,37 +202,17 @@ def build_program(variables: Sequence[ProgramVariable], formula: str) -> tuple[s
 _FORMULA_WORDS = frozenset({"round", "abs", "min", "max", "sum"})
 
 
-# A closing "* 100" (possibly inside the outermost parentheses or a round(…, n)), as in
-# "(cfo / current_liabilities) * 100".
-_TIMES_100 = re.compile(r"\s*\*\s*100(?:\.0+)?(?=\s*\)*\s*$|\s*,\s*\d+\s*\)\s*$)")
-
-
-def _lookup_variable(intent: QueryIntent, variables: Sequence[ProgramVariable], program: str,
-                     renames: dict[str, str]) -> str | None:
-    """For a question that asks for one reported figure (one metric, one fiscal year, no comparison or
-    calculation) answered by a formula over several figures (a change, a sum): the one variable that names
-    the asked year, whose figure is the answer; else None. A formula over one figure (``-capex``) is kept."""
-    if intent.comparison or intent.needs_calculation or len(intent.metrics) != 1 or len(intent.fiscal_years) != 1:
-        return None
-    expr = program.rstrip().rsplit("return ", 1)[-1]
-    used = set(re.findall(r"[A-Za-z_]\w*", expr)) & set(renames.values())
-    if len(used) < 2:
-        return None
-    year = str(intent.fiscal_years[0])
-    named = [v.name for v in variables if year in f"{v.name} {v.label}"]
-    return named[0] if len(named) == 1 else None
-
-
-def _run(program: str, settings: AnswerSettings) -> Any:
+def run_answer_program(program: str, settings: AnswerSettings) -> EvalResult:
+    """Run an answer's program in the restricted evaluator under the settings' limits."""
     return run_program(extract_program(program), max_steps=settings.program_max_steps,
                        timeout_s=settings.program_timeout_s, max_int_bits=settings.program_max_int_bits,
                        max_seq_len=settings.program_max_seq_len)
 
 
-def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,
+def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passage], facts: str, chat: ChatModel,
                     settings: AnswerSettings, prompts: PromptSettings,
                     cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
-    messages = evidence_messages(prompt("answer_program", prompts), question, passages, prompts)
+    messages = evidence_messages(prompt("answer_program", prompts), question, passages, prompts, facts)
     res, call = call_llm(chat, "answer (program of thought)", messages,
                          program_schema(len(passages), settings.max_variables), settings.max_tokens, cancel)
     if res is None:
@@ -297,22 +222,10 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
     if res.data["insufficient"] or not variables or not formula:
         return AnswerResult("not_answerable", NOT_ANSWERABLE, method="pot",
                             reason="the model found the figures missing from the curated passages"), call
-    program, renames = build_program(variables, formula)
+    program, _ = build_program(variables, formula)
     named = program_variables(variables)
-    lookup = _lookup_variable(intent, variables, program, renames)
-    notes: list[str] = []
-    if lookup is not None:
-        notes.append(f"the question asks for one reported figure; the model's formula `{formula}` was replaced "
-                     f"by the figure for the asked year, `{renames[lookup]}`")
-        formula = lookup
-        program, _ = build_program(variables, formula)
-    elif intent.unit_hint == "ratio" and _TIMES_100.search(formula):
-        # A ratio (current ratio, turnover) is not a percentage: the model's closing "* 100" is dropped.
-        notes.append(f"a ratio is not a percentage: the model's `* 100` was dropped from `{formula}`")
-        formula = _TIMES_100.sub("", formula)
-        program, _ = build_program(variables, formula)
     try:
-        result = _run(program, settings)
+        result = run_answer_program(program, settings)
     except (ProgramRejected, ProgramFailed) as exc:
         kind = "rejected" if isinstance(exc, ProgramRejected) else "failed"
         return AnswerResult("failed", "", method="pot", program=program, variables=named,
@@ -333,24 +246,18 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
                                    "so they were recalled or made up; no answer is given"), call
     cited = {i for g in grounding for i in g.cited}
     unit = _unit(intent, passages)
-    value, scaled = _rescale(float(value), variables, formula, intent, passages)
-    notes += [f"figure {g.value:g} ({g.variable}) is not printed in passage [{g.cited[0]}]"
-              for g in grounding if not g.verified]
-    notes += [f"figure {g.value:g} ({g.variable}) is not on the row '{g.label}' of passage [{g.cited[0]}]: "
-              "check which row and column it was read from" for g in grounding if g.verified and g.on_row is False]
-    if scaled:
-        computed = replace(computed, scale=scaled)
-        notes.append(f"converted from {scaled.printed} as printed to {scaled.asked} as asked")
+    notes = [f"figure {g.value:g} ({g.variable}) is not printed in passage [{g.cited[0]}]"
+             for g in grounding if not g.verified]
     return AnswerResult(
-        "answered", format_value(value, unit, intent.decimals), value=value, unit=unit, method="pot",
+        "answered", format_value(float(value), unit, intent.decimals), value=value, unit=unit, method="pot",
         citations=_citations(sorted(cited), passages), program=program, variables=named, computed=computed,
         grounding=tuple(grounding), reason="; ".join(notes),
     ), call
 
 
-def _answer_text(question: str, passages: Sequence[Passage], chat: ChatModel, settings: AnswerSettings,
+def _answer_text(question: str, passages: Sequence[Passage], facts: str, chat: ChatModel, settings: AnswerSettings,
                  prompts: PromptSettings, cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
-    messages = evidence_messages(prompt("answer_text", prompts), question, passages, prompts)
+    messages = evidence_messages(prompt("answer_text", prompts), question, passages, prompts, facts)
     res, call = call_llm(chat, "answer (chain of thought)", messages, text_schema(len(passages)), settings.max_tokens,
                          cancel)
     if res is None:

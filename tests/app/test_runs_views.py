@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+from PySide6.QtCore import QUrl
 from PySide6.QtGui import QImage
 
 from engine.store import Library
@@ -33,8 +34,6 @@ def test_history_reopens_a_run_into_every_inspect_tab(make_window, app_home, dem
     text = iv.answer.toPlainText()
     assert "Program" in text and answer.program.splitlines()[0] in text
     assert "Grounding" in text and ("✓ found" in text) == any(g.verified for g in answer.grounding)
-    # the scripted model read its figure off the row it named, and the Answer tab says so
-    assert answer.grounding[0].on_row is True and f"✓ {answer.grounding[0].label}" in text
     # the raw tab holds the prompts and raw model outputs
     raw = iv.raw_model
     cur_row = next(i for i, e in enumerate(events) if e.stage == "curation")
@@ -281,6 +280,19 @@ def test_a_question_the_facts_answer_needs_no_chat_model(make_window, app_home, 
     run = read_run(Library(app_home), blocker.args[0])
     assert run.status == "answered" and run.answer.method == "facts" and run.cost.llm_calls == 0
     assert "Answered" in ask.answer_view.toPlainText()
+    # Inspect › Answer: every input with its row, period and printed value; a click shows its cell on its page
+    inputs = run.answer.inputs
+    assert len(inputs) == 3 and all(i.fact_id for i in inputs)  # cost of revenue, inventories at two year ends
+    text = window.inspect_view.answer.toPlainText()
+    assert "Inputs: each read from a statement cell" in text
+    assert all(i.printed in text and i.period in text for i in inputs)
+    window.inspect_view.answer.anchorClicked.emit(QUrl(f"fact:{inputs[1].fact_id}"))
+    viewer = window.viewer
+    assert window.viewer_dock.isVisible() and viewer.fact.id == inputs[1].fact_id
+    assert viewer.page_no == inputs[1].page
+    # the cell's box on a rendered PDF page, its characters in an HTML filing's page text
+    assert (viewer.highlight_rect() if viewer.mode == "pdf" else viewer.highlight_range()) is not None
+    assert inputs[1].printed in viewer.match_label.text()
     with qtbot.waitSignal(ask.ask_failed, timeout=60_000) as failed:
         ask.ask("Why did margins change?")
     assert "not installed" in failed.args[0]

@@ -28,6 +28,8 @@ def purpose_of(messages) -> str:  # noqa: ANN001
         return "curation"
     if "with a small program" in task:
         return "program"
+    if "with a formula over the numbered facts" in task:
+        return "formula"
     return "text"
 
 

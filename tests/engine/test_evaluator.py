@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import re
 import time
 from pathlib import Path
@@ -281,7 +279,6 @@ def test_module_never_calls_exec_or_eval() -> None:
 
 def test_built_program_resolves_names_cut_by_the_grammar() -> None:
     from engine.answer.generate import build_program
-
     from engine.records import ProgramVariable
 
     variables = [ProgramVariable("capex_2018_purchases_of_property_plant", 1577.0, 2, "Purchases of PP&E, 2018"),
@@ -297,79 +294,3 @@ def test_built_program_resolves_names_cut_by_the_grammar() -> None:
         run_program(extract_program(program))
 
 
-def test_amounts_are_converted_to_the_scale_the_question_asks_for():
-    """Figures printed in millions, question asked in billions: an amount (one figure, a sum, a difference)
-    is converted; a ratio, a formula that already divides by 1,000, or passages of mixed scale are not."""
-    from engine.answer.generate import _rescale, printed_scale
-    from engine.intent import parse_intent
-    from engine.records import Chunk, Passage, ProgramVariable
-
-    def passage(text: str, context: str = "") -> Passage:
-        return Passage(Chunk(1, 1, "ACME_2021_10K", 3, 0, len(text), "table", text, context), "ACME 10-K 2021")
-
-    assert printed_scale("(In millions, except per share amounts)") == "millions"
-    assert printed_scale("(Dollars in thousands)") == "thousands"
-    assert printed_scale("Revenue grew 5% to $3.1 billion.") is None
-
-    millions = passage("Net sales  24,306  22,100\nCost of sales  14,000  13,000", "(Millions)  2021  2020")
-    thousands = passage("Net sales  24,306,000", "(In thousands)")
-    intent = parse_intent("What were Acme's FY2021 net sales in USD billions?")
-    sales = ProgramVariable("net_sales", 24306, 1, "Net sales 2021")
-    cost = ProgramVariable("cost", 14000, 1, "Cost of sales 2021")
-
-    value, scaled = _rescale(24306.0, [sales], "net_sales", intent, [millions])
-    assert value == pytest.approx(24.306) and scaled.printed == "millions" and scaled.asked == "billions"
-    value, scaled = _rescale(10306.0, [sales, cost], "net_sales - cost", intent, [millions])
-    assert value == pytest.approx(10.306) and scaled is not None
-    assert _rescale(24.306, [sales], "net_sales / 1000", intent, [millions]) == (24.306, None)
-    ratio = 24306 / 14000
-    assert _rescale(ratio, [sales, cost], "net_sales / cost", intent, [millions]) == (ratio, None)
-    assert _rescale(24306.0, [sales, replace(cost, passage_id=2)], "net_sales + cost", intent,
-                    [millions, thousands])[1] is None
-    asked_millions = parse_intent("What were Acme's FY2021 net sales in USD millions?")
-    assert _rescale(24306.0, [sales], "net_sales", asked_millions, [millions]) == (24306.0, None)
-
-
-def test_a_figure_is_checked_against_the_row_the_model_names():
-    """The model copies the row's label before the figure; the figure must be printed on a row of that label
-    (either column, sign and a factor of 1,000 allowed). A label in the model's own words cannot be checked."""
-    from engine.answer.generate import on_row
-
-    table = ("(Millions)  2018  2017\n"
-             "Property, plant and equipment — net  8,738  8,866\n"
-             "Proceeds from sale of PP&E and other assets  262  49\n"
-             "Purchases of property, plant and equipment (PP&E)  $  (1,577) $  (1,373)")
-    assert on_row(8738, "Property, plant and equipment — net", table) is True
-    assert on_row(8866, "property, plant and equipment - net", table) is True  # the other column, case, dash
-    assert on_row(262, "Property, plant and equipment — net", table) is False  # read off the next row
-    assert on_row(-1577, "Purchases of property, plant and equipment", table) is True  # label cut short
-    assert on_row(1.577, "Purchases of property, plant and equipment (PP&E)", table) is True  # in billions
-    assert on_row(262, "line item", table) is None
-    assert on_row(262, "net", table) is None  # one word names no row
-
-
-def test_an_answer_read_off_another_row_says_so():
-    """Through the answer step: the figure is printed in the passage (grounded) but not on the row the model
-    named, so the answer carries a note telling the analyst to check the row and column."""
-    from engine.answer.generate import answer_question, program_schema
-    from engine.intent import parse_intent
-    from engine.records import Chunk, Passage
-    from engine.settings import AnswerSettings, PromptSettings
-    from tests.engine.scripted import ScriptedChat
-
-    assert "label" in program_schema(2)["properties"]["variables"]["items"]["required"]
-    text = ("(Millions)  2018  2017\nProperty, plant and equipment — net  8,738  8,866\n"
-            "Proceeds from sale of PP&E and other assets  262  49")
-    passage = Passage(Chunk(1, 1, "ACME_2018_10K", 57, 0, len(text), "table", text, ""), "ACME 10-K 2018")
-    intent = parse_intent("What was Acme's year end FY2018 net PP&E in USD millions?")
-
-    def model(value: float):
-        return ScriptedChat(lambda purpose, messages, n: {
-            "variables": [{"name": "ppe_2018", "passage_id": 1, "label": "Property, plant and equipment — net",
-                           "value": value}], "formula": "ppe_2018", "insufficient": False})
-
-    wrong, _ = answer_question(intent.question, intent, [passage], model(262), AnswerSettings(), PromptSettings())
-    assert wrong.status == "answered" and wrong.grounding[0].verified and wrong.grounding[0].on_row is False
-    assert "not on the row 'Property, plant and equipment — net' of passage [1]" in wrong.reason
-    right, _ = answer_question(intent.question, intent, [passage], model(8738), AnswerSettings(), PromptSettings())
-    assert right.grounding[0].on_row is True and "not on the row" not in right.reason

@@ -27,7 +27,6 @@ from tests.engine.scripted import ScriptedChat, garbage
 PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)\n<<<\n(.*?)\n>>>", re.S)
 
 
-
 @pytest.fixture()
 def ingested_demo(ingested_demo):  # noqa: ANN001, ANN201
     """These tests are of the model-written answer path (figures read from passages by the model, the path of
@@ -495,72 +494,3 @@ def test_a_figure_printed_in_no_passage_is_never_an_answer(ingested_demo, demo_t
     assert run.status == "answered" and run.answer.grounding[0].found_in
 
 
-def test_an_amount_asked_in_billions_is_converted_from_the_printed_millions(ingested_demo, demo_truth, embedder):
-    library, settings, _ = ingested_demo
-    fact = revenue_fact(demo_truth, "2023")
-    run = build_pipeline(settings, library, Models(embedder, revenue_reader(fact))).run(
-        f"What was {fact['company']}'s total revenue in fiscal 2023, in USD billions?")
-    assert run.status == "answered" and run.answer.unit == "USD billions"
-    assert run.answer.value == pytest.approx(fact["value"] / 1000)
-    assert run.answer.computed.scale.printed == "millions"
-    assert "converted from millions as printed to billions as asked" in run.answer.reason
-    assert all(g.verified for g in run.answer.grounding)  # the figure itself is the printed one
-
-
-def test_a_one_figure_question_answered_with_a_change_gets_the_asked_years_figure(ingested_demo, demo_truth, embedder):
-    """"What was X's revenue in 2023?" answered by the model with the 2022→2023 change: the asked year's
-    figure is the answer, and the answer says the formula was replaced."""
-    library, settings, _ = ingested_demo
-    from engine.demo_corpus import format_amount
-
-    fact = revenue_fact(demo_truth, "2023")
-    prior = next(f for f in demo_truth if f["doc_name"] == fact["doc_name"] and f["metric"] == "Total revenue"
-                 and f["fiscal_year_column"] == "2022")
-
-    def script(purpose, messages, n):  # noqa: ANN001
-        pid = passage_with(messages, fact["company"], format_amount(fact["value"]))
-        if purpose == "curation":
-            return {"relevant_ids": [pid], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return {"variables": [
-            {"name": "revenue_2023", "value": int(fact["value"]), "passage_id": pid, "label": "Total revenue"},
-            {"name": "revenue_2022", "value": int(prior["value"]), "passage_id": pid, "label": "Total revenue"}],
-            "formula": "(revenue_2023 - revenue_2022) / revenue_2022 * 100", "insufficient": False}
-
-    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
-        f"What was {fact['company']}'s total revenue in fiscal 2023?")
-    assert run.status == "answered" and run.answer.value == fact["value"]
-    assert "was replaced by the figure for the asked year, `revenue_2023`" in run.answer.reason
-    assert run.answer.program.rstrip().endswith("return revenue_2023")
-
-    growth = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
-        f"By what percent did {fact['company']}'s total revenue grow from fiscal 2022 to fiscal 2023?")
-    assert growth.answer.value == pytest.approx((fact["value"] - prior["value"]) / prior["value"] * 100)
-    assert "replaced" not in growth.answer.reason
-
-
-def test_a_ratio_is_not_multiplied_by_100(ingested_demo, demo_truth, embedder):
-    library, settings, _ = ingested_demo
-    from engine.demo_corpus import format_amount
-
-    def fact_of(metric: str) -> dict:
-        return next(f for f in demo_truth if f["form"] == "10-K" and f["period"] == "2023" and f["metric"] == metric
-                    and f["fiscal_year_column"] == "2023")
-
-    assets, liabilities = fact_of("Total current assets"), fact_of("Total current liabilities")
-
-    def script(purpose, messages, n):  # noqa: ANN001
-        pid = passage_with(messages, assets["company"], format_amount(assets["value"]))
-        assert pid is not None, "the balance sheet was not retrieved"
-        if purpose == "curation":
-            return {"relevant_ids": [pid], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return {"variables": [
-            {"name": "ca", "value": assets["value"], "passage_id": pid, "label": "Total current assets 2023"},
-            {"name": "cl", "value": liabilities["value"], "passage_id": pid, "label": "Total current liabilities 2023"}],
-            "formula": "round(ca / cl * 100, 2)", "insufficient": False}
-
-    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
-        f"What was {assets['company']}'s current ratio in fiscal 2023?")
-    assert run.status == "answered" and run.answer.unit == "ratio"
-    assert run.answer.value == round(assets["value"] / liabilities["value"], 2)
-    assert "a ratio is not a percentage" in run.answer.reason
-    assert run.answer.program.rstrip().endswith("return round(ca / cl, 2)")

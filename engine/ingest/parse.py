@@ -19,7 +19,7 @@ from engine.settings import ChunkingSettings, IngestSettings
 PARSER_VERSION = "pdf-rows-1/html-2/chunk-2"  # html-2: inline XBRL headers are not page text
 # The statement-fact reader's version, apart from the parser's: a new one re-reads facts (``filinglens reindex``)
 # without invalidating chunks and their indexes.
-FACTS_VERSION = "facts-3"
+FACTS_VERSION = "facts-4"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 

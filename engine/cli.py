@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.console import configure_console
 from engine.errors import ConfigError, EngineError
 from engine.records import StageTrace
 from engine.settings import Settings, load_preset
@@ -242,9 +243,16 @@ def cmd_models(args: argparse.Namespace) -> int:
         bar.close()
         print(f"installed {args.name} at {path}")
         return 0
-    for status in registry.list_models(home):
-        print(status)
-    return 0
+    verify = args.models_cmd == "verify"
+    problems = 0
+    for st in registry.list_models(home, verify=verify):
+        state = ("verified" if st.verified else "UNVERIFIED") if st.installed else (
+            "not installed" + ("" if st.parts_available else "; its packages are missing"))
+        problems += bool(verify and st.installed and not st.verified and "mismatch" in st.note)
+        size = f", {st.size >> 20} MB" if st.size is not None else ""
+        print(f"{st.name:20s} {state}{size}  {st.path or ''}\n{'':20s} {st.description}"
+              + (f"\n{'':20s} {st.note}" if st.note and (st.installed or not st.verified) else ""))
+    return 1 if problems else 0
 
 
 def _explain(traces: Sequence[StageTrace]) -> None:
@@ -545,7 +553,8 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     p = argparse.ArgumentParser(prog="filinglens", description="Offline question answering over SEC filings.")
     p.add_argument("--home", type=Path, help="library folder (default: $FILINGLENS_HOME or the user data dir)")
     p.add_argument("--preset", default="default", help="settings preset name or JSON file")
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="-v: progress notes and libraries' warnings; -vv: debug lines")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     s = sub.add_parser("ingest", help="add PDF/HTML filings or folders (LOFin layout) to the library")
@@ -597,7 +606,8 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     m = msub.add_parser("install")
     m.add_argument("name")
     m.add_argument("--allow-unverified", action="store_true")
-    msub.add_parser("list")
+    msub.add_parser("list", help="the model packs, installed or not (hashes as recorded; nothing is read)")
+    msub.add_parser("verify", help="read every installed model file again and check its sha256")
     s.set_defaults(func=cmd_models)
 
     s = sub.add_parser("ask", help="answer a question from the library with page-level evidence")
@@ -677,7 +687,7 @@ def main(argv: list[str] | None = None, extra_commands: Sequence[Command] = ()) 
     if extra and not getattr(args, "passes_options", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    configure_console(args.verbose)
     try:
         return int(args.func(args) or 0)
     except EngineError as exc:

@@ -18,6 +18,8 @@ class FilingIdentity:
     period: str | None = None  # "2022", "2023Q2", or a date for 8-Ks
     period_end: str | None = None  # ISO date of the fiscal period end when the cover page states it
     fiscal_year: int | None = None
+    cik: str | None = None  # SEC Central Index Key, ten digits ("0000066740"), where the filing states it
+    fiscal_year_end: str | None = None  # month and day the fiscal year ends, XBRL style: "--12-31"
 
     @property
     def company_key(self) -> str:

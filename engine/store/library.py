@@ -96,13 +96,13 @@ class Library:
                 self.conn.execute("DELETE FROM filings WHERE id=?", (replaces,))
             cur = self.conn.execute(
                 """INSERT INTO filings(sha256, path, doc_name, issuer_key, registrant, ticker, form, period, period_end,
-                   fiscal_year, n_pages, n_chunks, image_only_pages, summary, lofin_summary, parser_version, bytes,
-                   ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   fiscal_year, cik, fiscal_year_end, n_pages, n_chunks, image_only_pages, summary, lofin_summary,
+                   parser_version, bytes, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     parsed.sha256, parsed.path, ident.doc_name, ident.issuer_key, ident.registrant, ident.ticker,
-                    ident.form, ident.period, ident.period_end, ident.fiscal_year, len(parsed.pages),
-                    len(parsed.chunks), json.dumps(list(parsed.image_only_pages)), parsed.summary,
-                    parsed.lofin_summary, parsed.parser_version, parsed.bytes, _now(),
+                    ident.form, ident.period, ident.period_end, ident.fiscal_year, ident.cik, ident.fiscal_year_end,
+                    len(parsed.pages), len(parsed.chunks), json.dumps(list(parsed.image_only_pages)),
+                    parsed.summary, parsed.lofin_summary, parsed.parser_version, parsed.bytes, _now(),
                 ),
             )
             filing_id = cur.lastrowid
@@ -327,6 +327,7 @@ def _identity(row: sqlite3.Row) -> FilingIdentity:
     return FilingIdentity(
         doc_name=row["doc_name"], issuer_key=row["issuer_key"], registrant=row["registrant"], ticker=row["ticker"],
         form=row["form"], period=row["period"], period_end=row["period_end"], fiscal_year=row["fiscal_year"],
+        cik=row["cik"], fiscal_year_end=row["fiscal_year_end"],
     )
 
 

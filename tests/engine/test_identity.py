@@ -1,8 +1,10 @@
-"""Library-level identity: each filing's CIK and fiscal-year end as it states them. Real PDFs and iXBRL HTML written
-at test time, ingested through the real ingest path into real SQLite."""
+"""Library-level identity: a registrant's ticker, CIK and fiscal-year end, stated by one of its filings, are every
+filing's. Real PDFs and iXBRL HTML written at test time, ingested through the real ingest path into real SQLite."""
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from pathlib import Path
 
 import pymupdf
@@ -10,8 +12,10 @@ import pytest
 
 from engine.ingest import ingest
 from engine.ingest.identity import month_day, parse_cover
+from engine.records import FilingIdentity
 from engine.settings import Settings
-from engine.store import Library
+from engine.store import Library, migrations
+from engine.store.registrants import build_view
 
 CIK_3M = "0000066740"
 
@@ -71,6 +75,15 @@ def write_ixbrl_10q(path: Path, *, cik_in_dei: bool = True) -> Path:
     return path
 
 
+def write_3m_pair(folder: Path) -> Path:
+    """3M's 2017 10-K (no trading symbol on its cover) and 2019 10-K (MMM) in the LOFin layout."""
+    write_cover_pdf(folder / "3M" / "10-K" / "3M_2017_10K.pdf", name="3M COMPANY", form="10-K",
+                    period_text="December 31, 2017")
+    write_cover_pdf(folder / "3M" / "10-K" / "3M_2019_10K.pdf", name="3M COMPANY", form="10-K",
+                    period_text="December 31, 2019", ticker="MMM")
+    return folder
+
+
 def ingested(tmp_path: Path, *paths: Path) -> Library:
     home = tmp_path / "lib"
     library = Library(home)
@@ -81,6 +94,43 @@ def ingested(tmp_path: Path, *paths: Path) -> Library:
 
 def by_doc(library: Library) -> dict:
     return {f.identity.doc_name: f for f in library.filings()}
+
+
+def test_a_ticker_stated_by_a_later_10k_is_the_earlier_10ks_too(tmp_path):
+    library = ingested(tmp_path, write_3m_pair(tmp_path / "filings"))
+    filings = by_doc(library)
+    old, new = filings["3M_2017_10K"], filings["3M_2019_10K"]
+    assert new.identity.ticker == "MMM" and new.inherited == ()
+    assert old.identity.ticker == "MMM" and old.inherited_from("ticker") == "3M_2019_10K"
+    # each 10-K states its own fiscal-year end ("For the fiscal year ended December 31, ...")
+    assert old.identity.fiscal_year_end == new.identity.fiscal_year_end == "--12-31"
+    assert old.inherited_from("fiscal_year_end") is None
+    # the 2017 filing's own row is what its cover states: the shared value is computed when read
+    assert library.conn.execute("SELECT ticker FROM filings WHERE id=?", (old.id,)).fetchone()[0] is None
+    (registrant,) = library.registrants()
+    assert (registrant.key, registrant.ticker, registrant.fiscal_year_end) == ("3M", "MMM", "--12-31")
+    assert set(registrant.filing_ids) == {old.id, new.id} and registrant.names == ("3M COMPANY",)
+    assert library.filing(old.id).identity.ticker == library.filing_by_doc_name("3M_2017_10K").identity.ticker == "MMM"
+
+    # the view cannot go stale: without the filing that states it, no filing has the ticker
+    library.remove_filings([new.id])
+    assert library.filing(old.id).identity.ticker is None and library.filing(old.id).inherited == ()
+
+
+def test_cik_and_fiscal_year_end_from_ixbrl_dei_tags_are_shared_with_pdfs(tmp_path):
+    folder = write_3m_pair(tmp_path / "filings")
+    write_ixbrl_10q(folder / "3M" / "10-Q" / "3M_2020Q1_10Q.htm")
+    library = ingested(tmp_path, folder)
+    filings = by_doc(library)
+    quarter = filings["3M_2020Q1_10Q"]
+    assert (quarter.identity.cik, quarter.identity.fiscal_year_end, quarter.identity.ticker) == (CIK_3M, "--12-31",
+                                                                                              "MMM")
+    assert quarter.inherited == ()  # all three stated by the filing itself (dei tags)
+    old = filings["3M_2017_10K"]
+    assert old.identity.cik == CIK_3M and old.inherited_from("cik") == "3M_2020Q1_10Q"
+    assert old.inherited_from("ticker") == "3M_2020Q1_10Q"  # the most recent filing stating a ticker
+    (registrant,) = library.registrants()
+    assert registrant.key == CIK_3M and registrant.cik == CIK_3M and len(registrant.filing_ids) == 3
 
 
 def test_each_filing_stores_the_cik_and_fiscal_year_end_it_states(tmp_path):
@@ -123,3 +173,90 @@ def test_month_day_accepts_the_ways_a_fiscal_year_end_is_written():
     assert [month_day(t) for t in ("--09-28", "0928", "September 28", "Sept. 28", "Feb 29")] == [
         "--09-28", "--09-28", "--09-28", "--09-28", "--02-29"]
     assert [month_day(t) for t in ("--02-30", "1332", "Smarch 3", "")] == [None, None, None, None]
+
+
+def test_an_old_library_gains_the_columns_and_10k_fiscal_year_ends(tmp_path, monkeypatch):
+    """A library written before m005 (rows as the older release stored them) opens with the new columns: a 10-K's
+    fiscal-year end filled from its period end, no CIK, and the registrant view sharing both."""
+    home = tmp_path / "old"
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "MIGRATIONS", [s for s in migrations.MIGRATIONS if s[0] <= 4])
+        Library(home).close()
+    conn = sqlite3.connect(home / "library.sqlite3")
+    assert "cik" not in {r[1] for r in conn.execute("PRAGMA table_info(filings)")}
+    rows = [("a" * 64, "3M_2017_10K", "3M", None, "10-K", "2017", "2017-12-31", 2017),
+            ("b" * 64, "3M_2019Q1_10Q", "3M", "MMM", "10-Q", "2019Q1", "2019-03-31", 2019)]
+    conn.executemany(
+        "INSERT INTO filings(sha256, path, doc_name, issuer_key, registrant, ticker, form, period, period_end, "
+        "fiscal_year, n_pages, n_chunks, summary, parser_version, bytes, ingested_at) "
+        "VALUES (?, '/x.pdf', ?, ?, '3M COMPANY', ?, ?, ?, ?, ?, 0, 0, '', 'pdf-rows-1/html-2/chunk-2', 1, '')",
+        rows)
+    conn.commit()
+    conn.close()
+
+    library = Library(home)
+    assert library.migrations_applied == ["m005_registrant_identity"]
+    stored = dict(library.conn.execute("SELECT doc_name, fiscal_year_end FROM filings").fetchall())
+    assert stored == {"3M_2017_10K": "--12-31", "3M_2019Q1_10Q": None}  # a 10-Q's period end is no year end
+    assert library.conn.execute("SELECT COUNT(*) FROM filings WHERE cik IS NOT NULL").fetchone()[0] == 0
+    filings = by_doc(library)
+    assert filings["3M_2017_10K"].identity.ticker == "MMM"
+    assert filings["3M_2017_10K"].inherited_from("ticker") == "3M_2019Q1_10Q"
+    assert filings["3M_2019Q1_10Q"].identity.fiscal_year_end == "--12-31"
+    assert filings["3M_2019Q1_10Q"].inherited_from("fiscal_year_end") == "3M_2017_10K"
+
+
+def _ident(doc: str, year: int, **kw: str) -> FilingIdentity:
+    return FilingIdentity(doc_name=doc, form="10-K", period=str(year), fiscal_year=year,
+                          period_end=f"{year}-12-31", **kw)
+
+
+def test_conflicting_stated_values_keep_their_own_and_are_logged(tmp_path, caplog):
+    view = build_view({
+        1: _ident("FB_2017_10K", 2017, issuer_key="META", registrant="Facebook, Inc."),
+        2: _ident("FB_2020_10K", 2020, issuer_key="META", registrant="Facebook, Inc.", ticker="FB"),
+        3: _ident("META_2022_10K", 2022, issuer_key="META", registrant="Meta Platforms, Inc.", ticker="META"),
+    })
+    (registrant,) = view.registrants
+    assert registrant.ticker == "META" and registrant.conflicts == (
+        "ticker: META (META_2022_10K), FB (FB_2020_10K)",)
+    assert [view.by_filing[i].ticker for i in (1, 2, 3)] == ["META"] * 3
+
+    # through the library: the filing stating FB keeps FB, the one stating none gets the most recent (META)
+    folder = tmp_path / "filings" / "META" / "10-K"
+    write_cover_pdf(folder / "META_2017_10K.pdf", name="Facebook, Inc.", form="10-K", period_text="December 31, 2017")
+    write_cover_pdf(folder / "META_2020_10K.pdf", name="Facebook, Inc.", form="10-K", period_text="December 31, 2020",
+                    ticker="FB")
+    write_cover_pdf(folder / "META_2022_10K.pdf", name="Meta Platforms, Inc.", form="10-K",
+                    period_text="December 31, 2022", ticker="META")
+    home = ingested(tmp_path, tmp_path / "filings").home
+    with caplog.at_level(logging.INFO, logger="engine.store.library"):
+        library = Library(home)  # a library opened afresh logs what it finds
+        tickers = {d: f.identity.ticker for d, f in by_doc(library).items()}
+        library.registrants()  # once per library, not on every read
+    assert tickers == {"META_2017_10K": "META", "META_2020_10K": "FB", "META_2022_10K": "META"}
+    logged = [r.getMessage() for r in caplog.records if "different values" in r.getMessage()]
+    assert len(logged) == 1 and "FB (META_2020_10K)" in logged[0]
+
+
+def test_two_ciks_are_two_registrants_even_under_one_company_key():
+    """Alphabet and Google Inc. filed under different CIKs; a folder holding both does not make them one."""
+    view = build_view({
+        1: _ident("GOOGL_2014_10K", 2014, issuer_key="GOOGL", cik="0001288776", ticker="GOOG"),
+        2: _ident("GOOGL_2016_10K", 2016, issuer_key="GOOGL", cik="0001652044"),
+        3: _ident("GOOGL_2018_10K", 2018, issuer_key="GOOGL"),
+    })
+    assert len(view.registrants) == 2
+    assert view.by_filing[1].cik == "0001288776" and view.by_filing[2].cik == "0001652044"
+    assert view.by_filing[3] is view.by_filing[2]  # a filing without a CIK joins the most recent one's
+    assert view.by_filing[2].ticker is None  # Google Inc.'s ticker is not Alphabet's
+
+
+def test_a_52_53_week_year_end_moving_by_days_is_no_conflict():
+    view = build_view({
+        1: _ident("BESTBUY_2018_10K", 2018, issuer_key="BESTBUY", fiscal_year_end="--02-03"),
+        2: _ident("BESTBUY_2019_10K", 2019, issuer_key="BESTBUY", fiscal_year_end="--02-02"),
+        3: _ident("BESTBUY_2023_10K", 2023, issuer_key="BESTBUY", fiscal_year_end="--01-28"),
+    })
+    (registrant,) = view.registrants
+    assert registrant.fiscal_year_end == "--01-28" and registrant.conflicts == ()

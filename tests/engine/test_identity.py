@@ -12,7 +12,10 @@ import pytest
 
 from engine.ingest import ingest
 from engine.ingest.identity import month_day, parse_cover
+from engine.intent import parse_intent
+from engine.pipeline import issuer_refs
 from engine.records import FilingIdentity
+from engine.search import MetadataFilter, filter_filings
 from engine.settings import Settings
 from engine.store import Library, migrations
 from engine.store.registrants import build_view
@@ -115,6 +118,27 @@ def test_a_ticker_stated_by_a_later_10k_is_the_earlier_10ks_too(tmp_path):
     # the view cannot go stale: without the filing that states it, no filing has the ticker
     library.remove_filings([new.id])
     assert library.filing(old.id).identity.ticker is None and library.filing(old.id).inherited == ()
+
+
+def test_filings_without_a_file_name_identity_join_by_registrant_name_and_the_intent_finds_them(tmp_path):
+    """Files not named <ISSUER>_<PERIOD>_<FORM>: the 2017 10-K has no issuer key and no ticker, so before the
+    registrant view it was a company of its own that "MMM" never named."""
+    folder = tmp_path / "downloads"
+    write_cover_pdf(folder / "annual-report-2017.pdf", name="3M COMPANY", form="10-K", period_text="December 31, 2017",
+                    body="Net sales were $31,657 million in 2017.")
+    write_cover_pdf(folder / "annual-report-2019.pdf", name="3M Company", form="10-K", period_text="December 31, 2019",
+                    ticker="MMM", body="Net sales were $32,136 million in 2019.")
+    library = ingested(tmp_path, folder)
+    own = library.conn.execute("SELECT issuer_key, ticker FROM filings WHERE doc_name='annual-report-2017'").fetchone()
+    assert tuple(own) == (None, None)
+    old = by_doc(library)["annual-report-2017"]
+    assert old.identity.ticker == "MMM" and old.identity.company_key == "MMM"
+
+    intent = parse_intent("What were MMM's net sales in FY2017?", issuer_refs(library))
+    assert intent.issuers == ("MMM",) and 2017 in intent.fiscal_years
+    # what retrieval and the statement facts restrict themselves to: the asked company's filings
+    assert old.id in {f.id for f in library.filings() if f.identity.company_key in intent.issuers}
+    assert old.id in (filter_filings(library, MetadataFilter(issuer="MMM")) or [])
 
 
 def test_cik_and_fiscal_year_end_from_ixbrl_dei_tags_are_shared_with_pdfs(tmp_path):

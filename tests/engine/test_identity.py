@@ -10,6 +10,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from engine.cli import main
 from engine.ingest import ingest
 from engine.ingest.identity import month_day, parse_cover
 from engine.intent import parse_intent
@@ -99,7 +100,7 @@ def by_doc(library: Library) -> dict:
     return {f.identity.doc_name: f for f in library.filings()}
 
 
-def test_a_ticker_stated_by_a_later_10k_is_the_earlier_10ks_too(tmp_path):
+def test_a_ticker_stated_by_a_later_10k_is_the_earlier_10ks_too(tmp_path, capsys):
     library = ingested(tmp_path, write_3m_pair(tmp_path / "filings"))
     filings = by_doc(library)
     old, new = filings["3M_2017_10K"], filings["3M_2019_10K"]
@@ -114,6 +115,9 @@ def test_a_ticker_stated_by_a_later_10k_is_the_earlier_10ks_too(tmp_path):
     assert (registrant.key, registrant.ticker, registrant.fiscal_year_end) == ("3M", "MMM", "--12-31")
     assert set(registrant.filing_ids) == {old.id, new.id} and registrant.names == ("3M COMPANY",)
     assert library.filing(old.id).identity.ticker == library.filing_by_doc_name("3M_2017_10K").identity.ticker == "MMM"
+    assert main(["--home", str(library.home), "library"]) == 0  # the CLI listing marks the shared ticker
+    listing = {line.split()[1]: line.split()[4] for line in capsys.readouterr().out.splitlines() if "_10K" in line}
+    assert listing == {"3M_2017_10K": "MMM*", "3M_2019_10K": "MMM"}
 
     # the view cannot go stale: without the filing that states it, no filing has the ticker
     library.remove_filings([new.id])

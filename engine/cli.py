@@ -160,11 +160,16 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 def cmd_library(args: argparse.Namespace) -> int:
     library = _library(_settings(args))
+    inherited = False
     for f in library.filings():
         i = f.identity
         flag = f"  [{len(f.image_only_pages)} image-only pages]" if f.image_only_pages else ""
-        print(f"{f.id:5d}  {i.doc_name:32s} {i.registrant or '?':40.40s} {i.ticker or '-':6s} {i.form or '?':8s} "
+        ticker = (i.ticker or "-") + ("*" if f.inherited_from("ticker") else "")
+        inherited = inherited or ticker.endswith("*")
+        print(f"{f.id:5d}  {i.doc_name:32s} {i.registrant or '?':40.40s} {ticker:7s} {i.form or '?':8s} "
               f"{i.period or '?':10s} {f.n_pages:4d} pages{flag}")
+    if inherited:
+        print("* the registrant's ticker, stated by another of its filings (this cover states none)")
     return 0
 
 

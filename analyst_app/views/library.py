@@ -34,7 +34,15 @@ from PySide6.QtWidgets import (
 )
 
 from analyst_app.context import AppContext
-from analyst_app.models import SORT_ROLE, Column, FilingTableModel, RecordTableModel, human_page, local_time
+from analyst_app.models import (
+    SORT_ROLE,
+    Column,
+    FilingTableModel,
+    RecordTableModel,
+    fiscal_year_end_text,
+    human_page,
+    local_time,
+)
 from analyst_app.views import hint_label
 from analyst_app.views.facts_grid import FactsGrid
 from analyst_app.views.train_dialog import TrainDialog
@@ -606,7 +614,15 @@ def dropped_paths(mime: Any) -> list[str]:
 
 def filing_html(f: Filing) -> str:
     i = f.identity
-    rows = [("Document", i.doc_name), ("Registrant", i.registrant), ("Issuer key", i.issuer_key), ("Ticker", i.ticker),
+
+    def shared(name: str, text: str | None) -> str | None:
+        """A registrant-level value: "MMM (from 3M_2019_10K)" when another filing of the registrant states it."""
+        source = f.inherited_from(name)
+        return f"{text} (from {source})" if text and source else text
+
+    rows = [("Document", i.doc_name), ("Registrant", i.registrant), ("Issuer key", i.issuer_key),
+            ("Ticker", shared("ticker", i.ticker)), ("CIK", shared("cik", i.cik)),
+            ("Fiscal-year end", shared("fiscal_year_end", fiscal_year_end_text(i.fiscal_year_end) or None)),
             ("Form", i.form), ("Period", i.period), ("Period end", i.period_end), ("Fiscal year", i.fiscal_year),
             ("Pages", f.n_pages), ("Chunks", f.n_chunks), ("File", f.path), ("SHA-256", f.sha256)]
     if f.image_only_pages:

@@ -36,7 +36,7 @@ def filing_title(f: Filing) -> str:
 
 def _match_notes(f: Filing, intent: QueryIntent, r: RetrievalSettings) -> tuple[float, list[str]]:
     i, boost, notes = f.identity, 0.0, []
-    if intent.issuers and i.issuer_key in intent.issuers:
+    if intent.issuers and i.company_key in intent.issuers:
         boost += r.issuer_boost
         notes.append("issuer matches")
     years = set(intent.fiscal_years)

@@ -25,10 +25,12 @@ from engine.records import (
     Filing,
     FilingIdentity,
     ParsedFiling,
+    Registrant,
     StatementFact,
     StoredFact,
 )
 from engine.store.migrations import apply_migrations
+from engine.store.registrants import RegistrantView, build_view
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,8 @@ class Library:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.migrations_applied = apply_migrations(self.conn)
+        self._view: tuple[int, RegistrantView] | None = None  # (generation, the registrants then)
+        self._conflicts_logged: set[tuple[str, str]] = set()
 
     @property
     def index_dir(self) -> Path:
@@ -96,13 +100,13 @@ class Library:
                 self.conn.execute("DELETE FROM filings WHERE id=?", (replaces,))
             cur = self.conn.execute(
                 """INSERT INTO filings(sha256, path, doc_name, issuer_key, registrant, ticker, form, period, period_end,
-                   fiscal_year, n_pages, n_chunks, image_only_pages, summary, lofin_summary, parser_version, bytes,
-                   ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   fiscal_year, cik, fiscal_year_end, n_pages, n_chunks, image_only_pages, summary, lofin_summary,
+                   parser_version, bytes, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     parsed.sha256, parsed.path, ident.doc_name, ident.issuer_key, ident.registrant, ident.ticker,
-                    ident.form, ident.period, ident.period_end, ident.fiscal_year, len(parsed.pages),
-                    len(parsed.chunks), json.dumps(list(parsed.image_only_pages)), parsed.summary,
-                    parsed.lofin_summary, parsed.parser_version, parsed.bytes, _now(),
+                    ident.form, ident.period, ident.period_end, ident.fiscal_year, ident.cik, ident.fiscal_year_end,
+                    len(parsed.pages), len(parsed.chunks), json.dumps(list(parsed.image_only_pages)),
+                    parsed.summary, parsed.lofin_summary, parsed.parser_version, parsed.bytes, _now(),
                 ),
             )
             filing_id = cur.lastrowid
@@ -209,6 +213,9 @@ class Library:
         self.conn.execute("UPDATE filings SET path=? WHERE id=?", (path, filing_id))
 
     def filings(self, ids: Sequence[int] | None = None) -> list[Filing]:
+        """Filings by id (all when ``ids`` is None), in id order, each with its registrant-level identity: the
+        ticker, CIK and fiscal-year end its own cover lacks are its registrant's (``Filing.inherited`` says
+        which, see :mod:`engine.store.registrants`)."""
         sql = "SELECT * FROM filings"
         args: tuple = ()
         if ids is not None:
@@ -216,7 +223,8 @@ class Library:
                 return []
             sql += f" WHERE id IN ({','.join('?' * len(ids))})"
             args = tuple(ids)
-        return [_filing(r) for r in self.conn.execute(sql + " ORDER BY id", args)]
+        view = self._registrant_view()
+        return [view.apply(_filing(r)) for r in self.conn.execute(sql + " ORDER BY id", args)]
 
     def filing(self, filing_id: int) -> Filing:
         found = self.filings([filing_id])
@@ -226,7 +234,29 @@ class Library:
 
     def filing_by_doc_name(self, doc_name: str) -> Filing | None:
         row = self.conn.execute("SELECT * FROM filings WHERE doc_name=? ORDER BY id LIMIT 1", (doc_name,)).fetchone()
-        return None if row is None else _filing(row)
+        return None if row is None else self._registrant_view().apply(_filing(row))
+
+    def registrants(self) -> list[Registrant]:
+        """The library's companies: each registrant's filings and the ticker, CIK and fiscal-year end they share."""
+        return list(self._registrant_view().registrants)
+
+    def _registrant_view(self) -> RegistrantView:
+        """The registrants as of the current generation (every change of filings moves it), computed once per
+        generation from the filings' own identity columns; new conflicting values are logged once."""
+        generation, cached = self.generation(), self._view
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        view = build_view({int(r["id"]): _identity(r) for r in self.conn.execute(
+            "SELECT id, doc_name, issuer_key, registrant, ticker, form, period, period_end, fiscal_year, cik, "
+            "fiscal_year_end FROM filings")})
+        for registrant in view.registrants:
+            for conflict in registrant.conflicts:
+                if (registrant.key, conflict) not in self._conflicts_logged:
+                    self._conflicts_logged.add((registrant.key, conflict))
+                    log.info("registrant %s: its filings state different values, each keeps its own (%s)",
+                             registrant.key, conflict)
+        self._view = (generation, view)
+        return view
 
     def filing_paths(self) -> dict[str, int]:
         return {r[0]: int(r[1]) for r in self.conn.execute("SELECT path, id FROM filings")}
@@ -327,6 +357,7 @@ def _identity(row: sqlite3.Row) -> FilingIdentity:
     return FilingIdentity(
         doc_name=row["doc_name"], issuer_key=row["issuer_key"], registrant=row["registrant"], ticker=row["ticker"],
         form=row["form"], period=row["period"], period_end=row["period_end"], fiscal_year=row["fiscal_year"],
+        cik=row["cik"], fiscal_year_end=row["fiscal_year_end"],
     )
 
 

@@ -138,11 +138,22 @@ END
 # A 10-Q's twelve-month column ending at a quarter's end is a trailing period, not a fiscal year.
 M004_TRAILING = "ALTER TABLE facts ADD COLUMN trailing INTEGER NOT NULL DEFAULT 0"
 
+# Library-level identity (engine.store.registrants): each filing's CIK and fiscal-year end ("--12-31") as it states
+# them. A 10-K stored before ends its fiscal year on its period end (its cover's "For the fiscal year ended ...", the
+# rule ingest applies); no CIK is filled here: an HTML filing's dei tags are read again on its next ingest.
+M005_REGISTRANT_IDENTITY = """
+ALTER TABLE filings ADD COLUMN cik TEXT;
+ALTER TABLE filings ADD COLUMN fiscal_year_end TEXT;
+UPDATE filings SET fiscal_year_end = '--' || substr(period_end, 6, 5)
+    WHERE form = '10-K' AND period_end GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'
+"""
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = [
     (1, "m001_initial", M001_INITIAL),
     (2, "m002_run_owner", M002_RUN_OWNER),
     (3, "m003_facts", M003_FACTS),
     (4, "m004_trailing_periods", M004_TRAILING),
+    (5, "m005_registrant_identity", M005_REGISTRANT_IDENTITY),
 ]
 
 

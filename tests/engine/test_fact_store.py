@@ -133,9 +133,10 @@ def test_a_library_from_before_facts_is_upgraded_and_its_facts_read(tmp_path: Pa
     library = Library(settings.home)
     ingest(library, [folder], settings)
     library.close()
-    # make it a library of the migrations before facts: drop what m003 added, forget it was applied
+    # make it a library of the migrations before facts: drop what m003 and later added, forget they were applied
     conn = sqlite3.connect(settings.home / "library.sqlite3")
     conn.executescript("DROP TABLE facts_fts; DROP TABLE facts; ALTER TABLE filings DROP COLUMN facts_version; "
+                       "ALTER TABLE filings DROP COLUMN cik; ALTER TABLE filings DROP COLUMN fiscal_year_end; "
                        "DELETE FROM schema_migrations WHERE version >= 3;")
     conn.close()
     library = Library(settings.home)

@@ -104,7 +104,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     settings = _settings(args)
     library = _library(settings)
     t0 = time.perf_counter()
-    bar = tqdm(total=0, desc="ingest", unit="file")
     failed: list[str] = []
 
     def on_event(ev) -> None:
@@ -114,6 +113,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             failed.append(f"  {ev.status:9s} {ev.path}: {ev.reason}")
 
     with _build_lock(library, "an ingest"):  # one writer at a time; a second ingest waits here
+        bar = tqdm(total=0, desc="ingest", unit="file")
         report = ingest(library, args.paths, settings, prune=not args.no_prune, on_event=on_event)
         bar.close()
         _refresh_facts(library, settings)

@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
 
 LEXICAL, SUMMARIES, CHUNK_VECTORS = "lexical", "filing-summaries", "chunk-vectors"
+CHECKPOINT_BATCHES = 80  # chunk-vector batches between checkpoints a killed build resumes from
 BUILD_HINT = "run `filinglens index build` (or wait for the running ingest to finish)"
 
 
@@ -444,7 +445,7 @@ def _chunk_vectors(build: Path, library: Library, settings: Settings, embedder: 
         cvec.add([c.id for c in chunks], embedder.embed_batch([c.indexed_text for c in chunks]))
         if progress:
             progress("chunk vectors", start + len(ids), len(todo))
-        if (start // batch) % 80 == 79:  # checkpoint: a killed build resumes from here
+        if (start // batch) % CHECKPOINT_BATCHES == CHECKPOINT_BATCHES - 1:  # a killed build resumes from here
             resume.mkdir(exist_ok=True)
             cvec.save(-1, folder=resume)
             write_atomic(resume / "filings.json", json.dumps({str(k): v for k, v in stamps.items()}).encode())

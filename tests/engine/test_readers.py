@@ -362,3 +362,45 @@ def test_two_ingests_and_five_readers_at_once(tmp_path, corpora, embedder):
     assert lock_is_free(home) and not leftover_builds(library.index_dir)
     final = open_indexes(library, settings, embedder)
     assert not final.status.behind and len(final.summaries) == 9
+
+
+def test_chunk_vectors_cancelled_or_killed_are_resumed_by_the_next_build(tmp_path, corpora, embedder, capsys):
+    library, settings = _library(tmp_path, [corpora["a"]], embedder)
+    settings = settings.with_overrides(retrieval={"chunk_vectors": True}, models={"embed_batch": 8})
+    total = library.count("chunks")
+    assert total > 24
+    # cancelled after two batches: published with the vectors done, marked incomplete
+    done: list[int] = []
+    report = sync_indexes(library, settings, embedder, progress=lambda s, d, t: done.append(d) if s == "chunk vectors"
+                          else None, cancel=lambda: len(done) >= 2)
+    assert not report.chunk_vectors_complete and report.chunk_vectors_added == total
+    partial = open_indexes(library, settings, embedder).chunk_vectors
+    assert partial is not None and len(partial) == 16
+    assert main(["--home", str(library.home), "index", "verify"]) == 1
+    assert "chunk vectors are incomplete" in capsys.readouterr().out
+
+    # killed after a checkpoint: the next build starts from the checkpoint, not from the published 16
+    code = textwrap.dedent(f"""
+        import os, signal
+        import engine.indexing as indexing
+        from engine.models.registry import load_embedder
+        from engine.settings import Settings
+        from engine.store import Library
+        indexing.CHECKPOINT_BATCHES = 1
+        settings = Settings(home={str(library.home)!r}).with_overrides(retrieval={{"chunk_vectors": True}},
+                                                                     models={{"embed_batch": 8}})
+        def progress(stage, done, total):
+            if stage == "chunk vectors" and done >= 16:  # one batch checkpointed (24 vectors), the next one not
+                os.kill(os.getpid(), signal.SIGKILL)
+        indexing.sync_indexes(Library(settings.home), settings, load_embedder(settings.models), progress=progress)
+    """)
+    killed = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(library.home), capture_output=True,
+                            text=True, timeout=300, check=False)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert (library.index_dir / ".resume" / "chunk-vectors.hnsw").exists() and lock_is_free(library.home)
+    assert len(open_indexes(library, settings, embedder).chunk_vectors) == 16  # readers: the published ones
+    report = sync_indexes(library, settings, embedder)
+    assert report.chunk_vectors_complete and report.chunk_vectors_added == total - 24
+    final = open_indexes(library, settings, embedder)
+    assert len(final.chunk_vectors) == total and not (library.index_dir / ".resume").exists()
+    assert main(["--home", str(library.home), "index", "verify"]) == 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from engine.indexing import chunk_vector_index, lexical_index, summary_index
+from engine.indexing import OpenIndexes, open_indexes
 from engine.models.base import Embedder
 from engine.records import FilingIdentity, SearchHit
 from engine.retrieval.fusion import rrf
@@ -61,15 +61,20 @@ class SearchResult:
 
 
 class Searcher:
-    """Holds the loaded indexes so repeated queries cost only the query itself."""
+    """Holds the loaded indexes so repeated queries cost only the query itself.
 
-    def __init__(self, library: Library, settings: Settings, embedder: Embedder) -> None:
+    ``indexes``: a published index set already opened (:func:`engine.indexing.open_indexes`, which is called
+    otherwise); ``stale`` says whether it lags behind the library (``indexes.status`` says how).
+    """
+
+    def __init__(self, library: Library, settings: Settings, embedder: Embedder,
+                 indexes: OpenIndexes | None = None) -> None:
         self.library, self.settings, self.embedder = library, settings, embedder
-        self.lexical = lexical_index(library, settings)
-        self.summaries = summary_index(library, settings, embedder)
-        self.chunk_vectors = chunk_vector_index(library, settings, embedder)
-        gen = library.generation()
-        self.stale = self.lexical.generation != gen or self.summaries.generation != gen
+        self.indexes = indexes or open_indexes(library, settings, embedder)
+        self.lexical = self.indexes.lexical
+        self.summaries = self.indexes.summaries
+        self.chunk_vectors = self.indexes.chunk_vectors
+        self.stale = self.indexes.status.behind
 
     def search(self, query: str, k: int = 10, flt: MetadataFilter | None = None) -> SearchResult:
         flt = flt or MetadataFilter()

@@ -429,7 +429,8 @@ class LibraryView(QWidget):
             return
         labels = {"ingest": "Parsing and storing files", "lexical": "Building the BM25 index",
                   "summary vectors": "Embedding filing summaries", "chunk vectors": "Embedding passages",
-                  "loading embedder": "Loading the embedding model", "scanning": "Scanning"}
+                  "loading embedder": "Loading the embedding model", "scanning": "Scanning",
+                  "waiting": "Waiting for another ingest of this library to finish"}
         self.progress_label.setText(labels.get(stage, stage) + "…")
         if total:
             self.progress.setRange(0, total)
@@ -448,7 +449,8 @@ class LibraryView(QWidget):
         problems = sum(1 for e in self.events.records if e.status in PROBLEMS)
         text = f"Ingest {'cancelled' if summary.cancelled else 'finished'}: {summary.text()}."
         if summary.cancelled:
-            text += " Filings stored before the cancel are kept; the indexes update before the next question."
+            text += (" Filings stored before the cancel are kept" + (" and searchable." if summary.indexed else
+                                                                     "; `filinglens index build` makes them searchable."))
         if problems:
             text += f" {problems} file(s) need attention (tick “Problems only”)."
         self.report_label.setText(text)

@@ -15,6 +15,7 @@ import re
 import socket
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -76,6 +77,27 @@ class Library:
     # -- generation -------------------------------------------------------------------------
     def generation(self) -> int:
         return int(self.conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+
+    def filing_stamps(self) -> dict[int, str]:
+        """Filing id → a stamp that changes whenever the row under that id is another filing (SQLite reuses the
+        highest id after a delete, and a file read again by a newer parser keeps its sha256): what an index records
+        so that it never takes one filing's vectors or passages for another's."""
+        return {int(r[0]): f"{r[1]}|{r[2]}|{r[3]}|{r[4]}" for r in self.conn.execute(
+            "SELECT id, sha256, parser_version, ingested_at, n_chunks FROM filings")}
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read everything inside one consistent state of the database (a read transaction: writers in other
+        connections carry on; this connection sees none of their commits until the block ends)."""
+        if self.conn.in_transaction:  # already inside one (a caller's snapshot or transaction)
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            self.conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()  # the snapshot starts here
+            yield
+        finally:
+            self.conn.execute("COMMIT")
 
     def _bump_generation(self) -> None:
         self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")

@@ -123,6 +123,26 @@ def test_cancel_a_running_ingest(make_window, qtbot, tmp_path):
     assert view.model.rowCount() == len(stored)
     assert Library(home).integrity_problems() == []
     assert "cancelled" in view.report_label.text() and window.ctx.busy == ""
+    # what was stored before the cancel is indexed (readers never build indexes themselves)
+    from engine.indexing import index_status
+
+    assert summary.indexed and "searchable" in view.report_label.text()
+    status = index_status(Library(home))
+    assert status.ready and not status.behind
+    assert "not searchable" not in window.library_label.text() and "not indexed" not in window.library_label.text()
+
+
+def test_status_bar_says_how_many_filings_are_not_searchable_yet(make_window, app_home, tmp_path):
+    from engine.demo_corpus import generate_corpus
+    from engine.ingest import ingest
+    from engine.settings import Settings
+
+    generate_corpus(tmp_path / "new", 2, seed=4243)
+    with Library(app_home) as library:  # stored while no builder ran (as during another process's ingest)
+        ingest(library, [tmp_path / "new"], Settings(home=app_home))
+    window = make_window(app_home)
+    assert "10 filings" in window.library_label.text() and "2 not searchable yet" in window.library_label.text()
+    assert "filinglens index build" in window.library_label.toolTip()
 
 
 def test_remove_selected_filings(window, qtbot, app_home):

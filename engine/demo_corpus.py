@@ -17,6 +17,7 @@ Layout (like LOFin)::
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import logging
@@ -759,7 +760,9 @@ def _ix_value(printed: str, metric: str, context: str) -> str:
 
 def _ix_header(spec: DemoFilingSpec) -> str:
     """The hidden ``ix:header``: one context per printed column period; the USD and USD-per-share units."""
-    cik = f"{9_000_000 + spec.company.index:010d}"
+    # a function of the ticker, not of the company's position: corpora generated apart (other seeds, other counts)
+    # and ingested into one library must not give two companies one CIK (a CIK joins filings into one registrant)
+    cik = f"{9_000_000 + int.from_bytes(hashlib.sha256(spec.company.ticker.encode()).digest()[:4]) % 999_983:010d}"
     dates = dict.fromkeys(d for statement in STATEMENTS for d in _column_dates(spec, statement))
     contexts = []
     for start, end in dates:

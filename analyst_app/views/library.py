@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from analyst_app.context import AppContext
-from analyst_app.models import SORT_ROLE, Column, FilingTableModel, RecordTableModel, human_page, local_time
+from analyst_app.models import SORT_ROLE, Column, FilingTableModel, RecordTableModel, local_time
 from analyst_app.views import hint_label
 from analyst_app.views.facts_grid import FactsGrid
 from analyst_app.views.train_dialog import TrainDialog
@@ -47,6 +47,7 @@ from analyst_app.workers import (
     TrainRerankerJob,
     remove_and_sync,
 )
+from engine.pages import reader_page
 from engine.records import Filing
 
 SUPPORTED = {".pdf", ".htm", ".html"}
@@ -610,7 +611,7 @@ def filing_html(f: Filing) -> str:
             ("Form", i.form), ("Period", i.period), ("Period end", i.period_end), ("Fiscal year", i.fiscal_year),
             ("Pages", f.n_pages), ("Chunks", f.n_chunks), ("File", f.path), ("SHA-256", f.sha256)]
     if f.image_only_pages:
-        rows.append(("Image-only pages", ", ".join(human_page(p) for p in f.image_only_pages)
+        rows.append(("Image-only pages", ", ".join(str(reader_page(p)) for p in f.image_only_pages)
                      + " (no text layer: not searchable)"))
     cells = "".join(f"<tr><td style='color:#555;padding-right:12px'>{html.escape(k)}</td><td>{html.escape(str(v))}</td></tr>"
                     for k, v in rows if v not in (None, ""))

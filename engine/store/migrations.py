@@ -138,11 +138,26 @@ END
 # A 10-Q's twelve-month column ending at a quarter's end is a trailing period, not a fiscal year.
 M004_TRAILING = "ALTER TABLE facts ADD COLUMN trailing INTEGER NOT NULL DEFAULT 0"
 
+# Page columns say what they hold: a 0-based index into the file's pages (people read index + 1, see
+# engine.pages).
+# ``printed_folio``: the number the page prints ("46", "iv"), NULL when none was read; ``folio_version``: the
+# folio reader that read a filing's pages ('' before folios; engine.ingest.runner.refresh_folios reads them
+# then, from the stored page text). Indexes follow a renamed column; the facts' label search and its triggers
+# name no page column.
+M005_PAGE_INDEX = """
+ALTER TABLE pages RENAME COLUMN page_no TO page_index;
+ALTER TABLE chunks RENAME COLUMN page_no TO page_index;
+ALTER TABLE facts RENAME COLUMN page_no TO page_index;
+ALTER TABLE pages ADD COLUMN printed_folio TEXT;
+ALTER TABLE filings ADD COLUMN folio_version TEXT NOT NULL DEFAULT ''
+"""
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = [
     (1, "m001_initial", M001_INITIAL),
     (2, "m002_run_owner", M002_RUN_OWNER),
     (3, "m003_facts", M003_FACTS),
     (4, "m004_trailing_periods", M004_TRAILING),
+    (5, "m005_page_index_and_folios", M005_PAGE_INDEX),
 ]
 
 

@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from engine.console import configure_console
+
 log = logging.getLogger("filinglens.gui")
 
 
@@ -32,10 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default="default", help="settings preset name")
     parser.add_argument("--screenshot", metavar="PNG",
                         help="open the window, save a picture of it once it has drawn, and quit (docs, checks)")
-    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="-v: progress notes and libraries' warnings; -vv: debug lines")
     args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    configure_console(args.verbose)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         from PySide6.QtWidgets import QApplication, QMessageBox

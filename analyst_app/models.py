@@ -176,6 +176,20 @@ class RecordTableModel(QAbstractTableModel):
 
 # -- filings ---------------------------------------------------------------------------------------
 
+def fiscal_year_end_text(value: str | None) -> str:
+    """A fiscal-year end as XBRL writes it ("--12-31") as an analyst reads it ("Dec 31")."""
+    import calendar
+
+    try:
+        return f"{calendar.month_abbr[int(value[2:4])]} {int(value[5:7])}" if value else ""
+    except (ValueError, IndexError):
+        return value or ""
+
+
+# the identity columns whose value may be the registrant's (stated by another of its filings): shown in italics
+INHERITABLE = {"Ticker": "ticker", "CIK": "cik", "FY end": "fiscal_year_end"}
+
+
 def _image_only(f: Filing) -> str:
     n = len(f.image_only_pages)
     return f"{n} page{'s' if n != 1 else ''}" if n else ""
@@ -184,7 +198,12 @@ def _image_only(f: Filing) -> str:
 FILING_COLUMNS = [
     Column("Document", lambda f: f.identity.doc_name),
     Column("Registrant", lambda f: f.identity.registrant or f.identity.issuer_key or ""),
-    Column("Ticker", lambda f: f.identity.ticker or ""),
+    Column("Ticker", lambda f: f.identity.ticker or "",
+           tip="Trading symbol; in italics: the registrant's, stated by another of its filings"),
+    Column("CIK", lambda f: f.identity.cik or "",
+           tip="SEC Central Index Key; in italics: the registrant's, stated by another of its filings"),
+    Column("FY end", lambda f: f.identity.fiscal_year_end or "", fmt=fiscal_year_end_text,
+           tip="Fiscal-year end; in italics: the registrant's, stated by another of its filings"),
     Column("Form", lambda f: f.identity.form or ""),
     Column("Period", lambda f: f.identity.period or ""),
     Column("Pages", lambda f: f.n_pages, numeric=True),
@@ -196,6 +215,8 @@ FILING_COLUMNS = [
 
 def _filing_tip(f: Filing) -> str:
     lines = [f.identity.doc_name, f.path]
+    lines += [f"{title} {getattr(f.identity, name)}: the registrant's, from {source}"
+              for title, name in INHERITABLE.items() if (source := f.inherited_from(name))]
     if f.image_only_pages:
         pages = ", ".join(str(reader_page(p)) for p in f.image_only_pages[:20])
         lines.append(f"image-only pages (no text layer): {pages}{' …' if len(f.image_only_pages) > 20 else ''}")
@@ -214,6 +235,12 @@ class FilingTableModel(RecordTableModel):
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.ForegroundRole and index.isValid() and self.columns[index.column()].title == "Image-only":
             return QBrush(STATUS_COLORS["failed"])
+        if role == Qt.ItemDataRole.FontRole and index.isValid():
+            name = INHERITABLE.get(self.columns[index.column()].title)
+            if name and self.filing(index.row()).inherited_from(name):
+                font = QFont()
+                font.setItalic(True)
+                return font
         return super().data(index, role)
 
 

@@ -20,6 +20,7 @@ from analyst_app.views.inspect import InspectView
 from analyst_app.views.library import LibraryView, dropped_paths
 from analyst_app.views.page_viewer import PageViewer
 from analyst_app.workers import CallJob
+from engine.errors import EngineError
 from engine.export import write_export
 
 log = logging.getLogger(__name__)
@@ -209,9 +210,23 @@ class MainWindow(QMainWindow):
         self._update_title()
 
     def _update_title(self) -> None:
+        from engine.indexing import index_status
+
         n = self.ctx.library.count("filings")
         self.setWindowTitle(f"FilingLens — {self.ctx.home}")
-        self.library_label.setText(f"Library: {self.ctx.home}  ·  {n} filings")
+        text = f"Library: {self.ctx.home}  ·  {n} filings"
+        try:
+            status = index_status(self.ctx.library)
+        except EngineError as exc:
+            text, tip = text + "  ·  index damaged", str(exc)
+        else:
+            if not status.ready and n:
+                text += "  ·  not indexed yet"
+            elif status.pending:
+                text += f"  ·  {status.pending} not searchable yet"
+            tip = status.message()
+        self.library_label.setText(text)
+        self.library_label.setToolTip(tip)
 
     def _busy_changed(self, name: str) -> None:
         self.busy_label.setText(f"{name} running — Esc cancels" if name else "")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QRunnable, QThread, Signal, Slot
 
-from engine.errors import EngineError, ModelError
+from engine.errors import Cancelled, EngineError, ModelError
 from engine.records import StageTrace
 from engine.settings import Settings
 
@@ -136,7 +136,9 @@ class IngestSummary:
 
 
 class IngestJob(Job):
-    """``ingest_iter`` over files/folders, then ``sync_indexes`` (skipped when cancelled)."""
+    """``ingest_iter`` over files/folders, then ``sync_indexes``, holding the library's builder lock throughout
+    (stage ``waiting`` while another ingest holds it). A cancelled ingest still publishes the indexes of the
+    filings it stored, without chunk vectors (the next build embeds them)."""
 
     name = "ingest"
 
@@ -145,25 +147,40 @@ class IngestJob(Job):
         self.home, self.settings, self.paths, self.prune = home, settings, [str(p) for p in paths], prune
 
     def work(self) -> IngestSummary:
-        from engine.ingest import ingest_iter
         from engine.store import Library
+        from engine.store.index_sets import builder_lock
 
         summary = IngestSummary()
         with Library(self.home) as library:
-            self._emit(self.signals.progress, "scanning", 0, 0)
-            for ev in ingest_iter(library, self.paths, self.settings, prune=self.prune, cancel=self.cancel_event.is_set):
-                summary.counts[ev.status] = summary.counts.get(ev.status, 0) + 1
-                self._emit(self.signals.item, ev)
-                self._emit(self.signals.progress, "ingest", ev.done, ev.total)
-            summary.cancelled = self.cancelled
-            changed = any(summary.counts.get(s) for s in ("added", "removed"))
-            if not summary.cancelled and changed:
-                try:
-                    sync(library, self.settings, self.cancel_event.is_set, self._progress)
-                    summary.indexed = True
-                except EngineError as exc:  # the filings are stored; the next ask re-syncs
-                    summary.index_error = str(exc)
+            try:
+                with builder_lock(library.home, what="an ingest (FilingLens app)", on_wait=self._waiting,
+                                  cancel=self.cancel_event.is_set):
+                    self._ingest(library, summary)
+            except Cancelled:  # while waiting for another ingest: nothing was done
+                summary.cancelled = True
         return summary
+
+    def _waiting(self, message: str) -> None:
+        self._emit(self.signals.progress, "waiting", 0, 0)
+        log.info("%s", message)
+
+    def _ingest(self, library: Any, summary: IngestSummary) -> None:
+        from engine.indexing import index_status
+        from engine.ingest import ingest_iter
+
+        self._emit(self.signals.progress, "scanning", 0, 0)
+        for ev in ingest_iter(library, self.paths, self.settings, prune=self.prune, cancel=self.cancel_event.is_set):
+            summary.counts[ev.status] = summary.counts.get(ev.status, 0) + 1
+            self._emit(self.signals.item, ev)
+            self._emit(self.signals.progress, "ingest", ev.done, ev.total)
+        summary.cancelled = self.cancelled
+        changed = any(summary.counts.get(s) for s in ("added", "removed"))
+        if changed or index_status(library).behind:
+            try:  # cancelled: BM25 and summaries still (quick), chunk vectors stop at once
+                sync(library, self.settings, self.cancel_event.is_set, self._progress)
+                summary.indexed = True
+            except EngineError as exc:  # the filings are stored; `filinglens index build` or the next ingest
+                summary.index_error = str(exc)
 
     def _progress(self, stage: str, done: int, total: int) -> None:
         self._emit(self.signals.progress, stage, done, total)
@@ -171,7 +188,8 @@ class IngestJob(Job):
 
 def sync(library: Any, settings: Settings, cancel: Callable[[], bool] | None,
          progress: Callable[[str, int, int], None] | None = None) -> None:
-    """Bring the library's indexes up to date (loads the embedder; cached per process by the registry)."""
+    """Build and publish the library's indexes (loads the embedder; cached per process by the registry). Waits
+    while another builder holds the library's lock (stage ``waiting``)."""
     from engine.indexing import sync_indexes
     from engine.models.registry import load_embedder
 
@@ -179,7 +197,8 @@ def sync(library: Any, settings: Settings, cancel: Callable[[], bool] | None,
         progress("loading embedder", 0, 0)
     embedder = load_embedder(settings.models)
     freeze_heap()
-    sync_indexes(library, settings, embedder, progress=progress, cancel=cancel)
+    sync_indexes(library, settings, embedder, progress=progress, cancel=cancel,
+                 on_wait=(lambda _message: progress("waiting", 0, 0)) if progress else None)
 
 
 def remove_and_sync(library: Any, ids: list[int], settings: Settings) -> int:
@@ -323,25 +342,29 @@ class AskWorker(QObject):
         return self._library
 
     def _pipeline_for(self, req: AskRequest) -> Any:
-        from engine.indexing import indexes_stale
+        from engine.indexing import open_indexes
         from engine.pipeline import build_pipeline, load_models
+        from engine.store.index_sets import read_current
 
         library = self._library_for(req.home)
         settings = req.settings
-        key = (settings.model_dump_json(), library.generation(), _registered_reranker_stamp(settings))
+        published = read_current(library.index_dir)
+        key = (settings.model_dump_json(), library.generation(), published.name if published else None,
+               _registered_reranker_stamp(settings))
         if self._pipeline is None or self._key != key:
-            # the library changed (or the settings did): bring the indexes up to date, then reload
+            # the library, its published indexes or the settings changed: reload (the indexes are only read; an
+            # ingest publishes new ones)
             # a chat model that cannot be loaded leaves the pipeline without one: questions the statement facts
             # answer still run; the others end with the loader's message (see _run)
             models = load_models(settings, chat_required=False, chat_loader=self.chat_loader,
                                  status=self.status.emit)
-            if indexes_stale(library, settings):
-                self.status.emit("updating the indexes…")
-                sync(library, settings, req.cancel.is_set)
-                key = (settings.model_dump_json(), library.generation(), key[2])
             self.status.emit("loading the indexes…")
+            indexes = open_indexes(library, settings, models.embedder)
+            if indexes.status.behind:
+                self.status.emit(indexes.status.message())
             # (not kept without its chat model: the next question tries to load it again, once installed)
-            self._pipeline, self._key = build_pipeline(settings, library, models), None if models.chat_error else key
+            self._pipeline = build_pipeline(settings, library, models, shared=indexes)
+            self._key = None if models.chat_error else key
             freeze_heap()
         return self._pipeline
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.console import configure_console
 from engine.errors import ConfigError, EngineError
 from engine.pages import cite, page_index_of
 from engine.records import StageTrace
@@ -52,7 +53,19 @@ def _embedder(settings: Settings):
     return load_embedder(settings.models)
 
 
-def _sync(library, settings: Settings, embedder) -> None:
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _build_lock(library: Library, what: str):
+    """The library's builder lock (see :func:`engine.store.index_sets.builder_lock`), saying so while waiting."""
+    from engine.store.index_sets import builder_lock
+
+    return builder_lock(library.home, what=what, on_wait=_say)
+
+
+def _sync(library, settings: Settings, embedder, *, rebuild: bool = False):
+    """Build and publish the indexes (waiting for another builder first, if one is at work)."""
     from tqdm import tqdm
 
     from engine.indexing import sync_indexes
@@ -64,13 +77,25 @@ def _sync(library, settings: Settings, embedder) -> None:
         bar.n = done
         bar.refresh()
 
-    report = sync_indexes(library, settings, embedder, progress=progress)
+    report = sync_indexes(library, settings, embedder, rebuild=rebuild, progress=progress, on_wait=_say)
     for bar in bars.values():
         bar.close()
-    if report.lexical_rebuilt or report.summaries_added or report.summaries_removed or report.chunk_vectors_added:
+    if report.published:
         print(f"indexes: BM25 {'rebuilt' if report.lexical_rebuilt else 'current'}, summary vectors +{report.summaries_added}"
-              f"/-{report.summaries_removed}, chunk vectors +{report.chunk_vectors_added}/-{report.chunk_vectors_removed}",
-              file=sys.stderr)
+              f"/-{report.summaries_removed}, chunk vectors +{report.chunk_vectors_added}/-{report.chunk_vectors_removed}"
+              f"{'' if report.chunk_vectors_complete else ' (incomplete)'}; published {report.published} "
+              f"(generation {report.generation})", file=sys.stderr)
+    return report
+
+
+def _open_indexes(library, settings: Settings, embedder):
+    """The published indexes, read-only; one line on stderr when they lag behind the library."""
+    from engine.indexing import open_indexes
+
+    indexes = open_indexes(library, settings, embedder)
+    if indexes.status.behind:
+        _say(f"note: {indexes.status.message()}")
+    return indexes
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -81,7 +106,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     settings = _settings(args)
     library = _library(settings)
     t0 = time.perf_counter()
-    bar = tqdm(total=0, desc="ingest", unit="file")
     failed: list[str] = []
 
     def on_event(ev) -> None:
@@ -90,10 +114,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         if ev.status in ("failed", "skipped", "removed", "duplicate"):
             failed.append(f"  {ev.status:9s} {ev.path}: {ev.reason}")
 
-    report = ingest(library, args.paths, settings, prune=not args.no_prune, on_event=on_event)
-    bar.close()
-    _refresh_facts(library, settings)
-    _sync(library, settings, _embedder(settings))
+    with _build_lock(library, "an ingest"):  # one writer at a time; a second ingest waits here
+        bar = tqdm(total=0, desc="ingest", unit="file")
+        report = ingest(library, args.paths, settings, prune=not args.no_prune, on_event=on_event)
+        bar.close()
+        _refresh_facts(library, settings)
+        _sync(library, settings, _embedder(settings))
     print(f"ingest: {report.summary()} in {time.perf_counter() - t0:.1f}s "
           f"({library.count('filings')} filings, {library.count('chunks')} chunks in {library.home})")
     for line in failed:
@@ -113,18 +139,15 @@ def _refresh_facts(library: Library, settings: Settings) -> None:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from engine.indexing import indexes_stale
     from engine.search import MetadataFilter, Searcher
 
     settings = _settings(args)
     library = _library(settings)
-    embedder = _embedder(settings)
-    if indexes_stale(library, settings):
-        _sync(library, settings, embedder)
-    searcher = Searcher(library, settings, embedder)
     if library.count("filings") == 0:
         print("the library is empty: run `filinglens ingest PATH` first")
         return 1
+    embedder = _embedder(settings)
+    searcher = Searcher(library, settings, embedder, _open_indexes(library, settings, embedder))
     res = searcher.search(args.query, args.k, MetadataFilter(args.issuer, args.form, args.period))
     lists = {"fused": res.fused, "bm25": res.bm25, "dense": res.dense}
     modes = ["bm25", "dense", "fused"] if args.mode == "all" else [args.mode]
@@ -165,11 +188,16 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 def cmd_library(args: argparse.Namespace) -> int:
     library = _library(_settings(args))
+    inherited = False
     for f in library.filings():
         i = f.identity
         flag = f"  [{len(f.image_only_pages)} image-only pages]" if f.image_only_pages else ""
-        print(f"{f.id:5d}  {i.doc_name:32s} {i.registrant or '?':40.40s} {i.ticker or '-':6s} {i.form or '?':8s} "
+        ticker = (i.ticker or "-") + ("*" if f.inherited_from("ticker") else "")
+        inherited = inherited or ticker.endswith("*")
+        print(f"{f.id:5d}  {i.doc_name:32s} {i.registrant or '?':40.40s} {ticker:7s} {i.form or '?':8s} "
               f"{i.period or '?':10s} {f.n_pages:4d} pages{flag}")
+    if inherited:
+        print("* the registrant's ticker, stated by another of its filings (this cover states none)")
     return 0
 
 
@@ -193,28 +221,49 @@ def cmd_remove(args: argparse.Namespace) -> int:
             print(f"no filing named {name}")
             continue
         ids.append(f.id)
-    n = library.remove_filings(ids)
-    _sync(library, settings, _embedder(settings))
+    with _build_lock(library, "a removal"):
+        n = library.remove_filings(ids)
+        _sync(library, settings, _embedder(settings))
     print(f"removed {n} filing(s)")
     return 0
 
 
-def cmd_reindex(args: argparse.Namespace) -> int:
-    import shutil
-
+def cmd_index(args: argparse.Namespace) -> int:
+    """``index build`` (bring the indexes to the library's generation), ``index rebuild`` (from scratch, after
+    re-reading outdated facts) and ``index verify`` (exit 1 when the index lags, is torn or does not fit)."""
     settings = _settings(args)
     library = _library(settings)
-    from engine.ingest import refresh_folios
+    if args.index_cmd == "verify":
+        from engine.indexing import verify_indexes
 
-    shutil.rmtree(library.index_dir, ignore_errors=True)
-    library.index_dir.mkdir()
-    if folios := refresh_folios(library):
-        print(f"pages: read the printed page numbers of {folios} filing(s) from their stored pages",
-              file=sys.stderr)
-    _refresh_facts(library, settings)
-    _sync(library, settings, _embedder(settings))
-    print("indexes rebuilt")
+        result = verify_indexes(library, settings, _embedder(settings))
+        for line in result.lines:
+            print(line)
+        for problem in result.problems:
+            print(f"problem: {problem}")
+        print("index: OK" if result.ok else f"index: {len(result.problems)} problem(s)")
+        return 0 if result.ok else 1
+    rebuild = args.index_cmd == "rebuild"
+    with _build_lock(library, "an index rebuild" if rebuild else "an index build"):
+        if rebuild:
+            from engine.ingest import refresh_folios
+
+            if folios := refresh_folios(library):
+                print(f"pages: read the printed page numbers of {folios} filing(s) from their stored pages",
+                      file=sys.stderr)
+            _refresh_facts(library, settings)
+        report = _sync(library, settings, _embedder(settings), rebuild=rebuild)
+    if report.published:
+        print(f"index: published {report.published} (generation {report.generation}, "
+              f"{library.count('filings')} filings)")
+    else:
+        print(f"index: already current (generation {report.generation})")
     return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    args.index_cmd = "rebuild"
+    return cmd_index(args)
 
 
 def cmd_demo_corpus(args: argparse.Namespace) -> int:
@@ -253,9 +302,16 @@ def cmd_models(args: argparse.Namespace) -> int:
         bar.close()
         print(f"installed {args.name} at {path}")
         return 0
-    for status in registry.list_models(home):
-        print(status)
-    return 0
+    verify = args.models_cmd == "verify"
+    problems = 0
+    for st in registry.list_models(home, verify=verify):
+        state = ("verified" if st.verified else "UNVERIFIED") if st.installed else (
+            "not installed" + ("" if st.parts_available else "; its packages are missing"))
+        problems += bool(verify and st.installed and not st.verified and "mismatch" in st.note)
+        size = f", {st.size >> 20} MB" if st.size is not None else ""
+        print(f"{st.name:20s} {state}{size}  {st.path or ''}\n{'':20s} {st.description}"
+              + (f"\n{'':20s} {st.note}" if st.note and (st.installed or not st.verified) else ""))
+    return 1 if problems else 0
 
 
 def _explain(traces: Sequence[StageTrace]) -> None:
@@ -334,17 +390,15 @@ def _print_run(library, run_id: str, explain: bool) -> None:
 
 
 def load_pipeline(settings: Settings, library):
-    """Models and indexes for answering (:func:`engine.pipeline.build_pipeline`), indexes brought up to date
-    first; a chat model that cannot be loaded is reported here and by the run, not raised."""
-    from engine.indexing import indexes_stale
+    """Models and the published indexes for answering (:func:`engine.pipeline.build_pipeline`); a chat model that
+    cannot be loaded is reported here and by the run, not raised. Never writes an index: one that lags behind the
+    library is used as it is, with a note on stderr."""
     from engine.pipeline import build_pipeline, load_models
 
     models = load_models(settings, chat_required=False)
     if models.chat_error:
         print(f"error: {models.chat_error}", file=sys.stderr)
-    if indexes_stale(library, settings):
-        _sync(library, settings, models.embedder)
-    return build_pipeline(settings, library, models)
+    return build_pipeline(settings, library, models, shared=_open_indexes(library, settings, models.embedder))
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -425,15 +479,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     names = [f.identity.doc_name for f in library.filings()]
     questions = load_questions(Path(args.questions), documents=Path(args.documents) if args.documents else None,
                                doc_names=names)[: args.limit or None]
-    from engine.indexing import indexes_stale
     from engine.pipeline import load_models
 
     models = load_models(settings, chat=any(p in ANSWERING for p in pipelines), chat_required=False)
     if models.chat_error:
         print(f"error: {models.chat_error}", file=sys.stderr)
-    if indexes_stale(library, settings):
-        _sync(library, settings, models.embedder)
-    evaluator = Evaluator(library, settings, models)
+    evaluator = Evaluator(library, settings, models, indexes=_open_indexes(library, settings, models.embedder))
     out = Path(args.out)
     bar = tqdm(total=len(questions) * len(pipelines), desc="eval", unit="q")
 
@@ -557,7 +608,8 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     p = argparse.ArgumentParser(prog="filinglens", description="Offline question answering over SEC filings.")
     p.add_argument("--home", type=Path, help="library folder (default: $FILINGLENS_HOME or the user data dir)")
     p.add_argument("--preset", default="default", help="settings preset name or JSON file")
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="-v: progress notes and libraries' warnings; -vv: debug lines")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     s = sub.add_parser("ingest", help="add PDF/HTML filings or folders (LOFin layout) to the library")
@@ -594,7 +646,13 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     s = sub.add_parser("remove", help="remove filings by doc name")
     s.add_argument("doc_names", nargs="+")
     s.set_defaults(func=cmd_remove)
-    s = sub.add_parser("reindex", help="rebuild every index from the library")
+    s = sub.add_parser("index", help="build, verify or rebuild the search indexes (questions only read them)")
+    isub = s.add_subparsers(dest="index_cmd", required=True)
+    isub.add_parser("build", help="bring the indexes to the library's current state (waits for a running ingest)")
+    isub.add_parser("verify", help="check the published indexes against the library; exit 1 on any problem")
+    isub.add_parser("rebuild", help="build every index from scratch")
+    s.set_defaults(func=cmd_index)
+    s = sub.add_parser("reindex", help="same as `index rebuild`")
     s.set_defaults(func=cmd_reindex)
 
     s = sub.add_parser("demo-corpus", help="generate a fictional demo corpus (PDF/HTML) with known true values")
@@ -609,7 +667,8 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     m = msub.add_parser("install")
     m.add_argument("name")
     m.add_argument("--allow-unverified", action="store_true")
-    msub.add_parser("list")
+    msub.add_parser("list", help="the model packs, installed or not (hashes as recorded; nothing is read)")
+    msub.add_parser("verify", help="read every installed model file again and check its sha256")
     s.set_defaults(func=cmd_models)
 
     s = sub.add_parser("ask", help="answer a question from the library with page-level evidence")
@@ -689,7 +748,7 @@ def main(argv: list[str] | None = None, extra_commands: Sequence[Command] = ()) 
     if extra and not getattr(args, "passes_options", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    configure_console(args.verbose)
     try:
         return int(args.func(args) or 0)
     except EngineError as exc:

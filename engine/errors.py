@@ -39,6 +39,15 @@ class IndexMismatchError(StoreError):
     """An index on disk was built with another model or chunking than the one requested."""
 
 
+class IndexNotReadyError(StoreError):
+    """The library has filings but no complete search index yet (none was ever built, or the first build is
+    still running)."""
+
+
+class IndexDamagedError(StoreError):
+    """A published index is missing a file or holds one of another size than its manifest records."""
+
+
 class ModelError(EngineError):
     """A model is missing, fails its hash check, or did not return usable output."""
 

@@ -168,11 +168,16 @@ def build_pipeline(settings: Settings, library: Library, models: Models, *,
 
 
 def issuer_refs(library: Library) -> list[IssuerRef]:
+    """One ref per company key of the library's filings, named by its filings' names, keys and tickers and by its
+    registrant's names and shared ticker: "MMM" names 3M's 10-Ks from before covers printed a trading symbol."""
     names: dict[str, set[str]] = {}
+    registrant_of = {fid: r for r in library.registrants() for fid in r.filing_ids}
     for f in library.filings():
         i = f.identity
         key = i.company_key
         names.setdefault(key, set()).update(n for n in (i.registrant, i.ticker, i.issuer_key) if n)
+        if (registrant := registrant_of.get(f.id)) is not None:
+            names[key].update(n for n in (*registrant.names, registrant.ticker) if n)
     return [IssuerRef(key, tuple(sorted(v, key=len, reverse=True))) for key, v in names.items()]
 
 

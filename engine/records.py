@@ -20,6 +20,8 @@ class FilingIdentity:
     period: str | None = None  # "2022", "2023Q2", or a date for 8-Ks
     period_end: str | None = None  # ISO date of the fiscal period end when the cover page states it
     fiscal_year: int | None = None
+    cik: str | None = None  # SEC Central Index Key, ten digits ("0000066740"), where the filing states it
+    fiscal_year_end: str | None = None  # month and day the fiscal year ends, XBRL style: "--12-31"
 
     @property
     def company_key(self) -> str:
@@ -62,6 +64,9 @@ class ParsedFiling:
 
 @dataclass(frozen=True)
 class Filing:
+    """A stored filing. Its identity is the registrant-level one: a ticker, CIK or fiscal-year end its own cover
+    lacks is its registrant's (see :mod:`engine.store.registrants`), and ``inherited`` says which and from where."""
+
     id: int
     sha256: str
     path: str
@@ -70,6 +75,30 @@ class Filing:
     n_chunks: int
     summary: str
     image_only_pages: tuple[int, ...] = field(default_factory=tuple)  # page indexes (0-based)
+    inherited: tuple[tuple[str, str], ...] = ()  # (identity field, doc name of the filing that states it)
+
+    def inherited_from(self, name: str) -> str | None:
+        """The doc name of the filing this one's ``name`` field ("ticker") was taken from; None: its own."""
+        return next((doc for field_name, doc in self.inherited if field_name == name), None)
+
+
+@dataclass(frozen=True)
+class Registrant:
+    """One company of the library: the filings it filed and the identity they share.
+
+    Filings belong to one registrant when they state the same CIK, share a company key (issuer token, else
+    ticker) or state the same exact registrant name; two different CIKs are never one registrant.
+    """
+
+    key: str  # its CIK when a filing states one, else the company key of its most recent filing
+    filing_ids: tuple[int, ...]
+    company_keys: tuple[str, ...]
+    names: tuple[str, ...] = ()  # exact names its covers state, most recent first
+    ticker: str | None = None  # each shared value: the one its most recent filing stating one states
+    cik: str | None = None
+    fiscal_year_end: str | None = None
+    sources: tuple[tuple[str, str], ...] = ()  # (field, doc name of the filing the shared value comes from)
+    conflicts: tuple[str, ...] = ()  # "ticker: FB (FB_2018_10K), META (META_2022_10K)"; each filing keeps its own
 
 
 @dataclass(frozen=True)

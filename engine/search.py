@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from engine.indexing import chunk_vector_index, lexical_index, summary_index
+from engine.indexing import OpenIndexes, open_indexes
 from engine.models.base import Embedder
-from engine.records import SearchHit
+from engine.records import FilingIdentity, SearchHit
 from engine.retrieval.fusion import rrf
 from engine.settings import Settings
 from engine.store.library import Library
@@ -25,15 +25,16 @@ class MetadataFilter:
 
 
 def filter_filings(library: Library, flt: MetadataFilter) -> list[int] | None:
-    """Filing ids that pass the filter, or None when there is no filter."""
+    """Filing ids that pass the filter, or None when there is no filter. The issuer is an issuer key or ticker
+    (the registrant's, so "MMM" keeps 3M's filings from before covers printed one), or part of a name or key."""
     if flt.is_empty():
         return None
-    sql, args = "SELECT id FROM filings WHERE 1=1", []
+    sql, args = "SELECT id FROM filings WHERE 1=1", list[int | str]()
     if flt.issuer:
         needle = flt.issuer.upper().replace(" ", "")
-        sql += (" AND (UPPER(issuer_key)=? OR UPPER(ticker)=? OR REPLACE(UPPER(registrant),' ','') LIKE ?"
-                " OR REPLACE(UPPER(issuer_key),' ','') LIKE ?)")
-        args += [needle, needle, f"%{needle}%", f"%{needle}%"]
+        issuer_ids = [f.id for f in library.filings() if _names_issuer(f.identity, needle)]
+        sql += f" AND id IN ({','.join('?' * len(issuer_ids))})"
+        args += issuer_ids
     if flt.form:
         sql += " AND REPLACE(UPPER(form),'-','')=?"
         args.append(flt.form.upper().replace("-", ""))
@@ -41,6 +42,13 @@ def filter_filings(library: Library, flt: MetadataFilter) -> list[int] | None:
         sql += " AND (period LIKE ? OR CAST(fiscal_year AS TEXT)=?)"
         args += [f"{flt.period}%", flt.period]
     return [int(r[0]) for r in library.conn.execute(sql, args)]
+
+
+def _names_issuer(identity: FilingIdentity, needle: str) -> bool:
+    """Whether ``needle`` (upper case, no spaces) is the filing's issuer key or ticker or part of its name or key."""
+    key, ticker = (identity.issuer_key or "").upper(), (identity.ticker or "").upper()
+    name = (identity.registrant or "").upper().replace(" ", "")
+    return needle in (key, ticker) or needle in name or needle in key.replace(" ", "")
 
 
 @dataclass
@@ -53,15 +61,20 @@ class SearchResult:
 
 
 class Searcher:
-    """Holds the loaded indexes so repeated queries cost only the query itself."""
+    """Holds the loaded indexes so repeated queries cost only the query itself.
 
-    def __init__(self, library: Library, settings: Settings, embedder: Embedder) -> None:
+    ``indexes``: a published index set already opened (:func:`engine.indexing.open_indexes`, which is called
+    otherwise); ``stale`` says whether it lags behind the library (``indexes.status`` says how).
+    """
+
+    def __init__(self, library: Library, settings: Settings, embedder: Embedder,
+                 indexes: OpenIndexes | None = None) -> None:
         self.library, self.settings, self.embedder = library, settings, embedder
-        self.lexical = lexical_index(library, settings)
-        self.summaries = summary_index(library, settings, embedder)
-        self.chunk_vectors = chunk_vector_index(library, settings, embedder)
-        gen = library.generation()
-        self.stale = self.lexical.generation != gen or self.summaries.generation != gen
+        self.indexes = indexes or open_indexes(library, settings, embedder)
+        self.lexical = self.indexes.lexical
+        self.summaries = self.indexes.summaries
+        self.chunk_vectors = self.indexes.chunk_vectors
+        self.stale = self.indexes.status.behind
 
     def search(self, query: str, k: int = 10, flt: MetadataFilter | None = None) -> SearchResult:
         flt = flt or MetadataFilter()

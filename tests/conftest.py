@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# remembered model hashes (engine.models.hashing) go to a folder of this test session, not the user's cache
+os.environ.setdefault("FILINGLENS_CACHE_DIR", tempfile.mkdtemp(prefix="filinglens-cache-"))
 
 
 def needs_shared(*parts: str) -> Path:

@@ -34,7 +34,14 @@ from PySide6.QtWidgets import (
 )
 
 from analyst_app.context import AppContext
-from analyst_app.models import SORT_ROLE, Column, FilingTableModel, RecordTableModel, local_time
+from analyst_app.models import (
+    SORT_ROLE,
+    Column,
+    FilingTableModel,
+    RecordTableModel,
+    fiscal_year_end_text,
+    local_time,
+)
 from analyst_app.views import hint_label
 from analyst_app.views.facts_grid import FactsGrid
 from analyst_app.views.train_dialog import TrainDialog
@@ -422,7 +429,8 @@ class LibraryView(QWidget):
             return
         labels = {"ingest": "Parsing and storing files", "lexical": "Building the BM25 index",
                   "summary vectors": "Embedding filing summaries", "chunk vectors": "Embedding passages",
-                  "loading embedder": "Loading the embedding model", "scanning": "Scanning"}
+                  "loading embedder": "Loading the embedding model", "scanning": "Scanning",
+                  "waiting": "Waiting for another ingest of this library to finish"}
         self.progress_label.setText(labels.get(stage, stage) + "…")
         if total:
             self.progress.setRange(0, total)
@@ -441,7 +449,8 @@ class LibraryView(QWidget):
         problems = sum(1 for e in self.events.records if e.status in PROBLEMS)
         text = f"Ingest {'cancelled' if summary.cancelled else 'finished'}: {summary.text()}."
         if summary.cancelled:
-            text += " Filings stored before the cancel are kept; the indexes update before the next question."
+            text += (" Filings stored before the cancel are kept" + (" and searchable." if summary.indexed else
+                                                                     "; `filinglens index build` makes them searchable."))
         if problems:
             text += f" {problems} file(s) need attention (tick “Problems only”)."
         self.report_label.setText(text)
@@ -607,7 +616,15 @@ def dropped_paths(mime: Any) -> list[str]:
 
 def filing_html(f: Filing) -> str:
     i = f.identity
-    rows = [("Document", i.doc_name), ("Registrant", i.registrant), ("Issuer key", i.issuer_key), ("Ticker", i.ticker),
+
+    def shared(name: str, text: str | None) -> str | None:
+        """A registrant-level value: "MMM (from 3M_2019_10K)" when another filing of the registrant states it."""
+        source = f.inherited_from(name)
+        return f"{text} (from {source})" if text and source else text
+
+    rows = [("Document", i.doc_name), ("Registrant", i.registrant), ("Issuer key", i.issuer_key),
+            ("Ticker", shared("ticker", i.ticker)), ("CIK", shared("cik", i.cik)),
+            ("Fiscal-year end", shared("fiscal_year_end", fiscal_year_end_text(i.fiscal_year_end) or None)),
             ("Form", i.form), ("Period", i.period), ("Period end", i.period_end), ("Fiscal year", i.fiscal_year),
             ("Pages", f.n_pages), ("Chunks", f.n_chunks), ("File", f.path), ("SHA-256", f.sha256)]
     if f.image_only_pages:

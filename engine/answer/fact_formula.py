@@ -21,6 +21,7 @@ from engine.answer.evaluator import ProgramFailed, ProgramRejected
 from engine.answer.fact_lines import FactLine, render_fact_lines
 from engine.answer.generate import format_value, run_answer_program
 from engine.facts.numbers import SCALE_FACTORS
+from engine.intent.units import asked_dimension, asks_percentage
 from engine.models.base import ChatModel
 from engine.prompts import evidence_messages, prompt
 from engine.records import AnswerResult, Citation, Computation, FactInputRef, LlmCall, Passage, QueryIntent
@@ -36,10 +37,6 @@ FORMULA_FOUND_BY = "named by the model's formula over the facts listed"
 _ID = re.compile(r"F([1-9]\d*)")
 _NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Constant, ast.Load, ast.Add, ast.Sub, ast.Mult,
           ast.Div, ast.Pow, ast.USub, ast.UAdd)
-# a ratio asked as a share of something: stated as a percentage
-_RELATIVE = re.compile(r"%|\bpercent|\bmargins?\b|\bgrowth\b|\bas\s+a\s+(?:share|portion|proportion)\b",
-                       re.IGNORECASE)
-
 
 class FormulaRejected(ValueError):
     """The formula is not arithmetic over the listed fact ids and the allowed constants."""
@@ -111,12 +108,17 @@ def _express(value: float, doubled: float, percent: bool, used: Sequence[FactLin
     """
     units = {line.stored.fact.unit for line in used}
     asked = intent.unit_hint
+    dimension = asked_dimension(intent.question, asked)
     if _close(doubled, value):  # a ratio of amounts
-        if asked == "ratio" or not (percent or asked == "percent" or _RELATIVE.search(intent.question)):
+        if dimension == "amount":
+            raise FormulaRejected("the question asks for an amount and the formula gives a ratio")
+        if asked == "ratio" or not (percent or asked == "percent" or asks_percentage(intent.question)):
             return value, "ratio"
         return value * 100, "percent"
     if percent or not _close(doubled, 2 * value) or len(units) != 1:
         raise FormulaRejected("the formula is neither an amount of one unit nor a ratio of amounts")
+    if dimension == "ratio":
+        raise FormulaRejected("the question asks for a ratio and the formula gives an amount")
     (unit,) = units
     if unit in ("USD", "shares"):
         printed = {line.stored.fact.scale for line in used}

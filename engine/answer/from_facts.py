@@ -32,6 +32,7 @@ from engine.answer.evaluator import ProgramFailed, ProgramRejected, run_program
 from engine.answer.generate import NOT_ANSWERABLE, format_value
 from engine.facts.numbers import SCALE_FACTORS
 from engine.intent.lexicon import find_metrics, metric_spans
+from engine.intent.units import ASKS_GROWTH, ASKS_MARGIN, ASKS_SHARE
 from engine.records import (
     AnswerResult,
     Citation,
@@ -46,13 +47,7 @@ from engine.store.library import Library
 __all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compute", "facts_answer", "facts_payload", "gap_facts",
            "gap_query", "gather", "pick", "plan_metric"]
 
-# a change over a year asked as a rate: "revenue growth", "by what percent did ... grow", "% change"
-_GROWTH = re.compile(r"\b(?:growth|grew|grow|(?:percent(?:age)?|%)\s+change|change\s+in\s+percent|"
-                     r"year[- ]over[- ]year|(?:increase|decrease|decline)d?\s+by\s+what\s+(?:percent|%))\b|\byoy\b|\by/y\b",
-                     re.IGNORECASE)
-_RELATIVE = re.compile(r"%|\bpercent|\bas\s+a\s+(?:share|portion|proportion)\b", re.IGNORECASE)
 _CHANGE = re.compile(r"\bchange\b", re.IGNORECASE)
-_MARGIN = re.compile(r"\bmargins?\b", re.IGNORECASE)
 _CAGR = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual\s+growth", re.IGNORECASE)
 _YEARS_AVERAGE = re.compile(r"\b(?:\d+|two|three|four|five)[- ]years?\s+(?:average|avg|mean)\b", re.IGNORECASE)
 
@@ -127,9 +122,9 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     question = intent.question
     span = years[-1] - years[0]
     mode = ("cagr" if _CAGR.search(question) else "average" if _YEARS_AVERAGE.search(question)
-            else "growth" if _GROWTH.search(question) or (_CHANGE.search(question) and _RELATIVE.search(question))
+            else "growth" if ASKS_GROWTH.search(question) or (_CHANGE.search(question) and ASKS_SHARE.search(question))
             else "value") if span else "value"
-    relative = mode in ("value", "average") and (bool(_RELATIVE.search(question)) or intent.unit_hint == "percent")
+    relative = mode in ("value", "average") and (bool(ASKS_SHARE.search(question)) or intent.unit_hint == "percent")
     own = None  # the question's own definition of a metric
     if (defined := defined_formula(question, catalogue)) is not None:
         if defined.metric is None:
@@ -143,7 +138,7 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     elif own is not None:
         metric = own
     else:
-        metric = catalogue.metric_for(intent.metrics, relative=relative, margin=bool(_MARGIN.search(question)))
+        metric = catalogue.metric_for(intent.metrics, relative=relative, margin=bool(ASKS_MARGIN.search(question)))
     if metric is None or (intent.comparison and mode == "value"):
         return None  # (a comparison: of companies, or of periods the question does not compute a change over)
     if mode == "value" and span and not any(t.back >= span for f in metric.formulas for t in formula_terms(f)):

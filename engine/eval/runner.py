@@ -14,6 +14,7 @@ from engine.eval.metrics import (
     gold_is_numeric, ndcg_at_k, page_precision, page_recall_at_k, yes_no,
 )
 from engine.eval.questions import EvalQuestion
+from engine.indexing import OpenIndexes
 from engine.intent import parse_intent
 from engine.models.base import ChatMessage
 from engine.pipeline import HirecPipeline, Models, build_pipeline
@@ -58,10 +59,11 @@ class Evaluator:
     """Runs the pipelines on questions and scores them; every HiREC variant is :func:`build_pipeline`'s
     pipeline (retrieval-only ones stop after the first passage stage), sharing the indexes loaded once."""
 
-    def __init__(self, library: Library, settings: Settings, models: Models) -> None:
+    def __init__(self, library: Library, settings: Settings, models: Models, *,
+                 indexes: OpenIndexes | None = None) -> None:
         self.library, self.settings, self.models = library, settings, models
         self.embedder, self.chat = models.embedder, models.chat
-        self.searcher = Searcher(library, settings, models.embedder)
+        self.searcher = Searcher(library, settings, models.embedder, indexes)
         self._pipelines: dict[tuple[str, str, bool], HirecPipeline] = {}
         self._cross: dict[str, object] = {}  # one loaded cross-encoder per reranker, shared by its modes
         if models.cross is not None:

@@ -180,14 +180,31 @@ def _columns(header: str, context: str, statement: str, form: str,
         (m[0], _month_number(m[1]), int(m[2]), int(m[3])) for m in _DATE.finditer(header)]
     if not cells:
         years = _YEAR.findall(header)
-        # "July 29,  January 28,  July 30," over "2023  2023  2022": one month and day per column; else the
-        # one printed above the years ("Year Ended December 31,") for all of them
+        # "July 29,  January 28,  July 30," over "2023  2023  2022": one month and day per column (a line of whole
+        # dates, "At January 1, 2023 and January 2, 2022", is no such line); else the one printed above the years
+        # ("Year Ended December 31,") for all of them
         per_column = next((found for line in reversed(above[-2:])
-                           if len(found := _MONTH_DAY.findall(line)) == len(years) > 1), None)
-        md = _MONTH_DAY.search(context)
+                           if len(found := _MONTH_DAY.findall(line)) == len(years) > 1 and not _DATE.search(line)),
+                          None)
+        # a month and day without a year ("Year Ended December 31,") before a whole date of the prose above
+        # ("... as of January 1, 2020.")
+        prose = " ".join(above[-3:])  # the lines over the header, without its years (read as dates after "31,")
+        found = list(_MONTH_DAY.finditer(prose))
+        md = next((m for m in found if not _DATE.match(prose, m.start())), None) or (
+            found[0] if found else _MONTH_DAY.search(context))
         days = [(_month_number(m), int(d)) for m, d in per_column] if per_column else (
             [(_month_number(md[1]), int(md[2]))] * len(years) if md else [(None, None)] * len(years))
-        cells = [(y, month, day, int(y)) for y, (month, day) in zip(years, days)]
+        # A bare year names a fiscal year: "2022" over a balance sheet "At January 1, 2023 and January 2, 2022"
+        # is fiscal 2022, which ended on January 1, 2023. The context's dates serve when they name the same fiscal
+        # years in the same order; else a month and day from the context end the named year (in the next calendar
+        # year for a 52/53-week year ending in January's first week, as fiscal_year_of reads it).
+        dated = [(_month_number(m[1]), int(m[2]), int(m[3])) for m in _DATE.finditer(prose)]
+        if not per_column and len(dated) == len(years) and all(
+                fiscal_year_of(dy, dm, dd) == int(y) for y, (dm, dd, dy) in zip(years, dated)):
+            cells = [(y, dm, dd, dy) for y, (dm, dd, dy) in zip(years, dated)]
+        else:  # a month and day printed over each year ("July 29," over "2023") complete a calendar date
+            cells = [(y, month, day, int(y) + (not per_column and month == 1 and day is not None and day <= 7))
+                     for y, (month, day) in zip(years, days)]
     if _NOT_PERIODS.search(header):
         durations: list[int | None] = [None] * len(cells)
     else:

@@ -10,7 +10,9 @@ final page text. The reader writes private-use sentinels around a tagged value's
 whitespace, cell-merging and page-splitting steps (which treat the sentinels as invisible), then strips
 them per page and keeps their offsets. The ``ix:header`` (contexts, units, hidden facts) is parsed into
 :class:`XbrlContext` records and unit measures and never reaches the page text; hidden facts have no
-printed place and are not recorded.
+printed place and are not recorded as tagged values. The cover's ``dei`` tags (``ix:nonNumeric``, hidden or
+printed: CIK, fiscal-year end, trading symbol) are kept by name, with the CIK the contexts' entity identifiers
+give, for the filing's identity.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ _SENTINELS = re.compile(f"{_OPENS}|{_CLOSE}")
 _WS_AFTER_OPEN = re.compile(rf"({_OPENS})(\s+)")
 _WS_BEFORE_CLOSE = re.compile(rf"(\s+){_CLOSE}")
 _TAGGED = "ix:nonfraction"
+_TEXT_TAG = "ix:nonnumeric"
+_SEC_CIK_SCHEME = "sec.gov/cik"
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,8 @@ class HtmlDocument:
     tagged: tuple[TaggedValue, ...] = ()
     contexts: dict[str, XbrlContext] = field(default_factory=dict)
     units: dict[str, str] = field(default_factory=dict)
+    dei: dict[str, str] = field(default_factory=dict)  # "dei:EntityCentralIndexKey" → "0000066740" (first of each)
+    entity_cik: str | None = None  # the CIK of the contexts' entity identifier (scheme http://www.sec.gov/CIK)
 
 
 @dataclass
@@ -109,6 +115,7 @@ class _Header:
     capture: list[str] | None = None
     capture_tag: str = ""
     capture_attr: str = ""
+    entity_cik: str | None = None
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
         if name == "context":
@@ -119,6 +126,8 @@ class _Header:
             self.in_denominator = True
         if name in ("startdate", "enddate", "instant", "explicitmember", "typedmember", "measure"):
             self.capture, self.capture_tag, self.capture_attr = [], name, attrs.get("dimension", "")
+        elif name == "identifier" and _SEC_CIK_SCHEME in attrs.get("scheme", "").lower():
+            self.capture, self.capture_tag, self.capture_attr = [], name, ""
 
     def end(self, name: str) -> None:
         if self.capture is not None and name == self.capture_tag:
@@ -127,6 +136,8 @@ class _Header:
                 (self.denominator if self.in_denominator else self.numerator).append(text)
             elif name in ("explicitmember", "typedmember"):
                 self.members.append(f"{self.capture_attr}={text}")
+            elif name == "identifier":
+                self.entity_cik = self.entity_cik or text
             elif self.context is not None:
                 self.context[name] = text
             self.capture = None
@@ -156,6 +167,8 @@ class _Extractor(HTMLParser):
         self.header = _Header()
         self.open_tags: list[_OpenTag] = []
         self.tags: list[dict[str, str]] = []  # in the order their opening sentinels are written
+        self.text_tags: list[tuple[str | None, list[str]]] = []  # open ix:nonNumeric: (dei name or None, text)
+        self.dei: dict[str, str] = {}
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "ix:header":
@@ -164,6 +177,9 @@ class _Extractor(HTMLParser):
             self.header.start(tag.rsplit(":", 1)[-1], {k: v or "" for k, v in attrs})
         if tag == _TAGGED and not self.skip:
             self.open_tags.append(_OpenTag({k: v or "" for k, v in attrs}))
+        if tag == _TEXT_TAG:
+            name = next((v or "" for k, v in attrs if k == "name"), "")
+            self.text_tags.append((name if name.startswith("dei:") else None, []))
         style = " ".join(v or "" for k, v in attrs if k == "style")
         brk = _BREAK_STYLE.search(style)
         if tag in _SKIP:
@@ -188,6 +204,10 @@ class _Extractor(HTMLParser):
             self.header_depth -= 1
         if tag == _TAGGED and self.open_tags and not self.skip:
             self._close_tags(self.open_tags.pop())
+        if tag == _TEXT_TAG and self.text_tags:
+            name, parts = self.text_tags.pop()
+            if name and (text := " ".join("".join(parts).split())):
+                self.dei.setdefault(name, text)
         if tag in _SKIP and self.skip:
             self.skip -= 1
         if tag in ("td", "th") and self.cell is not None and self.row is not None:
@@ -211,6 +231,9 @@ class _Extractor(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self.header.capture is not None:
             self.header.capture.append(data)
+        for name, parts in self.text_tags:  # a dei tag may be hidden (in the skipped ix:header) or printed
+            if name and len(parts) < 64:  # a cover value is a few words; an unclosed tag must not keep the rest
+                parts.append(data)
         if self.skip:
             return
         if self.cell is not None:
@@ -370,4 +393,5 @@ def read_html_document(path: str, *, page_chars: int = 3500) -> HtmlDocument:
     pages, tagged = _locate(pages, parser.tags)
     if not pages or not any(p.strip() for p in pages):
         raise IngestError("HTML has no text")
-    return HtmlDocument(tuple(pages), tuple(tagged), parser.header.contexts, parser.header.units)
+    return HtmlDocument(tuple(pages), tuple(tagged), parser.header.contexts, parser.header.units, parser.dei,
+                        parser.header.entity_cik)

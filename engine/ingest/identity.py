@@ -3,11 +3,17 @@
 The file name is trusted for the period label when it follows LOFin's ``<ISSUER>_<PERIOD>_<FORM>``
 pattern (that label is what analysts and benchmarks use); the cover page supplies the exact registrant
 name, the ticker and the fiscal period end date, and fills whatever the file name lacks.
+
+The CIK and the fiscal-year end come from what the filing states: an iXBRL filing's ``dei`` cover tags
+(:func:`dei_cover`), an EDGAR header ("CENTRAL INDEX KEY:", "FISCAL YEAR END: 1231") or a cover line
+("Central Index Key: ..."); a 10-K's period end ("For the fiscal year ended December 31, 2022") is its fiscal
+year's end. Printed EDGAR PDFs state no CIK.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -26,6 +32,11 @@ _REPORT_DATE_RE = re.compile(rf"date\s+of\s+report[^\n]*?(({_MONTHS})\s+\d{{1,2}
 _FORM_RE = re.compile(r"\bFORM\s+(10-K|10-Q|8-K)\b", re.I)
 _TICKER_RE = re.compile(r"(?:^|  )([A-Z]{1,5}(?:\.[A-Z])?)(?:  |$)")
 _EXACT_NAME_RE = re.compile(r"exact\s+name\s+of\s+(the\s+)?registrant", re.I)
+_CIK_RE = re.compile(r"(?:central\s+index\s+key|\bCIK\b)(?:\s+(?:no\.?|number|#))?\s*[:#.]?\s*(\d{1,10})\b",
+                     re.IGNORECASE)
+_FYE_RE = re.compile(rf"fiscal\s+year\s+end\s*:\s*(--\d{{2}}-\d{{2}}|\d{{4}}\b|(?:{_MONTHS})\.?\s+\d{{1,2}}\b)",
+                     re.IGNORECASE)
+_MONTH_NUMBER = {m.lower(): i for i, m in enumerate(_MONTHS.split("|"), start=1)}
 
 
 def parse_file_name(path: Path) -> FilingIdentity:
@@ -56,14 +67,46 @@ def _iso(date_text: str) -> str | None:
         return None
 
 
+def month_day(text: str) -> str | None:
+    """A fiscal-year end as written ("--12-31", EDGAR's "1231", "December 31", "Dec. 31") in XBRL's
+    ``--MM-DD`` form; None when it names no real day of a year."""
+    text = text.strip()
+    if m := re.fullmatch(r"--(\d{2})-(\d{2})|(\d{2})(\d{2})", text):
+        month, day = int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4))
+    elif m := re.fullmatch(r"([A-Za-z]{3,9})\.?\s+(\d{1,2})", text):
+        name = m.group(1).lower()
+        month = next((n for full, n in _MONTH_NUMBER.items() if full.startswith(name)), 0)
+        day = int(m.group(2))
+    else:
+        return None
+    try:
+        datetime(2000, month, day)  # a leap year: "--02-29" is a fiscal-year end some filers state
+    except ValueError:
+        return None
+    return f"--{month:02d}-{day:02d}"
+
+
+def normal_cik(text: str) -> str | None:
+    """A CIK as EDGAR writes it, ten digits with leading zeros; None for anything else."""
+    digits = text.strip()
+    return digits.zfill(10) if re.fullmatch(r"\d{1,10}", digits) and int(digits) else None
+
+
 def parse_cover(text: str) -> dict[str, str | None]:
-    """Registrant, form, period end and ticker from the first page(s) of a filing."""
+    """Registrant, form, period end, ticker, CIK and fiscal-year end from the first page(s) of a filing."""
     head = text[:6000]
-    out: dict[str, str | None] = {"registrant": None, "form": None, "period_end": None, "ticker": None}
+    out: dict[str, str | None] = {"registrant": None, "form": None, "period_end": None, "ticker": None,
+                                  "cik": None, "fiscal_year_end": None}
     if m := _FORM_RE.search(head):
         out["form"] = m.group(1).upper()
+    if m := _CIK_RE.search(head):
+        out["cik"] = normal_cik(m.group(1))
+    if m := _FYE_RE.search(head):
+        out["fiscal_year_end"] = month_day(m.group(1))
     if m := _PERIOD_END_RE.search(head):
         out["period_end"] = _iso(m.group(2))
+        if out["fiscal_year_end"] is None and m.group(1).lower().split()[-1] == "year" and out["period_end"]:
+            out["fiscal_year_end"] = "--" + out["period_end"][5:]  # "for the fiscal year ended December 31, 2022"
     elif m := _REPORT_DATE_RE.search(head):
         out["period_end"] = _iso(m.group(1))
     lines = [ln.strip() for ln in head.splitlines()]
@@ -100,7 +143,46 @@ def _clean_name(name: str) -> str | None:
     return name or None
 
 
+# iXBRL cover tags (``dei``) and the identity field each states
+_DEI_FIELDS = {"dei:EntityCentralIndexKey": "cik", "dei:CurrentFiscalYearEndDate": "fiscal_year_end",
+               "dei:TradingSymbol": "ticker", "dei:EntityRegistrantName": "registrant"}
+
+
+def dei_cover(values: Mapping[str, str], entity_cik: str | None = None) -> dict[str, str | None]:
+    """The identity an iXBRL filing's ``dei`` cover tags state (``dei:EntityCentralIndexKey``,
+    ``dei:CurrentFiscalYearEndDate``, ``dei:TradingSymbol``, ``dei:EntityRegistrantName``), normalised as
+    :func:`parse_cover` returns them; ``entity_cik``: the CIK its contexts' entity identifiers give, used when no
+    dei tag states one."""
+    out: dict[str, str | None] = dict.fromkeys(_DEI_FIELDS.values())
+    for name, field_name in _DEI_FIELDS.items():
+        value = " ".join(values.get(name, "").split())
+        if not value:
+            continue
+        if field_name == "cik":
+            out[field_name] = normal_cik(value)
+        elif field_name == "fiscal_year_end":
+            out[field_name] = month_day(value)
+        else:
+            out[field_name] = value
+    if out["cik"] is None and entity_cik:
+        out["cik"] = normal_cik(entity_cik)
+    return out
+
+
+def with_tagged_cover(cover: dict[str, str | None], tagged: dict[str, str | None]) -> dict[str, str | None]:
+    """The cover read from the text, with what the filing's tags state: a tagged CIK or fiscal-year end is the
+    filer's own statement and wins; a tagged ticker or name fills only what the text does not give."""
+    out = dict(cover)
+    for key, value in tagged.items():
+        if value and (key in ("cik", "fiscal_year_end") or not out.get(key)):
+            out[key] = value
+    return out
+
+
 def combine(file_ident: FilingIdentity, cover: dict[str, str | None]) -> FilingIdentity:
+    """The identity of a filing: the file name's issuer, form and period, the cover's name, ticker, period end,
+    CIK and fiscal-year end; a 10-K whose cover states no fiscal-year end ends its fiscal year on its period
+    end (the rule migration m005 applies to filings stored before)."""
     period_end = cover.get("period_end")
     form = file_ident.form or cover.get("form")
     period = file_ident.period
@@ -111,6 +193,9 @@ def combine(file_ident: FilingIdentity, cover: dict[str, str | None]) -> FilingI
             period = f"{fiscal_year}Q{(int(period_end[5:7]) - 1) // 3 + 1}"
         else:
             period = str(fiscal_year) if form != "8-K" else period_end
+    fiscal_year_end = cover.get("fiscal_year_end")
+    if fiscal_year_end is None and form == "10-K" and period_end:
+        fiscal_year_end = "--" + period_end[5:]
     return FilingIdentity(
         doc_name=file_ident.doc_name,
         issuer_key=file_ident.issuer_key or (cover.get("ticker") or None),
@@ -120,6 +205,8 @@ def combine(file_ident: FilingIdentity, cover: dict[str, str | None]) -> FilingI
         period=period,
         period_end=period_end,
         fiscal_year=fiscal_year,
+        cik=cover.get("cik"),
+        fiscal_year_end=fiscal_year_end,
     )
 
 

@@ -12,15 +12,25 @@ from engine.facts.tables import extract_facts
 from engine.facts.xbrl import merge_xbrl
 from engine.ingest.folio import FOLIO_VERSION, printed_folios
 from engine.ingest.html import read_html_document
-from engine.ingest.identity import combine, looks_like_filing, parse_cover, parse_file_name, summary_text
+from engine.ingest.identity import (
+    combine,
+    dei_cover,
+    looks_like_filing,
+    parse_cover,
+    parse_file_name,
+    summary_text,
+    with_tagged_cover,
+)
 from engine.ingest.pdf import WordBox, read_pdf_pages, span_box
 from engine.records import ParsedFiling, StatementFact
 from engine.settings import ChunkingSettings, IngestSettings
 
-PARSER_VERSION = "pdf-rows-1/html-2/chunk-2"  # html-2: inline XBRL headers are not page text
+# html-2: inline XBRL headers are not page text; html-3: the reader keeps the dei cover tags (CIK, fiscal-year end),
+# so HTML filings stored before are read again on their next ingest
+PARSER_VERSION = "pdf-rows-1/html-3/chunk-2"
 # The statement-fact reader's version, apart from the parser's: a new one re-reads facts (``filinglens reindex``)
 # without invalidating chunks and their indexes.
-FACTS_VERSION = "facts-3"
+FACTS_VERSION = "facts-4"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 
@@ -44,7 +54,10 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
             "does not look like an SEC filing: no SEC cover page (form type, registrant) in its first pages "
             "and the file name is not <ISSUER>_<PERIOD>_<FORM>"
         )
-    identity = combine(file_ident, parse_cover(opening))
+    cover = parse_cover(opening)
+    if document is not None:
+        cover = with_tagged_cover(cover, dei_cover(document.dei, document.entity_cik))
+    identity = combine(file_ident, cover)
     facts = extract_facts(pages, form=identity.form)
     facts = merge_xbrl(document, facts) if document is not None else _boxed(facts, boxes)
     chunks = chunk_pages(pages, size=chunking.size, overlap=chunking.overlap)

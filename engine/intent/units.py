@@ -23,6 +23,36 @@ _DECIMALS = re.compile(r"\b(no|zero|one|two|three|four|\d)\s+decimal(?:\s+(?:pla
 _DEC_WORD = {"no": 0, "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "whole number": 0, "integer": 0,
              "tenth": 1, "hundredth": 2, "thousandth": 3}
 _RATIO = re.compile(r"\bratio\b|\bhow\s+many\s+times\b", re.IGNORECASE)
+# How a question names a relative figure; the answer step states such a ratio as a percentage.
+# a share of something: "as a % of revenue", "what percent", "as a portion of"
+ASKS_SHARE = re.compile(r"%|\bpercent|\bas\s+a\s+(?:share|portion|proportion)\b", re.IGNORECASE)
+ASKS_MARGIN = re.compile(r"\bmargins?\b", re.IGNORECASE)
+# a change over a year asked as a rate: "revenue growth", "by what percent did ... grow", "% change"
+ASKS_GROWTH = re.compile(r"\b(?:growth|grew|grow|(?:percent(?:age)?|%)\s+change|change\s+in\s+percent|"
+                         r"year[- ]over[- ]year|(?:increase|decrease|decline)d?\s+by\s+what\s+(?:percent|%))\b"
+                         r"|\byoy\b|\by/y\b", re.IGNORECASE)
+
+
+def asks_percentage(question: str) -> bool:
+    """Whether the question asks a ratio as a percentage: a share, a margin or a growth rate."""
+    return any(rx.search(question) for rx in (ASKS_SHARE, ASKS_MARGIN, ASKS_GROWTH))
+
+
+_ASKS_AMOUNT = re.compile(r"\bhow\s+much\b|\bamounts?\b|\bquantity\b|\bhow\s+many\s+dollars\b|\bsum\s+of\b",
+                          re.IGNORECASE)
+_TURNOVER = re.compile(r"\bturnover\b|\bmultiple\b", re.IGNORECASE)
+
+
+def asked_dimension(question: str, unit: str | None) -> str | None:
+    """What kind of number the question asks for: "ratio" (a ratio, a percentage, a margin, a growth rate, a
+    turnover), "amount" (a sum of money or of shares: "how much", "the amount of", a scale asked), or None when
+    its words do not say. ``unit``: the intent's unit hint."""
+    if unit in ("percent", "ratio") or asks_percentage(question) or _RATIO.search(question) or \
+            _TURNOVER.search(question):
+        return "ratio"
+    if (unit or "").startswith("USD ") or _ASKS_AMOUNT.search(question):
+        return "amount"
+    return None
 
 
 def stated_units(text: str) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import MissingDependencyError, ModelError
-from engine.models.hashing import sha256_file
+from engine.models.hashing import model_sha256
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,8 @@ def _weight_files(folder: Path) -> list[Path]:
 
 
 def weights_fingerprint(folder: Path) -> str:
-    """sha256 identifying the weights in a model folder (each file is hashed once per process).
+    """sha256 identifying the weights in a model folder (each file's hash is remembered: see
+    :func:`engine.models.hashing.model_sha256`).
 
     A single weights file gives its plain sha256 (comparable with ``sha256sum``); several files
     (e.g. a Dense head in ``2_Dense``) give the sha256 of the sorted ``relpath:sha256`` lines.
@@ -70,7 +71,7 @@ def weights_fingerprint(folder: Path) -> str:
     files = _weight_files(folder)
     if not files:
         raise ModelError(f"no weights file (*.safetensors / *.bin) found under {folder}")
-    digests = [(p.relative_to(folder).as_posix(), sha256_file(p)) for p in files]
+    digests = [(p.relative_to(folder).as_posix(), model_sha256(p)) for p in files]
     if len(digests) == 1:
         return digests[0][1]
     return hashlib.sha256("".join(f"{rel}:{h}\n" for rel, h in digests).encode()).hexdigest()
@@ -138,14 +139,14 @@ def set_torch_threads(threads: int | None) -> int:
 
 
 class FolderFingerprint:
-    """Mixin: ``fingerprint`` = sha256 of the weights in ``self.folder``, hashed once, on first use."""
+    """Mixin: ``fingerprint`` = sha256 of the weights in ``self.folder``, on first use."""
 
     folder: Path
     _fingerprint: str | None = None
 
     @property
     def fingerprint(self) -> str:
-        """sha256 of the weights (hashed on first use, once per process)."""
+        """sha256 of the weights (on first use; a file hashed before is not read again)."""
         if self._fingerprint is None:
             self._fingerprint = weights_fingerprint(self.folder)
         return self._fingerprint

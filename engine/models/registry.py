@@ -34,7 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from engine.errors import ModelError
-from engine.models.hashing import sha256_file
+from engine.models.hashing import model_sha256, remember_sha256
 from engine.settings import ModelSettings, Settings
 
 if TYPE_CHECKING:
@@ -371,14 +371,19 @@ def install_model(
         _sidecar(target).unlink(missing_ok=True)
         os.replace(partial, target)
         _write_sidecar(target, digest)
+        remember_sha256(target, digest)
     finally:
         partial.unlink(missing_ok=True)
     log.info("installed %s at %s (%d MB, sha256 %s)", name, target, total >> 20, digest)
     return target
 
 
-def list_models(home: Path) -> list[ModelStatus]:
-    """The status of every registered pack (cheap: hashes are read from sidecars)."""
+def list_models(home: Path, *, verify: bool = False) -> list[ModelStatus]:
+    """The status of every registered pack.
+
+    Cheap by default: an assembled pack's hash is read from its sidecar, an in-place pack's is remembered
+    (:func:`engine.models.hashing.model_sha256`). ``verify=True`` reads every installed file again.
+    """
     importlib.invalidate_caches()
     statuses: list[ModelStatus] = []
     for pack in MODEL_PACKS.values():
@@ -386,12 +391,12 @@ def list_models(home: Path) -> list[ModelStatus]:
         parts_available = None not in located
         if pack.in_place:
             path = located[0]
-            digest = sha256_file(path) if path is not None else None
+            digest = model_sha256(path, verify=verify) if path is not None else None
             installed = path is not None
         else:
             path = _installed_path(pack, home)
             installed = path.is_file()
-            digest = _read_sidecar(path) if installed else None
+            digest = (model_sha256(path, verify=True) if verify else _read_sidecar(path)) if installed else None
             if not installed:
                 path = None
         verified = digest is not None and digest == pack.sha256

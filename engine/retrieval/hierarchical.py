@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.indexing import chunk_vector_index, lexical_index, summary_index
+from engine.indexing import open_indexes
 from engine.models.base import CrossScorer, Embedder
 from engine.records import (
     Chunk, DocumentCandidate, DocumentsPayload, Filing, Passage, PassageCandidate, PassagesPayload, QueryIntent,
@@ -36,7 +36,7 @@ def filing_title(f: Filing) -> str:
 
 def _match_notes(f: Filing, intent: QueryIntent, r: RetrievalSettings) -> tuple[float, list[str]]:
     i, boost, notes = f.identity, 0.0, []
-    if intent.issuers and i.issuer_key in intent.issuers:
+    if intent.issuers and i.company_key in intent.issuers:
         boost += r.issuer_boost
         notes.append("issuer matches")
     years = set(intent.fiscal_years)
@@ -63,11 +63,16 @@ class HierarchicalRetriever:
                  cross: CrossScorer | None = None, *, lexical: LexicalIndex | None = None,
                  summaries: HnswIndex | None = None, chunk_vectors: HnswIndex | None | bool = True) -> None:
         self.library, self.settings, self.embedder, self.cross = library, settings, embedder, cross
-        # Indexes already loaded elsewhere (e.g. by a Searcher) can be shared instead of read again.
-        self.lexical = lexical or lexical_index(library, settings)
-        self.summaries = summaries or summary_index(library, settings, embedder)
-        if chunk_vectors is True:  # load the library's chunk vectors when they were built (else None)
-            chunk_vectors = chunk_vector_index(library, settings, embedder)
+        # Indexes already loaded elsewhere (e.g. by a Searcher) can be shared instead of read again; the others
+        # come from the library's published index set (its chunk vectors when it has them, else None).
+        if lexical is None or summaries is None or chunk_vectors is True:
+            opened = open_indexes(library, settings, embedder)
+            lexical = opened.lexical if lexical is None else lexical
+            summaries = opened.summaries if summaries is None else summaries
+            if chunk_vectors is True:
+                chunk_vectors = opened.chunk_vectors
+        self.lexical: LexicalIndex = lexical
+        self.summaries: HnswIndex = summaries
         self.chunk_vectors: HnswIndex | None = chunk_vectors or None
         self._filings = {f.id: f for f in library.filings()}
         self._vec_cache: OrderedDict[int, np.ndarray] = OrderedDict()

@@ -52,6 +52,7 @@ class LexicalIndex:
         self._tokenizer: Tokenizer | None = None
         self._inv: dict[int, str] | None = None  # token id -> token, built on the first query
         self._sorted = True
+        self._hidden: np.ndarray | None = None  # rows of filings a reader must not return (removed since the build)
         manifest = read_manifest(self.manifest_path)
         if manifest and (folder / manifest["dir"]).exists():
             check_compatible(self.manifest_path, manifest, self.identity)
@@ -119,6 +120,18 @@ class LexicalIndex:
         else:
             self._retriever, self.chunk_ids, self.filing_ids = None, np.zeros(0, np.int64), np.zeros(0, np.int64)
 
+    def hide_filings(self, filing_ids: Sequence[int]) -> None:
+        """Never return chunks of these filings (a reader's index built before they were removed or replaced)."""
+        if not len(filing_ids) or not len(self.filing_ids):
+            return
+        hidden = np.isin(self.filing_ids, np.asarray(sorted(set(filing_ids)), dtype=np.int64))
+        self._hidden = hidden if self._hidden is None else (self._hidden | hidden)
+
+    def chunk_ids_of(self, filing_ids: Sequence[int]) -> list[int]:
+        """The indexed chunk ids of these filings."""
+        mask = np.isin(self.filing_ids, np.asarray(sorted(set(filing_ids)), dtype=np.int64))
+        return [int(c) for c in self.chunk_ids[mask]]
+
     def query_tokens(self, query: str) -> list[str]:
         if self._tokenizer is None:
             return []
@@ -138,7 +151,10 @@ class LexicalIndex:
         tokens = self.query_tokens(query)
         if not tokens:
             return np.zeros(len(self.chunk_ids), dtype=np.float32)
-        return self._retriever.get_scores(tokens)
+        scores = self._retriever.get_scores(tokens)
+        if self._hidden is not None:
+            scores = np.where(self._hidden, 0.0, scores).astype(scores.dtype, copy=False)
+        return scores
 
     def search(self, query: str, k: int, filing_ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
         """Top-k (chunk id, score), optionally only inside the given filings; zero scores are dropped."""

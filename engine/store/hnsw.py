@@ -69,6 +69,8 @@ class HnswIndex:
             return
         index = self._ensure(len(labels))
         index.add_items(np.asarray(vectors, dtype=np.float32), np.asarray(labels, dtype=np.int64), num_threads=1)
+        # hnswlib revives a deleted label that is added again (SQLite reuses the highest id after a delete)
+        self._deleted.difference_update(int(x) for x in labels)
 
     def delete(self, labels: Sequence[int]) -> None:
         if self._index is None:
@@ -121,10 +123,16 @@ class HnswIndex:
         order = np.argsort(-sims)[:k]
         return [(int(ids[i]), float(sims[i])) for i in order]
 
-    def save(self, generation: int) -> None:
-        """Write the index to a temporary file and rename it, then the manifest (the manifest is the commit point)."""
+    def save(self, generation: int, folder: Path | None = None) -> None:
+        """Write the index to a temporary file and rename it, then the manifest (the manifest is the commit point).
+
+        ``folder``: write there instead (a builder loads the published index and saves the next one into its own
+        build folder); the index then belongs to that folder.
+        """
         if self._index is None:
             return
+        if folder is not None:
+            self.path, self.manifest_path = folder / self.path.name, folder / self.manifest_path.name
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         self._index.save_index(str(tmp))
         os.replace(tmp, self.path)

@@ -15,6 +15,7 @@ import re
 import socket
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,10 +26,12 @@ from engine.records import (
     Filing,
     FilingIdentity,
     ParsedFiling,
+    Registrant,
     StatementFact,
     StoredFact,
 )
 from engine.store.migrations import apply_migrations
+from engine.store.registrants import RegistrantView, build_view
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,8 @@ class Library:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.migrations_applied = apply_migrations(self.conn)
+        self._view: tuple[int, RegistrantView] | None = None  # (generation, the registrants then)
+        self._conflicts_logged: set[tuple[str, str]] = set()
 
     @property
     def index_dir(self) -> Path:
@@ -72,6 +77,27 @@ class Library:
     # -- generation -------------------------------------------------------------------------
     def generation(self) -> int:
         return int(self.conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+
+    def filing_stamps(self) -> dict[int, str]:
+        """Filing id → a stamp that changes whenever the row under that id is another filing (SQLite reuses the
+        highest id after a delete, and a file read again by a newer parser keeps its sha256): what an index records
+        so that it never takes one filing's vectors or passages for another's."""
+        return {int(r[0]): f"{r[1]}|{r[2]}|{r[3]}|{r[4]}" for r in self.conn.execute(
+            "SELECT id, sha256, parser_version, ingested_at, n_chunks FROM filings")}
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read everything inside one consistent state of the database (a read transaction: writers in other
+        connections carry on; this connection sees none of their commits until the block ends)."""
+        if self.conn.in_transaction:  # already inside one (a caller's snapshot or transaction)
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            self.conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()  # the snapshot starts here
+            yield
+        finally:
+            self.conn.execute("COMMIT")
 
     def _bump_generation(self) -> None:
         self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
@@ -96,13 +122,13 @@ class Library:
                 self.conn.execute("DELETE FROM filings WHERE id=?", (replaces,))
             cur = self.conn.execute(
                 """INSERT INTO filings(sha256, path, doc_name, issuer_key, registrant, ticker, form, period, period_end,
-                   fiscal_year, n_pages, n_chunks, image_only_pages, summary, lofin_summary, parser_version, bytes,
-                   ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   fiscal_year, cik, fiscal_year_end, n_pages, n_chunks, image_only_pages, summary, lofin_summary,
+                   parser_version, bytes, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     parsed.sha256, parsed.path, ident.doc_name, ident.issuer_key, ident.registrant, ident.ticker,
-                    ident.form, ident.period, ident.period_end, ident.fiscal_year, len(parsed.pages),
-                    len(parsed.chunks), json.dumps(list(parsed.image_only_pages)), parsed.summary,
-                    parsed.lofin_summary, parsed.parser_version, parsed.bytes, _now(),
+                    ident.form, ident.period, ident.period_end, ident.fiscal_year, ident.cik, ident.fiscal_year_end,
+                    len(parsed.pages), len(parsed.chunks), json.dumps(list(parsed.image_only_pages)),
+                    parsed.summary, parsed.lofin_summary, parsed.parser_version, parsed.bytes, _now(),
                 ),
             )
             filing_id = cur.lastrowid
@@ -220,6 +246,9 @@ class Library:
         self.conn.execute("UPDATE filings SET path=? WHERE id=?", (path, filing_id))
 
     def filings(self, ids: Sequence[int] | None = None) -> list[Filing]:
+        """Filings by id (all when ``ids`` is None), in id order, each with its registrant-level identity: the
+        ticker, CIK and fiscal-year end its own cover lacks are its registrant's (``Filing.inherited`` says
+        which, see :mod:`engine.store.registrants`)."""
         sql = "SELECT * FROM filings"
         args: tuple = ()
         if ids is not None:
@@ -227,7 +256,8 @@ class Library:
                 return []
             sql += f" WHERE id IN ({','.join('?' * len(ids))})"
             args = tuple(ids)
-        return [_filing(r) for r in self.conn.execute(sql + " ORDER BY id", args)]
+        view = self._registrant_view()
+        return [view.apply(_filing(r)) for r in self.conn.execute(sql + " ORDER BY id", args)]
 
     def filing(self, filing_id: int) -> Filing:
         found = self.filings([filing_id])
@@ -237,7 +267,29 @@ class Library:
 
     def filing_by_doc_name(self, doc_name: str) -> Filing | None:
         row = self.conn.execute("SELECT * FROM filings WHERE doc_name=? ORDER BY id LIMIT 1", (doc_name,)).fetchone()
-        return None if row is None else _filing(row)
+        return None if row is None else self._registrant_view().apply(_filing(row))
+
+    def registrants(self) -> list[Registrant]:
+        """The library's companies: each registrant's filings and the ticker, CIK and fiscal-year end they share."""
+        return list(self._registrant_view().registrants)
+
+    def _registrant_view(self) -> RegistrantView:
+        """The registrants as of the current generation (every change of filings moves it), computed once per
+        generation from the filings' own identity columns; new conflicting values are logged once."""
+        generation, cached = self.generation(), self._view
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        view = build_view({int(r["id"]): _identity(r) for r in self.conn.execute(
+            "SELECT id, doc_name, issuer_key, registrant, ticker, form, period, period_end, fiscal_year, cik, "
+            "fiscal_year_end FROM filings")})
+        for registrant in view.registrants:
+            for conflict in registrant.conflicts:
+                if (registrant.key, conflict) not in self._conflicts_logged:
+                    self._conflicts_logged.add((registrant.key, conflict))
+                    log.info("registrant %s: its filings state different values, each keeps its own (%s)",
+                             registrant.key, conflict)
+        self._view = (generation, view)
+        return view
 
     def filing_paths(self) -> dict[str, int]:
         return {r[0]: int(r[1]) for r in self.conn.execute("SELECT path, id FROM filings")}
@@ -363,6 +415,7 @@ def _identity(row: sqlite3.Row) -> FilingIdentity:
     return FilingIdentity(
         doc_name=row["doc_name"], issuer_key=row["issuer_key"], registrant=row["registrant"], ticker=row["ticker"],
         form=row["form"], period=row["period"], period_end=row["period_end"], fiscal_year=row["fiscal_year"],
+        cik=row["cik"], fiscal_year_end=row["fiscal_year_end"],
     )
 
 

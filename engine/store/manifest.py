@@ -55,5 +55,5 @@ def check_compatible(path: Path, found: dict[str, Any], wanted: dict[str, Any]) 
     if diffs:
         raise IndexMismatchError(
             f"the index at {path.parent} was built differently ({'; '.join(diffs)}). "
-            "Run `filinglens reindex` to rebuild it with the current settings."
+            "Run `filinglens index rebuild` to rebuild it with the current settings."
         )

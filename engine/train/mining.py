@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.chunking import FOOTNOTE_MARK, is_header_row, parse_row
-from engine.errors import EngineError
+from engine.errors import EngineError, IndexNotReadyError
 from engine.facts.numbers import NUMERAL, numerals_in
 from engine.intent import find_metrics, metric_named_by, metric_spans
 from engine.records import Chunk, Filing
@@ -585,10 +585,11 @@ def mine_pairs(
     filings = {f.id: f for f in library.filings() if f.identity.doc_name not in excluded}
     if not filings:
         return []
-    lex = lexical_index(library, settings)
+    lex = lexical_index(library, settings)  # read-only: builders alone write indexes
+    if lex.generation < 0:
+        raise IndexNotReadyError(f"the library at {library.home} has no search index yet: run `filinglens index build`")
     if lex.generation != library.generation():
-        log.info("BM25 index is stale: rebuilding it before mining")
-        lex.build(library)
+        log.warning("the BM25 index lags behind the library: filings added since are not mined as negatives")
     heldout = split_filings(list(filings.values()), holdout, seed)
     # In document order, not id order: the same corpus ingested in another order mines the same examples.
     all_chunks = sorted(library.chunks_of_filings(sorted(filings)),

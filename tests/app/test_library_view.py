@@ -23,7 +23,8 @@ def test_table_lists_every_filing_and_filters_and_sorts(window, app_home):
     assert sorted(view.visible_doc_names()) == sorted(f.identity.doc_name for f in filings)
     # every column the analyst needs
     headers = [view.model.headerData(i, Qt.Orientation.Horizontal) for i in range(view.model.columnCount())]
-    assert headers[:6] == ["Document", "Registrant", "Ticker", "Form", "Period", "Pages"] and "Image-only" in headers
+    assert headers[:8] == ["Document", "Registrant", "Ticker", "CIK", "FY end", "Form", "Period", "Pages"]
+    assert "Image-only" in headers
     ten_k = [f for f in filings if f.identity.form == "10-K"]
     view.filter.setText("10-K")
     assert view.proxy.rowCount() == len(ten_k) and "of 8 filings shown" in view.count_label.text()
@@ -34,6 +35,28 @@ def test_table_lists_every_filing_and_filters_and_sorts(window, app_home):
     view.table.sortByColumn(pages_col, Qt.SortOrder.DescendingOrder)
     shown = [int(view.proxy.index(r, pages_col).data()) for r in range(view.proxy.rowCount())]
     assert shown == sorted((f.n_pages for f in filings), reverse=True)  # numeric, not text, order
+
+
+def test_a_filing_shows_its_registrants_ticker_when_its_cover_lacks_one(make_window, tmp_path):
+    """3M's 2017 10-K prints no trading symbol; its 2019 10-K prints MMM: the Library shows MMM on both, the
+    inherited one in italics and, in the details, where it comes from."""
+    from tests.engine.test_identity import ingested, write_3m_pair
+
+    library = ingested(tmp_path, write_3m_pair(tmp_path / "filings"))
+    view = make_window(library.home).library_view
+    headers = [view.model.headerData(i, Qt.Orientation.Horizontal) for i in range(view.model.columnCount())]
+    rows = {view.proxy.index(r, 0).data(): r for r in range(view.proxy.rowCount())}
+    old, new = (view.proxy.index(rows[doc], headers.index("Ticker")) for doc in ("3M_2017_10K", "3M_2019_10K"))
+    assert old.data() == new.data() == "MMM"
+    assert old.data(Qt.ItemDataRole.FontRole).italic() and new.data(Qt.ItemDataRole.FontRole) is None
+    assert "from 3M_2019_10K" in old.data(Qt.ItemDataRole.ToolTipRole)
+    assert view.proxy.index(rows["3M_2017_10K"], headers.index("FY end")).data() == "Dec 31"
+
+    view.table.selectRow(rows["3M_2017_10K"])
+    details = view.details.toPlainText()
+    assert "MMM (from 3M_2019_10K)" in details and "Dec 31" in details and "Dec 31 (from" not in details
+    view.table.selectRow(rows["3M_2019_10K"])
+    assert "MMM" in view.details.toPlainText() and "(from" not in view.details.toPlainText()
 
 
 def test_add_a_file_through_the_worker(window, qtbot, tmp_path, app_home):
@@ -100,6 +123,26 @@ def test_cancel_a_running_ingest(make_window, qtbot, tmp_path):
     assert view.model.rowCount() == len(stored)
     assert Library(home).integrity_problems() == []
     assert "cancelled" in view.report_label.text() and window.ctx.busy == ""
+    # what was stored before the cancel is indexed (readers never build indexes themselves)
+    from engine.indexing import index_status
+
+    assert summary.indexed and "searchable" in view.report_label.text()
+    status = index_status(Library(home))
+    assert status.ready and not status.behind
+    assert "not searchable" not in window.library_label.text() and "not indexed" not in window.library_label.text()
+
+
+def test_status_bar_says_how_many_filings_are_not_searchable_yet(make_window, app_home, tmp_path):
+    from engine.demo_corpus import generate_corpus
+    from engine.ingest import ingest
+    from engine.settings import Settings
+
+    generate_corpus(tmp_path / "new", 2, seed=4243)
+    with Library(app_home) as library:  # stored while no builder ran (as during another process's ingest)
+        ingest(library, [tmp_path / "new"], Settings(home=app_home))
+    window = make_window(app_home)
+    assert "10 filings" in window.library_label.text() and "2 not searchable yet" in window.library_label.text()
+    assert "filinglens index build" in window.library_label.toolTip()
 
 
 def test_remove_selected_filings(window, qtbot, app_home):

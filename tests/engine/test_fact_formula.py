@@ -130,6 +130,29 @@ def test_an_amount_is_stated_in_the_scale_asked_and_a_typed_figure_is_refused(st
     assert none is None and "no listed fact" in note
 
 
+def test_a_formula_of_the_other_dimension_than_the_question_asks_is_refused(statement) -> None:
+    """An amount asked ("how much", "the amount of", a scale) is never answered by a ratio of facts, nor a ratio
+    or percentage asked by an amount: the formula is refused, and the caller answers another way."""
+    c = statement[2]
+    fy = f"FY{c['year']}"
+
+    def ratio(ids: dict) -> dict:
+        rd, rev = ids["Research and development", fy], ids["Total revenue", fy]
+        return {"facts": [rd, rev], "formula": f"F{rd} / F{rev}", "insufficient": False}
+
+    def amount(ids: dict) -> dict:
+        rd = ids["Research and development", fy]
+        return {"facts": [rd], "formula": f"F{rd}", "insufficient": False}
+
+    how_much = f"How much did {c['company']} spend on research and development and revenue in {fy}?"
+    result, note, _ = answer(how_much, statement, ratio)
+    assert result is None and "asks for an amount and the formula gives a ratio" in note
+    assert answer(how_much, statement, amount)[0].unit.startswith("USD")
+    share = RD_SHARE.format(**c)
+    result, note, _ = answer(share, statement, amount)
+    assert result is None and "asks for a ratio and the formula gives an amount" in note
+
+
 def test_the_pipeline_falls_back_to_the_program_when_no_fact_serves(statement, ingested_demo, embedder,
                                                                     demo_truth) -> None:
     """A question the catalogue does not define: the model's formula over the listed facts answers it; when it

@@ -133,12 +133,13 @@ def test_a_library_from_before_facts_is_upgraded_and_its_facts_read(tmp_path: Pa
     library = Library(settings.home)
     ingest(library, [folder], settings)
     library.close()
-    # make it a library of the migrations before facts: undo what m005 and m003 did, forget they ran
+    # make it a library of the migrations before facts: undo what m006, m005 and m003 did, forget they ran
     conn = sqlite3.connect(settings.home / "library.sqlite3")
     conn.executescript("DROP TABLE facts_fts; DROP TABLE facts; ALTER TABLE filings DROP COLUMN facts_version; "
                        "ALTER TABLE filings DROP COLUMN folio_version; ALTER TABLE pages DROP COLUMN printed_folio; "
                        "ALTER TABLE pages RENAME COLUMN page_index TO page_no; "
                        "ALTER TABLE chunks RENAME COLUMN page_index TO page_no; "
+                       "ALTER TABLE filings DROP COLUMN cik; ALTER TABLE filings DROP COLUMN fiscal_year_end; "
                        "DELETE FROM schema_migrations WHERE version >= 3;")
     conn.close()
     library = Library(settings.home)
@@ -197,7 +198,10 @@ def test_facts_are_reread_only_where_this_parser_reads_the_pages_alike() -> None
 
 def test_a_filing_stored_by_an_older_parser_is_read_again_and_its_indexes_still_open(
         tmp_path: Path, settings, embedder) -> None:  # noqa: ANN001
+    import shutil
+
     from engine.indexing import lexical_index, sync_indexes
+    from engine.store.index_sets import CURRENT, read_current
     from engine.store.manifest import read_manifest, write_manifest
 
     folder = tmp_path / "filings"
@@ -206,10 +210,18 @@ def test_a_filing_stored_by_an_older_parser_is_read_again_and_its_indexes_still_
     library = Library(settings.home)
     ingest(library, [folder], settings)
     sync_indexes(library, settings, embedder)
-    # as an older release left it: another PDF reader stored the pages, and the BM25 manifest names its parser
+    # as an older release left it: another PDF reader stored the pages, the indexes lie in one folder (no index
+    # sets yet) and the BM25 manifest names its parser
     library.conn.execute("UPDATE filings SET parser_version='pdf-rows-0/html-1/chunk-2'")
+    published = read_current(library.index_dir)
+    for path in published.folder.iterdir():
+        if path.name != "set.json":
+            path.rename(library.index_dir / path.name)
+    (library.index_dir / CURRENT).unlink()
+    shutil.rmtree(published.folder)
     manifest_path = library.index_dir / "lexical.manifest.json"
     write_manifest(manifest_path, {**read_manifest(manifest_path), "parser_version": "pdf-rows-0/html-1/chunk-2"})
+    assert lexical_index(library, settings).search("revenue", 5)  # the old layout still opens
     report = ingest(library, [folder], settings)
     assert [e.status for e in report.events] == ["added"] and "older parser" in report.events[0].reason
     (filing,) = library.filings()

@@ -98,6 +98,23 @@ def test_a_balance_sheet_of_a_52_53_week_retailer() -> None:
     assert fiscal_year_of(2021, 1, 2) == 2020 and fiscal_year_of(2019, 2, 2) == 2019 and fiscal_year_of(2019, 12, 31) == 2019
 
 
+def test_a_bare_year_over_the_columns_names_the_fiscal_year() -> None:
+    """"2022" under "At January 1, 2023 and January 2, 2022" is fiscal 2022 (a 52/53-week year that ended on
+    January 1, 2023), not a balance at January 1, 2022; a whole date in the prose over a table ("as of January 1,
+    2020") does not date its "Year Ended December 31," columns."""
+    sheet = ("CONSOLIDATED BALANCE SHEETS\nAt January 1, 2023 and January 2, 2022\n(Dollars in Millions)\n"
+             "2022  2021\nInventories  12,483  10,387\nTotal assets  $  187,378  182,018\n")
+    assert {(f.period.fiscal_year, f.period.end) for f in facts_of(sheet, "Inventories")} == {
+        (2022, "2023-01-01"), (2021, "2022-01-02")}
+    pro_forma = ("The pro forma information assumes the acquisition had occurred as of January 1, 2020.\n"
+                 "Year Ended December 31,\n2021  2020\n(In thousands)\nNet revenues  $  10,153,603  $  5,456,763\n")
+    assert {(f.period.fiscal_year, f.period.end) for f in facts_of(pro_forma, "Net revenues")} == {
+        (2021, "2021-12-31"), (2020, "2020-12-31")}
+    # a month and day printed over the years (the 10-Q layout above) still complete calendar dates
+    stub = "Balance Sheets\n(In thousands)\nJanuary 1,  July 2,\n2023  2022\nCash  $  5  $  4\n"
+    assert [f.period.end for f in facts_of(stub, "Cash")] == ["2023-01-01", "2022-07-02"]
+
+
 QUARTER = """CONDENSED CONSOLIDATED STATEMENTS OF INCOME
 (In thousands, except per share data)
 Three Months Ended  Nine Months Ended

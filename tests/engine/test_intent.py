@@ -336,6 +336,27 @@ def test_unit_and_decimals_hints(question: str, unit: str | None, decimals: int 
     assert (it.unit_hint, it.decimals) == (unit, decimals)
 
 
+@pytest.mark.parametrize(
+    ("question", "dimension"),
+    [
+        ("What is the amount of the gain from the separation of the business?", "amount"),
+        ("By how much did the company increase its revolving credit agreement?", "amount"),
+        ("What was FY2018 capex (in USD millions)?", "amount"),
+        ("What is the quantity of restructuring costs in FY2022?", "amount"),
+        ("By how much did revenue grow in FY2022, in percent?", "ratio"),
+        ("What is the FY2019 inventory turnover?", "ratio"),
+        ("What is the gross margin in FY2022?", "ratio"),
+        ("What share of revenue came from services, as a % of the total?", "ratio"),
+        ("What was the quick ratio at the end of FY2021?", "ratio"),
+        ("What was the largest segment's revenue in FY2022?", None),
+    ],
+)
+def test_the_dimension_a_question_asks(question: str, dimension: str | None) -> None:
+    from engine.intent.units import asked_dimension
+
+    assert asked_dimension(question, intent(question).unit_hint) == dimension
+
+
 def test_keywords_drop_stopwords_and_instruction_scaffolding() -> None:
     it = intent(
         "What is Nike's FY2019 long-term debt? Please answer the question using the balance sheet, and give "

@@ -369,6 +369,59 @@ def test_install_assembles_verifies_and_is_idempotent(
     assert resolve_gguf("fake-qwen", home) == path
 
 
+def test_a_model_hash_is_remembered_across_processes_until_the_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.models import hashing
+
+    monkeypatch.setenv("FILINGLENS_CACHE_DIR", str(tmp_path / "cache"))
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF" + b"x" * 1000)
+    reads: list[Path] = []
+    real_digest = hashing._digest
+    monkeypatch.setattr(hashing, "_digest", lambda p: reads.append(p) or real_digest(p))
+    first = hashing.model_sha256(model)
+    assert first == hashlib.sha256(model.read_bytes()).hexdigest() and len(reads) == 1
+    # another process: the per-process memory is empty, the cache file remembers
+    monkeypatch.setattr(hashing, "_hash_cache", {})
+    assert hashing.model_sha256(model) == first and len(reads) == 1
+    # verify reads the file again
+    assert hashing.model_sha256(model, verify=True) == first and len(reads) == 2
+    # a changed file (size and mtime) is read again, in this process and the next
+    model.write_bytes(b"GGUF" + b"y" * 1001)
+    second = hashing.model_sha256(model)
+    assert second != first and len(reads) == 3
+    monkeypatch.setattr(hashing, "_hash_cache", {})
+    assert hashing.model_sha256(model) == second and len(reads) == 3
+    # a torn cache file costs a rehash, nothing else
+    (tmp_path / "cache" / "model-hashes.json").write_text("{not json")
+    monkeypatch.setattr(hashing, "_hash_cache", {})
+    assert hashing.model_sha256(model) == second and len(reads) == 4
+
+
+def test_models_verify_reads_installed_files_and_fails_on_a_corrupted_one(
+    fake_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    blobs = _make_parts(fake_site, "fakever", 2)
+    digest = hashlib.sha256(b"".join(blobs)).hexdigest()
+    monkeypatch.setitem(registry.MODEL_PACKS, "fake-ver", _fake_pack("fake-ver", "fakever", 2, digest))
+    home = tmp_path / "home"
+    path = install_model("fake-ver", home)
+    assert main(["--home", str(home), "models", "verify"]) == 0
+    assert "fake-ver             verified" in capsys.readouterr().out
+    # same size, other bytes, mtime kept: only a full read can tell
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    data[100] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert main(["--home", str(home), "models", "list"]) == 0  # list trusts what was recorded
+    assert main(["--home", str(home), "models", "verify"]) == 1
+    assert f"hash mismatch: expected {digest}" in capsys.readouterr().out
+
+
 def test_install_refuses_a_wrong_hash_and_leaves_nothing(
     fake_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -222,16 +222,17 @@ def test_the_prompt_shows_the_model_the_readers_number(paged: Paged) -> None:
 # --- upgrades: an old library, old traces ------------------------------------------------------------------
 
 
-def _old_schema_library(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A library database as FilingLens wrote it before page_index (migrations 1-4 only), with one filing, its
-    pages, a chunk and a fact, and a run whose stored trace says "page"."""
+def _old_schema_library(home: Path, monkeypatch: pytest.MonkeyPatch, applied: int = 5) -> None:
+    """A library database as FilingLens wrote it before page_index (migrations 1 to ``applied``: 5 is the release
+    with registrant identity, 4 the one before), with one filing, its pages, a chunk and a fact, and a run whose
+    stored trace says "page"."""
     from engine.store import migrations
 
     home.mkdir(parents=True)
     conn = sqlite3.connect(home / "library.sqlite3", isolation_level=None)
     with monkeypatch.context() as m:
-        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:4])
-        assert migrations.apply_migrations(conn)[-1] == "m004_trailing_periods"
+        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:applied])
+        assert migrations.apply_migrations(conn)[-1] == migrations.MIGRATIONS[applied - 1][1]
     conn.execute("INSERT INTO filings(id, sha256, path, doc_name, issuer_key, form, n_pages, n_chunks, "
                  "summary, parser_version, bytes, ingested_at, facts_version) VALUES (1, 'abc', "
                  "'/gone/OLD_2019_10K.pdf', 'OLD_2019_10K', 'OLD', '10-K', 3, 1, 's', "
@@ -260,16 +261,23 @@ def _old_schema_library(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     conn.close()
 
 
+@pytest.mark.parametrize(("applied", "expected"), [
+    (5, ["m006_page_index_and_folios"]),
+    (4, ["m005_registrant_identity", "m006_page_index_and_folios"]),
+])
 def test_the_migration_renames_the_page_columns_of_an_old_library_and_keeps_its_data(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], applied: int,
+        expected: list[str]) -> None:
     from engine.cli import main
     from engine.ingest import refresh_folios
     from engine.trace import read_run
 
     home = tmp_path / "old"
-    _old_schema_library(home, monkeypatch)
+    _old_schema_library(home, monkeypatch, applied)
     with Library(home) as library:
-        assert library.migrations_applied == ["m005_page_index_and_folios"]
+        assert library.migrations_applied == expected
+        assert {"cik", "fiscal_year_end", "folio_version"} <= {
+            r[1] for r in library.conn.execute("PRAGMA table_info(filings)")}
         for table in ("pages", "chunks", "facts"):
             columns = {r[1] for r in library.conn.execute(f"PRAGMA table_info({table})")}
             assert "page_index" in columns and "page_no" not in columns
@@ -290,6 +298,25 @@ def test_the_migration_renames_the_page_columns_of_an_old_library_and_keeps_its_
     shown = capsys.readouterr().out
     assert "[1] OLD_2019_10K p. 2 (Old Corp 10-K)" in shown
     assert "OLD_2019_10K p. 2" in shown.split("-- passages")[1]
+
+
+def test_a_library_that_numbered_the_page_index_migration_5_gets_registrant_identity(tmp_path: Path) -> None:
+    """A development build numbered the page-index migration 5: such a library records it as 6 and still gets
+    m005_registrant_identity."""
+    home = tmp_path / "early"
+    Library(home).close()
+    conn = sqlite3.connect(home / "library.sqlite3", isolation_level=None)
+    conn.executescript("ALTER TABLE filings DROP COLUMN cik; ALTER TABLE filings DROP COLUMN fiscal_year_end; "
+                       "DELETE FROM schema_migrations WHERE version >= 5; "
+                       "INSERT INTO schema_migrations(version, name, applied_at) "
+                       "VALUES (5, 'm005_page_index_and_folios', 'then');")
+    conn.close()
+    with Library(home) as library:
+        assert library.migrations_applied == ["m005_registrant_identity"]
+        assert [tuple(r) for r in library.conn.execute(
+            "SELECT version, name FROM schema_migrations WHERE version >= 5 ORDER BY version")] == [
+            (5, "m005_registrant_identity"), (6, "m006_page_index_and_folios")]
+        assert {"cik", "fiscal_year_end"} <= {r[1] for r in library.conn.execute("PRAGMA table_info(filings)")}
 
 
 def test_traces_stored_with_page_keys_still_load() -> None:

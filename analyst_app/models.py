@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
+from engine.pages import page_number, reader_page
 from engine.records import Filing
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -30,14 +31,6 @@ STATUS_COLORS = {
 }
 
 _Index = QModelIndex | QPersistentModelIndex
-
-
-def human_page(page: Any) -> str:
-    """Engine pages are 0-based indexes; analysts read 1-based page numbers (as every PDF reader shows)."""
-    try:
-        return str(int(page) + 1)
-    except (TypeError, ValueError):
-        return ""
 
 
 def local_time(iso: Any) -> str:
@@ -70,6 +63,7 @@ class Column:
         fmt: Turns the raw value into display text.
         numeric: Right-align and sort numerically.
         tip: Header tooltip.
+        show: Display text from the whole record, in place of ``fmt`` of the value (which still sorts).
     """
 
     title: str
@@ -77,11 +71,23 @@ class Column:
     fmt: Callable[[Any], str] = fmt_number
     numeric: bool = False
     tip: str = ""
+    show: Callable[[Any], str] | None = None
 
     def value(self, record: Any) -> Any:
         if callable(self.get):
             return self.get(record)
         return record.get(self.get) if isinstance(record, dict) else getattr(record, self.get, None)
+
+    def text(self, record: Any) -> str:
+        return self.show(record) if self.show is not None else self.fmt(self.value(record))
+
+
+def page_column(title: str = "Page") -> Column:
+    """The page of a record with ``page_index`` and ``printed_folio`` (a citation, a passage) as people read
+    it: "47", or "47 (printed 46)"; it sorts by page."""
+    return Column(title, "page_index", numeric=True,
+                  show=lambda r: page_number(r.page_index, r.printed_folio),
+                  tip="The page as a PDF reader numbers it, and the number the page prints when that differs")
 
 
 class RecordTableModel(QAbstractTableModel):
@@ -143,7 +149,7 @@ class RecordTableModel(QAbstractTableModel):
         rec = self.records[index.row()]
         col = self.columns[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return col.fmt(col.value(rec))
+            return col.text(rec)
         if role == SORT_ROLE:
             v = col.value(rec)
             if isinstance(v, bool):
@@ -163,7 +169,7 @@ class RecordTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if self._tooltip is not None:
                 return self._tooltip(rec)
-            text = col.fmt(col.value(rec))
+            text = col.text(rec)
             return text if len(text) > 40 else None
         return None
 
@@ -212,7 +218,7 @@ def _filing_tip(f: Filing) -> str:
     lines += [f"{title} {getattr(f.identity, name)}: the registrant's, from {source}"
               for title, name in INHERITABLE.items() if (source := f.inherited_from(name))]
     if f.image_only_pages:
-        pages = ", ".join(human_page(p) for p in f.image_only_pages[:20])
+        pages = ", ".join(str(reader_page(p)) for p in f.image_only_pages[:20])
         lines.append(f"image-only pages (no text layer): {pages}{' …' if len(f.image_only_pages) > 20 else ''}")
     return "\n".join(lines)
 

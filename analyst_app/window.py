@@ -175,9 +175,9 @@ class MainWindow(QMainWindow):
             return
         self.show_fact(library.filing(found[0].filing_id), found[0])
 
-    def open_evidence(self, doc_name: str, chunk_id: Any, page: Any) -> None:
+    def open_evidence(self, doc_name: str, chunk_id: Any, page_index: Any) -> None:
         self.viewer_dock.show()
-        self.ask_view.open_evidence(doc_name, chunk_id, page)
+        self.ask_view.open_evidence(doc_name, chunk_id, page_index)
 
     def open_run(self, run_id: str) -> None:
         """Reopen a past run: its trace in Inspect and its answer on the Ask tab."""

@@ -114,7 +114,8 @@ def _split_long(text: str, start: int, end: int, size: int) -> Iterable[tuple[in
         yield start, end
 
 
-def chunk_page(text: str, page_no: int, *, size: int = 1024, overlap: int = 30, seq_start: int = 0) -> list[ChunkSpan]:
+def chunk_page(text: str, page_index: int, *, size: int = 1024, overlap: int = 30,
+               seq_start: int = 0) -> list[ChunkSpan]:
     """Cut one page's text into chunks of at most ``size`` characters.
 
     Breaks prefer paragraph boundaries (blank lines), then line boundaries; table rows are never cut.
@@ -153,8 +154,8 @@ def chunk_page(text: str, page_no: int, *, size: int = 1024, overlap: int = 30, 
             trail = len(body) - len(body.rstrip())
             chunks.append(
                 ChunkSpan(
-                    page_no=page_no, seq=seq_start + len(chunks), char_start=c_start + lead, char_end=c_end - trail,
-                    kind=kind, text=body.strip(), context=context,
+                    page_index=page_index, seq=seq_start + len(chunks), char_start=c_start + lead,
+                    char_end=c_end - trail, kind=kind, text=body.strip(), context=context,
                 )
             )
         if j >= len(units):
@@ -171,6 +172,6 @@ def chunk_page(text: str, page_no: int, *, size: int = 1024, overlap: int = 30, 
 
 def chunk_pages(pages: Iterable[str], *, size: int = 1024, overlap: int = 30) -> list[ChunkSpan]:
     out: list[ChunkSpan] = []
-    for page_no, text in enumerate(pages):
-        out.extend(chunk_page(text, page_no, size=size, overlap=overlap, seq_start=len(out)))
+    for page_index, text in enumerate(pages):
+        out.extend(chunk_page(text, page_index, size=size, overlap=overlap, seq_start=len(out)))
     return out

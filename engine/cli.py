@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from engine.console import configure_console
 from engine.errors import ConfigError, EngineError
+from engine.pages import cite, page_index_of
 from engine.records import StageTrace
 from engine.settings import Settings, load_preset
 
@@ -155,7 +156,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"== {mode}{extra}")
         for hit in lists[mode]:
             snippet = " ".join(hit.chunk.text.split())[:160]
-            print(f"{hit.rank:3d}. {hit.chunk.doc_name}  p.{hit.chunk.page_no}  score={hit.score:.4f}  "
+            where = cite(hit.chunk.doc_name, hit.chunk.page_index, hit.chunk.printed_folio)
+            print(f"{hit.rank:3d}. {where}  score={hit.score:.4f}  "
                   f"(bm25={hit.scores['bm25']:.2f} dense={hit.scores['dense']:.3f})\n     {snippet}")
     print(f"({', '.join(f'{k} {v:.1f} ms' for k, v in res.timings_ms.items())})", file=sys.stderr)
     return 0
@@ -169,8 +171,12 @@ def cmd_facts(args: argparse.Namespace) -> int:
     if library.count("facts") == 0:
         print("the library has no statement facts: run `filinglens ingest PATH` first")
         return 1
-    flt = FactFilter(company=args.company, period=args.period, doc_name=args.doc,
-                     page=None if args.page is None else args.page - 1)
+    try:
+        page_index = None if args.page is None else page_index_of(args.page)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    flt = FactFilter(company=args.company, period=args.period, doc_name=args.doc, page_index=page_index)
     embedder = _embedder(settings) if args.query and not args.words_only else None
     found = search_facts(library, args.query or "", flt, embedder=embedder, k=args.k)
     for stored in found:
@@ -240,6 +246,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     rebuild = args.index_cmd == "rebuild"
     with _build_lock(library, "an index rebuild" if rebuild else "an index build"):
         if rebuild:
+            from engine.ingest import refresh_folios
+
+            if folios := refresh_folios(library):
+                print(f"pages: read the printed page numbers of {folios} filing(s) from their stored pages",
+                      file=sys.stderr)
             _refresh_facts(library, settings)
         report = _sync(library, settings, _embedder(settings), rebuild=rebuild)
     if report.published:
@@ -333,10 +344,10 @@ def _explain(traces: Sequence[StageTrace]) -> None:
                 extra = f"bm25={c.bm25} (#{c.bm25_rank}) dense={c.dense} (#{c.dense_rank})"
                 if c.line_item_rank:
                     extra += f" line item #{c.line_item_rank}: {'; '.join(c.line_items)}"
-                where = f"{c.doc_name} p.{c.page}"
+                where = cite(c.doc_name, c.page_index, c.printed_folio)
                 print(f"   {'+' if c.kept else ' '}{c.rank:3d}. {where:34s} score={c.final}  {extra}")
         elif isinstance(p, CurationPayload):
-            print(f"   shown {[f'{s.doc_name} p.{s.page}' for s in p.shown]}")
+            print(f"   shown: {'; '.join(cite(s.doc_name, s.page_index, s.printed_folio) for s in p.shown)}")
             print(f"   kept {len(p.kept)}, dropped {len(p.dropped)}, answerable={p.answerable}")
             if p.complementary_question:
                 print(f"   missing: {p.missing_information}\n   complementary question: {p.complementary_question}")
@@ -369,7 +380,7 @@ def _print_run(library, run_id: str, explain: bool) -> None:
     if a and a.reason:
         print(f"   note: {a.reason}")
     for c in a.citations if a else ():
-        print(f"   [{c.passage_id}] {c.doc_name} page {c.page} ({c.title})")
+        print(f"   [{c.passage_id}] {cite(c.doc_name, c.page_index, c.printed_folio)} ({c.title})")
     if run.cost:
         cost = run.cost
         print(f"run {run.id}: {cost.seconds}s (retrieval {cost.retrieval_seconds}s), "
@@ -500,7 +511,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from engine.eval.plots import gold_pages, write_plots
 
     plots = write_plots(out, rows, pipelines, gold=gold_pages(questions))
-    print(markdown(summary, [], title).split("Pages count")[0])
+    print(markdown(summary, [], title).split("Pages in results.json")[0])
     if missing:
         print(f"{len(missing)} question(s) name a gold filing that is not in the library; report.md repeats the "
               "table without them")
@@ -583,7 +594,8 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     print(f"\nask: {question}")
     args.question, args.explain = question, False
     status = cmd_ask(args)
-    print(f"(the demo corpus's true value: {fact['value']:,.0f} USD millions, {fact['doc_name']} page {fact['page']})")
+    print(f"(the demo corpus's true value: {fact['value']:,.0f} USD millions, "
+          f"{cite(fact['doc_name'], fact['page_index'])})")
     return status
 
 

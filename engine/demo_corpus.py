@@ -264,7 +264,8 @@ class DemoFact:
         fiscal_year_column: Year header of the column the value sits under, e.g. ``"2021"``.
         value: The value in ``unit``; amounts printed in parentheses are negative.
         unit: ``"USD millions"``, or ``"USD per share"`` for Diluted EPS.
-        page: 0-based page index of the value (HTML: the segment between page-break markers).
+        page_index: 0-based page index of the value (HTML: the segment between page-break markers); a PDF
+            reader shows it as page ``page_index + 1``.
         column_label: Full column description, e.g. ``"Nine Months Ended September 30, 2021"``.
     """
 
@@ -278,7 +279,7 @@ class DemoFact:
     fiscal_year_column: str
     value: float
     unit: str
-    page: int
+    page_index: int
     column_label: str = ""
 
 
@@ -1164,6 +1165,11 @@ def load_truth(out_dir: Path) -> list[DemoFact]:
     path = Path(out_dir) / "truth.jsonl"
     try:
         with path.open(encoding="utf-8") as fh:
-            return [DemoFact(**json.loads(line)) for line in fh if line.strip()]
+            return [DemoFact(**_renamed(json.loads(line))) for line in fh if line.strip()]
     except (OSError, ValueError, TypeError) as exc:
         raise EngineError(f"cannot read demo truth file {path}: {exc}") from exc
+
+
+def _renamed(row: dict) -> dict:
+    """A truth row of a corpus written before pages were named ``page_index`` (its ``page``, also 0-based)."""
+    return {("page_index" if k == "page" else k): v for k, v in row.items()}

@@ -102,13 +102,13 @@ def page_snapshot(pdf_path: str | Path, chunk: Chunk, page_text: str, *, zoom: f
 
     try:
         with pymupdf.open(path) as doc:
-            page = doc[chunk.page_no]
+            page = doc[chunk.page_index]
             rects = find_evidence(page, chunk.text, skip_first=starts_mid_line(page_text, chunk))
             for r in rects:
                 page.draw_rect(pymupdf.Rect(r.x0 - 1, r.y0 - 1, r.x1 + 1, r.y1 + 1), color=HIGHLIGHT_EDGE_RGB,
                                fill=HIGHLIGHT_RGB, fill_opacity=0.35, width=0.6, overlay=True)
             png = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
     except Exception as exc:  # noqa: BLE001 - a page that cannot be rendered falls back to its text
-        log.warning("cannot render %s page %d: %s", path, chunk.page_no, exc)
+        log.warning("cannot render %s page index %d: %s", path, chunk.page_index, exc)
         return Snapshot(None, 0, f"cannot render the page ({exc})")
     return Snapshot(png, len(rects))

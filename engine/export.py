@@ -1,4 +1,8 @@
-"""Evidence sets and audit traces of runs, to JSON, CSV, and Markdown or HTML reports with page snapshots."""
+"""Evidence sets and audit traces of runs, to JSON, CSV, and Markdown or HTML reports with page snapshots.
+
+A cited passage's page is shown as a PDF reader numbers it (``page``, from 1), with the folio the page prints
+beside it when that differs (:mod:`engine.pages`); the JSON also carries the stored 0-based ``page_index``.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import Any
 
 from engine.errors import EngineError
 from engine.evidence import Snapshot, page_snapshot
+from engine.pages import page_label, reader_page
 from engine.records import StageTrace, StoredRun
 from engine.store.library import Library
 from engine.trace import event_json, read_run, stage_summary, to_json
@@ -30,7 +35,9 @@ def safe_cell(value: Any) -> str:
 
 def evidence_set(library: Library, run_id: str) -> dict[str, Any]:
     """Question, answer, cited passages (filing, page, text) and the full trace of one run, as JSON-ready data
-    (the ``json`` export; the other formats are written from the same data)."""
+    (the ``json`` export; the other formats are written from the same data). A cited passage's ``page`` is the
+    PDF reader's page number (from 1), ``page_index`` the same page counted from 0 (as traces store it), and
+    ``printed_folio`` the number the page prints, or null."""
     return _evidence_json(read_run(library, run_id), library)
 
 
@@ -44,7 +51,10 @@ def _evidence_json(run: StoredRun, library: Library) -> dict[str, Any]:
     cited = []
     for c in run.answer.citations if run.answer else ():
         chunk = library.chunks([c.chunk_id])
-        cited.append({**to_json(c), "text": chunk[0].text if chunk else "(passage no longer in the library)",
+        cited.append({"passage_id": c.passage_id, "chunk_id": c.chunk_id, "doc_name": c.doc_name,
+                      "page": reader_page(c.page_index), "page_index": c.page_index,
+                      "printed_folio": c.printed_folio, "title": c.title,
+                      "text": chunk[0].text if chunk else "(passage no longer in the library)",
                       "context": chunk[0].context if chunk else ""})
     cost = to_json(run.cost) if run.cost else {}
     return {
@@ -110,7 +120,7 @@ def _snapshots(library: Library, ev: dict[str, Any]) -> dict[int, Snapshot]:
         if filing is None or not chunks:
             out[i] = Snapshot(None, 0, "the filing is no longer in the library")
             continue
-        out[i] = page_snapshot(filing.path, chunks[0], library.page_text(filing.id, chunks[0].page_no))
+        out[i] = page_snapshot(filing.path, chunks[0], library.page_text(filing.id, chunks[0].page_index))
     return out
 
 
@@ -129,11 +139,13 @@ def _write_pngs(snaps: dict[int, Snapshot], report: Path) -> dict[int, str]:
 def to_csv(ev: dict[str, Any]) -> str:
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["run_id", "question", "answer", "status", "passage_id", "doc_name", "page", "title", "text"])
+    w.writerow(["run_id", "question", "answer", "status", "passage_id", "doc_name", "page", "printed_folio",
+                "title", "text"])
     for c in ev["cited_passages"] or [{}]:
-        w.writerow([safe_cell(v) for v in (ev["run_id"], ev["question"], ev["answer"].get("text", ""), ev["status"],
-                                           c.get("passage_id", ""), c.get("doc_name", ""), c.get("page", ""),
-                                           c.get("title", ""), c.get("text", ""))])
+        row = (ev["run_id"], ev["question"], ev["answer"].get("text", ""), ev["status"],
+               c.get("passage_id", ""), c.get("doc_name", ""), c.get("page", ""),
+               c.get("printed_folio") or "", c.get("title", ""), c.get("text", ""))
+        w.writerow([safe_cell(v) for v in row])
     return out.getvalue()
 
 
@@ -147,6 +159,11 @@ def _fence(text: str, lang: str = "") -> list[str]:
 def _passage_text(c: dict[str, Any]) -> str:
     context = c.get("context") or ""
     return (context + "\n" if context else "") + c["text"]
+
+
+def _page(c: dict[str, Any]) -> str:
+    """A cited passage's page as people cite it: "p. 47 (printed 46)"."""
+    return page_label(c["page_index"], c.get("printed_folio"))
 
 
 def _cost_line(ev: dict[str, Any]) -> str:
@@ -170,10 +187,10 @@ def to_markdown(ev: dict[str, Any], summary: Sequence[str], images: dict[int, st
         lines.append(f"**Note:** {_md_line(a['reason'])}")
     lines += ["", _cost_line(ev), "", "## Evidence", ""]
     for i, c in enumerate(ev["cited_passages"]):
-        lines += [f"### [{c['passage_id']}] {_md_line(c['title'])} — {c['doc_name']}, page {c['page']}", ""]
+        lines += [f"### [{c['passage_id']}] {_md_line(c['title'])} — {c['doc_name']}, {_page(c)}", ""]
         lines += _fence(_passage_text(c)) + [""]
         if images and i in images:
-            lines += [f"![{c['doc_name']} page {c['page']}, evidence marked]({images[i]})", ""]
+            lines += [f"![{c['doc_name']} {_page(c)}, evidence marked]({images[i]})", ""]
     if a.get("program"):
         lines += ["## Program", "", *_fence(a["program"], "python"), "",
                   f"Computed: {a.get('computed', {}).get('value')}", ""]
@@ -201,11 +218,12 @@ def to_html(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] |
         parts.append(f"<p class=\"note\"><b>Note:</b> {e(a['reason'])}</p>")
     parts += [f"<p class=\"cost\">{e(_cost_line(ev))}</p>", "<h2>Evidence</h2>"]
     for i, c in enumerate(ev["cited_passages"]):
-        parts += [f"<h3>[{c['passage_id']}] {e(c['title'])} — {e(c['doc_name'])}, page {c['page']}</h3>",
+        parts += [f"<h3>[{c['passage_id']}] {e(c['title'])} — {e(c['doc_name'])}, {e(_page(c))}</h3>",
                   f"<pre>{e(_passage_text(c))}</pre>"]
         if images and i in images:
-            parts.append(f"<figure><img src=\"{images[i]}\" alt=\"{e(c['doc_name'])} page {c['page']}\">"
-                         f"<figcaption>{e(c['doc_name'])}, page {c['page']} (from 0), evidence marked</figcaption></figure>")
+            parts.append(f"<figure><img src=\"{images[i]}\" alt=\"{e(c['doc_name'])} {e(_page(c))}\">"
+                         f"<figcaption>{e(c['doc_name'])}, {e(_page(c))}, evidence marked</figcaption>"
+                         "</figure>")
         elif notes and notes.get(i):
             parts.append(f"<p class=\"note\">No page image: {e(notes[i])}.</p>")
     if a.get("program"):

@@ -398,7 +398,7 @@ class HirecPipeline:
             gap_intent = replace(intent, issuers=(plan.company,), fiscal_years=years, annual_years=years,
                                  quarters=(), forms=("10-K",), metrics=metrics)
             passages = yield from self._retrieve(run, record, query, gap_intent, round_no + 1, cancel, company_check)
-            pages = [(p.chunk.filing_id, p.chunk.page_no) for p in passages]
+            pages = [(p.chunk.filing_id, p.chunk.page_index) for p in passages]
             for gap in missing:
                 found[gap.term] = gap_facts(self.library, gap, pages, names[gap.term])
         run.answer = facts_answer(plan, got, intent)
@@ -423,7 +423,8 @@ class HirecPipeline:
                 c = p.chunk
                 if companies and company_of.get(c.filing_id) not in companies:
                     continue
-                facts = self.library.facts(filing_ids=[c.filing_id], page=c.page_no, concepts=concepts)
+                facts = self.library.facts(filing_ids=[c.filing_id], page_index=c.page_index,
+                                           concepts=concepts)
                 if any((not years or s.fact.period.fiscal_year in years) and c.char_start <= s.fact.char_start
                        < c.char_end for s in facts):
                     out.add(c.id)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from engine.errors import ConfigError
 from engine.models.base import ChatMessage
+from engine.pages import page_number
 from engine.records import Passage
 from engine.settings import RESOURCES_DIR, PromptSettings
 
@@ -35,11 +36,13 @@ def prompt(name: str, settings: PromptSettings | None = None) -> str:
 
 
 def render_passages(passages: Sequence[Passage], max_chars: int) -> str:
-    """Numbered passages for a prompt. Passage text is fenced so it reads as quoted data."""
+    """Numbered passages for a prompt, each with its page as people read it ("page 47 (printed 46)"); passage
+    text is fenced so it reads as quoted data."""
     blocks = []
     for i, p in enumerate(passages, start=1):
         text = p.prompt_text()[:max_chars].replace("<<<", "< < <").replace(">>>", "> > >")
-        blocks.append(f"[{i}] {p.title}, page {p.chunk.page_no}\n<<<\n{text}\n>>>")
+        page = page_number(p.chunk.page_index, p.chunk.printed_folio)
+        blocks.append(f"[{i}] {p.title}, page {page}\n<<<\n{text}\n>>>")
     return "\n\n".join(blocks)
 
 

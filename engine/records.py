@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from engine.pages import cite
+
 
 @dataclass(frozen=True)
 class FilingIdentity:
@@ -31,7 +33,7 @@ class FilingIdentity:
 class ChunkSpan:
     """A page-bounded chunk before it is stored: text == page_text[char_start:char_end]."""
 
-    page_no: int
+    page_index: int  # 0-based, as the file numbers its pages (people read :func:`engine.pages.page_label`)
     seq: int
     char_start: int
     char_end: int
@@ -49,13 +51,15 @@ class ParsedFiling:
     bytes: int
     identity: FilingIdentity
     pages: tuple[str, ...]
-    image_only_pages: tuple[int, ...]
+    image_only_pages: tuple[int, ...]  # page indexes (0-based)
     chunks: tuple[ChunkSpan, ...]
     summary: str
     parser_version: str
     lofin_summary: str | None = None
     facts: tuple[StatementFact, ...] = ()  # every table cell read as a fact (engine.facts)
     facts_version: str = ""  # the fact reader that read them
+    printed_folios: tuple[str | None, ...] = ()  # per page: the number it prints ("46"), None: none read
+    folio_version: str = ""  # the folio reader that read them (engine.ingest.folio)
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ class Filing:
     n_pages: int
     n_chunks: int
     summary: str
-    image_only_pages: tuple[int, ...] = field(default_factory=tuple)
+    image_only_pages: tuple[int, ...] = field(default_factory=tuple)  # page indexes (0-based)
     inherited: tuple[tuple[str, str], ...] = ()  # (identity field, doc name of the filing that states it)
 
     def inherited_from(self, name: str) -> str | None:
@@ -102,12 +106,13 @@ class Chunk:
     id: int
     filing_id: int
     doc_name: str
-    page_no: int
+    page_index: int  # 0-based
     char_start: int
     char_end: int
     kind: str
     text: str
     context: str = ""
+    printed_folio: str | None = None  # the number its page prints, when one was read (engine.ingest.folio)
 
     @property
     def indexed_text(self) -> str:
@@ -185,7 +190,7 @@ class ColumnPeriod:
 class StatementFact:
     """One printed value of a statement table: row × column, with its period, scale and where it is printed."""
 
-    page: int
+    page_index: int  # 0-based
     statement: str  # income statement | balance sheet | cash flows | equity | table
     title: str  # the table's title line as printed
     label: str  # the row label ("Inventories")
@@ -226,6 +231,7 @@ class StoredFact:
     chunk_id: int | None
     fact: StatementFact
     score: float = 0.0  # a search's relevance (higher is better); 0 when listed, not searched
+    printed_folio: str | None = None  # the number the fact's page prints, when one was read
 
 
 # --- the question path's records -------------------------------------------------------------------------
@@ -239,7 +245,7 @@ class PassageCandidate:
 
     chunk_id: int
     doc_name: str
-    page: int
+    page_index: int  # 0-based
     kept: bool
     rank: int
     final: float
@@ -252,6 +258,7 @@ class PassageCandidate:
     line_item_rank: int | None = None  # rank among the table chunks whose rows print the asked line items
     line_items: tuple[str, ...] = ()  # those rows' labels
     cross: float | None = None  # the cross-encoder's score, when one ran
+    printed_folio: str | None = None  # the number its page prints, when one was read
 
 
 @dataclass(frozen=True)
@@ -273,13 +280,14 @@ class PassageRef:
     id: int
     chunk_id: int
     doc_name: str
-    page: int
+    page_index: int  # 0-based
     title: str = ""
+    printed_folio: str | None = None  # the number its page prints, when one was read
 
     @classmethod
     def of(cls, number: int, passage: Passage) -> PassageRef:
         c = passage.chunk
-        return cls(number, c.id, c.doc_name, c.page_no, passage.title)
+        return cls(number, c.id, c.doc_name, c.page_index, passage.title, c.printed_folio)
 
 
 @dataclass(frozen=True)
@@ -344,11 +352,19 @@ class Computation:
 
 @dataclass(frozen=True)
 class Citation:
+    """A page an answer cites; people read it as :func:`engine.pages.cite` writes it: "p. 47 (printed 46)"."""
+
     passage_id: int
     chunk_id: int
     doc_name: str
-    page: int
+    page_index: int  # 0-based
     title: str
+    printed_folio: str | None = None  # the number the page prints, when one was read
+
+    @classmethod
+    def of(cls, passage_id: int, passage: Passage) -> Citation:
+        c = passage.chunk
+        return cls(passage_id, c.id, c.doc_name, c.page_index, passage.title, c.printed_folio)
 
 
 @dataclass(frozen=True)
@@ -359,7 +375,7 @@ class FactInputRef:
     item: str  # the line item in words
     fact_id: int | None  # None: an optional row the statement does not print, taken as 0
     doc_name: str = ""
-    page: int = 0
+    page_index: int = 0  # 0-based
     chunk_id: int | None = None
     row: str = ""  # "Current assets › Inventories"
     period: str = ""  # "as of 2018-12-31"
@@ -367,14 +383,16 @@ class FactInputRef:
     scale: str | None = None
     value: float = 0.0  # in USD, as the formula takes it
     found_by: str = ""  # "": the only value of its concept; else how it was chosen ("the model's choice of 3 rows")
+    printed_folio: str | None = None  # the number its page prints, when one was read
 
     def describe(self) -> str:
-        """Where the input was read, as the answer states it (pages for people: 1-based)."""
+        """Where the input was read, as the answer states it (the page as people cite it: engine.pages)."""
         if self.fact_id is None:
             return "not printed on the statement, taken as 0"
         scale = f" {self.scale}" if self.scale else ""
         how = f" ({self.found_by})" if self.found_by else ""
-        return f"{self.row} | {self.period} | {self.printed}{scale} | {self.doc_name} p.{self.page + 1}{how}"
+        where = cite(self.doc_name, self.page_index, self.printed_folio)
+        return f"{self.row} | {self.period} | {self.printed}{scale} | {where}{how}"
 
 
 @dataclass(frozen=True)

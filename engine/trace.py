@@ -2,7 +2,9 @@
 library. This module is the one place where trace records (:mod:`engine.records`) become JSON and back;
 every reader (CLI, export, eval, the app) gets typed records from :func:`read_run` / :func:`trace_from_json`.
 
-Stored runs written before the payloads were typed (no ``"schema"`` key) are read by :func:`_upgrade_v1`.
+Stored runs written before the payloads were typed (no ``"schema"`` key) are read by :func:`_upgrade_v1`; runs
+written before pages were named ``page_index`` (layouts 1 and 2: ``"page"``, ``"page_no"``) by
+:func:`_upgrade_v2`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pydantic import TypeAdapter
 
 from engine.errors import StoreError
 from engine.models.base import ChatMessage, ChatModel, ChatResult
+from engine.pages import cite
 from engine.records import (
     PAYLOAD_TYPES, AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactsPayload,
     IntentPayload, LlmCall, PassagesPayload, RewritePayload, RunCost, StagePayload, StageTrace, StoredRun,
@@ -24,7 +27,8 @@ from engine.records import (
 if TYPE_CHECKING:
     from engine.store.library import Library
 
-SCHEMA = 2  # the stored payload layout; runs without the key were written by the dict-protocol code (v1)
+SCHEMA = 3  # the stored payload layout; runs without the key were written by the dict-protocol code (v1)
+_PAGE_KEYS = ("page", "page_no")  # what layouts 1 and 2 called a 0-based page index
 
 
 def call_llm(chat: ChatModel, purpose: str, messages: Sequence[ChatMessage], schema: dict[str, Any],
@@ -99,8 +103,11 @@ def trace_from_json(stage: str, round_no: int, seconds: float, data: dict[str, A
     """A stored stage back as a :class:`StageTrace` (either layout)."""
     data = dict(data)
     calls = tuple(_adapter(LlmCall).validate_python(c) for c in data.pop("llm_calls", []))
-    if data.pop("schema", 1) < SCHEMA:
+    schema = data.pop("schema", 1)
+    if schema < 2:
         data = _upgrade_v1(stage, data)
+    if schema < 3:
+        data = _upgrade_v2(data)
     return StageTrace(round_no, payload_from_json(stage, data), seconds, calls, seq)
 
 
@@ -113,8 +120,11 @@ def outcome_from_json(data: dict[str, Any]) -> tuple[AnswerResult | None, RunCos
         return None, None
     data = dict(data)
     answer = data.pop("answer", None)
-    if answer is not None and data.pop("schema", 1) < SCHEMA:
+    schema = data.pop("schema", 1)
+    if answer is not None and schema < 2:
         answer = _upgrade_answer_v1(answer)
+    if answer is not None and schema < 3:
+        answer = _upgrade_v2(answer)
     cost = _adapter(RunCost).validate_python(data)
     return (answer_from_json(answer) if answer is not None else None), cost
 
@@ -122,8 +132,8 @@ def outcome_from_json(data: dict[str, Any]) -> tuple[AnswerResult | None, RunCos
 # --- one line per stage -----------------------------------------------------------------------------------
 
 
-def stage_summary(trace: StageTrace, page: Callable[[int], object] = lambda p: p) -> str:
-    """What a stage decided, in one line (the app's progress table, reports); ``page`` labels a page index."""
+def stage_summary(trace: StageTrace) -> str:
+    """What a stage decided, in one line (the app's progress table, reports; pages as people cite them)."""
     p = trace.payload
     if isinstance(p, IntentPayload):
         it = p.intent
@@ -138,7 +148,7 @@ def stage_summary(trace: StageTrace, page: Callable[[int], object] = lambda p: p
                 + ", ".join(c.doc_name for c in p.kept))
     if isinstance(p, PassagesPayload):
         return (f"scorer {p.scorer}; kept {len(p.kept)} of {len(p.candidates)}: "
-                + ", ".join(f"{c.doc_name} p.{page(c.page)}" for c in p.kept))
+                + ", ".join(cite(c.doc_name, c.page_index, c.printed_folio) for c in p.kept))
     if isinstance(p, CurationPayload):
         return (f"answerable: {'yes' if p.answerable else 'no'}; kept {len(p.kept)}, dropped {len(p.dropped)}"
                 + (f"; missing: {p.missing_information}; next question: {p.complementary_question}"
@@ -204,3 +214,17 @@ def _upgrade_v1(stage: str, data: dict[str, Any]) -> dict[str, Any]:
     if stage == "answer":
         return {**data, "answer": _upgrade_answer_v1(data.get("answer") or {"status": "failed", "text": ""})}
     return data
+
+
+# --- runs stored before pages were named page_index (layouts 1 and 2) ---------------------------------------
+
+
+def _upgrade_v2(data: Any) -> Any:
+    """Every record's ``"page"`` or ``"page_no"`` (a 0-based page index then as now) as ``"page_index"``. A
+    computation's ``variables`` map the program's own names to values: a name there is left as it is."""
+    if isinstance(data, list):
+        return [_upgrade_v2(x) for x in data]
+    if not isinstance(data, dict):
+        return data
+    return {("page_index" if k in _PAGE_KEYS and "page_index" not in data else k):
+            (v if k == "variables" and isinstance(v, dict) else _upgrade_v2(v)) for k, v in data.items()}

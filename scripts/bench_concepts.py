@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine.facts.concepts import concept_for
 from engine.facts.tables import extract_page_facts
 from engine.ingest.pdf import read_pdf_pages
+from engine.pages import cite
 from engine.records import StatementFact
 
 STATEMENTS = ("income statement", "balance sheet", "cash flows")
@@ -42,8 +43,8 @@ def find_pdfs(corpus: Path, docs: list[str]) -> list[Path]:
 def statement_facts(pdf: Path) -> list[StatementFact]:
     pages, _ = read_pdf_pages(str(pdf))
     out: list[StatementFact] = []
-    for page_no, text in enumerate(pages):
-        facts = extract_page_facts(text, page_no)
+    for page_index, text in enumerate(pages):
+        facts = extract_page_facts(text, page_index)
         if any(f.statement != "table" for f in facts):
             out += [f for f in facts if f.statement in STATEMENTS]
     return out
@@ -75,19 +76,19 @@ def main() -> int:
         share = sum(c is not None for c in part) / max(len(part), 1)
         print(f"  {kind:<17} {len(part):>5} facts  {share:6.1%}")
     # one row of a table (its label on its page) counts once however many period columns it has
-    table_rows = {(d, f.page, f.label, f.parent): c for d, f, c in rows}
-    kinds = {(d, f.page, f.label, f.parent): f.statement for d, f, _ in rows}
+    table_rows = {(d, f.page_index, f.label, f.parent): c for d, f, c in rows}
+    kinds = {(d, f.page_index, f.label, f.parent): f.statement for d, f, _ in rows}
     print(f"  distinct rows     {len(table_rows):>5}       "
           f"{sum(c is not None for c in table_rows.values()) / max(len(table_rows), 1):6.1%}")
     print(f"  distinct concepts {len({c for c in table_rows.values() if c})}")
 
     mapped_rows = sorted((k, c) for k, c in table_rows.items() if c is not None)
     rng = random.Random(args.seed)
-    print(f"\n{args.sample} random mapped rows (doc p.page [statement] parent › label -> concept):")
+    print(f"\n{args.sample} random mapped rows (doc page [statement] parent › label -> concept):")
     for (doc, page, label, parent), concept in rng.sample(mapped_rows, min(args.sample, len(mapped_rows))):
         kind = kinds[(doc, page, label, parent)]
         where = f"{parent[:30]} › " if parent else ""
-        print(f"  {doc} p.{page} [{kind}] {where}{label[:70]!r} -> {concept}")
+        print(f"  {cite(doc, page)} [{kind}] {where}{label[:70]!r} -> {concept}")
 
     unmapped = Counter(label for (_, _, label, _), c in table_rows.items() if c is None)
     print(f"\n{args.top} most frequent unmapped labels (rows):")

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine.eval.questions import load_questions
 from engine.facts.numbers import NUMBER, parse_number
 from engine.facts.tables import extract_facts
+from engine.pages import cite
 from engine.store import Library
 
 _YEAR = re.compile(r"^\(?(?:19|20)\d\d\)?$")
@@ -65,7 +66,7 @@ def main() -> int:
     seconds = time.perf_counter() - t0
     per_filing: dict[str, list] = {f.identity.doc_name: [] for f in library.filings()}
     for stored in library.facts():
-        per_filing[stored.doc_name].append((stored.fact.page, stored.fact))
+        per_filing[stored.doc_name].append((stored.fact.page_index, stored.fact))
     counts = sorted(len(v) for v in per_filing.values())
     all_facts = [x for v in per_filing.values() for _, x in v]
     db = args.home / "library.sqlite3"
@@ -104,7 +105,7 @@ def main() -> int:
                         if round(v, 4) not in high:
                             where = next((ln for ln in lines if any(abs(abs(x) - v) < 1e-9 for x in figures(ln))), "?")
                             kind = "no fact" if round(v, 4) not in values else "no period"
-                            print(f"  MISS {kind} {q.qid} {doc} p.{page} {v:g}: {where.strip()[:150]}")
+                            print(f"  MISS {kind} {q.qid} {cite(doc, page)} {v:g}: {where.strip()[:150]}")
         print(f"coverage, {subset}: {spans} spans, {n_figs} figures: {found / max(n_figs, 1):.1%} come back as a fact "
               f"on the gold page, {dated / max(n_figs, 1):.1%} with a stated period")
 
@@ -118,8 +119,9 @@ def main() -> int:
     per = max(1, args.sample // max(len(chosen), 1))
     for issuer in chosen:
         for doc, p, x in rng.sample(issuers[issuer], min(per, len(issuers[issuer]))):
-            print(f"  {doc} p.{p}  [{x.statement}] {x.parent + ' › ' if x.parent else ''}{x.label} | {x.period.label} | "
-                  f"{x.printed} -> {x.value:g} {x.scale or ''} {x.unit} {'(low)' if x.confidence == 'low' else ''}")
+            print(f"  {cite(doc, p)}  [{x.statement}] {x.parent + ' › ' if x.parent else ''}{x.label} | "
+                  f"{x.period.label} | {x.printed} -> {x.value:g} {x.scale or ''} {x.unit} "
+                  f"{'(low)' if x.confidence == 'low' else ''}")
     return 0
 
 

@@ -54,6 +54,7 @@ from engine.eval.questions import load_questions
 from engine.facts.numbers import is_number_cell, numbers_in, parse_number
 from engine.facts.tables import extract_page_facts
 from engine.ingest.pdf import _row_text
+from engine.pages import cite
 
 REL_TOL = 1e-6
 _YEAR_CELL = re.compile(r"^\(?(?:19|20)\d\d\)?$")
@@ -306,7 +307,7 @@ def main() -> int:
                 else:
                     cause, where = miss_cause(name, ex, fig)
                     missed_by.setdefault((qid, doc, page, fig), set()).add(name)
-                    miss_lines.append((f"{qid}  {doc} p.{page}  {fig:g}", cause, where))
+                    miss_lines.append((f"{qid}  {cite(doc, page)}  {fig:g}", cause, where))
                 if name == "a" and has(ex.dated, fig):
                     dated += 1
         misses[name] = miss_lines

@@ -15,12 +15,13 @@ from PySide6.QtWidgets import (
 )
 
 from analyst_app.context import AppContext
-from analyst_app.models import Column, RecordTableModel, fmt_number, human_page
+from analyst_app.models import Column, RecordTableModel, fmt_number, page_column
 from analyst_app.views.library import fit_columns, make_table
 from analyst_app.views.page_viewer import PageViewer
 from analyst_app.views.settings_dialog import SettingsDialog, changes_text
 from analyst_app.workers import AskRequest, AskThread, CallJob, model_statuses
 from engine.errors import ConfigError
+from engine.pages import cite
 from engine.records import AnswerPayload, AnswerResult, Citation, CurationPayload, RunCost, StageTrace
 from engine.settings import list_presets
 from engine.trace import stage_summary as engine_stage_summary
@@ -32,7 +33,7 @@ STATUS_STYLE = {"answered": ("#1e7832", "Answered"), "not_answerable": ("#aa6e00
 CITATION_COLUMNS = [
     Column("#", "passage_id", numeric=True),
     Column("Document", "doc_name"),
-    Column("Page", "page", fmt=human_page, numeric=True),
+    page_column(),
     Column("Title", "title"),
 ]
 STAGE_COLUMNS = [
@@ -51,8 +52,8 @@ NEXT_STEP = {"intent": "retrieving filings", "rewrite": "retrieving filings", "d
 
 
 def stage_summary(trace: StageTrace) -> str:
-    """One line per stage for the progress table (pages as a PDF reader numbers them)."""
-    return engine_stage_summary(trace, human_page)
+    """One line per stage for the progress table (pages as people cite them)."""
+    return engine_stage_summary(trace)
 
 
 def answer_html(question: str, answer: AnswerResult | None, status: str, cost: RunCost | None = None) -> str:
@@ -76,7 +77,8 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
     if a.reason:
         parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(a.reason)}</p>")
     if a.citations:
-        links = ", ".join(f"<a href='cite:{i}'>[{c.passage_id}] {html.escape(c.doc_name)} p.{human_page(c.page)}</a>"
+        links = ", ".join(f"<a href='cite:{i}'>[{c.passage_id}] "
+                          f"{html.escape(cite(c.doc_name, c.page_index, c.printed_folio))}</a>"
                           for i, c in enumerate(a.citations))
         parts.append(f"<p>Evidence: {links}</p>")
     elif status == "answered":
@@ -420,7 +422,8 @@ class AskView(QWidget):
             self.citations_title.setText("Citations — click one to open its page")
         else:  # nothing cited: list what the answer step read, so the analyst can still check it
             read = next((t.payload.passages for t in reversed(self.events) if isinstance(t.payload, AnswerPayload)), ())
-            rows = [Citation(p.id, p.chunk_id, p.doc_name, p.page, p.title) for p in read]
+            rows = [Citation(p.id, p.chunk_id, p.doc_name, p.page_index, p.title, p.printed_folio)
+                    for p in read]
             self.citations_title.setText("No citations — passages the answer step read (click to open)" if rows
                                          else "No citations")
         self.citations.set_records(rows)
@@ -451,9 +454,9 @@ class AskView(QWidget):
         if not 0 <= row < len(cites):
             return False
         c = cites[row]
-        return self.open_evidence(c.doc_name, c.chunk_id, c.page)
+        return self.open_evidence(c.doc_name, c.chunk_id, c.page_index)
 
-    def open_evidence(self, doc_name: str, chunk_id: int | None, page: int | None) -> bool:
+    def open_evidence(self, doc_name: str, chunk_id: int | None, page_index: int | None) -> bool:
         lib = self.ctx.library
         filing = lib.filing_by_doc_name(doc_name)
         if filing is None:
@@ -461,7 +464,7 @@ class AskView(QWidget):
             return False
         chunks = lib.chunks([int(chunk_id)]) if chunk_id is not None else []
         chunk = chunks[0] if chunks and chunks[0].filing_id == filing.id else None
-        self.viewer.show_chunk(filing, chunk, None if chunk is not None else int(page or 0))
+        self.viewer.show_chunk(filing, chunk, None if chunk is not None else int(page_index or 0))
         return True
 
     def shutdown(self, timeout_ms: int = 10000) -> bool:

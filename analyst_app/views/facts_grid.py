@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analyst_app.models import RECORD_ROLE, human_page
+from analyst_app.models import RECORD_ROLE
 from analyst_app.views import hint_label
+from engine.pages import page_label
 from engine.records import ColumnPeriod, Filing, StoredFact
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -49,22 +50,23 @@ class FactGroup:
 
     statement: str
     title: str
-    page: int
+    page_index: int  # 0-based
     facts: tuple[StoredFact, ...]
 
     @property
     def name(self) -> str:
-        """"Balance sheet — CONSOLIDATED BALANCE SHEETS (p. 58)" (pages 1-based, as the analyst reads them)."""
+        """"Balance sheet — CONSOLIDATED BALANCE SHEETS, p. 58 (printed 56)" (the page as people cite it)."""
         kind = STATEMENT_NAMES.get(self.statement, self.statement.capitalize())
         title = " ".join(self.title.split()) or "untitled"
-        return f"{kind} — {title} (p. {human_page(self.page)})"
+        folio = self.facts[0].printed_folio if self.facts else None
+        return f"{kind} — {title}, {page_label(self.page_index, folio)}"
 
 
 def group_facts(facts: Sequence[StoredFact]) -> list[FactGroup]:
     """One group per (statement, title, page), in the order the filing prints them."""
     groups: dict[tuple[str, str, int], list[StoredFact]] = {}
     for s in facts:
-        groups.setdefault((s.fact.statement, s.fact.title, s.fact.page), []).append(s)
+        groups.setdefault((s.fact.statement, s.fact.title, s.fact.page_index), []).append(s)
     ordered = sorted(groups.items(), key=lambda kv: (kv[0][2], min(s.fact.char_start for s in kv[1])))
     return [FactGroup(st, title, page, tuple(found)) for (st, title, page), found in ordered]
 
@@ -124,7 +126,7 @@ def fact_tooltip(s: StoredFact) -> str:
                      + (f"; row maps to us-gaap:{f.concept}" if f.concept else ""))
     if f.confidence == "low":
         lines.append(f"low confidence: {LOW_CONFIDENCE_TIP}")
-    lines.append(f"page {human_page(f.page)} — select to see the cell highlighted there")
+    lines.append(f"{page_label(f.page_index, s.printed_folio)} — select to see the cell highlighted there")
     return "\n".join(lines)
 
 

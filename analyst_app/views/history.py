@@ -15,8 +15,9 @@ from PySide6.QtWidgets import (
 )
 
 from analyst_app.context import AppContext
-from analyst_app.models import Column, RecordTableModel, human_page, local_time
+from analyst_app.models import Column, RecordTableModel, local_time
 from analyst_app.views.library import fit_columns, make_table
+from engine.pages import cite
 from engine.records import StageTrace, StoredRun
 
 RUN_COLUMNS = [
@@ -171,8 +172,8 @@ def run_column_html(run: StoredRun) -> str:
              f"<p style='font-size:14pt;font-weight:600'>{html.escape((a.text if a else '') or '(no answer)')}</p>"]
     if a and a.reason:
         parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(a.reason)}</p>")
-    items = "".join(f"<li>[{c.passage_id}] {html.escape(c.doc_name)} p.{human_page(c.page)}</li>"
-                    for c in (a.citations if a else ()))
+    items = "".join(f"<li>[{c.passage_id}] {html.escape(cite(c.doc_name, c.page_index, c.printed_folio))}"
+                    "</li>" for c in (a.citations if a else ()))
     parts.append(f"<p><b>Citations</b></p><ul>{items or '<li>none</li>'}</ul>")
     if run.cost:
         c = run.cost
@@ -215,8 +216,8 @@ class CompareDialog(QDialog):
         self.left, self.right, self.stages = QTextBrowser(), QTextBrowser(), QTextBrowser()
         self.left.setHtml("<h3>A</h3>" + run_column_html(self.a))
         self.right.setHtml("<h3>B</h3>" + run_column_html(self.b))
-        same = {(c.doc_name, c.page) for c in self.a.answer.citations} if self.a.answer else set()
-        same &= {(c.doc_name, c.page) for c in self.b.answer.citations} if self.b.answer else set()
+        same = {(c.doc_name, c.page_index) for c in self.a.answer.citations} if self.a.answer else set()
+        same &= {(c.doc_name, c.page_index) for c in self.b.answer.citations} if self.b.answer else set()
         self.stages.setHtml(f"<p>{len(same)} cited page(s) in common.</p>" + stages_table_html(self.a, self.b))
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.left)

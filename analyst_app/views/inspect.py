@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from analyst_app.models import (
-    Column, JsonTreeModel, RecordTableModel, fmt_number, human_page, json_full_text, local_time,
+    Column, JsonTreeModel, RecordTableModel, fmt_number, json_full_text, local_time, page_column,
 )
 from analyst_app.views.ask import STATUS_STYLE, stage_summary
 from analyst_app.views.library import fit_columns, make_table
@@ -24,6 +24,7 @@ from engine.records import (
     AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactInputRef,
     PassageRef, PassagesPayload, StageTrace, StoredRun,
 )
+from engine.pages import cite, page_number
 from engine.trace import event_json, to_json
 
 DOC_COLUMNS = [
@@ -39,7 +40,7 @@ DOC_COLUMNS = [
 PASSAGE_COLUMNS = [
     Column("Rank", "rank", numeric=True),
     Column("Document", "doc_name"),
-    Column("Page", "page", fmt=human_page, numeric=True),
+    page_column(),
     Column("BM25", "bm25", numeric=True),
     Column("BM25 rank", "bm25_rank", numeric=True),
     Column("Dense", "dense", numeric=True),
@@ -64,14 +65,15 @@ class Judged:
 
     doc_name = property(lambda self: self.ref.doc_name)
     chunk_id = property(lambda self: self.ref.chunk_id)
-    page = property(lambda self: self.ref.page)
+    page_index = property(lambda self: self.ref.page_index)
+    printed_folio = property(lambda self: self.ref.printed_folio)
 
 
 SHOWN_COLUMNS = [
     Column("#", lambda r: r.ref.id, numeric=True, tip="The passage number the curator saw"),
     Column("Verdict", "verdict"),
     Column("Document", "doc_name"),
-    Column("Page", "page", fmt=human_page, numeric=True),
+    page_column(),
     Column("Title", lambda r: r.ref.title),
 ]
 OVERVIEW_COLUMNS = [
@@ -323,7 +325,8 @@ def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], e
         rows = "".join(
             f"<tr><td>{_fact_link(i)}</td><td>{html.escape(i.row or i.item)}</td><td>{html.escape(i.period)}</td>"
             f"<td align='right'>{html.escape(i.printed)}</td><td>{html.escape(i.scale or '')}</td>"
-            f"<td>{html.escape(i.doc_name)}</td><td align='right'>{human_page(i.page) if i.fact_id else ''}</td>"
+            f"<td>{html.escape(i.doc_name)}</td>"
+            f"<td align='right'>{page_number(i.page_index, i.printed_folio) if i.fact_id else ''}</td>"
             f"<td>{html.escape(i.found_by)}</td></tr>"
             for i in answer.inputs)
         out.append("<h3>Inputs: each read from a statement cell (click one to see it on its page)</h3>"
@@ -344,18 +347,20 @@ def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], e
     if answer.reasoning:
         out.append(f"<h3>Reasoning</h3><p>{html.escape(answer.reasoning)}</p>")
     if passages:
-        items = "".join(f"<li>[{p.id}] {html.escape(p.doc_name)} p.{human_page(p.page)} — {html.escape(p.title)}</li>"
+        items = "".join(f"<li>[{p.id}] {html.escape(cite(p.doc_name, p.page_index, p.printed_folio))} — "
+                        f"{html.escape(p.title)}</li>"
                         for p in passages)
         out.append(f"<h3>Passages given to the answer step</h3><ul>{items}</ul>")
     if answer.citations:
-        items = "".join(f"<li>[{c.passage_id}] {html.escape(c.doc_name)} p.{human_page(c.page)}</li>"
+        items = "".join(f"<li>[{c.passage_id}] {html.escape(cite(c.doc_name, c.page_index, c.printed_folio))}"
+                        "</li>"
                         for c in answer.citations)
         out.append(f"<h3>Citations</h3><ul>{items}</ul>")
     return "".join(out)
 
 
 class InspectView(QWidget):
-    open_evidence = Signal(str, object, object)  # doc_name, chunk_id, page
+    open_evidence = Signal(str, object, object)  # doc_name, chunk_id, page index
     open_fact_id = Signal(int)  # an answer's input: show its cell on its page
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -378,9 +383,9 @@ class InspectView(QWidget):
 
         self.documents = RoundTable(DOC_COLUMNS, "No document retrieval in this run.")
         self.passages = RoundTable(PASSAGE_COLUMNS, "No passage retrieval in this run.")
-        self.passages.open_row.connect(lambda r: self.open_evidence.emit(r.doc_name, r.chunk_id, r.page))
+        self.passages.open_row.connect(self._open_row)
         self.curation = CurationTab()
-        self.curation.open_row.connect(lambda r: self.open_evidence.emit(r.doc_name, r.chunk_id, r.page))
+        self.curation.open_row.connect(self._open_row)
         self.cards = StagePlaceholder("cards", "card scoring (passage cards)")
         self.tournament = StagePlaceholder("tournament", "card tournament")
         self.answer = QTextBrowser()
@@ -494,6 +499,10 @@ class InspectView(QWidget):
         when = f" · {html.escape(local_time(r.started_at))}" if r.started_at else ""
         self.header.setText(f"<b>{html.escape(r.question)}</b><br>{rid}"
                             f"<span style='color:{color}'>{html.escape(label)}</span>{when}")
+
+    def _open_row(self, row: Any) -> None:
+        """A passage (or a curated one) double-clicked: its page, the passage highlighted."""
+        self.open_evidence.emit(row.doc_name, row.chunk_id, row.page_index)
 
     def _answer_link(self, url: Any) -> None:
         if url.scheme() == FACT_SCHEME and url.path().isdigit():

@@ -40,7 +40,6 @@ from analyst_app.models import (
     FilingTableModel,
     RecordTableModel,
     fiscal_year_end_text,
-    human_page,
     local_time,
 )
 from analyst_app.views import hint_label
@@ -55,6 +54,7 @@ from analyst_app.workers import (
     TrainRerankerJob,
     remove_and_sync,
 )
+from engine.pages import reader_page
 from engine.records import Filing
 
 SUPPORTED = {".pdf", ".htm", ".html"}
@@ -628,7 +628,7 @@ def filing_html(f: Filing) -> str:
             ("Form", i.form), ("Period", i.period), ("Period end", i.period_end), ("Fiscal year", i.fiscal_year),
             ("Pages", f.n_pages), ("Chunks", f.n_chunks), ("File", f.path), ("SHA-256", f.sha256)]
     if f.image_only_pages:
-        rows.append(("Image-only pages", ", ".join(human_page(p) for p in f.image_only_pages)
+        rows.append(("Image-only pages", ", ".join(str(reader_page(p)) for p in f.image_only_pages)
                      + " (no text layer: not searchable)"))
     cells = "".join(f"<tr><td style='color:#555;padding-right:12px'>{html.escape(k)}</td><td>{html.escape(str(v))}</td></tr>"
                     for k, v in rows if v not in (None, ""))

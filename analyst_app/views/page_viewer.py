@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analyst_app.models import human_page
 from analyst_app.views import hint_label
 from engine.evidence import find_evidence, starts_mid_line
+from engine.pages import page_label, printed_note
 from engine.records import Chunk, Filing, StoredFact
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ class PageCanvas(QLabel):
 class PageViewer(QWidget):
     """Zoomable, pageable view of one filing with the cited passage highlighted."""
 
-    page_changed = Signal(int)
+    page_changed = Signal(int)  # the page index (0-based) now shown
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -72,7 +72,8 @@ class PageViewer(QWidget):
         self.filing: Filing | None = None
         self.chunk: Chunk | None = None
         self.fact: StoredFact | None = None  # a table cell to highlight (show_fact)
-        self.page_no = 0
+        self.page_index = 0  # 0-based; the page box shows the reader's number
+        self.folios: dict[int, str] = {}  # page index → the number the page prints, for the open filing
         self.zoom = 1.25
         self.fit_width = True  # zoom follows the viewer's width until the user zooms by hand
         self.highlights: list[Any] = []
@@ -100,6 +101,7 @@ class PageViewer(QWidget):
         self.page_box.setKeyboardTracking(False)
         self.page_box.valueChanged.connect(lambda v: self.go_to(v - 1))
         self.page_total = QLabel("/ –")
+        self.page_total.setToolTip("Pages in the file, and the number the page prints when it is another")
         self.zoom_out_btn = self._button("−", "Zoom out (Ctrl+-)", self.zoom_out)
         self.zoom_in_btn = self._button("+", "Zoom in (Ctrl++)", self.zoom_in)
         self.zoom_label = QLabel()
@@ -176,6 +178,7 @@ class PageViewer(QWidget):
 
     def clear(self) -> None:
         self.filing, self.chunk, self.fact, self.mode, self.highlights = None, None, None, "empty", []
+        self.folios = {}
         self._cell_rect, self._cell_range, self._page_image = None, None, None
         self.canvas.clear()
         self.text.clear()
@@ -184,20 +187,31 @@ class PageViewer(QWidget):
         self.stack.setCurrentWidget(self.placeholder)
         self._update_controls()
 
-    def show_chunk(self, filing: Filing, chunk: Chunk | None, page_no: int | None = None) -> None:
-        """Open ``filing`` at the chunk's page (or ``page_no``) with the chunk highlighted."""
-        self.filing, self.chunk, self.fact = filing, chunk, None
-        page = chunk.page_no if chunk is not None and page_no is None else (page_no or 0)
+    def show_chunk(self, filing: Filing, chunk: Chunk | None, page_index: int | None = None) -> None:
+        """Open ``filing`` at the chunk's page (or at ``page_index``, 0-based) with the chunk highlighted."""
+        self._open(filing)
+        self.chunk, self.fact = chunk, None
+        page = chunk.page_index if chunk is not None and page_index is None else (page_index or 0)
         self.go_to(page, force=True)
 
-    def show_filing(self, filing: Filing, page_no: int = 0) -> None:
-        self.show_chunk(filing, None, page_no)
+    def show_filing(self, filing: Filing, page_index: int = 0) -> None:
+        self.show_chunk(filing, None, page_index)
 
     def show_fact(self, filing: Filing, stored: StoredFact) -> None:
         """Open ``filing`` at the fact's page with its table cell highlighted: its box on a rendered PDF page,
         its characters in the page text otherwise (HTML filings, the Text view)."""
-        self.filing, self.chunk, self.fact = filing, None, stored
-        self.go_to(stored.fact.page, force=True)
+        self._open(filing)
+        self.chunk, self.fact = None, stored
+        self.go_to(stored.fact.page_index, force=True)
+
+    def _open(self, filing: Filing) -> None:
+        """Make ``filing`` the open one, with the folios its pages print."""
+        if self.filing is None or self.filing.id != filing.id or self.filing.sha256 != filing.sha256:
+            try:
+                self.folios = self.library.printed_folios(filing.id) if self.library is not None else {}
+            except Exception:  # noqa: BLE001 - without folios the reader's numbers are shown alone
+                self.folios = {}
+        self.filing = filing
 
     def highlight_rect(self) -> QRectF | None:
         """The highlighted cell on the shown PDF page, in the pixmap's device-independent pixels (the fact's box
@@ -216,21 +230,22 @@ class PageViewer(QWidget):
         pm = self.canvas.pixmap()
         return None if pm is None or pm.isNull() else pm
 
-    def go_to(self, page_no: int, force: bool = False) -> None:
+    def go_to(self, page_index: int, force: bool = False) -> None:
+        """Show page ``page_index`` (0-based) of the open filing."""
         if self.filing is None:
             return
-        page_no = max(0, min(page_no, self.n_pages - 1))
-        if page_no == self.page_no and not force:
+        page_index = max(0, min(page_index, self.n_pages - 1))
+        if page_index == self.page_index and not force:
             return
-        self.page_no = page_no
+        self.page_index = page_index
         self._render()
-        self.page_changed.emit(page_no)
+        self.page_changed.emit(page_index)
 
     def next_page(self) -> None:
-        self.go_to(self.page_no + 1)
+        self.go_to(self.page_index + 1)
 
     def previous_page(self) -> None:
-        self.go_to(self.page_no - 1)
+        self.go_to(self.page_index - 1)
 
     def zoom_in(self) -> None:
         self._set_zoom(next((z for z in ZOOMS if z > self.zoom + 1e-6), ZOOMS[-1]))
@@ -285,7 +300,7 @@ class PageViewer(QWidget):
         return doc
 
     def _fact_here(self) -> StoredFact | None:
-        return self.fact if self.fact is not None and self.fact.fact.page == self.page_no else None
+        return self.fact if self.fact is not None and self.fact.fact.page_index == self.page_index else None
 
     def _render(self) -> None:
         f = self.filing
@@ -293,7 +308,7 @@ class PageViewer(QWidget):
         self._cell_rect = self._cell_range = None
         who = f.identity.registrant or f.identity.issuer_key or ""
         head = f"{f.identity.doc_name}  ·  {who} {f.identity.form or ''} {f.identity.period or ''}".strip()
-        if self.chunk is not None and self.chunk.page_no == self.page_no:
+        if self.chunk is not None and self.chunk.page_index == self.page_index:
             head += f"  ·  evidence: chunk {self.chunk.id}"
         if (cell := self._fact_here()) is not None:
             head += f"  ·  cell: {cell.fact.label}, {cell.fact.period.label}"
@@ -309,7 +324,7 @@ class PageViewer(QWidget):
                     self._update_controls()
                     return
                 except Exception as exc:  # noqa: BLE001 - fall back to the stored text
-                    log.warning("cannot render %s page %d: %s", f.path, self.page_no, exc)
+                    log.warning("cannot render %s page index %d: %s", f.path, self.page_index, exc)
                     note = f"cannot render the PDF ({exc}); showing the stored text"
             else:
                 note = "the PDF is no longer at its path; showing the text stored in the library"
@@ -320,13 +335,13 @@ class PageViewer(QWidget):
     def _render_pdf(self, path: str) -> None:
         import pymupdf
 
-        page = self._doc(path)[self.page_no]
+        page = self._doc(path)[self.page_index]
         if self.fit_width:
             self.zoom = self._fit_zoom(page)
         dpr = max(1.0, self.devicePixelRatioF())
         scale = self.zoom * dpr
         # moving from cell to cell of one table redraws the highlight, not the page
-        key = (path, self.filing.sha256 if self.filing else "", self.page_no, round(scale, 4))
+        key = (path, self.filing.sha256 if self.filing else "", self.page_index, round(scale, 4))
         if self._page_image is not None and self._page_image[0] == key:
             image = self._page_image[1].copy()
         else:
@@ -335,7 +350,7 @@ class PageViewer(QWidget):
             image = QImage(pix.samples, pix.width, pix.height, pix.stride, fmt).copy()
             self._page_image = (key, image.copy())
         self.highlights = []
-        if self.chunk is not None and self.chunk.page_no == self.page_no:
+        if self.chunk is not None and self.chunk.page_index == self.page_index:
             self.highlights = find_evidence(page, self.chunk.text, skip_first=self._fragment_start())
         if self.highlights:
             painter = QPainter(image)
@@ -374,7 +389,7 @@ class PageViewer(QWidget):
             y = int(min(r.y0 for r in self.highlights) * self.zoom)
             self.scroll.verticalScrollBar().setValue(max(0, y - 80))
             self.match_label.setText(f"{len(self.highlights)} evidence line(s) highlighted")
-        elif self.chunk is not None and self.chunk.page_no == self.page_no:
+        elif self.chunk is not None and self.chunk.page_index == self.page_index:
             self.match_label.setText("evidence text not found on the rendered page (see Text)")
         else:
             self.match_label.clear()
@@ -383,7 +398,7 @@ class PageViewer(QWidget):
         if self.chunk is None or self.library is None or self.filing is None:
             return False
         try:
-            return starts_mid_line(self.library.page_text(self.filing.id, self.chunk.page_no), self.chunk)
+            return starts_mid_line(self.library.page_text(self.filing.id, self.chunk.page_index), self.chunk)
         except Exception:  # noqa: BLE001 - only decides whether to search one line
             return False
 
@@ -391,14 +406,14 @@ class PageViewer(QWidget):
         f = self.filing
         assert f is not None and self.library is not None
         try:
-            text = self.library.page_text(f.id, self.page_no)
+            text = self.library.page_text(f.id, self.page_index)
         except Exception as exc:  # noqa: BLE001 - a missing page is shown, not raised
-            text = f"(page {human_page(self.page_no)} is not in the library: {exc})"
+            text = f"({page_label(self.page_index)} is not in the library: {exc})"
         self.text.setPlainText(text)
         self.stack.setCurrentWidget(self.text)
         selections = []
         c = self.chunk
-        if c is not None and c.page_no == self.page_no and 0 <= c.char_start < c.char_end <= len(text):
+        if c is not None and c.page_index == self.page_index and 0 <= c.char_start < c.char_end <= len(text):
             sel = QTextEdit.ExtraSelection()
             fmt = QTextCharFormat()
             fmt.setBackground(QColor(255, 225, 80))
@@ -433,7 +448,7 @@ class PageViewer(QWidget):
             self.text.setTextCursor(start)
             self.text.centerCursor()
         self.text.setExtraSelections(selections)
-        if f.image_only_pages and self.page_no in f.image_only_pages:
+        if f.image_only_pages and self.page_index in f.image_only_pages:
             note = (note + "; " if note else "") + "this page is an image without a text layer"
         if self._cell_range is not None:
             note = note or f"cell highlighted: {cell.fact.printed if cell else ''}"
@@ -445,16 +460,17 @@ class PageViewer(QWidget):
         has = self.filing is not None
         for w in (self.prev_btn, self.next_btn, self.page_box, self.text_btn, self.fit_btn):
             w.setEnabled(has)
-        self.prev_btn.setEnabled(has and self.page_no > 0)
-        self.next_btn.setEnabled(has and self.page_no < self.n_pages - 1)
+        self.prev_btn.setEnabled(has and self.page_index > 0)
+        self.next_btn.setEnabled(has and self.page_index < self.n_pages - 1)
         self.zoom_in_btn.setEnabled(self.mode == "pdf" and self.zoom < ZOOMS[-1])
         self.zoom_out_btn.setEnabled(self.mode == "pdf" and self.zoom > ZOOMS[0])
         self.zoom_label.setText(f"{self.zoom * 100:.0f}%")
         self.page_box.blockSignals(True)
         self.page_box.setMaximum(max(1, self.n_pages))
-        self.page_box.setValue(self.page_no + 1)
+        self.page_box.setValue(self.page_index + 1)
         self.page_box.blockSignals(False)
-        self.page_total.setText(f"/ {self.n_pages}" if has else "/ –")
+        note = printed_note(self.page_index, self.folios.get(self.page_index))
+        self.page_total.setText((f"/ {self.n_pages}" + (f"  ({note})" if note else "")) if has else "/ –")
 
     def closeEvent(self, event: Any) -> None:
         for doc in self._docs.values():

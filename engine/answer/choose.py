@@ -13,6 +13,7 @@ from typing import Any
 from engine.answer.catalogue import Term, variable
 from engine.answer.from_facts import Gap
 from engine.models.base import ChatMessage, ChatModel
+from engine.pages import page_number
 from engine.prompts import prompt
 from engine.records import LlmCall, StoredFact
 from engine.settings import PromptSettings
@@ -24,11 +25,11 @@ _MAX_CANDIDATES = 8  # rows shown for one input (the best-ranked first)
 
 
 def candidate_line(number: int, s: StoredFact) -> str:
-    """One candidate row as the model reads it (pages 1-based, as people cite them)."""
+    """One candidate row as the model reads it (the page as a PDF reader numbers it, with the printed one)."""
     f = s.fact
     scale = f" {f.scale}" if f.scale else ""
     return (f"[{number}] {f.row} | {f.period.label} | {f.printed}{scale} | {f.statement or 'other table'} | "
-            f"{s.doc_name} p.{f.page + 1}")
+            f"{s.doc_name} p.{page_number(f.page_index, s.printed_folio)}")
 
 
 def choose_facts(question: str, company: str, gaps: Sequence[Gap], chat: ChatModel,

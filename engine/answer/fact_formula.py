@@ -162,7 +162,7 @@ def answer_from_fact_formula(question: str, intent: QueryIntent, passages: Seque
     for line in by_id.values():
         p = passages[line.passage_id - 1]
         if all(c.passage_id != line.passage_id for c in citations):
-            citations.append(Citation(line.passage_id, p.chunk.id, p.chunk.doc_name, p.chunk.page_no, p.title))
+            citations.append(Citation.of(line.passage_id, p))
     inputs = "\n".join(f"- {r.variable}: {r.describe()}" for r in refs)
     text = format_value(shown, None if unit == "ratio" else unit, intent.decimals)
     return AnswerResult(
@@ -176,5 +176,5 @@ def answer_from_fact_formula(question: str, intent: QueryIntent, passages: Seque
 def _ref(line: FactLine) -> FactInputRef:
     s = line.stored
     f = s.fact
-    return FactInputRef(f"F{line.id}", f.label, s.id, s.doc_name, f.page, s.chunk_id, f.row, f.period.label,
-                        f.printed, f.scale, f.scaled_value, FORMULA_FOUND_BY)
+    return FactInputRef(f"F{line.id}", f.label, s.id, s.doc_name, f.page_index, s.chunk_id, f.row,
+                        f.period.label, f.printed, f.scale, f.scaled_value, FORMULA_FOUND_BY, s.printed_folio)

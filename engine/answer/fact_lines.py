@@ -69,7 +69,7 @@ def passage_facts(library: Library, passages: Sequence[Passage], intent: QueryIn
     seen: set[tuple[str, str, float]] = set()
     for pid, p in enumerate(passages, start=1):
         c = p.chunk
-        for s in library.facts(filing_ids=[c.filing_id], page=c.page_no):
+        for s in library.facts(filing_ids=[c.filing_id], page_index=c.page_index):
             f = s.fact
             if s.chunk_id != c.id or (years and f.period.fiscal_year not in years):
                 continue

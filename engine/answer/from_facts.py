@@ -84,8 +84,9 @@ class FactInput:
         if s is None:
             return FactInputRef(variable(self.term), self.item.words, None, value=self.value)
         f = s.fact
-        return FactInputRef(variable(self.term), self.item.words, s.id, s.doc_name, f.page, s.chunk_id, f.row,
-                            f.period.label, f.printed, f.scale, self.value, self.found_by)
+        return FactInputRef(variable(self.term), self.item.words, s.id, s.doc_name, f.page_index, s.chunk_id,
+                            f.row, f.period.label, f.printed, f.scale, self.value, self.found_by,
+                            s.printed_folio)
 
 
 @dataclass(frozen=True)
@@ -218,14 +219,14 @@ def gap_query(gaps: Sequence[Gap], company_name: str) -> str:
 
 def gap_facts(library: Library, gap: Gap, pages: Sequence[tuple[int, int]],
               names: Sequence[str] = ()) -> list[StoredFact]:
-    """Rows on the retrieved pages (filing id, page) that print the gap's line item for its period, in USD, of
-    any concept (the rows the concept reading missed): a label that names the item as the intent lexicon knows
-    it (``names``: its metrics, "Capital expenditures, net of construction payable" is capital expenditures),
-    or holds every word of the item as filings print it."""
+    """Rows on the retrieved pages (filing id, page index) that print the gap's line item for its period, in
+    USD, of any concept (the rows the concept reading missed): a label that names the item as the intent
+    lexicon knows it (``names``: its metrics, "Capital expenditures, net of construction payable" is capital
+    expenditures), or holds every word of the item as filings print it."""
     words = set(re.findall(r"[a-z0-9]{2,}", gap.item.words.lower()))
     out: list[StoredFact] = []
-    for filing_id, page in dict.fromkeys(pages):
-        for s in library.facts(filing_ids=[filing_id], page=page, fiscal_year=gap.fiscal_year,
+    for filing_id, page_index in dict.fromkeys(pages):
+        for s in library.facts(filing_ids=[filing_id], page_index=page_index, fiscal_year=gap.fiscal_year,
                                months=_months(gap.item), trailing=False):
             label = s.fact.label
             if s.fact.unit == "USD" and (set(find_metrics(label)) & set(names)
@@ -367,8 +368,9 @@ def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> AnswerRe
     citations: list[Citation] = []
     for ref in refs:
         if ref.fact_id is not None and ref.chunk_id is not None and all(
-                (x.doc_name, x.page) != (ref.doc_name, ref.page) for x in citations):
-            citations.append(Citation(len(citations) + 1, ref.chunk_id, ref.doc_name, ref.page, ref.row))
+                (x.doc_name, x.page_index) != (ref.doc_name, ref.page_index) for x in citations):
+            citations.append(Citation(len(citations) + 1, ref.chunk_id, ref.doc_name, ref.page_index, ref.row,
+                                      ref.printed_folio))
     inputs = "\n".join(f"- {ref.variable} = {ref.item}: {ref.describe()}" for ref in refs)
     model = any(i.found_by == CHOSEN for i in got.inputs)
     how = "the model choosing rows, the engine computing" if model else "without a model call"

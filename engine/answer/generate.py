@@ -140,7 +140,7 @@ def _citations(ids: Sequence[int], passages: Sequence[Passage]) -> tuple[Citatio
     for i in dict.fromkeys(ids):
         if 1 <= i <= len(passages):
             p = passages[i - 1]
-            out.append(Citation(i, p.chunk.id, p.chunk.doc_name, p.chunk.page_no, p.title))
+            out.append(Citation.of(i, p))
     return tuple(out)
 
 

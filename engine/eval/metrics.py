@@ -116,23 +116,23 @@ def mrr_at_k(ranked_grades: Sequence[int], k: int) -> float:
 
 @dataclass(frozen=True)
 class EvidenceSpan:
-    """An annotated evidence span: characters ``[start, end)`` of the PyMuPDF text of ``page``."""
+    """An annotated evidence span: characters ``[start, end)`` of the PyMuPDF text of page ``page_index``."""
 
     doc_name: str
-    page: int
+    page_index: int  # 0-based
     start: int
     end: int
 
 
 def chunk_grade(
-    chunk_doc: str, chunk_page: int, chunk_start: int, chunk_end: int, evidence: Sequence[EvidenceSpan]
+    chunk_doc: str, chunk_page_index: int, chunk_start: int, chunk_end: int, evidence: Sequence[EvidenceSpan]
 ) -> int:
     """Graded relevance of a chunk, as the eval README derives it from FinanceBench evidence.
 
     2: same doc, same page and the half-open ranges ``[chunk_start, chunk_end)`` and ``[start, end)``
     share at least one character; 1: another chunk on a page that holds evidence; 0: the rest.
     """
-    on_page = [e for e in evidence if e.doc_name == chunk_doc and e.page == chunk_page]
+    on_page = [e for e in evidence if e.doc_name == chunk_doc and e.page_index == chunk_page_index]
     if any(chunk_start < e.end and e.start < chunk_end for e in on_page):
         return 2
     return 1 if on_page else 0

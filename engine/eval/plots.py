@@ -41,10 +41,11 @@ def recall_curve(rows: Sequence[dict], pipeline: str, gold: GoldPages,
                  ks: Sequence[int] = RECALL_KS) -> list[float]:
     """Mean page recall@k of one pipeline for each ``k``, over its rows whose question has gold pages.
 
-    Pages come from each row's ranked ``pages`` list (JSON turns the ``(doc, page)`` tuples into lists).
-    Returns an empty list when no row of the pipeline has gold pages.
+    Pages come from each row's ranked ``page_indexes`` list (``pages`` in rows written before; JSON turns the
+    ``(doc, page index)`` tuples into lists). Returns an empty list when no row of the pipeline has gold
+    pages.
     """
-    ranked = [([(str(d), int(p)) for d, p in r.get("pages") or []], gold[r["qid"]])
+    ranked = [([(str(d), int(p)) for d, p in r.get("page_indexes", r.get("pages")) or []], gold[r["qid"]])
               for r in rows if r["pipeline"] == pipeline and gold.get(r["qid"])]
     if not ranked:
         return []

@@ -1,5 +1,8 @@
 """Evaluation question files: FinanceBench-style (gold pages, evidence spans), Docugami-style (document
-globs), and the product's own format (any JSONL with ``question`` and optional ``answer``/``gold_pages``)."""
+globs), and the product's own format (any JSONL with ``question`` and optional ``answer``/``gold_pages``).
+
+Gold pages are 0-based page indexes, as the library stores pages: FinanceBench's ``evidence_page_num``, and
+``{"doc_name", "page_index"}`` in ``gold_pages`` (``"page"`` in files written before, read the same)."""
 
 from __future__ import annotations
 
@@ -18,8 +21,8 @@ class EvalQuestion:
     question: str
     answer: str
     gold_docs: frozenset[str]
-    gold_pages: frozenset[tuple[str, int]]
-    evidence: tuple[tuple[str, int, str], ...] = ()  # (doc_name, page, exact evidence text)
+    gold_pages: frozenset[tuple[str, int]]  # (doc_name, 0-based page index)
+    evidence: tuple[tuple[str, int, str], ...] = ()  # (doc_name, 0-based page index, exact evidence text)
     qtype: str = ""
     reasoning: str = ""
     has_evidence: bool = True
@@ -56,7 +59,8 @@ def load_questions(path: Path, *, documents: Path | None = None, doc_names: list
         if "question" not in row:
             raise EngineError(f"{path}: line {i + 1} has no 'question' field")
         qid = str(row.get("financebench_id") or row.get("qid") or row.get("id") or f"q{i:04d}")
-        pages = {(g["doc_name"], int(g["page"])) for g in row.get("gold_pages", [])}
+        pages = {(g["doc_name"], int(g["page_index"] if "page_index" in g else g["page"]))
+                 for g in row.get("gold_pages", [])}
         evidence = tuple((e["doc_name"], int(e["evidence_page_num"]), e.get("evidence_text", ""))
                          for e in row.get("evidence", []) if "evidence_page_num" in e)
         pages |= {(d, p) for d, p, _ in evidence}

@@ -79,8 +79,10 @@ def markdown(summary: Sequence[dict], rows: Sequence[dict], title: str,
     """The report. ``missing`` maps question ids to their gold filings that are not in the library: those
     questions cannot be answered from it, so the table is repeated without them."""
     lines = [f"# {title}", "", *_table(summary)]
-    lines += ["", "Pages count from 0. Accuracy: numeric answers by the rounding/truncation matcher; textual answers "
-              "judged by the local model (reported separately; a yes/no answer on the other side than the gold is wrong without asking it). Times in seconds.", ""]
+    lines += ["", "Pages in results.json (`page_indexes`, gold pages) are 0-based page indexes: a PDF "
+              "reader's page number minus 1. Accuracy: numeric answers by the rounding/truncation matcher; "
+              "textual answers judged by the local model (reported separately; a yes/no answer on the other "
+              "side than the gold is wrong without asking it). Times in seconds.", ""]
     if missing:
         absent = sorted({d for docs in missing.values() for d in docs})
         inside = [r for r in rows if r["qid"] not in missing]

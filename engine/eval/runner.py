@@ -37,7 +37,8 @@ ANSWERING = {"hirec", "hirec-model", "dense-answer"}
 
 @dataclass
 class Prediction:
-    pages: list[tuple[str, int]] = field(default_factory=list)  # pages of the final evidence, best first
+    # (doc, 0-based page index) of the final evidence, best first
+    page_indexes: list[tuple[str, int]] = field(default_factory=list)
     docs: list[str] = field(default_factory=list)
     ranked_chunks: list[int] = field(default_factory=list)  # for nDCG/MAP/MRR
     answer: str = ""
@@ -108,7 +109,7 @@ class Evaluator:
             passages = [t.payload for t in run.traces if isinstance(t.payload, PassagesPayload)]
             documents = [t.payload for t in run.traces if isinstance(t.payload, DocumentsPayload)]
             kept = passages[0].kept if passages else ()
-            pred = Prediction(pages=list(dict.fromkeys((c.doc_name, c.page) for c in kept)),
+            pred = Prediction(page_indexes=list(dict.fromkeys((c.doc_name, c.page_index) for c in kept)),
                               docs=[d.doc_name for d in documents[0].kept] if documents else [],
                               ranked_chunks=[c.chunk_id for c in passages[0].candidates] if passages else [])
             pred.retrieval_seconds = time.perf_counter() - t
@@ -118,10 +119,10 @@ class Evaluator:
             run = (self.hirec if pipeline == "hirec" else self.pipeline(self.settings.retrieval.reranker,
                                                                         from_facts=False)).run(q.question)
             answers = [t.payload for t in run.traces if isinstance(t.payload, AnswerPayload)]
-            final = [(p.doc_name, p.page) for p in (answers[0].passages if answers else ())]
-            final += [(i.doc_name, i.page) for t in run.traces if isinstance(t.payload, FactsPayload)
+            final = [(p.doc_name, p.page_index) for p in (answers[0].passages if answers else ())]
+            final += [(i.doc_name, i.page_index) for t in run.traces if isinstance(t.payload, FactsPayload)
                       for i in t.payload.inputs if i.fact_id is not None]  # the pages of the facts it used
-            pred = Prediction(pages=list(dict.fromkeys(final)))
+            pred = Prediction(page_indexes=list(dict.fromkeys(final)))
             docs = [c.doc_name for t in run.traces if isinstance(t.payload, DocumentsPayload) for c in t.payload.kept]
             pred.docs = list(dict.fromkeys(docs))
             first = next((t.payload for t in run.traces if isinstance(t.payload, PassagesPayload)), None)
@@ -140,7 +141,7 @@ class Evaluator:
         return pred
 
     def _from_chunks(self, chunks: Sequence[Chunk]) -> Prediction:
-        return Prediction(pages=list(dict.fromkeys((c.doc_name, c.page_no) for c in chunks)),
+        return Prediction(page_indexes=list(dict.fromkeys((c.doc_name, c.page_index) for c in chunks)),
                           docs=list(dict.fromkeys(c.doc_name for c in chunks)), ranked_chunks=[c.id for c in chunks])
 
     def _answer(self, q: EvalQuestion, chunks: Sequence[Chunk], pred: Prediction) -> None:
@@ -160,15 +161,17 @@ class Evaluator:
     # -- scoring --------------------------------------------------------------------------------
     def grades(self, q: EvalQuestion, chunk_ids: Sequence[int]) -> list[int]:
         spans = []
-        for doc, page, text in q.evidence:
+        for doc, page_index, text in q.evidence:
             f = self._filing_by_doc.get(doc)
-            if f is None or page >= f.n_pages:
+            if f is None or page_index >= f.n_pages:
                 continue
-            loc = locate_span(self.library.page_text(f.id, page), text) if text else None
-            spans.append(EvidenceSpan(doc, page, *(loc or (0, 0))))
-        spans += [EvidenceSpan(d, p, 0, 0) for d, p in q.gold_pages if not any(s.doc_name == d and s.page == p for s in spans)]
+            loc = locate_span(self.library.page_text(f.id, page_index), text) if text else None
+            spans.append(EvidenceSpan(doc, page_index, *(loc or (0, 0))))
+        spans += [EvidenceSpan(d, p, 0, 0) for d, p in q.gold_pages
+                  if not any(s.doc_name == d and s.page_index == p for s in spans)]
         chunks = {c.id: c for c in self.library.chunks(list(chunk_ids))}
-        return [chunk_grade(c.doc_name, c.page_no, c.char_start, c.char_end, spans) if (c := chunks.get(i)) else 0
+        return [chunk_grade(c.doc_name, c.page_index, c.char_start, c.char_end, spans)
+                if (c := chunks.get(i)) else 0
                 for i in chunk_ids]
 
     def score(self, pipeline: str, q: EvalQuestion, pred: Prediction) -> dict:
@@ -177,9 +180,9 @@ class Evaluator:
         if q.gold_docs:
             row["doc_recall@5"] = document_recall_at_k(pred.docs, q.gold_docs, 5)
         if q.gold_pages:
-            row["page_recall@5"] = page_recall_at_k(pred.pages, q.gold_pages, 5)
-            row["page_recall@10"] = page_recall_at_k(pred.pages, q.gold_pages, 10)
-            row["page_precision"] = page_precision(pred.pages[:5], q.gold_pages)
+            row["page_recall@5"] = page_recall_at_k(pred.page_indexes, q.gold_pages, 5)
+            row["page_recall@10"] = page_recall_at_k(pred.page_indexes, q.gold_pages, 10)
+            row["page_precision"] = page_precision(pred.page_indexes[:5], q.gold_pages)
             grades = self.grades(q, pred.ranked_chunks)
             for k in (5, 10):
                 row[f"ndcg@{k}"] = ndcg_at_k(grades, grades, k) if any(grades) else 0.0

@@ -16,6 +16,7 @@ import numpy as np
 
 from engine.facts.concepts import concept_of_query
 from engine.models.base import Embedder
+from engine.pages import cite
 from engine.records import StoredFact
 from engine.retrieval.fusion import rrf
 from engine.search import MetadataFilter, filter_filings
@@ -33,7 +34,7 @@ class FactFilter:
 
     company: str | None = None  # issuer key, ticker or part of the registrant's name ("3M", "BBY")
     period: str | None = None  # "FY2018" / "2018" (the fiscal year's flows and its year-end balances) or an ISO end date
-    page: int | None = None
+    page_index: int | None = None  # 0-based (a page a person names: engine.pages.page_index_of)
     doc_name: str | None = None
 
 
@@ -57,7 +58,8 @@ def search_facts(library: Library, query: str, flt: FactFilter = FactFilter(), *
         ids = [found.id] if found else []
         filing_ids = ids if filing_ids is None else [i for i in filing_ids if i in ids]
     fiscal_year, months, end = period_filter(flt.period) if flt.period else (None, None, None)
-    where = _Scope(filing_ids, flt.page, fiscal_year, months, end, False if fiscal_year is not None else None)
+    where = _Scope(filing_ids, flt.page_index, fiscal_year, months, end,
+                   False if fiscal_year is not None else None)
     if not query.strip():
         return where.facts(library, limit=k)
     words = [f'"{w}"' for w in _WORD.findall(query)]
@@ -83,7 +85,7 @@ class _Scope:
     """The filters a search applies to every list it fetches."""
 
     filing_ids: list[int] | None
-    page: int | None
+    page_index: int | None
     fiscal_year: int | None
     months: tuple[int, ...] | None
     end: str | None
@@ -91,9 +93,9 @@ class _Scope:
 
     def facts(self, library: Library, *, concepts: list[str] | None = None, match: str | None = None,
               limit: int | None = None) -> list[StoredFact]:
-        return library.facts(filing_ids=self.filing_ids, page=self.page, fiscal_year=self.fiscal_year,
-                             months=self.months, end=self.end, concepts=concepts, match=match,
-                             trailing=self.trailing, limit=limit)
+        return library.facts(filing_ids=self.filing_ids, page_index=self.page_index,
+                             fiscal_year=self.fiscal_year, months=self.months, end=self.end,
+                             concepts=concepts, match=match, trailing=self.trailing, limit=limit)
 
 
 def _by_meaning(library: Library, query: str, where: _Scope, embedder: Embedder, k: int) -> list[int]:
@@ -117,7 +119,7 @@ def describe(stored: StoredFact) -> str:
     flags = [x for x in (f.concept, f.source if f.source != "table" else "",
                          "low confidence" if f.confidence == "low" else "") if x]
     box = f"  cell ({f.box[0]:.0f},{f.box[1]:.0f})–({f.box[2]:.0f},{f.box[3]:.0f})" if f.box else ""
-    return (f"{stored.doc_name}  p.{f.page + 1}  {f.statement}: {f.row}\n"
+    return (f"{cite(stored.doc_name, f.page_index, stored.printed_folio)}  {f.statement}: {f.row}\n"
             f"    {f.period.label:<24s} {f.printed:>14s}  = {f.value:,.4g}{scale} {f.unit}"
             f"{'  [' + ', '.join(flags) + ']' if flags else ''}{box}")
 

@@ -363,15 +363,15 @@ def extract_facts(pages: Sequence[str], *, form: str | None = None) -> list[Stat
     # the scale the filing prints most: money in tables that print none takes it (MD&A tables)
     printed = Counter(s for text in pages for s in printed_scales(text))
     scale = printed.most_common(1)[0][0] if printed else None
-    for page_no, text in enumerate(pages):
-        page_facts, table = _page_facts(text, page_no, table, kind, scale)
+    for page_index, text in enumerate(pages):
+        page_facts, table = _page_facts(text, page_index, table, kind, scale)
         facts += page_facts
     return facts
 
 
-def extract_page_facts(text: str, page_no: int) -> list[StatementFact]:
+def extract_page_facts(text: str, page_index: int) -> list[StatementFact]:
     """Every fact of every table on one page's text (see the module docstring)."""
-    return _page_facts(text, page_no, None, "", None)[0]
+    return _page_facts(text, page_index, None, "", None)[0]
 
 
 def _form(form: str | None) -> str:
@@ -380,7 +380,7 @@ def _form(form: str | None) -> str:
     return next((k for k in ("10K", "10Q") if compact.startswith(k)), "")
 
 
-def _page_facts(text: str, page_no: int, carried: _Table | None, form: str,
+def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
                 scale: str | None) -> tuple[list[StatementFact], _Table | None]:
     """The page's facts and the table open at its end; ``carried``: the table open at the previous page's end;
     ``scale``: the scale the filing prints most."""
@@ -493,9 +493,9 @@ def _page_facts(text: str, page_no: int, carried: _Table | None, form: str,
                 printed, cell_end = printed + "%", cell_end + 2
             unit, scale = ("%", None) if printed.endswith("%") else (row_unit, row_scale)
             facts.append(StatementFact(
-                page=page_no, statement=table.statement, title=table.title, label=label, parent=row_parent,
-                is_total=total, column=col, period=period, printed=printed, value=value, scale=scale, unit=unit,
-                char_start=cell_start, char_end=cell_end,
+                page_index=page_index, statement=table.statement, title=table.title, label=label,
+                parent=row_parent, is_total=total, column=col, period=period, printed=printed, value=value,
+                scale=scale, unit=unit, char_start=cell_start, char_end=cell_end,
                 confidence="high" if period.months is not None and table.continued and table.distinct else "low"))
         if total and parent and (parent.lower() in label.lower() or label.endswith(_UNLABELED)):
             parent, under = "", []  # "Total current assets" closes "Current assets": the rows after it stand alone

@@ -147,15 +147,17 @@ def _dimensions(members: tuple[str, ...]) -> str:
 def _fact(tag: TaggedValue, document: HtmlDocument, cell: StatementFact | None) -> StatementFact | None:
     context = document.contexts.get(tag.context)
     if context is None:
-        logger.debug("%s on page %d: unknown context %r; no fact", tag.concept, tag.page, tag.context)
+        logger.debug("%s on page index %d: unknown context %r; no fact", tag.concept, tag.page_index,
+                     tag.context)
         return None
-    text = document.pages[tag.page]
+    text = document.pages[tag.page_index]
     percent = (cell.printed.endswith("%") if cell else False) or _prints_percent(text, tag.char_end)
     read = _value(tag, percent)
     dated = _period(context)
     if read is None or dated is None:
-        logger.debug("%s on page %d: %r (context %s) is not a number or has no readable period; no fact",
-                     tag.concept, tag.page, tag.printed, tag.context)
+        logger.debug("%s on page index %d: %r (context %s) is not a number or has no readable period; "
+                     "no fact",
+                     tag.concept, tag.page_index, tag.printed, tag.context)
         return None
     (value, scale), (period, stated) = read, dated
     concept = _local(tag.concept)
@@ -173,8 +175,8 @@ def _fact(tag: TaggedValue, document: HtmlDocument, cell: StatementFact | None) 
     if context.members:
         parent = f"{parent} [{_dimensions(context.members)}]".strip()
     return StatementFact(
-        page=tag.page, statement=statement, title=title, label=label, parent=parent, is_total=is_total,
-        column=column, period=period, printed=printed, value=value, scale=scale,
+        page_index=tag.page_index, statement=statement, title=title, label=label, parent=parent,
+        is_total=is_total, column=column, period=period, printed=printed, value=value, scale=scale,
         unit=_unit(document.units.get(tag.unit, tag.unit), percent), char_start=start, char_end=end,
         confidence="high" if stated else "low", source="xbrl", concept=concept)
 
@@ -194,11 +196,11 @@ def merge_xbrl(document: HtmlDocument, table_facts: list[StatementFact]) -> list
         return list(table_facts)
     by_page: dict[int, list[StatementFact]] = {}
     for f in table_facts:
-        by_page.setdefault(f.page, []).append(f)
+        by_page.setdefault(f.page_index, []).append(f)
     replaced: set[int] = set()  # ids of the table facts a tag replaces
     merged: list[StatementFact] = []
     for tag in document.tagged:
-        cells = [f for f in by_page.get(tag.page, ())
+        cells = [f for f in by_page.get(tag.page_index, ())
                  if f.char_start <= tag.char_start and tag.char_end <= f.char_end]
         # the narrowest: a cell the table reader could not place spans the rest of its row
         cell = min(cells, key=lambda f: f.char_end - f.char_start, default=None)
@@ -209,4 +211,4 @@ def merge_xbrl(document: HtmlDocument, table_facts: list[StatementFact]) -> list
         if cell is not None:
             replaced.add(id(cell))
     merged += [f for f in table_facts if id(f) not in replaced]
-    return sorted(merged, key=lambda f: (f.page, f.char_start, f.char_end))
+    return sorted(merged, key=lambda f: (f.page_index, f.char_start, f.char_end))

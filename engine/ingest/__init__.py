@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
-from engine.ingest.runner import IngestEvent, IngestReport, discover, ingest, ingest_iter, refresh_facts
+from engine.ingest.runner import (
+    IngestEvent,
+    IngestReport,
+    discover,
+    ingest,
+    ingest_iter,
+    refresh_facts,
+    refresh_folios,
+)
 
-__all__ = ["IngestEvent", "IngestReport", "discover", "ingest", "ingest_iter", "refresh_facts"]
+__all__ = ["IngestEvent", "IngestReport", "discover", "ingest", "ingest_iter", "refresh_facts",
+           "refresh_folios"]

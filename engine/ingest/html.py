@@ -52,7 +52,7 @@ class TaggedValue:
     QName such as "ixt:num-dot-decimal"); interpreting them is :mod:`engine.facts.xbrl`'s job.
     """
 
-    page: int
+    page_index: int  # 0-based
     char_start: int
     char_end: int
     concept: str  # "us-gaap:InventoryNet"
@@ -319,7 +319,7 @@ def _locate(pages: list[str], tags: list[dict[str, str]]) -> tuple[list[str], li
     """Strip the sentinels from each page; each balanced pair becomes a :class:`TaggedValue`."""
     clean_pages: list[str] = []
     found: list[TaggedValue] = []
-    for page_no, page in enumerate(pages):
+    for page_index, page in enumerate(pages):
         parts: list[str] = []
         stack: list[tuple[int, int]] = []  # (tag index, start offset in the clean page)
         spans: list[tuple[int, int, int]] = []
@@ -335,25 +335,25 @@ def _locate(pages: list[str], tags: list[dict[str, str]]) -> tuple[list[str], li
                 spans.append((index, start, pos))
         parts.append(page[last:])
         if stack:
-            logger.debug("page %d: %d tagged value(s) run over the page end; not recorded", page_no,
+            logger.debug("page index %d: %d tagged value(s) run over the page end; not recorded", page_index,
                          len(stack))
         text = "".join(parts)
         clean_pages.append(text)
         for index, start, end in sorted(spans):
-            tagged = _tagged(page_no, start, end, text[start:end], tags[index])
+            tagged = _tagged(page_index, start, end, text[start:end], tags[index])
             if tagged is not None:
                 found.append(tagged)
     return clean_pages, found
 
 
-def _tagged(page: int, start: int, end: int, printed: str, attrs: dict[str, str]) -> TaggedValue | None:
+def _tagged(page_index: int, start: int, end: int, printed: str, attrs: dict[str, str]) -> TaggedValue | None:
     try:
         scale = int(attrs.get("scale") or 0)
     except ValueError:
         logger.debug("ix:nonFraction %s: scale %r is not an integer; not recorded", attrs.get("name"),
                      attrs.get("scale"))
         return None
-    return TaggedValue(page, start, end, attrs.get("name", ""), attrs.get("contextref", ""),
+    return TaggedValue(page_index, start, end, attrs.get("name", ""), attrs.get("contextref", ""),
                        attrs.get("unitref", ""), scale, attrs.get("sign", ""), attrs.get("format", ""),
                        printed, attrs.get("decimals", ""))
 

@@ -10,6 +10,7 @@ from engine.errors import IngestError
 from engine.facts.concepts import concept_for, is_instant
 from engine.facts.tables import extract_facts
 from engine.facts.xbrl import merge_xbrl
+from engine.ingest.folio import FOLIO_VERSION, printed_folios
 from engine.ingest.html import read_html_document
 from engine.ingest.identity import (
     combine,
@@ -73,6 +74,8 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
         lofin_summary=lofin_summary,
         facts=tuple(_with_concept(f) for f in facts),
         facts_version=FACTS_VERSION,
+        printed_folios=printed_folios(pages),
+        folio_version=FOLIO_VERSION,
     )
 
 
@@ -86,7 +89,7 @@ def reads_pages_alike(stored_version: str, path: str) -> bool:
 
 def _boxed(facts: list[StatementFact], boxes: list[list[WordBox]]) -> list[StatementFact]:
     """Each fact with its cell's box on the PDF page."""
-    return [replace(f, box=span_box(boxes[f.page], f.char_start, f.char_end)) for f in facts]
+    return [replace(f, box=span_box(boxes[f.page_index], f.char_start, f.char_end)) for f in facts]
 
 
 def _with_concept(fact: StatementFact) -> StatementFact:

@@ -3,12 +3,13 @@
 PyMuPDF's plain text puts every table cell on its own line, which tears a row's label away from its
 numbers. We rebuild visual rows instead: PyMuPDF's text lines are grouped by vertical position and
 joined left to right, cells separated by two spaces (what :mod:`engine.chunking` reads as a table gap).
-Pages are numbered from 0, as PyMuPDF numbers them.
+Pages are indexed from 0, as PyMuPDF numbers them (people read them through :mod:`engine.pages`).
 """
 
 from __future__ import annotations
 
 from engine.errors import IngestError
+from engine.pages import reader_page
 
 PDF_MAGIC = b"%PDF-"
 
@@ -77,7 +78,7 @@ def span_box(boxes: list[WordBox], start: int, end: int) -> tuple[float, float, 
 
 def read_pdf_pages(path: str, *, min_chars: int = 20,
                    boxes: list[list[WordBox]] | None = None) -> tuple[list[str], list[int]]:
-    """Return (page texts, image-only page numbers) or raise IngestError with a one-line reason; ``boxes``
+    """Return (page texts, image-only page indexes) or raise IngestError with a one-line reason; ``boxes``
     (when given) receives each page's word boxes (see :func:`_row_text`)."""
     import pymupdf
 
@@ -111,7 +112,7 @@ def read_pdf_pages(path: str, *, min_chars: int = 20,
                         image_only.append(page.number)
                 pages.append(text)
         except Exception as exc:
-            raise IngestError(f"corrupt PDF: page {len(pages)} cannot be read: {exc}") from exc
+            raise IngestError(f"corrupt PDF: page {reader_page(len(pages))} cannot be read: {exc}") from exc
     if len(image_only) == len(pages):
         raise IngestError(f"no text layer on any of its {len(pages)} pages (scanned images; OCR is not supported)")
     return pages, image_only

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import IngestError
+from engine.ingest.folio import FOLIO_VERSION, printed_folios
 from engine.ingest.parse import FACTS_VERSION, SUPPORTED_SUFFIXES, parse_file, reads_pages_alike
 from engine.models.hashing import sha256_file
+from engine.pages import reader_page
 from engine.records import ParsedFiling
 from engine.settings import Settings
 from engine.store.library import Library
@@ -106,7 +108,8 @@ def _parse_job(path: str, sha: str, settings_json: str, lofin_summary: str | Non
 def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Settings, *, prune: bool = True,
                 cancel: Callable[[], bool] | None = None) -> Iterator[IngestEvent]:
     """Ingest files and folders, yielding one event per file. Folders given are synced: filings previously
-    ingested from inside them whose files are gone are removed (``prune``)."""
+    ingested from inside them whose files are gone are removed (``prune``). Filings stored before the current
+    folio reader get their pages' folios read from the stored text (:func:`refresh_folios`)."""
     roots = [Path(p).expanduser().resolve() for p in paths]
     files, summary_files, skipped = discover(roots)
     lofin = load_lofin_summaries(summary_files)
@@ -162,11 +165,13 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
     if workers == 1:
         results = ((f, sha, _parse_job(str(f), sha, settings_json, lofin.get(f.stem))) for f, sha in todo)
         yield from _store_all(library, results, event, cancel, stored_at)
-        return
-    ctx = mp.get_context("spawn")  # fork is unsafe with threads (GUI, torch)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        yield from _store_all(library, _bounded_map(pool, todo, settings_json, lofin, 2 * workers, cancel), event,
-                              cancel, stored_at)
+    else:
+        ctx = mp.get_context("spawn")  # fork is unsafe with threads (GUI, torch)
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            parsed = _bounded_map(pool, todo, settings_json, lofin, 2 * workers, cancel)
+            yield from _store_all(library, parsed, event, cancel, stored_at)
+    if not (cancel and cancel()):
+        refresh_folios(library)
 
 
 def _bounded_map(pool: ProcessPoolExecutor, todo: list[tuple[Path, str]], settings_json: str, lofin: dict[str, str],
@@ -204,7 +209,8 @@ def _store_all(library: Library, results: Iterable[tuple[Path, str, ParsedFiling
             if replaces is not None:
                 note += "; replaces the earlier version of this file (or its reading by an older parser)"
             if flagged:
-                note += f"; {len(flagged)} image-only page(s) without text layer: {', '.join(map(str, flagged[:10]))}"
+                pages = ", ".join(str(reader_page(i)) for i in flagged[:10])
+                note += f"; {len(flagged)} image-only page(s) without text layer: {pages}"
             yield event(f, "added", note, sha, fid, outcome.identity.doc_name)
         if cancel and cancel():
             return
@@ -246,3 +252,16 @@ def refresh_facts(library: Library, settings: Settings) -> tuple[int, list[str]]
                 library.replace_facts(fid, outcome.facts, outcome.facts_version)
                 done += 1
     return done, problems
+
+
+def refresh_folios(library: Library) -> int:
+    """Read the folios of filings stored before the current folio reader (an upgraded library) from their
+    stored page texts: no file is opened, pages and chunks stay as they are. Returns how many filings were
+    read."""
+    rows = library.conn.execute("SELECT id FROM filings WHERE folio_version != ? ORDER BY id",
+                                (FOLIO_VERSION,)).fetchall()
+    for (fid,) in rows:
+        library.set_printed_folios(fid, printed_folios(library.page_texts(fid)), FOLIO_VERSION)
+    if rows:
+        log.info("read the printed page numbers of %d filing(s) from their stored pages", len(rows))
+    return len(rows)

@@ -190,12 +190,12 @@ class HierarchicalRetriever:
         for rank, c in enumerate(ranked, start=1):
             item = item_of.get(c.id)
             rows.append(PassageCandidate(
-                c.id, c.doc_name, c.page_no, rank <= r.passage_top_k, rank, round(final[c.id], 6), round(fused[c.id], 6),
-                round(bm25_score.get(c.id, 0.0), 4), bm25_rank.get(c.id, 0), round(float(dense[chunks.index(c)]), 5),
-                dense_rank[c.id], " ".join(c.text.split())[:200],
+                c.id, c.doc_name, c.page_index, rank <= r.passage_top_k, rank, round(final[c.id], 6),
+                round(fused[c.id], 6), round(bm25_score.get(c.id, 0.0), 4), bm25_rank.get(c.id, 0),
+                round(float(dense[chunks.index(c)]), 5), dense_rank[c.id], " ".join(c.text.split())[:200],
                 line_item_rank=item_order.index(c.id) + 1 if item is not None else None,
                 line_items=tuple(item.labels[:4]) if item is not None else (),
-                cross=round(ce[c.id], 4) if ce else None))
+                cross=round(ce[c.id], 4) if ce else None, printed_folio=c.printed_folio))
         passages = [Passage(c, titles[c.filing_id], row) for c, row in zip(ranked, rows) if row.kept]
         payload = PassagesPayload(query, lexical_query, scorer, tuple(f.identity.doc_name for f in filings), len(chunks),
                                   len(items), dense_source, r.passage_top_k, tuple(rows))

@@ -134,14 +134,20 @@ class Library:
             filing_id = cur.lastrowid
             assert filing_id is not None  # set by every successful INSERT
             image_only = set(parsed.image_only_pages)
+            folios = parsed.printed_folios or (None,) * len(parsed.pages)
             self.conn.executemany(
-                "INSERT INTO pages(filing_id, page_no, text, image_only) VALUES (?,?,?,?)",
-                ((filing_id, i, text, int(i in image_only)) for i, text in enumerate(parsed.pages)),
+                "INSERT INTO pages(filing_id, page_index, text, image_only, printed_folio) "
+                "VALUES (?,?,?,?,?)",
+                ((filing_id, i, text, int(i in image_only), folio)
+                 for i, (text, folio) in enumerate(zip(parsed.pages, folios, strict=True))),
             )
+            self.conn.execute("UPDATE filings SET folio_version=? WHERE id=?",
+                              (parsed.folio_version, filing_id))
             self.conn.executemany(
-                "INSERT INTO chunks(filing_id, page_no, seq, char_start, char_end, kind, context, text) VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks(filing_id, page_index, seq, char_start, char_end, kind, context, text) "
+                "VALUES (?,?,?,?,?,?,?,?)",
                 (
-                    (filing_id, c.page_no, c.seq, c.char_start, c.char_end, c.kind, c.context, c.text)
+                    (filing_id, c.page_index, c.seq, c.char_start, c.char_end, c.kind, c.context, c.text)
                     for c in parsed.chunks
                 ),
             )
@@ -157,11 +163,13 @@ class Library:
         """Insert a filing's facts, each linked to the first chunk holding its cell (inside a transaction)."""
         spans: dict[int, list[tuple[int, int, int]]] = {}
         for cid, page, start, end in self.conn.execute(
-                "SELECT id, page_no, char_start, char_end FROM chunks WHERE filing_id=? ORDER BY id", (filing_id,)):
+                "SELECT id, page_index, char_start, char_end FROM chunks WHERE filing_id=? ORDER BY id",
+                (filing_id,)):
             spans.setdefault(page, []).append((start, end, cid))
 
         def chunk_of(f: StatementFact) -> int | None:
-            return next((cid for start, end, cid in spans.get(f.page, ()) if start <= f.char_start < end), None)
+            return next((cid for start, end, cid in spans.get(f.page_index, ())
+                         if start <= f.char_start < end), None)
 
         self.conn.executemany(
             f"INSERT INTO facts({_FACT_COLUMNS}) VALUES ({','.join('?' * (_FACT_COLUMNS.count(',') + 1))})",
@@ -180,13 +188,13 @@ class Library:
             self.conn.execute("ROLLBACK")
             raise
 
-    def facts(self, *, filing_ids: Sequence[int] | None = None, page: int | None = None,
+    def facts(self, *, filing_ids: Sequence[int] | None = None, page_index: int | None = None,
               fiscal_year: int | None = None, months: Sequence[int] | None = None, end: str | None = None,
               concepts: Sequence[str] | None = None, match: str | None = None, ids: Sequence[int] | None = None,
               trailing: bool | None = None, limit: int | None = None) -> list[StoredFact]:
         """Stored facts that pass every filter given (``trailing=False``: no trailing-twelve-month columns). ``match`` is an FTS5 query over label, parent and title;
         its hits come best first (``score``: the negated bm25 rank), otherwise facts are in filing, page, row
-        and column order."""
+        and column order. Each carries the folio its page prints, when one was read."""
         where: list[str] = []
         args: list[object] = []
         lists: tuple[tuple[str, Sequence[int] | Sequence[str] | None], ...] = (
@@ -198,18 +206,21 @@ class Library:
                 return []
             where.append(f"{column} IN ({','.join('?' * len(values))})")
             args += list(values)
-        for column, value in (("x.page_no", page), ("x.fiscal_year", fiscal_year), ("x.period_end", end),
-                              ("x.trailing", None if trailing is None else int(trailing))):
+        trailing_flag = None if trailing is None else int(trailing)
+        for column, value in (("x.page_index", page_index), ("x.fiscal_year", fiscal_year),
+                              ("x.period_end", end), ("x.trailing", trailing_flag)):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
-        source, score, order = "facts x", "0.0", "x.filing_id, x.page_no, x.char_start, x.col"
+        source, score, order = "facts x", "0.0", "x.filing_id, x.page_index, x.char_start, x.col"
         if match is not None:
             source = "facts_fts JOIN facts x ON x.id = facts_fts.rowid"
             where.append("facts_fts MATCH ?")
             args.append(match)
             score, order = "-bm25(facts_fts, 4.0, 1.0, 0.5)", "score DESC, x.id"
-        sql = (f"SELECT x.*, f.doc_name, {score} AS score FROM {source} JOIN filings f ON f.id = x.filing_id"
+        sql = (f"SELECT x.*, f.doc_name, p.printed_folio, {score} AS score FROM {source} "
+               "JOIN filings f ON f.id = x.filing_id "
+               "LEFT JOIN pages p ON p.filing_id = x.filing_id AND p.page_index = x.page_index"
                + (f" WHERE {' AND '.join(where)}" if where else "") + f" ORDER BY {order}")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -300,15 +311,40 @@ class Library:
         return counts
 
     # -- pages and chunks -------------------------------------------------------------------
-    def page_text(self, filing_id: int, page_no: int) -> str:
-        row = self.conn.execute("SELECT text FROM pages WHERE filing_id=? AND page_no=?", (filing_id, page_no)).fetchone()
+    def page_text(self, filing_id: int, page_index: int) -> str:
+        row = self.conn.execute("SELECT text FROM pages WHERE filing_id=? AND page_index=?",
+                                (filing_id, page_index)).fetchone()
         if row is None:
-            raise StoreError(f"filing {filing_id} has no page {page_no}")
+            raise StoreError(f"filing {filing_id} has no page index {page_index} (page {page_index + 1})")
         return str(row[0])
 
+    def printed_folios(self, filing_id: int) -> dict[int, str]:
+        """Page index → the number the page prints, for the pages of a filing where one was read."""
+        return {int(r[0]): str(r[1]) for r in self.conn.execute(
+            "SELECT page_index, printed_folio FROM pages WHERE filing_id=? AND printed_folio IS NOT NULL",
+            (filing_id,))}
+
+    def set_printed_folios(self, filing_id: int, folios: Sequence[str | None], version: str) -> None:
+        """Store the folios of a filing's pages (one per page, in order) read by folio reader ``version``."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.executemany("UPDATE pages SET printed_folio=? WHERE filing_id=? AND page_index=?",
+                                  ((folio, filing_id, i) for i, folio in enumerate(folios)))
+            self.conn.execute("UPDATE filings SET folio_version=? WHERE id=?", (version, filing_id))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def page_texts(self, filing_id: int) -> list[str]:
+        """The texts of a filing's pages, in page order."""
+        return [str(r[0]) for r in self.conn.execute(
+            "SELECT text FROM pages WHERE filing_id=? ORDER BY page_index", (filing_id,))]
+
     _CHUNK_SQL = (
-        "SELECT c.id, c.filing_id, f.doc_name, c.page_no, c.char_start, c.char_end, c.kind, c.text, c.context "
-        "FROM chunks c JOIN filings f ON f.id = c.filing_id"
+        "SELECT c.id, c.filing_id, f.doc_name, c.page_index, c.char_start, c.char_end, c.kind, c.text, "
+        "c.context, p.printed_folio FROM chunks c JOIN filings f ON f.id = c.filing_id "
+        "LEFT JOIN pages p ON p.filing_id = c.filing_id AND p.page_index = c.page_index"
     )
 
     def chunks(self, ids: Sequence[int]) -> list[Chunk]:
@@ -390,35 +426,35 @@ def _filing(row: sqlite3.Row) -> Filing:
     )
 
 
-_FACT_COLUMNS = ("filing_id, chunk_id, page_no, statement, title, label, parent, is_total, col, period_header, "
-                 "col_group, fiscal_year, period_end, months, printed, value, scale, unit, char_start, char_end, "
-                 "confidence, source, concept, x0, y0, x1, y1, trailing")
+_FACT_COLUMNS = ("filing_id, chunk_id, page_index, statement, title, label, parent, is_total, col, "
+                 "period_header, col_group, fiscal_year, period_end, months, printed, value, scale, unit, "
+                 "char_start, char_end, confidence, source, concept, x0, y0, x1, y1, trailing")
 
 
 def _fact_row(f: StatementFact) -> tuple:
     box = f.box or (None, None, None, None)
     p = f.period
-    return (f.page, f.statement, f.title, f.label, f.parent, int(f.is_total), f.column, p.header, p.group,
-            p.fiscal_year, p.end, p.months, f.printed, f.value, f.scale, f.unit, f.char_start, f.char_end,
-            f.confidence, f.source, f.concept, *box, int(p.trailing))
+    return (f.page_index, f.statement, f.title, f.label, f.parent, int(f.is_total), f.column, p.header,
+            p.group, p.fiscal_year, p.end, p.months, f.printed, f.value, f.scale, f.unit, f.char_start,
+            f.char_end, f.confidence, f.source, f.concept, *box, int(p.trailing))
 
 
 def _stored_fact(r: sqlite3.Row) -> StoredFact:
     box = None if r["x0"] is None else (r["x0"], r["y0"], r["x1"], r["y1"])
     fact = StatementFact(
-        page=r["page_no"], statement=r["statement"], title=r["title"], label=r["label"], parent=r["parent"],
-        is_total=bool(r["is_total"]), column=r["col"],
+        page_index=r["page_index"], statement=r["statement"], title=r["title"], label=r["label"],
+        parent=r["parent"], is_total=bool(r["is_total"]), column=r["col"],
         period=ColumnPeriod(r["period_header"], r["fiscal_year"], r["period_end"], r["months"], r["col_group"],
                             bool(r["trailing"])),
         printed=r["printed"], value=r["value"], scale=r["scale"], unit=r["unit"], char_start=r["char_start"],
         char_end=r["char_end"], confidence=r["confidence"], source=r["source"], concept=r["concept"], box=box)
     return StoredFact(id=int(r["id"]), filing_id=int(r["filing_id"]), doc_name=r["doc_name"], chunk_id=r["chunk_id"],
-                      fact=fact, score=float(r["score"]))
+                      fact=fact, score=float(r["score"]), printed_folio=r["printed_folio"])
 
 
 def _chunk(r: sqlite3.Row | tuple) -> Chunk:
-    return Chunk(id=int(r[0]), filing_id=int(r[1]), doc_name=r[2], page_no=int(r[3]), char_start=int(r[4]),
-                 char_end=int(r[5]), kind=r[6], text=r[7], context=r[8])
+    return Chunk(id=int(r[0]), filing_id=int(r[1]), doc_name=r[2], page_index=int(r[3]), char_start=int(r[4]),
+                 char_end=int(r[5]), kind=r[6], text=r[7], context=r[8], printed_folio=r[9])
 
 
 def _alive_since(pid: int, started_at: str) -> bool:

@@ -148,12 +148,27 @@ UPDATE filings SET fiscal_year_end = '--' || substr(period_end, 6, 5)
     WHERE form = '10-K' AND period_end GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'
 """
 
+# Page columns say what they hold: a 0-based index into the file's pages (people read index + 1, see
+# engine.pages).
+# ``printed_folio``: the number the page prints ("46", "iv"), NULL when none was read; ``folio_version``: the
+# folio reader that read a filing's pages ('' before folios; engine.ingest.runner.refresh_folios reads them
+# then, from the stored page text). Indexes follow a renamed column; the facts' label search and its triggers
+# name no page column.
+M006_PAGE_INDEX = """
+ALTER TABLE pages RENAME COLUMN page_no TO page_index;
+ALTER TABLE chunks RENAME COLUMN page_no TO page_index;
+ALTER TABLE facts RENAME COLUMN page_no TO page_index;
+ALTER TABLE pages ADD COLUMN printed_folio TEXT;
+ALTER TABLE filings ADD COLUMN folio_version TEXT NOT NULL DEFAULT ''
+"""
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = [
     (1, "m001_initial", M001_INITIAL),
     (2, "m002_run_owner", M002_RUN_OWNER),
     (3, "m003_facts", M003_FACTS),
     (4, "m004_trailing_periods", M004_TRAILING),
     (5, "m005_registrant_identity", M005_REGISTRANT_IDENTITY),
+    (6, "m006_page_index_and_folios", M006_PAGE_INDEX),
 ]
 
 
@@ -162,6 +177,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )
+    _renumber_early_page_index(conn)
     done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
     applied = []
     for version, name, step in MIGRATIONS:
@@ -198,3 +214,14 @@ def _statements(script: str) -> list[str]:
     if current.strip(" \n;"):
         out.append(current.strip())
     return out
+
+
+def _renumber_early_page_index(conn: sqlite3.Connection) -> None:
+    """A library built by a development build that numbered the page-index migration 5 records it as
+    (5, 'm005_page_index_and_folios'): it is migration 6 now, and 5 (registrant identity) still has to run."""
+    row = conn.execute("SELECT name FROM schema_migrations WHERE version = 5").fetchone()
+    if row is not None and row[0] == "m005_page_index_and_folios":
+        with conn:
+            conn.execute(
+                "UPDATE schema_migrations SET version = 6, name = 'm006_page_index_and_folios' WHERE version = 5"
+            )

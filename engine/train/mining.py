@@ -479,7 +479,7 @@ def passage_text(chunk: Chunk, filing: Filing) -> str:
 
 
 def _passage(chunk: Chunk, filing: Filing) -> MinedPassage:
-    return MinedPassage(filing.identity.doc_name, filing.id, chunk.page_no, chunk.id,
+    return MinedPassage(filing.identity.doc_name, filing.id, chunk.page_index, chunk.id,
                         passage_text(chunk, filing))
 
 
@@ -491,7 +491,7 @@ def _negatives(fact: _Fact, query: str, pool: _Pool, n_neg: int,
     taken = {pos.id}
 
     def ok(c: Chunk) -> bool:
-        return c.id not in taken and not (c.filing_id == pos.filing_id and c.page_no == pos.page_no) \
+        return c.id not in taken and not (c.filing_id == pos.filing_id and c.page_index == pos.page_index) \
             and answer not in pool.numbers(c)
 
     def take(cands: Iterable[Chunk], source: str, limit: int, top: int) -> None:
@@ -593,7 +593,7 @@ def mine_pairs(
     heldout = split_filings(list(filings.values()), holdout, seed)
     # In document order, not id order: the same corpus ingested in another order mines the same examples.
     all_chunks = sorted(library.chunks_of_filings(sorted(filings)),
-                        key=lambda c: (c.doc_name, c.page_no, c.char_start, c.id))
+                        key=lambda c: (c.doc_name, c.page_index, c.char_start, c.id))
     pools = {
         split: _Pool([c for c in all_chunks if (c.filing_id in heldout) == (split == HELDOUT)], filings, lex)
         for split in (TRAIN, HELDOUT)

@@ -18,7 +18,7 @@ from engine.models.base import ChatResult
 from engine.store import Library
 from engine.trace import read_run
 
-PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)\n<<<\n(.*?)\n>>>", re.S)
+PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)(?: \(printed [^)\n]*\))?\n<<<\n(.*?)\n>>>", re.S)
 
 
 def revenue_fact(truth: list[dict], year: str) -> dict:

@@ -54,11 +54,11 @@ def test_ask_with_smollm2_through_the_gui(make_window, app_home, demo_truth, qtb
     cites = ask.answer.citations if ask.answer else ()
     if cites:
         ask.citation_table.clicked.emit(ask.citation_table.model().index(0, 0))
-        assert window.viewer.page_no == cites[0].page and window.viewer.filing.identity.doc_name == cites[0].doc_name
+        assert window.viewer.page_index == cites[0].page_index and window.viewer.filing.identity.doc_name == cites[0].doc_name
     else:  # the tiny model cited nothing: open the top passage from Inspect instead
         tab = window.inspect_view.select_tab("Passages")
         tab.open_row.emit(tab.model.record(0))
-        assert window.viewer.page_no == tab.model.record(0).page
+        assert window.viewer.page_index == tab.model.record(0).page_index
     is_pdf = window.viewer.filing.path.endswith(".pdf")  # a PDF page is rendered, an HTML filing's page is text
     assert window.viewer.mode == ("pdf" if is_pdf else "text") and (window.viewer.pixmap() is not None or not is_pdf)
     assert stall < 0.5, f"the GUI stalled {stall * 1000:.0f} ms during the run"

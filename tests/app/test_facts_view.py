@@ -78,14 +78,14 @@ def test_pdf_statement_grid_and_cell_highlight(window, qtbot, demo_truth) -> Non
     filing = next(f for f in library.filings() if f.path.endswith(".pdf") and f.identity.form == "10-K")
     doc = filing.identity.doc_name
     truth = [t for t in demo_truth if t["doc_name"] == doc and t["statement"] == "balance_sheet"]
-    stored = [s for s in library.facts(filing_ids=[filing.id]) if s.fact.page == truth[0]["page"]]
+    stored = [s for s in library.facts(filing_ids=[filing.id]) if s.fact.page_index == truth[0]["page_index"]]
 
     grid = select_filing(window, doc)
     assert window.library_view.bottom.currentWidget() is grid and grid.filing.id == filing.id
     assert grid.load_seconds < 0.25
     names = [grid.table_box.itemText(i) for i in range(grid.table_box.count())]
     title = stored[0].fact.title
-    assert f"Balance sheet — {title} (p. {truth[0]['page'] + 1})" in names
+    assert f"Balance sheet — {title}, p. {truth[0]['page_index'] + 1}" in names
     assert any(n.startswith("Income statement — ") for n in names) and any(n.startswith("Cash flows — ") for n in names)
     grid.select_group(grid.group_index("balance sheet"))
 
@@ -110,14 +110,14 @@ def test_pdf_statement_grid_and_cell_highlight(window, qtbot, demo_truth) -> Non
     assert bare(fact.fact.printed) == format_amount(t["value"]) and fact.fact.box is not None
     click_cell(qtbot, grid, row, col)
     viewer = window.viewer
-    assert viewer.filing.id == filing.id and viewer.page_no == t["page"] and viewer.mode == "pdf"
+    assert viewer.filing.id == filing.id and viewer.page_index == t["page_index"] and viewer.mode == "pdf"
     assert window.viewer_dock.isVisible()
     assert_covers(viewer.highlight_rect(), fact.fact.box, viewer.zoom)
     color = tinted(window, viewer.highlight_rect())
     assert color.red() > 230 and color.blue() < 190, color.name()  # yellow over the white page: visible
     assert "Inventories" in viewer.title.text() and bare(fact.fact.printed) in viewer.match_label.text()
     with pymupdf.open(filing.path) as pdf:  # the highlighted region prints the cell's value
-        inside = pdf[t["page"]].get_textbox(pymupdf.Rect(*(v / viewer.zoom for v in viewer.highlight_rect().getCoords())))
+        inside = pdf[t["page_index"]].get_textbox(pymupdf.Rect(*(v / viewer.zoom for v in viewer.highlight_rect().getCoords())))
     assert bare(fact.fact.printed) in inside
 
     viewer.zoom_in()  # the highlight follows the zoom
@@ -132,10 +132,10 @@ def test_pdf_statement_grid_and_cell_highlight(window, qtbot, demo_truth) -> Non
     assert_covers(viewer.highlight_rect(), other.fact.box, viewer.zoom)
 
     viewer.next_page()  # another page: no highlight
-    assert viewer.page_no == t["page"] + 1 and viewer.highlight_rect() is None and not viewer.match_label.text()
+    assert viewer.page_index == t["page_index"] + 1 and viewer.highlight_rect() is None and not viewer.match_label.text()
     chunk = library.chunks([other.chunk_id])[0]
     viewer.show_chunk(filing, chunk)  # a chunk (a citation) replaces the cell
-    assert viewer.page_no == other.fact.page and viewer.highlight_rect() is None and viewer.fact is None
+    assert viewer.page_index == other.fact.page_index and viewer.highlight_rect() is None and viewer.fact is None
 
 
 def test_html_filing_highlights_the_cell_characters(window, qtbot, demo_truth) -> None:
@@ -143,7 +143,7 @@ def test_html_filing_highlights_the_cell_characters(window, qtbot, demo_truth) -
     filing = next(f for f in library.filings() if f.path.endswith(".htm"))
     doc = filing.identity.doc_name
     truth = [t for t in demo_truth if t["doc_name"] == doc and t["statement"] == "income_statement"]
-    stored = [s for s in library.facts(filing_ids=[filing.id]) if s.fact.page == truth[0]["page"]]
+    stored = [s for s in library.facts(filing_ids=[filing.id]) if s.fact.page_index == truth[0]["page_index"]]
 
     grid = select_filing(window, doc)
     assert grid.group.statement == "income statement"  # a statement first, not a table of contents
@@ -160,7 +160,7 @@ def test_html_filing_highlights_the_cell_characters(window, qtbot, demo_truth) -
 
     click_cell(qtbot, grid, row, col)
     viewer = window.viewer
-    assert viewer.page_no == t["page"] and viewer.mode == "text" and viewer.highlight_rect() is None
+    assert viewer.page_index == t["page_index"] and viewer.mode == "text" and viewer.highlight_rect() is None
     assert viewer.highlight_range() == (fact.fact.char_start, fact.fact.char_end)
     start, end = viewer.highlight_range()
     assert viewer.text.toPlainText()[start:end] == fact.fact.printed
@@ -232,7 +232,7 @@ def test_generated_pdfs_headings_low_confidence_and_no_tables(make_window, qtbot
     assert [grid.model.index(2, c).data() for c in (1, 2)] == ["(40)", "300"]
     click_cell(qtbot, grid, 2, 1)
     fact = grid.model.fact(grid.model.index(2, 1))
-    assert window.viewer.page_no == 1 and fact.fact.value == -40
+    assert window.viewer.page_index == 1 and fact.fact.value == -40
     assert_covers(window.viewer.highlight_rect(), fact.fact.box, window.viewer.zoom)
 
     grid = select_filing(window, "ACME_2023Q1_10Q")  # "2023" / "2022": the headers do not say which period

@@ -163,9 +163,9 @@ def test_double_click_opens_a_filing_pdf_and_html(window, qtbot):
     for f in view.filings():
         by_suffix.setdefault(Path(f.path).suffix.lower(), f)
     view.open_filing.emit(by_suffix[".pdf"])
-    assert viewer.mode == "pdf" and viewer.pixmap() is not None and viewer.page_no == 0
+    assert viewer.mode == "pdf" and viewer.pixmap() is not None and viewer.page_index == 0
     viewer.next_page()
-    assert viewer.page_no == 1 and viewer.page_box.value() == 2
+    assert viewer.page_index == 1 and viewer.page_box.value() == 2
     width = viewer.pixmap().width()
     viewer.zoom_in()
     assert viewer.pixmap().width() > width and not viewer.fit_width

@@ -70,7 +70,7 @@ def test_clicking_a_citation_shows_the_cited_page_highlighted(make_window, app_h
     idx = ask.citation_table.model().index(0, 1)
     ask.citation_table.clicked.emit(idx)
     c = cites[0]
-    assert viewer.filing.identity.doc_name == c.doc_name and viewer.page_no == c.page
+    assert viewer.filing.identity.doc_name == c.doc_name and viewer.page_index == c.page_index
     assert viewer.filing.path.endswith(".pdf")
     assert viewer.mode == "pdf", "a PDF filing's page is rendered, not shown as stored text"
     pm = viewer.pixmap()
@@ -78,14 +78,14 @@ def test_clicking_a_citation_shows_the_cited_page_highlighted(make_window, app_h
     assert viewer.highlights, "the evidence lines were found and highlighted on the page"
     import pymupdf
 
-    page = pymupdf.open(viewer.filing.path)[c.page]
+    page = pymupdf.open(viewer.filing.path)[c.page_index]
     assert abs(pm.width() / pm.devicePixelRatio() - page.rect.width * viewer.zoom) <= 2
-    assert viewer.page_box.value() == c.page + 1
+    assert viewer.page_box.value() == c.page_index + 1
     # a passage double-clicked in Inspect opens its page too
     tab = window.inspect_view.select_tab("Passages")
     row = tab.model.record(tab.model.rowCount() - 1)
     tab.open_row.emit(row)
-    assert viewer.filing.identity.doc_name == row.doc_name and viewer.page_no == row.page
+    assert viewer.filing.identity.doc_name == row.doc_name and viewer.page_index == row.page_index
 
 
 def test_export_json_csv_reports_and_several_runs(make_window, app_home, demo_truth, embedder, qtbot, tmp_path):
@@ -289,7 +289,7 @@ def test_a_question_the_facts_answer_needs_no_chat_model(make_window, app_home, 
     window.inspect_view.answer.anchorClicked.emit(QUrl(f"fact:{inputs[1].fact_id}"))
     viewer = window.viewer
     assert window.viewer_dock.isVisible() and viewer.fact.id == inputs[1].fact_id
-    assert viewer.page_no == inputs[1].page
+    assert viewer.page_index == inputs[1].page_index
     # the cell's box on a rendered PDF page, its characters in an HTML filing's page text
     assert (viewer.highlight_rect() if viewer.mode == "pdf" else viewer.highlight_range()) is not None
     assert inputs[1].printed in viewer.match_label.text()

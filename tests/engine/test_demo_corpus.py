@@ -114,8 +114,8 @@ def test_every_fact_is_printed_on_its_page_in_its_row_and_column(
         with pymupdf.open(corpus / doc["path"]) as pdf:
             pages = [page.get_text().splitlines() for page in pdf]
         for fact in facts_by_doc[doc["doc_name"]]:
-            rows = [line for line in pages[fact.page] if line.startswith(fact.metric + " ..")]
-            assert len(rows) == 1, (fact, pages[fact.page])
+            rows = [line for line in pages[fact.page_index] if line.startswith(fact.metric + " ..")]
+            assert len(rows) == 1, (fact, pages[fact.page_index])
             values = NUMBER.findall(rows[0][len(fact.metric):].replace("$", ""))
             assert len(values) == 2, rows[0]
             assert values[_column(fact)] == format_amount(fact.value, fact.unit), (fact, rows[0])
@@ -140,7 +140,7 @@ def test_html_filings_have_tables_page_breaks_and_the_same_facts(
         assert f"<td>{doc['ticker']}</td>" in segments[0]
         for fact in facts_by_doc[doc["doc_name"]]:
             label = re.escape(html.escape(fact.metric))
-            row = re.search(rf"<tr><td[^>]*>{label}</td>(.*?)</tr>", segments[fact.page])
+            row = re.search(rf"<tr><td[^>]*>{label}</td>(.*?)</tr>", segments[fact.page_index])
             assert row, fact
             cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))]
             cells = [c for c in cells if c not in ("", "$")]  # the inline XBRL tags stripped
@@ -230,7 +230,7 @@ def test_single_filing_writers_match_the_facts(tmp_path: Path) -> None:
     with pymupdf.open(tmp_path / "one.pdf") as pdf:
         page_count = pdf.page_count
         revenue = next(f for f in facts if f.metric == "Total revenue" and _column(f) == 0)
-        assert format_amount(revenue.value) in pdf[revenue.page].get_text()
+        assert format_amount(revenue.value) in pdf[revenue.page_index].get_text()
     assert len(PAGE_BREAK.split((tmp_path / "one.htm").read_text(encoding="utf-8"))) == page_count
     assert len(facts) == FACTS_PER_FILING and {f.doc_name for f in facts} == {spec.doc_name}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["one.htm", "one.pdf"]

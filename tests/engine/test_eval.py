@@ -44,7 +44,7 @@ def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder,
     qfile = tmp_path / "q.jsonl"
     qfile.write_text("\n".join(json.dumps({
         "qid": f"demo{i}", "question": f"What was {f['company']}'s {f['metric'].lower()} in fiscal {f['period']}?",
-        "answer": format_amount(f["value"]), "gold_pages": [{"doc_name": f["doc_name"], "page": f["page"]}],
+        "answer": format_amount(f["value"]), "gold_pages": [{"doc_name": f["doc_name"], "page_index": f["page_index"]}],
         "question_type": f["metric"]}) for i, f in enumerate(facts)))
     questions = load_questions(qfile)
 
@@ -128,7 +128,7 @@ def test_reranker_variants_run_side_by_side(ingested_demo, demo_truth, embedder,
     fact = next(f for f in demo_truth if f["form"] == "10-K" and f["metric"] == "Total revenue")
     qfile = tmp_path / "q.jsonl"
     qfile.write_text(json.dumps({"question": f"What was {fact['company']}'s total revenue in fiscal {fact['period']}?",
-                                 "gold_pages": [{"doc_name": fact["doc_name"], "page": fact["page"]}]}))
+                                 "gold_pages": [{"doc_name": fact["doc_name"], "page_index": fact["page_index"]}]}))
     evaluator = Evaluator(library, settings, Models(embedder))
     rows = run_eval(evaluator, load_questions(qfile), ["hirec-retrieval", "hirec-retrieval+untrained"], tmp_path / "o")
     assert {r["pipeline"] for r in rows} == {"hirec-retrieval", "hirec-retrieval+untrained"}

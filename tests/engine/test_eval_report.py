@@ -27,7 +27,7 @@ QTYPE = {"q1": "metrics-generated", "q2": "metrics-generated",
 def _row(pipeline: str, qid: str, pages: list[list], *, recall5: float, precision: float, seconds: float,
          correct: bool | None = None, judged_by: str | None = None, question: str | None = None) -> dict:
     row = {"qid": qid, "pipeline": pipeline, "question": question or f"What is the answer to {qid}?",
-           "qtype": QTYPE.get(qid, "novel-generated"), "reasoning": "", "pages": pages,
+           "qtype": QTYPE.get(qid, "novel-generated"), "reasoning": "", "page_indexes": pages,
            "docs": list(dict.fromkeys(d for d, _ in pages)), "ranked_chunks": [], "answer": "", "status": "",
            "tokens_in": 0, "tokens_out": 0, "llm_calls": 0, "seconds": seconds, "retrieval_seconds": seconds,
            "doc_recall@5": 1.0 if pages else 0.0, "page_recall@5": recall5, "page_recall@10": recall5,

@@ -51,7 +51,7 @@ def statement(ingested_demo, demo_truth):
     chunk_ids = sorted({s.chunk_id for s in library.facts(filing_ids=[filing.id], concepts=["Revenues"],
                                                            fiscal_year=year)})
     passages = [Passage(c, f"{t['company']} 10-K {year}") for c in library.chunks(chunk_ids[:1])]
-    return library, passages, {"company": t["company"], "ticker": t["ticker"], "year": year, "page": t["page"]}
+    return library, passages, {"company": t["company"], "ticker": t["ticker"], "year": year, "page_index": t["page_index"]}
 
 
 def ids_of(block: str) -> dict[tuple[str, str], int]:
@@ -100,8 +100,8 @@ def test_a_share_of_revenue_is_computed_from_the_cells_the_formula_names(stateme
     assert result.text == f"{want * 100:.2f}%"
     assert [i.found_by for i in result.inputs] == [FORMULA_FOUND_BY] * 2
     assert {i.row for i in result.inputs} == {"Research and development", "Total revenue"}
-    assert all(i.fact_id and i.page == c["page"] for i in result.inputs)  # the cells, on the statement's page
-    assert [(x.doc_name, x.page) for x in result.citations] == [(statement[1][0].chunk.doc_name, c["page"])]
+    assert all(i.fact_id and i.page_index == c["page_index"] for i in result.inputs)  # the cells, on the statement's page
+    assert [(x.doc_name, x.page_index) for x in result.citations] == [(statement[1][0].chunk.doc_name, c["page_index"])]
 
     def percent(ids: dict) -> dict:  # the model's own "* 100": the same answer
         out = formula(ids)

@@ -32,7 +32,7 @@ def test_every_true_value_is_stored_with_its_provenance(ingested_demo, demo_trut
     for t in demo_truth:
         filing = library.filing_by_doc_name(t["doc_name"])
         per_share = t["unit"] == "USD per share"
-        hits = [s for s in library.facts(filing_ids=[filing.id], page=t["page"])
+        hits = [s for s in library.facts(filing_ids=[filing.id], page_index=t["page_index"])
                 if s.fact.label == t["metric"] and s.fact.period.fiscal_year == int(t["fiscal_year_column"])
                 and s.fact.period.months == truth_months(t) and s.fact.value == t["value"]
                 and s.fact.scale == (None if per_share else "millions") and s.fact.confidence == "high"]
@@ -40,15 +40,15 @@ def test_every_true_value_is_stored_with_its_provenance(ingested_demo, demo_trut
             missing.append((t["doc_name"], t["metric"], t["column_label"]))
             continue
         stored = hits[0]
-        page_text = library.page_text(filing.id, t["page"])
+        page_text = library.page_text(filing.id, t["page_index"])
         f = stored.fact
         assert page_text[f.char_start:f.char_end] == f.printed  # the cell's characters
         chunk = library.chunks([stored.chunk_id])[0]
-        assert chunk.page_no == f.page and chunk.char_start <= f.char_start < chunk.char_end
+        assert chunk.page_index == f.page_index and chunk.char_start <= f.char_start < chunk.char_end
         if filing.path.endswith(".pdf"):
             assert f.source == "table" and f.box is not None
             with pymupdf.open(filing.path) as doc:  # the box holds exactly the printed cell
-                printed = doc[f.page].get_textbox(pymupdf.Rect(*f.box)).strip()
+                printed = doc[f.page_index].get_textbox(pymupdf.Rect(*f.box)).strip()
             assert printed.replace(" ", "") == f.printed.replace("$", "").replace(" ", "") or f.printed in printed
         else:
             html_sources.add(f.source)
@@ -67,8 +67,8 @@ def test_facts_are_found_by_company_period_page_and_row_name(ingested_demo, demo
         assert (top.label, top.period.fiscal_year, top.period.months) == ("Capital expenditures", year, 12)
         assert all(s.fact.period.fiscal_year == year and s.fact.period.months in (0, 12) for s in found)
         assert {library.filing(s.filing_id).identity.ticker for s in found} == {company}
-    listed = search_facts(library, "", FactFilter(doc_name=t["doc_name"], page=t["page"]), k=1000)
-    assert listed and {s.fact.page for s in listed} == {t["page"]}
+    listed = search_facts(library, "", FactFilter(doc_name=t["doc_name"], page_index=t["page_index"]), k=1000)
+    assert listed and {s.fact.page_index for s in listed} == {t["page_index"]}
     assert search_facts(library, "capital expenditure", FactFilter(company="NO-SUCH-CO")) == []
     with pytest.raises(ValueError):
         period_filter("last year")
@@ -82,7 +82,7 @@ def test_the_facts_command_prints_page_and_cell(ingested_demo, demo_truth, capsy
     out = capsys.readouterr().out
     assert code == 0
     heads = out.splitlines()[::2]  # two lines per fact: where and what, then when and how much
-    assert f"{t['doc_name']}  p.{t['page'] + 1}  balance sheet: Inventories" in heads
+    assert f"{t['doc_name']} p. {t['page_index'] + 1}  balance sheet: Inventories" in heads
     assert all(h.startswith(t["ticker"]) and h.endswith("Inventories") for h in heads)  # also later years' filings
     assert f"as of {t['fiscal_year_column']}" in out and "millions USD" in out and "cell (" in out
 
@@ -133,9 +133,12 @@ def test_a_library_from_before_facts_is_upgraded_and_its_facts_read(tmp_path: Pa
     library = Library(settings.home)
     ingest(library, [folder], settings)
     library.close()
-    # make it a library of the migrations before facts: drop what m003 and later added, forget they were applied
+    # make it a library of the migrations before facts: undo what m006, m005 and m003 did, forget they ran
     conn = sqlite3.connect(settings.home / "library.sqlite3")
     conn.executescript("DROP TABLE facts_fts; DROP TABLE facts; ALTER TABLE filings DROP COLUMN facts_version; "
+                       "ALTER TABLE filings DROP COLUMN folio_version; ALTER TABLE pages DROP COLUMN printed_folio; "
+                       "ALTER TABLE pages RENAME COLUMN page_index TO page_no; "
+                       "ALTER TABLE chunks RENAME COLUMN page_index TO page_no; "
                        "ALTER TABLE filings DROP COLUMN cik; ALTER TABLE filings DROP COLUMN fiscal_year_end; "
                        "DELETE FROM schema_migrations WHERE version >= 3;")
     conn.close()
@@ -160,7 +163,7 @@ def test_a_table_split_over_two_pages() -> None:
     continued = "CONSOLIDATED BALANCE SHEETS (continued)\nTotal assets  900  850\n"
     facts = extract_facts([first, continued])
     total = [f for f in facts if f.label == "Total assets"]
-    assert [(f.page, f.period.label, f.value, f.confidence) for f in total] == [
+    assert [(f.page_index, f.period.label, f.value, f.confidence) for f in total] == [
         (1, "as of 2023-12-31", 900, "high"), (1, "as of 2022-12-31", 850, "high")]
     # without a "continued" mark the rows may belong to another table: read, but low confidence
     unmarked = extract_facts([first, "Total assets  900  850\n"])

@@ -25,10 +25,10 @@ def test_every_true_value_of_the_demo_corpus_comes_back_as_a_fact(ingested_demo,
     pages: dict[tuple[str, int], list[StatementFact]] = {}
     missing = []
     for t in demo_truth:
-        key = (t["doc_name"], t["page"])
+        key = (t["doc_name"], t["page_index"])
         if key not in pages:
             filing = library.filing_by_doc_name(t["doc_name"])
-            pages[key] = extract_page_facts(library.page_text(filing.id, t["page"]), t["page"])
+            pages[key] = extract_page_facts(library.page_text(filing.id, t["page_index"]), t["page_index"])
         column = t["column_label"].lower()
         months = 0 if t["statement"] == "balance_sheet" else next(
             m for word, m in (("three", 3), ("six", 6), ("nine", 9), ("year", 12)) if word in column)
@@ -295,7 +295,7 @@ def test_share_counts_take_the_scale_the_caption_gives_them() -> None:
     pages = ["Selected data\n(In millions)\nYears Ended December 31,\n2019  2018\nRevenue  $  100  $  90\n",
              "Key metrics\nYears Ended December 31,\n2019  2018\nNumber of employees  1,200  1,100\n"
              "Weighted-average shares  20  19\nOperating expenses  50  45\n"]
-    later = [f for f in extract_facts(pages, form="10-K") if f.page == 1]
+    later = [f for f in extract_facts(pages, form="10-K") if f.page_index == 1]
     assert {(f.label, f.unit, f.scale) for f in later} == {
         ("Number of employees", "count", None), ("Weighted-average shares", "shares", None),
         ("Operating expenses", "USD", "millions")}
@@ -339,7 +339,7 @@ def test_the_filing_scale_is_the_one_it_prints_most() -> None:
              "In Billions  Facility Amount  Borrowed Amount\n",
              "Our adjusted operating profit growth is calculated as follows:\nFiscal Year\n2021  2020\n"
              "Investment activity, net  (76.4)  8.4\n"]
-    assert {f.scale for f in extract_facts(pages, form="10-K") if f.page == 3} == {"millions"}
+    assert {f.scale for f in extract_facts(pages, form="10-K") if f.page_index == 3} == {"millions"}
 
 
 def test_an_unlabeled_row_that_does_not_add_up_to_its_heading_is_the_tables_total() -> None:

@@ -28,7 +28,7 @@ def test_identity_pages_and_chunk_spans(ingested_demo, demo_documents):
         assert f.n_pages == doc["pages"]
         assert doc["company"] in f.summary and doc["form"][-1] in f.summary
     for chunk in library.chunks_of_filings([f.id for f in library.filings()]):
-        page = library.page_text(chunk.filing_id, chunk.page_no)
+        page = library.page_text(chunk.filing_id, chunk.page_index)
         assert page[chunk.char_start : chunk.char_end] == chunk.text
         assert len(chunk.text) <= 1024
     assert library.integrity_problems() == []
@@ -42,9 +42,9 @@ def test_table_rows_stay_whole_with_their_header(ingested_demo, demo_truth):
 
     for fact in facts:
         filing = library.filing_by_doc_name(fact["doc_name"])
-        chunks = [c for c in library.chunks_of_filings([filing.id]) if c.page_no == fact["page"]]
+        chunks = [c for c in library.chunks_of_filings([filing.id]) if c.page_index == fact["page_index"]]
         rows = [line for c in chunks for line in c.text.splitlines() if line.startswith(fact["metric"])]
-        assert rows, f"no row for {fact['metric']} on page {fact['page']} of {fact['doc_name']}"
+        assert rows, f"no row for {fact['metric']} on page {fact['page_index']} of {fact['doc_name']}"
         assert any(format_amount(fact["value"]) in row for row in rows)
         # The chunk holding the row knows the column years, in its text or its repeated header context.
         holder = next(c for c in chunks if fact["metric"] in c.text)

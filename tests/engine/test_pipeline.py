@@ -24,7 +24,7 @@ from engine.store.library import RunStore
 from engine.trace import read_run
 from tests.engine.scripted import ScriptedChat, garbage
 
-PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)\n<<<\n(.*?)\n>>>", re.S)
+PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)(?: \(printed [^)\n]*\))?\n<<<\n(.*?)\n>>>", re.S)
 
 
 @pytest.fixture()
@@ -81,7 +81,7 @@ def test_answerable_in_round_one(ingested_demo, demo_truth, embedder):
     assert run.status == "answered" and run.answer.value == fact["value"]
     assert [t.stage for t in run.traces] == ["intent", "documents", "passages", "curation", "answer"]
     cite = run.answer.citations[0]
-    assert (cite.doc_name, cite.page) == (fact["doc_name"], fact["page"])
+    assert (cite.doc_name, cite.page_index) == (fact["doc_name"], fact["page_index"])
     assert run.answer.grounding and all(g.verified for g in run.answer.grounding)
     assert f"total_revenue = {int(fact['value'])}  # [{cite.passage_id}] Total revenue, USD m" in run.answer.program
     stored = read_run(library, run.id)
@@ -111,8 +111,8 @@ def test_the_curator_may_not_drop_a_passage_holding_a_needed_fact(ingested_demo,
     curation = run.stages("curation")[0].payload
     assert curation.held and set(curation.held) == set(curation.kept)
     assert all(curation.verdict(i).startswith("kept (holds a needed fact") for i in curation.held)
-    held_pages = {(r.doc_name, r.page) for r in curation.shown if r.chunk_id in curation.held}
-    assert (fact["doc_name"], fact["page"]) in held_pages
+    held_pages = {(r.doc_name, r.page_index) for r in curation.shown if r.chunk_id in curation.held}
+    assert (fact["doc_name"], fact["page_index"]) in held_pages
     assert run.status == "answered" and run.answer.value == fact["value"]
 
 
@@ -302,7 +302,7 @@ def test_export_formats_round_trip(ingested_demo, demo_truth, embedder, tmp_path
     data = json.loads(export_run(library, run.id, "json"))
     assert data["question"].startswith("=cmd") and data["trace"] and data["cited_passages"]
     for c in data["cited_passages"]:
-        page = library.page_text(library.filing_by_doc_name(c["doc_name"]).id, c["page"])
+        page = library.page_text(library.filing_by_doc_name(c["doc_name"]).id, c["page_index"])
         assert c["text"] in page
     rows = list(csv.reader(io.StringIO(export_run(library, run.id, "csv"))))
     assert rows[0][:3] == ["run_id", "question", "answer"]
@@ -341,8 +341,8 @@ def test_page_snapshot_marks_the_evidence(ingested_demo, demo_truth):
     filing = library.filing_by_doc_name(fact["doc_name"])
     assert filing.path.endswith(".pdf")
     chunk = next(c for c in library.chunks_of_filings([filing.id])
-                 if c.page_no == fact["page"] and format_amount(fact["value"]) in c.text)
-    page_text = library.page_text(filing.id, chunk.page_no)
+                 if c.page_index == fact["page_index"] and format_amount(fact["value"]) in c.text)
+    page_text = library.page_text(filing.id, chunk.page_index)
     snap = page_snapshot(filing.path, chunk, page_text)
     assert snap.png and snap.highlighted >= 3, snap.note
 
@@ -352,7 +352,7 @@ def test_page_snapshot_marks_the_evidence(ingested_demo, demo_truth):
         return sum(1 for k in range(0, len(data), n * 7) if data[k] > 200 and data[k + 1] > 170 and data[k + 2] < 150)
 
     with pymupdf.open(filing.path) as doc:
-        plain = doc[chunk.page_no].get_pixmap(matrix=pymupdf.Matrix(1.25, 1.25), alpha=False).tobytes("png")
+        plain = doc[chunk.page_index].get_pixmap(matrix=pymupdf.Matrix(1.25, 1.25), alpha=False).tobytes("png")
     assert yellowish(snap.png) > 100 and yellowish(plain) == 0
     assert hashlib.sha256(Path(filing.path).read_bytes()).hexdigest() == filing.sha256  # marks never touch the file
     html_filing = next(f for f in library.filings() if not f.path.endswith(".pdf"))
@@ -414,7 +414,7 @@ def test_real_path_with_smollm2(ingested_demo, demo_truth, embedder):
     assert call.model_id.startswith("smollm2") and call.messages and (call.raw or call.error)
     for c in run.answer.citations:
         filing = library.filing_by_doc_name(c.doc_name)
-        assert 0 <= c.page < filing.n_pages
+        assert 0 <= c.page_index < filing.n_pages
     row = RunStore(library).get(run.id)
     assert json.loads(row["result"])["tokens_in"] == run.tokens_in
     # One prefix-cache session per run: the first call reads everything; every later evidence call opens with

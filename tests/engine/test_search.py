@@ -37,13 +37,13 @@ def test_search_finds_the_filing_and_page_of_a_known_value(ingested_demo, demo_t
     res = searcher.search(query, 5, MetadataFilter(issuer=fact["ticker"], form="10-K", period=fact["period"]))
     assert res.bm25 and res.dense and res.fused
     assert {h.chunk.doc_name for h in res.fused} == {fact["doc_name"]}
-    assert any(h.chunk.page_no == fact["page"] for h in res.bm25)
+    assert any(h.chunk.page_index == fact["page_index"] for h in res.bm25)
     unfiltered = searcher.search(query, 10)
     # without filters the page that prints the figure still ranks first, and the other filings show up below it
     assert len(unfiltered.bm25) == 10 and len(unfiltered.fused) == 10
     for ranking in (unfiltered.bm25, unfiltered.fused):
         top = ranking[0].chunk
-        assert (top.doc_name, top.page_no) == (fact["doc_name"], fact["page"]) and format_amount(fact["value"]) in top.text
+        assert (top.doc_name, top.page_index) == (fact["doc_name"], fact["page_index"]) and format_amount(fact["value"]) in top.text
     assert {h.chunk.doc_name for h in unfiltered.bm25} > {fact["doc_name"]}
     assert all(h.rank == i + 1 for i, h in enumerate(unfiltered.fused))
 
@@ -82,7 +82,7 @@ def test_passage_stage_uses_stored_chunk_vectors_and_falls_back(tmp_path, ingest
     assert retriever.chunk_vectors is not None and len(retriever.chunk_vectors) == copy.count("chunks")
     passages, payload = retriever.passages(question, "total revenue", [filing])
     assert payload.dense_vectors == "stored chunk vectors"
-    assert fact["page"] in {p.chunk.page_no for p in passages}
+    assert fact["page_index"] in {p.chunk.page_index for p in passages}
     qvec = embedder.embed_batch([question])[0]
     for row in payload.candidates[:5]:
         (chunk,) = copy.chunks([row.chunk_id])
@@ -110,9 +110,9 @@ def test_passage_stage_pulls_in_the_statement_rows_of_the_asked_line_items(inges
     # one filing, one cash-flow statement: exactly one chunk prints the asked line items
     assert payload.scorer == "rrf(bm25, dense, filing rank, line items)" and payload.line_item_hits == 1
     first = next(c for c in payload.candidates if c.line_item_rank == 1)
-    assert first.page == fact["page"]
+    assert first.page_index == fact["page_index"]
     assert {"Net cash provided by operating activities", "Capital expenditures"} <= set(first.line_items)
-    assert fact["page"] in {p.chunk.page_no for p in passages}
+    assert fact["page_index"] in {p.chunk.page_index for p in passages}
 
     off = settings.with_overrides(retrieval={"line_items": 0})
     _, plain = HierarchicalRetriever(library, off, embedder).passages(question, lexical_query(intent, question),

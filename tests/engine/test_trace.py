@@ -13,7 +13,7 @@ from engine.records import (
     AnswerPayload, CurationPayload, DocumentsPayload, IntentPayload, PassagesPayload, StageTrace,
 )
 from engine.store import Library
-from engine.trace import read_run, trace_from_json, trace_to_json
+from engine.trace import SCHEMA, read_run, trace_from_json, trace_to_json
 
 DATA = Path(__file__).parent / "data"
 
@@ -79,7 +79,7 @@ def test_every_stored_stage_reads_back_as_the_same_record(tmp_path: Path) -> Non
     for run_id in load_v1_runs(library):
         for t in read_run(library, run_id).traces:
             stored = json.loads(json.dumps(trace_to_json(t)))
-            assert stored["schema"] == 2
+            assert stored["schema"] == SCHEMA
             again = trace_from_json(t.stage, t.round, t.seconds, stored, t.seq)
             assert isinstance(again, StageTrace) and again == t
 
@@ -97,7 +97,7 @@ def test_old_runs_open_in_the_cli_and_export(tmp_path: Path, capsys: pytest.Capt
     md = export_run(Library(home), numeric_id, "md")
     assert "**Answer:** 6,776 USD millions" in md and "curation (round 2" in md
     data = json.loads(export_run(Library(home), numeric_id, "json"))
-    assert data["answer"]["grounding"][0]["cited"] == [1] and data["trace"][0]["payload"]["schema"] == 2
+    assert data["answer"]["grounding"][0]["cited"] == [1] and data["trace"][0]["payload"]["schema"] == SCHEMA
 
 
 # --- golden trace of one demo question ---------------------------------------------------------------------
@@ -118,13 +118,13 @@ def stable_fields(run) -> dict:  # noqa: ANN001
         elif isinstance(p, DocumentsPayload):
             row |= {"kept": [d.doc_name for d in p.kept], "scorer": p.scorer}
         elif isinstance(p, PassagesPayload):
-            row |= {"kept": [[c.doc_name, c.page] for c in p.kept], "scorer": p.scorer}
+            row |= {"kept": [[c.doc_name, c.page_index] for c in p.kept], "scorer": p.scorer}
         elif isinstance(p, CurationPayload):
             row |= {"shown": len(p.shown), "kept": len(p.kept), "answerable": p.answerable}
         elif isinstance(p, AnswerPayload):
             a = p.answer
             row |= {"status": a.status, "text": a.text, "value": a.value, "method": a.method,
-                    "citations": [[c.doc_name, c.page] for c in a.citations],
+                    "citations": [[c.doc_name, c.page_index] for c in a.citations],
                     "grounding": [[g.variable, g.value, list(g.cited), g.verified, g.on_row] for g in a.grounding]}
         out.append(row)
     return {"question": run.question, "status": run.status, "stages": out}

@@ -70,7 +70,7 @@ def test_mined_pairs_follow_the_hirec_recipe(ingested_demo, mined):
         chunk = library.chunks([e.positive.chunk_id])[0]
         # The positive is what the pipeline scores: filing title, then the chunk with its table context.
         assert e.positive.text == f"{filing_title(filings[chunk.filing_id])}\n{chunk.indexed_text}"
-        assert (e.positive.doc_name, e.positive.page) == (chunk.doc_name, chunk.page_no)
+        assert (e.positive.doc_name, e.positive.page) == (chunk.doc_name, chunk.page_index)
         assert e.answer.replace(",", "") in _numbers(chunk.indexed_text), (e.query, e.answer)
         assert len({n.chunk_id for n in e.negatives} | {e.positive.chunk_id}) == 9
         for n in e.negatives:

@@ -67,12 +67,12 @@ def test_every_true_value_is_an_exact_xbrl_fact_on_its_page(html_filings: list) 
         facts = _facts(document)
         assert len(truth) == 52 and len(document.tagged) == 52, path.name
         assert all(f.source == "xbrl" for f in facts), "every printed statement value is tagged and replaced"
-        by_key = {(f.page, f.concept, f.period.fiscal_year, f.period.months, f.period.end): f for f in facts}
+        by_key = {(f.page_index, f.concept, f.period.fiscal_year, f.period.months, f.period.end): f for f in facts}
         assert len(by_key) == len(facts) == 52
         for fact in truth:
             year, months, end = _expected_period(fact)
             assert year == int(fact.fiscal_year_column)
-            got = by_key.get((fact.page, DEMO_CONCEPTS[fact.metric], year, months, end))
+            got = by_key.get((fact.page_index, DEMO_CONCEPTS[fact.metric], year, months, end))
             assert got is not None, (path.name, fact)
             per_share = fact.unit == USD_PER_SHARE
             assert got.value == fact.value, (fact, got)
@@ -80,7 +80,7 @@ def test_every_true_value_is_an_exact_xbrl_fact_on_its_page(html_filings: list) 
             assert got.label == fact.metric and got.period.header == fact.fiscal_year_column
             assert got.confidence == "high" and got.statement != "table"
             assert got.printed == format_amount(fact.value, fact.unit)
-            assert document.pages[got.page][got.char_start: got.char_end] == got.printed
+            assert document.pages[got.page_index][got.char_start: got.char_end] == got.printed
             checked += 1
     assert checked == 6 * 52
 
@@ -89,7 +89,7 @@ def test_signs_and_zeros_follow_the_tags_not_the_parentheses(html_filings: list)
     negatives = 0
     for _, document, _ in html_filings:
         for tag in document.tagged:
-            page = document.pages[tag.page]
+            page = document.pages[tag.page_index]
             assert page[tag.char_start: tag.char_end] == tag.printed
             assert "(" not in tag.printed and ")" not in tag.printed  # the tag holds the absolute digits
             if tag.sign == "-":
@@ -277,7 +277,7 @@ def test_tags_survive_page_splitting_and_odd_markup(tmp_path: Path) -> None:
     assert document.pages == plain and len(plain) > 5
     assert len(document.tagged) == 40  # the empty tag prints nothing and is not recorded
     for tag in document.tagged:
-        assert document.pages[tag.page][tag.char_start: tag.char_end] == tag.printed
+        assert document.pages[tag.page_index][tag.char_start: tag.char_end] == tag.printed
     assert document.tagged[-1].printed == "77"
     facts = merge_xbrl(document, [])
     assert [f.value for f in facts][:2] == [1001.0, 2002.0] and all(f.scale == "millions" for f in facts[:39])

@@ -225,6 +225,8 @@ class MainWindow(QMainWindow):
             elif status.pending:
                 text += f"  ·  {status.pending} not searchable yet"
             tip = status.message()
+            if tip and status.builder is None:
+                tip += "; in the app: Library › Update index"
         self.library_label.setText(text)
         self.library_label.setToolTip(tip)
 

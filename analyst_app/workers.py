@@ -138,7 +138,8 @@ class IngestSummary:
 class IngestJob(Job):
     """``ingest_iter`` over files/folders, then ``sync_indexes``, holding the library's builder lock throughout
     (stage ``waiting`` while another ingest holds it). A cancelled ingest still publishes the indexes of the
-    filings it stored, without chunk vectors (the next build embeds them)."""
+    filings it stored, without chunk vectors (the next build embeds them). With no paths it only brings the
+    indexes up to date (the Library's "Update index", what ``filinglens index build`` does)."""
 
     name = "ingest"
 
@@ -168,14 +169,17 @@ class IngestJob(Job):
         from engine.indexing import index_status
         from engine.ingest import ingest_iter
 
-        self._emit(self.signals.progress, "scanning", 0, 0)
-        for ev in ingest_iter(library, self.paths, self.settings, prune=self.prune, cancel=self.cancel_event.is_set):
-            summary.counts[ev.status] = summary.counts.get(ev.status, 0) + 1
-            self._emit(self.signals.item, ev)
-            self._emit(self.signals.progress, "ingest", ev.done, ev.total)
+        if self.paths:
+            self._emit(self.signals.progress, "scanning", 0, 0)
+            for ev in ingest_iter(library, self.paths, self.settings, prune=self.prune,
+                                  cancel=self.cancel_event.is_set):
+                summary.counts[ev.status] = summary.counts.get(ev.status, 0) + 1
+                self._emit(self.signals.item, ev)
+                self._emit(self.signals.progress, "ingest", ev.done, ev.total)
         summary.cancelled = self.cancelled
         changed = any(summary.counts.get(s) for s in ("added", "removed"))
-        if changed or index_status(library).behind:
+        status = index_status(library)
+        if changed or status.behind or (status.filings and not status.ready):
             try:  # cancelled: BM25 and summaries still (quick), chunk vectors stop at once
                 sync(library, self.settings, self.cancel_event.is_set, self._progress)
                 summary.indexed = True

@@ -54,6 +54,7 @@ from analyst_app.workers import (
     TrainRerankerJob,
     remove_and_sync,
 )
+from engine.errors import EngineError
 from engine.pages import reader_page
 from engine.records import Filing
 
@@ -137,6 +138,7 @@ class LibraryView(QWidget):
         self._last_reload = 0.0
         self._tables_sized = False  # the Tables panel got room once this session (the user may shrink it)
         self._tables_key: tuple[int, int | None] | None = None  # (library, filing) the Tables panel shows
+        self._outdated = False  # stored filings missing from the published indexes (set by reload)
         self.setAcceptDrops(True)
 
         self.add_files_btn = QPushButton("Add files…")
@@ -154,6 +156,10 @@ class LibraryView(QWidget):
                                   "filings (in the background).\nQuestions use it when Settings › Retrieval › "
                                   "Reranker is “trained”.")
         self.train_btn.clicked.connect(self.choose_training)
+        self.index_btn = QPushButton("Update index")
+        self.index_btn.setToolTip("Make every stored filing searchable (what `filinglens index build` does);\n"
+                                  "needed only after an ingest that was stopped or run without a build.")
+        self.index_btn.clicked.connect(lambda: self.update_index())
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter: name, registrant, ticker, form, period…")
         self.filter.setClearButtonEnabled(True)
@@ -165,6 +171,7 @@ class LibraryView(QWidget):
             top.addWidget(w)
         top.addSpacing(16)
         top.addWidget(self.train_btn)
+        top.addWidget(self.index_btn)
         top.addSpacing(16)
         top.addWidget(self.filter, 1)
         top.addWidget(self.count_label)
@@ -256,6 +263,7 @@ class LibraryView(QWidget):
     def reload(self) -> None:
         selected = {f.id for f in self.selected_filings()}
         self.model.set_records(self.ctx.library.filings())
+        self._outdated = self._index_outdated()
         fit_columns(self.table, 300)
         if selected:
             sel = self.table.selectionModel()
@@ -285,6 +293,17 @@ class LibraryView(QWidget):
         self.count_label.setText(text)
         self.remove_btn.setEnabled(bool(self.table.selectionModel().selectedRows()) and not self.ctx.busy)
         self.train_btn.setEnabled(bool(total) and not self.ctx.busy)
+        self.index_btn.setEnabled(self._outdated and not self.ctx.busy)
+
+    def _index_outdated(self) -> bool:
+        """Whether stored filings are missing from the published indexes (or none were ever published)."""
+        from engine.indexing import index_status
+
+        try:
+            status = index_status(self.ctx.library)
+        except EngineError:  # a damaged set: `filinglens index rebuild` (the window's status line says so)
+            return False
+        return status.behind or bool(status.filings and not status.ready)
 
     def _filter_changed(self, text: str) -> None:
         self.proxy.setFilterFixedString(text.strip())
@@ -382,15 +401,22 @@ class LibraryView(QWidget):
         """Ingest files/folders in the background; False when another job is running."""
         if not paths:
             return False
+        return self._start_ingest(paths, f"Adding {len(paths)} item(s): " + ", ".join(Path(p).name for p in paths[:4])
+                                  + (" …" if len(paths) > 4 else ""))
+
+    def update_index(self) -> bool:
+        """Build and publish the indexes of the stored filings in the background (no files are read)."""
+        return self._start_ingest([], "Updating the search index…")
+
+    def _start_ingest(self, paths: list[str], text: str) -> bool:
         job = IngestJob(self.ctx.home, self.ctx.settings(), paths)
         if not self.ctx.begin("ingest", self.cancel):
             return False
         self.job = job
         self.events.set_records([])
-        self.report_label.setText(f"Adding {len(paths)} item(s): " + ", ".join(Path(p).name for p in paths[:4])
-                                  + (" …" if len(paths) > 4 else ""))
+        self.report_label.setText(text)
         self.bottom.setCurrentIndex(0)
-        self._show_progress("scanning…", "Stop after the file being stored (Esc)")
+        self._show_progress("scanning…" if paths else "updating the index…", "Stop after the file being stored (Esc)")
         self.ctx.start(job, done=self._ingest_done, failed=self._ingest_failed, item=self._ingest_event,
                        progress=self._ingest_progress)
         return True
@@ -446,6 +472,15 @@ class LibraryView(QWidget):
         self.ctx.library_changed.emit()
 
     def _ingest_done(self, summary: IngestSummary) -> None:
+        if self.job is not None and not self.job.paths:  # Update index
+            text = ("Search index updated: every stored filing is searchable." if summary.indexed else
+                    f"Search index not updated: {summary.index_error}" if summary.index_error else
+                    "The search index was already up to date.")
+            self.report_label.setText(text)
+            self._ingest_finish()
+            self.ctx.message.emit(text, 10000)
+            self.ingest_finished.emit(summary)
+            return
         problems = sum(1 for e in self.events.records if e.status in PROBLEMS)
         text = f"Ingest {'cancelled' if summary.cancelled else 'finished'}: {summary.text()}."
         if summary.cancelled:

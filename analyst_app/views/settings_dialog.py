@@ -30,7 +30,7 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1  # QSpinBox holds a C int
 INDEX_FIELDS = frozenset({"ingest.min_chars_per_page", "ingest.html_page_chars", "chunking.size", "chunking.overlap",
                           "models.embedder"})
 REINDEX_NOTE = ("Greyed-out fields shape the index on disk: changing them requires re-indexing "
-                "(<code>filinglens reindex</code>), so they are read-only here.")
+                "(<code>filinglens index rebuild</code>), so they are read-only here.")
 
 # Words in field names that read better spelled out or in capitals.
 WORDS = {"hnsw": "HNSW", "rrf": "RRF", "gpu": "GPU", "json": "JSON", "html": "HTML", "ctx": "context", "n": "",
@@ -124,7 +124,7 @@ class FieldEditor:
         if lo is not None or hi is not None:
             self.base_tip += f"<br><i>range: {'' if lo is None else lo} … {'' if hi is None else hi}</i>"
         if read_only:
-            self.base_tip += "<br><i>Changing it requires re-indexing (filinglens reindex).</i>"
+            self.base_tip += "<br><i>Changing it requires re-indexing (filinglens index rebuild).</i>"
 
     def value(self) -> Any:
         w = self.widget

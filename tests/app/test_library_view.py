@@ -143,6 +143,30 @@ def test_status_bar_says_how_many_filings_are_not_searchable_yet(make_window, ap
     window = make_window(app_home)
     assert "10 filings" in window.library_label.text() and "2 not searchable yet" in window.library_label.text()
     assert "filinglens index build" in window.library_label.toolTip()
+    assert "Library › Update index" in window.library_label.toolTip()
+
+
+def test_update_index_makes_stored_filings_searchable(make_window, qtbot, app_home, tmp_path):
+    from engine.demo_corpus import generate_corpus
+    from engine.indexing import index_status
+    from engine.ingest import ingest
+    from engine.settings import Settings
+
+    window = make_window(app_home)
+    assert not window.library_view.index_btn.isEnabled()  # up to date: nothing to build
+    generate_corpus(tmp_path / "new", 2, seed=4244)
+    with Library(app_home) as library:  # stored by another process that did not build
+        ingest(library, [tmp_path / "new"], Settings(home=app_home))
+    window.ctx.library_changed.emit()
+    view = window.library_view
+    assert view.index_btn.isEnabled() and "2 not searchable yet" in window.library_label.text()
+    view.index_btn.click()
+    summary = wait_ingest(qtbot, window)
+    assert summary.indexed and not summary.counts and not summary.index_error
+    assert "every stored filing is searchable" in view.report_label.text()
+    status = index_status(Library(app_home))
+    assert status.ready and not status.behind
+    assert "not searchable" not in window.library_label.text() and not view.index_btn.isEnabled()
 
 
 def test_remove_selected_filings(window, qtbot, app_home):

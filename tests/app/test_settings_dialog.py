@@ -81,7 +81,7 @@ def test_every_section_and_field_has_a_widget_of_its_type(qtbot, make_ctx):
             assert not ed.label.font().bold(), "nothing differs from the preset yet"
     # index-shaping fields are read-only, and the tab says why
     chunking = dlg.tabs.widget(dlg.section_tabs["chunking"])
-    assert "filinglens reindex" in " ".join(lbl.text() for lbl in chunking.findChildren(type(ed.label)))
+    assert "filinglens index rebuild" in " ".join(lbl.text() for lbl in chunking.findChildren(type(ed.label)))
     assert dlg.editor("ingest", "workers").widget.isEnabled()
 
 

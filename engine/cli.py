@@ -389,6 +389,13 @@ def _print_run(library, run_id: str, explain: bool) -> None:
         _explain(run.traces)
 
 
+def _no_chat_note(error: str | None) -> None:
+    """A chat model that cannot be loaded does not stop a run: questions the statement facts answer need none."""
+    if error:
+        print(f"note: no chat model, so only questions the statement facts answer can be answered: {error}",
+              file=sys.stderr)
+
+
 def load_pipeline(settings: Settings, library):
     """Models and the published indexes for answering (:func:`engine.pipeline.build_pipeline`); a chat model that
     cannot be loaded is reported here and by the run, not raised. Never writes an index: one that lags behind the
@@ -396,8 +403,7 @@ def load_pipeline(settings: Settings, library):
     from engine.pipeline import build_pipeline, load_models
 
     models = load_models(settings, chat_required=False)
-    if models.chat_error:
-        print(f"error: {models.chat_error}", file=sys.stderr)
+    _no_chat_note(models.chat_error)
     return build_pipeline(settings, library, models, shared=_open_indexes(library, settings, models.embedder))
 
 
@@ -482,8 +488,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from engine.pipeline import load_models
 
     models = load_models(settings, chat=any(p in ANSWERING for p in pipelines), chat_required=False)
-    if models.chat_error:
-        print(f"error: {models.chat_error}", file=sys.stderr)
+    _no_chat_note(models.chat_error)
     evaluator = Evaluator(library, settings, models, indexes=_open_indexes(library, settings, models.embedder))
     out = Path(args.out)
     bar = tqdm(total=len(questions) * len(pipelines), desc="eval", unit="q")

@@ -8,6 +8,7 @@ level, not the root's: so the level is set on the console handler, which every r
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import warnings
 
@@ -31,3 +32,21 @@ def configure_console(verbosity: int) -> None:
     if verbosity <= 0:
         warnings.filterwarnings("ignore")
         warnings.filterwarnings("default", module=_OURS)
+        _hide_model_loading_bars()
+
+
+def _hide_model_loading_bars() -> None:
+    """Hugging Face's progress bars ("Loading weights: 100%|…" each time the embedder or the reranker loads)
+    are off unless the user asked for them (``HF_HUB_DISABLE_PROGRESS_BARS=0``). The variable is read when
+    ``huggingface_hub`` is imported; an already imported one is told directly."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] != "1":
+        return
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()

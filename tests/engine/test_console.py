@@ -55,3 +55,21 @@ def test_configuring_twice_keeps_one_console_handler() -> None:
             root.removeHandler(h)
         root.setLevel(level)
         logging.captureWarnings(False)
+
+
+_LOAD = """
+import sys
+from engine.console import configure_console
+configure_console(int(sys.argv[1]))
+from engine.models.registry import load_embedder
+from engine.settings import Settings
+load_embedder(Settings().models).embed_batch(["capital expenditure"])
+"""
+
+
+@pytest.mark.parametrize(("verbosity", "bars"), [(0, False), (1, True)])
+def test_loading_the_embedder_shows_no_progress_bar_unless_asked(verbosity: int, bars: bool, monkeypatch) -> None:
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    err = subprocess.run([sys.executable, "-c", _LOAD, str(verbosity)], capture_output=True, text=True,
+                         check=True).stderr
+    assert ("Loading weights" in err) is bars, err

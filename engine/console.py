@@ -43,7 +43,7 @@ def _hide_model_loading_bars() -> None:
     if os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] != "1":
         return
     if "huggingface_hub" in sys.modules:
-        from huggingface_hub.utils import disable_progress_bars
+        from huggingface_hub.utils.tqdm import disable_progress_bars
 
         disable_progress_bars()
     if "transformers" in sys.modules:

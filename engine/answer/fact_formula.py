@@ -19,17 +19,17 @@ from typing import Any
 
 from engine.answer.evaluator import ProgramFailed, ProgramRejected
 from engine.answer.fact_lines import FactLine, render_fact_lines
-from engine.answer.generate import format_value, run_answer_program
+from engine.answer.generate import NOT_ANSWERABLE, format_value, run_answer_program
 from engine.facts.numbers import SCALE_FACTORS
-from engine.intent.units import asked_dimension, asks_percentage
+from engine.intent.units import asked_dimension, asks_one_figure, asks_percentage
 from engine.models.base import ChatModel
 from engine.prompts import evidence_messages, prompt
 from engine.records import AnswerResult, Citation, Computation, FactInputRef, LlmCall, Passage, QueryIntent
 from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
 
-__all__ = ["CONSTANTS", "FORMULA_FOUND_BY", "FormulaRejected", "answer_from_fact_formula", "formula_schema",
-           "parse_formula"]
+__all__ = ["CONSTANTS", "FORMULA_FOUND_BY", "FormulaRejected", "answer_from_fact_formula", "fact_schema",
+           "formula_schema", "parse_formula"]
 
 # literals a formula may hold: they count years, days, months, quarters or weeks, or make a percentage
 CONSTANTS = frozenset({*range(1, 11), 12, 52, 100, 360, 365})
@@ -52,6 +52,12 @@ def formula_schema(n_facts: int) -> dict[str, Any]:
         "required": ["facts", "formula", "insufficient"],
         "additionalProperties": False,
     }
+
+
+def fact_schema(n_facts: int) -> dict[str, Any]:
+    """One listed fact's id, or 0 for none (a question asking one reported figure)."""
+    return {"type": "object", "properties": {"fact": {"type": "integer", "enum": list(range(n_facts + 1))}},
+            "required": ["fact"], "additionalProperties": False}
 
 
 def parse_formula(formula: str, n_facts: int) -> tuple[str, tuple[int, ...], bool]:
@@ -129,25 +135,60 @@ def _express(value: float, doubled: float, percent: bool, used: Sequence[FactLin
     return value, {"USD/share": "USD per share", "%": "percent"}.get(unit, unit)
 
 
+def _check_periods(used: Sequence[FactLine], intent: QueryIntent) -> None:
+    """A question that names its fiscal years is answered from facts of those years (a change also reads the
+    years before): a formula none of whose facts is of a year asked answers another period's question.
+
+    Raises:
+        FormulaRejected: no fact of an asked year among ``used``.
+    """
+    years = set(intent.fiscal_years)
+    if years and not any(line.stored.fact.period.fiscal_year in years for line in used):
+        asked = ", ".join(f"FY{y}" for y in sorted(years))
+        got = ", ".join(sorted({line.stored.fact.period.label for line in used}))
+        raise FormulaRejected(f"the question asks about {asked} and the facts used are of {got}")
+
+
+def _ask_formula(question: str, intent: QueryIntent, passages: Sequence[Passage], lines: Sequence[FactLine],
+                 chat: ChatModel, settings: AnswerSettings, prompts: PromptSettings,
+                 cancel: Callable[[], bool] | None) -> tuple[str | None, LlmCall]:
+    """The model's formula over the fact ids ("" when it finds none enough; None when the call failed). A question
+    asking one reported figure gets one id chosen under the grammar (``F<n>``), not a formula."""
+    facts = render_fact_lines(lines)
+    if asks_one_figure(question, intent.unit_hint):
+        messages = evidence_messages(prompt("answer_fact", prompts), question, passages, prompts, facts=facts)
+        res, call = call_llm(chat, "answer (one fact)", messages, fact_schema(len(lines)), 16, cancel)
+        return (None if res is None else f"F{res.data['fact']}" if res.data["fact"] else ""), call
+    messages = evidence_messages(prompt("answer_facts", prompts), question, passages, prompts, facts=facts)
+    res, call = call_llm(chat, "answer (formula over facts)", messages, formula_schema(len(lines)),
+                         settings.max_tokens, cancel)
+    if res is None:
+        return None, call
+    return ("" if res.data["insufficient"] else res.data["formula"].strip()), call
+
+
 def answer_from_fact_formula(question: str, intent: QueryIntent, passages: Sequence[Passage],
                              lines: Sequence[FactLine], chat: ChatModel, settings: AnswerSettings,
                              prompts: PromptSettings, cancel: Callable[[], bool] | None = None,
                              ) -> tuple[AnswerResult | None, LlmCall, str]:
-    """Ask the model for a formula over ``lines``; compute it. Returns (the answer, the call, a note): the answer
-    is None when the model found no listed fact sufficient or its formula was rejected (the note says which), so
-    the caller answers another way."""
-    messages = evidence_messages(prompt("answer_facts", prompts), question, passages, prompts,
-                                 facts=render_fact_lines(lines))
-    res, call = call_llm(chat, "answer (formula over facts)", messages, formula_schema(len(lines)),
-                         settings.max_tokens, cancel)
-    if res is None:
+    """Ask the model for a formula over ``lines`` (or, for one reported figure, the fact that is it); compute it.
+    Returns (the answer, the call, a note). The answer is None when the model found no listed fact enough (the
+    note says so): the caller may answer from the passages' text. A formula the engine refuses (a typed figure,
+    the other dimension than the question asks, facts of another year) ends not answerable, with the reason: the
+    model's reading of the facts was wrong in kind, and no figure it would type instead is trusted."""
+    if asks_one_figure(question, intent.unit_hint) and intent.fiscal_years:
+        # one reported figure: only the facts of the years asked can be it (the years before serve changes)
+        of_year = [line for line in lines if line.stored.fact.period.fiscal_year in intent.fiscal_years]
+        lines = tuple(FactLine(i, line.passage_id, line.stored) for i, line in enumerate(of_year, start=1)) or lines
+    formula, call = _ask_formula(question, intent, passages, lines, chat, settings, prompts, cancel)
+    if formula is None:
         return AnswerResult("failed", "", method="facts-formula", reason=call.error), call, ""
-    formula = res.data["formula"].strip()
-    if res.data["insufficient"] or not formula:
+    if not formula:
         return None, call, "the model found no listed fact enough for a formula"
     try:
         expression, ids, percent = parse_formula(formula, len(lines))
         by_id = {i: lines[i - 1] for i in ids}
+        _check_periods(list(by_id.values()), intent)
         value = run_answer_program(_program(expression, by_id), settings).value
         doubled = run_answer_program(_program(expression, by_id, 2.0), settings).value
         if isinstance(value, bool) or isinstance(doubled, bool) or not (
@@ -155,7 +196,8 @@ def answer_from_fact_formula(question: str, intent: QueryIntent, passages: Seque
             raise FormulaRejected(f"`{formula}` does not compute a number")
         shown, unit = _express(float(value), float(doubled), percent, list(by_id.values()), intent)
     except (FormulaRejected, ProgramRejected, ProgramFailed) as exc:
-        return None, call, f"the formula over facts was not used: {exc}"
+        return AnswerResult("not_answerable", NOT_ANSWERABLE, method="facts-formula",
+                            reason=f"the model's formula over the facts, `{formula}`, was refused: {exc}"), call, ""
     refs = tuple(_ref(line) for line in by_id.values())
     program = _program(expression, by_id)
     citations: list[Citation] = []

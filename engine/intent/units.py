@@ -55,6 +55,20 @@ def asked_dimension(question: str, unit: str | None) -> str | None:
     return None
 
 
+# Words that make a number asked a computation over several figures, not one figure as a filing reports it.
+_COMPUTES = re.compile(
+    r"\b(?:chang\w*|increas\w*|decreas\w*|declin\w*|grow\w*|grew|rise|rose|fell|drop\w*|differ\w*|compar\w*|"
+    r"versus|vs|more|less|fewer|higher|lower|total|sum|combined|together|aggregate|average|mean|net\s+of|"
+    r"exclud\w*|includ\w*|ratio|times|per|each|divided|multipl\w*|between|remaining|left)\b", re.IGNORECASE)
+
+
+def asks_one_figure(question: str, unit: str | None) -> bool:
+    """Whether a numeric question asks for one amount as a filing reports it ("what is the amount of the gain",
+    "how much did it pay in dividends"): an amount, and no word of change, comparison, sum, share or average.
+    Such an answer is one listed figure, chosen, not a formula over several."""
+    return asked_dimension(question, unit) == "amount" and not _COMPUTES.search(question)
+
+
 def stated_units(text: str) -> list[str]:
     """Every unit the text names, in order of mention."""
     mentions = sorted((m.start(), name) for name, rx in _UNIT_RES for m in rx.finditer(text))

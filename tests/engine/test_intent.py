@@ -420,3 +420,18 @@ def test_a_name_joined_by_and_is_also_said_by_its_initials() -> None:
     # lowercase initials, other letters, or a one-company name are not initials of a name
     for q in ("Is hnd profitable?", "What were R&D costs?", "Did the P&L improve?", "Is RD growing?"):
         assert parse_intent(q, refs).issuers == (), q
+
+
+@pytest.mark.parametrize(("question", "one"), [
+    ("What is the amount of the gain the company recorded on the sale of its division in FY2023?", True),
+    ("How much did the company pay in cash dividends in FY2021 (in USD millions)?", True),
+    ("By how much did the company increase its revolving credit facility in 2023?", False),
+    ("What is the total amount the company may borrow under its credit agreements?", False),
+    ("How much did operating income change between FY2021 and FY2022?", False),
+    ("What is the company's FY2022 gross margin?", False),  # a ratio
+    ("What were the company's revenues in FY2022?", False),  # no amount asked in words: the formula path
+])
+def test_a_question_asking_one_reported_figure(question: str, one: bool) -> None:
+    from engine.intent.units import asks_one_figure
+
+    assert asks_one_figure(question, parse_intent(question).unit_hint) is one

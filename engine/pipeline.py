@@ -361,9 +361,28 @@ class HirecPipeline:
             calls.append(call)
             if note:
                 result = replace(result, reason="; ".join(x for x in (note, result.reason) if x))
+        result = self._check_evidence_years(result, intent, kept)
         run.answer = result
         refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
         yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, tuple(calls)))
+
+    def _check_evidence_years(self, result: AnswerResult, intent: QueryIntent,
+                              passages: Sequence[Passage]) -> AnswerResult:
+        """A numeric answer about a fiscal year cannot rest only on filings for earlier years: a filing reports
+        its own year and those before, never a later one. Such an answer (the model read another year's figure
+        as the asked one) becomes not answerable, naming the years."""
+        if result.status != "answered" or not intent.numeric or not intent.fiscal_years or not result.citations:
+            return result
+        filings = {p.chunk.doc_name: p.chunk.filing_id for p in passages}
+        years = {self.library.filing(filings[c.doc_name]).identity.fiscal_year if c.doc_name in filings else None
+                 for c in result.citations}
+        if None in years or max(y for y in years if y is not None) >= min(intent.fiscal_years):
+            return result
+        cited = ", ".join(f"FY{y}" for y in sorted(y for y in years if y is not None))
+        asked = ", ".join(f"FY{y}" for y in intent.fiscal_years)
+        return replace(result, status="not_answerable", text=NOT_ANSWERABLE, value=None, unit=None,
+                       reason=f"the answer {result.text!r} rests on filings for {cited} only, which cannot report "
+                              f"{asked}, the year the question asks about; no answer is given")
 
     def _facts(self, run: Run, record: Callable[[StageTrace], StageTrace], intent: QueryIntent, plan: FactPlan,
                company_check: str, cancel: Callable[[], bool] | None) -> Generator[StageTrace, None, None]:

@@ -281,3 +281,25 @@ def test_smollm2_writes_a_formula_over_fact_ids_through_the_grammar(statement) -
             assert result.status == "answered" and result.inputs
             assert {i.fact_id for i in result.inputs} <= {line.stored.id for line in lines}
     registry.clear_model_cache()
+
+
+def test_a_numeric_answer_resting_only_on_earlier_years_filings_is_withdrawn(statement, ingested_demo,
+                                                                            embedder) -> None:
+    """A filing reports its own fiscal year and earlier ones: a figure cited only from filings before the year
+    asked is another year's figure, whatever the model made of it."""
+    from engine.pipeline import Models, build_pipeline
+    from engine.records import AnswerResult, Citation
+
+    library, passages, c = statement
+    pipeline = build_pipeline(ingested_demo[1], library, Models(embedder))
+    y = library.filing(passages[0].chunk.filing_id).identity.fiscal_year
+    answered = AnswerResult("answered", "123 USD millions", 123.0, "USD millions", method="pot",
+                            citations=(Citation.of(1, passages[0]),))
+    for year, kept in ((y - 1, True), (y, True), (y + 1, False)):
+        intent = parse_intent(f"What was {c['company']}'s research and development expense in FY{year}, "
+                              "in USD millions?")
+        out = pipeline._check_evidence_years(answered, intent, passages)
+        assert (out == answered) is kept
+        if not kept:
+            assert out.status == "not_answerable" and out.value is None and out.citations == answered.citations
+            assert f"filings for FY{y} only" in out.reason and f"FY{year}" in out.reason

@@ -46,13 +46,13 @@ def load_questions(path: Path, *, documents: Path | None = None, doc_names: list
     """Read a question file; ``documents`` (a documents.jsonl with titles) resolves Docugami globs."""
     titles: dict[str, str] = {}
     if documents is not None and documents.exists():
-        for line in documents.open(encoding="utf-8"):
+        for line in documents.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row.get("title"):
                 titles[row["title"]] = row["doc_name"]
     out = []
     try:
-        rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     except (OSError, json.JSONDecodeError) as exc:
         raise EngineError(f"cannot read questions from {path}: {exc}") from exc
     for i, row in enumerate(rows):

@@ -233,7 +233,7 @@ def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines:
     path = out_dir / "results.jsonl"
     done: dict[tuple[str, str], dict] = {}
     if path.exists():
-        for line in path.open(encoding="utf-8"):
+        for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 row = json.loads(line)
                 done[(row["pipeline"], row["qid"])] = row
@@ -261,7 +261,7 @@ def rejudge(evaluator: Evaluator, questions: Sequence[EvalQuestion], out_dir: Pa
     running the pipelines; ``results.jsonl`` is rewritten. Returns how many verdicts changed."""
     path = out_dir / "results.jsonl"
     by_qid = {q.qid: q for q in questions}
-    rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     todo = [r for r in rows if r["pipeline"] in ANSWERING and r["qid"] in by_qid and by_qid[r["qid"]].answer]
     changed = 0
     for i, r in enumerate(todo, start=1):

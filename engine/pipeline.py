@@ -411,11 +411,14 @@ class HirecPipeline:
                 break
             _raise_if_cancelled(cancel)
             query = gap_query(missing, name)
-            years = tuple(sorted({y for g in missing for y in (g.fiscal_year, g.fiscal_year + 1)}))
             names = {g.term: self.catalogue.metrics_of(g.item.name) for g in missing}
             metrics = tuple(dict.fromkeys(n for v in names.values() for n in v))
-            gap_intent = replace(intent, issuers=(plan.company,), fiscal_years=years, annual_years=years,
-                                 quarters=(), forms=("10-K",), metrics=metrics)
+            if plan.quarter_end is None:  # the year's 10-K, or the next one's comparative column
+                years = tuple(sorted({y for g in missing for y in (g.fiscal_year, g.fiscal_year + 1)}))
+                gap_intent = replace(intent, issuers=(plan.company,), fiscal_years=years, annual_years=years,
+                                     quarters=(), forms=("10-K",), metrics=metrics)
+            else:  # the quarter's own 10-Q
+                gap_intent = replace(intent, issuers=(plan.company,), forms=("10-Q",), metrics=metrics)
             passages = yield from self._retrieve(run, record, query, gap_intent, round_no + 1, cancel, company_check)
             pages = [(p.chunk.filing_id, p.chunk.page_index) for p in passages]
             for gap in missing:

@@ -47,7 +47,7 @@ def choose_facts(question: str, company: str, gaps: Sequence[Gap], chat: ChatMod
         numbered[gap.term] = offered
         ids = list(offered)
         lines = [candidate_line(n, s) for n, s in offered.items()]
-        when = f"FY{gap.fiscal_year}" + (" year-end" if gap.item.kind == "instant" else "")
+        when = gap.when
         name = variable(gap.term)
         blocks.append(f"Input {name}: {company} {when} {gap.item.words} ({gap.item.statement})\n" + "\n".join(lines))
         properties[name] = {"type": "integer", "enum": [0, *ids]}

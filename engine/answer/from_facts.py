@@ -50,6 +50,9 @@ __all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compute", "facts_answer"
 _CHANGE = re.compile(r"\bchange\b", re.IGNORECASE)
 _CAGR = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual\s+growth", re.IGNORECASE)
 _YEARS_AVERAGE = re.compile(r"\b(?:\d+|two|three|four|five)[- ]years?\s+(?:average|avg|mean)\b", re.IGNORECASE)
+# a quarter's question that asks for the year to date, not the three months: "H1", "first half", "nine months"
+_YEAR_TO_DATE = ((6, re.compile(r"\bh1\b|\bfirst\s+half\b|\bsix\s+months\b|\b6\s*m\b", re.IGNORECASE)),
+                 (9, re.compile(r"\bnine\s+months\b|\b9\s*m\b|\bfirst\s+three\s+quarters\b", re.IGNORECASE)))
 
 
 CHOSEN = "the model's choice among the rows printed"  # FactInput.found_by of a row the model chose
@@ -66,6 +69,17 @@ class FactPlan:
     mode: str = "value"  # value | growth (over ``span`` years, in %) | cagr | average (of the metric over the years)
     span: int = 0  # years between the first year asked and ``fiscal_year``
     annual_years: dict[int, int] = field(default_factory=dict)  # filing id -> fiscal year, for its 10-Ks
+    # A quarter asked ("Q2 FY2024"): the date its 10-Q's cover states as the period's end, and the months a flow
+    # is read over (3, or 6/9 for "H1"/"nine months"); balances are read at that date. None: a fiscal year.
+    quarter_end: str | None = None
+    flow_months: int = 12
+
+    @property
+    def period(self) -> str:
+        """"FY2022", or "FY2024 Q2 (3 months to 2023-07-29)"."""
+        if self.quarter_end is None:
+            return f"FY{self.fiscal_year}"
+        return f"FY{self.fiscal_year} ({self.flow_months} months to {self.quarter_end})"
 
 
 @dataclass(frozen=True)
@@ -97,9 +111,19 @@ class Gap:
     item: LineItem
     fiscal_year: int
     candidates: tuple[StoredFact, ...] = ()  # distinct values found: the choice is ambiguous
+    period_end: str | None = None  # a quarter's end (FactPlan.quarter_end); None: the fiscal year's
+    flow_months: int = 12
+
+    @property
+    def when(self) -> str:
+        """"FY2017 year-end", "FY2018", "as of 2023-07-29", "3 months to 2023-07-29"."""
+        if self.period_end is not None:
+            return (f"as of {self.period_end}" if self.item.kind == "instant"
+                    else f"{self.flow_months} months to {self.period_end}")
+        return f"FY{self.fiscal_year}" + (" year-end" if self.item.kind == "instant" else "")
 
     def describe(self, company: str) -> str:
-        when = f"FY{self.fiscal_year}" + (" year-end" if self.item.kind == "instant" else "")
+        when = self.when
         doubt = f" ({len(self.candidates)} different values printed)" if self.candidates else ""
         return f"{company} {when} {self.item.words}{doubt}"
 
@@ -114,9 +138,11 @@ class Gathered:
 def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> FactPlan | None:
     """The plan for a numeric question about one company's one fiscal year and a catalogue metric, or None when
     the question is of another kind (the model-written path answers it)."""
-    if not intent.numeric or intent.quarters:
+    if not intent.numeric or len(intent.quarters) > 1:
         return None
     years = sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years))
+    if intent.quarters:
+        years = [int(intent.quarters[0][:4])]
     if not years:
         return None
     question = intent.question
@@ -150,7 +176,17 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
         return None  # two companies named (not one under two keys): not one company's metric
     annual = {f.id: f.identity.fiscal_year for f in filings
               if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
-    return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual)
+    if not intent.quarters:
+        return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual)
+    # a quarter: read at the end its own 10-Q's cover states (fiscal quarters end on the company's dates)
+    (quarter,) = intent.quarters
+    tenq = {f.id: f.identity.period_end for f in filings if f.identity.period == quarter and f.identity.period_end}
+    if len(set(tenq.values())) != 1 or mode != "value" or not any(
+            all(t.back == 0 for t in formula_terms(f)) for f in metric.formulas):
+        return None  # no 10-Q of that quarter loaded, or a change or average over quarters: not read here
+    months = next((m for m, rx in _YEAR_TO_DATE if rx.search(question)), 3)
+    return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span,
+                    dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())), flow_months=months)
 
 
 def _difference(question: str, catalogue: Catalogue) -> tuple[Metric, Metric] | None:
@@ -181,6 +217,8 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
     chosen, found = chosen or {}, found or {}
     best: Gathered | None = None
     for formula in plan.metric.formulas:
+        if plan.quarter_end is not None and any(t.back for t in formula_terms(formula)):
+            continue  # an average of balances over two year-ends: not a quarter's
         terms = tuple(dict.fromkeys(t for back in _backs(plan) for t in formula_terms(formula, back)))
         got = Gathered(formula)
         for term in terms:
@@ -189,17 +227,17 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
             if term in chosen:
                 got.inputs.append(FactInput(term, item, chosen[term], _value(chosen[term], item), CHOSEN))
                 continue
-            facts = _candidates(library, plan.filing_ids, item, year)
+            facts = _candidates(library, plan, item, year)
             how = ""
             if not facts and found.get(term):
                 facts, how = found[term], "found by a complementary retrieval"
             fact, ambiguous = pick(facts, item, year, plan.annual_years)
             if fact is not None:
                 got.inputs.append(FactInput(term, item, fact, _value(fact, item), how))
-            elif item.optional and not ambiguous and _statement_read(library, plan.filing_ids, item, year):
+            elif item.optional and not ambiguous and _statement_read(library, plan, item, year):
                 got.inputs.append(FactInput(term, item, None, 0.0))
             else:
-                got.gaps.append(Gap(term, item, year, tuple(ambiguous)))
+                got.gaps.append(Gap(term, item, year, tuple(ambiguous), plan.quarter_end, plan.flow_months))
         if not got.gaps:
             return got
         if best is None or len(got.gaps) < len(best.gaps):
@@ -212,7 +250,8 @@ def gap_query(gaps: Sequence[Gap], company_name: str) -> str:
     """HiREC's complementary question built from what is missing: company, line items, statement, periods."""
     parts = []
     for g in gaps:
-        when = f"fiscal year {g.fiscal_year}" + (" year end" if g.item.kind == "instant" else "")
+        when = (f"fiscal year {g.fiscal_year}" + (" year end" if g.item.kind == "instant" else "")
+                if g.period_end is None else f"quarter ended {g.period_end}")
         parts.append(f"{g.item.words} {when} ({g.item.statement})")
     return f"{company_name} " + "; ".join(dict.fromkeys(parts))
 
@@ -227,7 +266,7 @@ def gap_facts(library: Library, gap: Gap, pages: Sequence[tuple[int, int]],
     out: list[StoredFact] = []
     for filing_id, page_index in dict.fromkeys(pages):
         for s in library.facts(filing_ids=[filing_id], page_index=page_index, fiscal_year=gap.fiscal_year,
-                               months=_months(gap.item), trailing=False):
+                               months=_months(gap.item, gap.flow_months), end=gap.period_end, trailing=False):
             label = s.fact.label
             if s.fact.unit == "USD" and (set(find_metrics(label)) & set(names)
                                          or words <= set(re.findall(r"[a-z0-9]{2,}", label.lower()))):
@@ -244,28 +283,31 @@ def _backs(plan: FactPlan) -> tuple[int, ...]:
     return (0,)
 
 
-def _months(item: LineItem) -> list[int]:
-    """A balance is read at the fiscal year's end (an instant), a flow over the fiscal year (12 months)."""
-    return [0] if item.kind == "instant" else [12]
+def _months(item: LineItem, flow_months: int = 12) -> list[int]:
+    """A balance is read at the period's end (an instant), a flow over the period (the fiscal year's 12 months,
+    or a quarter's 3 or year-to-date months)."""
+    return [0] if item.kind == "instant" else [flow_months]
 
 
-def _candidates(library: Library, filing_ids: Sequence[int], item: LineItem, year: int) -> list[StoredFact]:
+def _candidates(library: Library, plan: FactPlan, item: LineItem, year: int) -> list[StoredFact]:
     for concept in item.concepts:  # the first concept the company's statements print
-        found = [s for s in library.facts(filing_ids=list(filing_ids), concepts=[concept], fiscal_year=year,
-                                          months=_months(item), trailing=False)
+        found = [s for s in library.facts(filing_ids=list(plan.filing_ids), concepts=[concept], fiscal_year=year,
+                                          months=_months(item, plan.flow_months), end=plan.quarter_end,
+                                          trailing=False)
                  if s.fact.unit == "USD"]
         if found:
             return found
     return []
 
 
-def _statement_read(library: Library, filing_ids: Sequence[int], item: LineItem, year: int) -> bool:
+def _statement_read(library: Library, plan: FactPlan, item: LineItem, year: int) -> bool:
     """Whether the company's statement the item belongs on was read for that date (so a row it lacks is absent,
     not missed): its total assets (a balance sheet) or its net cash from operations (a cash-flow statement)."""
     anchor = {"balance sheet": "Assets", "cash flows": "NetCashProvidedByUsedInOperatingActivities"}.get(
         item.statement, "Revenues")
-    return bool(library.facts(filing_ids=list(filing_ids), concepts=[anchor], fiscal_year=year,
-                              months=_months(item), trailing=False, limit=1))
+    return bool(library.facts(filing_ids=list(plan.filing_ids), concepts=[anchor], fiscal_year=year,
+                              months=_months(item, plan.flow_months), end=plan.quarter_end, trailing=False,
+                              limit=1))
 
 
 def _rank(s: StoredFact, item: LineItem, year: int, filing_years: dict[int, int]) -> tuple[int, ...]:
@@ -349,6 +391,8 @@ def facts_payload(plan: FactPlan, got: Gathered, query: str = "") -> FactsPayloa
     what = {"value": plan.metric.words, "growth": f"the change in {plan.metric.words} over {plan.span} year(s)",
             "cagr": f"the compound annual growth of {plan.metric.words} over {plan.span} years",
             "average": f"the {plan.span + 1}-year average of {plan.metric.words}"}[plan.mode]
+    if plan.quarter_end is not None:
+        what += f" for the {plan.flow_months} months to {plan.quarter_end}"
     return FactsPayload(plan.company, plan.fiscal_year, plan.metric.name, plan.mode, what,
                         tuple(i.ref() for i in got.inputs), tuple(g.describe(plan.company) for g in got.gaps), query)
 
@@ -377,4 +421,4 @@ def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> AnswerRe
     return AnswerResult(
         "answered", c.text, c.value, c.unit, method="facts", citations=tuple(citations), program=c.program,
         computed=Computation(c.value, {ref.variable: ref.value for ref in refs}), inputs=refs,
-        reasoning=f"{plan.company} FY{plan.fiscal_year}: {what}, computed from statement facts {how}.\n{inputs}")
+        reasoning=f"{plan.company} {plan.period}: {what}, computed from statement facts {how}.\n{inputs}")

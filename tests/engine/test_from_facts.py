@@ -100,3 +100,40 @@ def test_a_missing_input_ends_not_answerable_and_names_it(pipeline) -> None:  # 
     assert run.status == "not_answerable" and run.llm_calls == 0
     assert facts is not None and facts.gaps == ("KNGS FY2020 year-end total assets",)
     assert "missing KNGS FY2020 year-end total assets" in run.answer.text
+
+
+def quarter_truth(demo_truth: list[dict], doc_name: str, metric: str, column: str) -> float:
+    return float(next(t["value"] for t in demo_truth if t["doc_name"] == doc_name and t["metric"] == metric
+                      and t["column_label"] == column))
+
+
+def test_a_quarter_is_read_from_its_own_10q_three_months_and_balance(pipeline, demo_truth) -> None:  # noqa: ANN001
+    """A quarter asked: flows over the three months to the date its 10-Q's cover states, balances at that date,
+    with no model call; an average over two year-ends is no quarter's metric (the model-written path answers)."""
+    doc, months, at = "HRBR_2023Q2_10Q", "Three Months Ended June 30, 2023", "June 30, 2023"
+    op = quarter_truth(demo_truth, doc, "Operating income", months)
+    revenue = quarter_truth(demo_truth, doc, "Total revenue", months)
+    run, facts = ask(pipeline, "What was Harborview Therapeutics' operating margin in Q2 FY2023?")
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts"
+    assert run.answer.value == pytest.approx(op / revenue * 100)
+    assert {i.period for i in facts.inputs} == {"3M to 2023-06-30"}
+    assert "3 months to 2023-06-30" in facts.formula
+    run, facts = ask(pipeline, "What were Harborview Therapeutics' total current assets at the end of Q2 FY2023, "
+                               "in USD millions?")
+    assert run.status == "answered" and run.answer.value == pytest.approx(
+        quarter_truth(demo_truth, doc, "Total current assets", at))
+    assert [i.period for i in facts.inputs] == ["as of 2023-06-30"]
+    from dataclasses import replace
+
+    from engine.answer.from_facts import plan_metric
+    from engine.intent import parse_intent
+
+    company = run.traces[0].payload.intent.issuers  # as the intent stage resolved it
+    intent = replace(parse_intent("What is Harborview Therapeutics' inventory turnover ratio in Q2 FY2023?"),
+                     issuers=company)
+    assert plan_metric(intent, pipeline.library, load_catalogue()) is None  # averaged balances: not a quarter's
+    margin = replace(parse_intent("What was Harborview Therapeutics' operating margin in Q2 FY2023?"),
+                     issuers=company)
+    assert plan_metric(margin, pipeline.library, load_catalogue()).quarter_end == "2023-06-30"
+    assert plan_metric(replace(margin, quarters=("2021Q2",), fiscal_years=(2021,)), pipeline.library,
+                       load_catalogue()) is None  # no 10-Q of that quarter loaded

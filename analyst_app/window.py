@@ -3,6 +3,7 @@ export, and the state remembered between sessions (QSettings, organisation "Fili
 
 from __future__ import annotations
 
+import html
 import logging
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,8 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox, QTabWidget, QWidget,
+    QDialog, QDialogButtonBox, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox, QTabWidget,
+    QTextBrowser, QVBoxLayout, QWidget,
 )
 
 from analyst_app.context import AppContext
@@ -30,12 +32,40 @@ EXPORT_FILTERS = {"json": "JSON evidence set and trace (*.json)", "csv": "CSV, o
                   "html": "HTML report, page snapshots inside (*.html)"}
 
 
+class DoctorDialog(QDialog):
+    """The doctor's report: one line per check, problems first in red with their fix, then the rest."""
+
+    def __init__(self, report: Any, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.report = report
+        self.setWindowTitle("Check installation")
+        self.resize(900, 520)
+        layout = QVBoxLayout(self)
+        n = len(report.problems)
+        self.summary = QLabel("Everything checked is in order." if report.ok else
+                              f"<b>{n} problem{'s' if n != 1 else ''} to fix</b> (the fix is under each one).")
+        layout.addWidget(self.summary)
+        self.text = QTextBrowser()
+        rows = []
+        for f in sorted(report.findings, key=lambda f: f.status != "problem"):
+            colour = {"problem": "#b00020", "note": "#555", "ok": "#1b6e20"}[f.status]
+            fix = f"<br><span style='margin-left:2em'>fix: <code>{html.escape(f.fix)}</code></span>" if f.fix else ""
+            rows.append(f"<p><b style='color:{colour}'>{f.status}</b> <i>{f.area}</i> — {html.escape(f.text)}{fix}</p>")
+        rows += [f"<p>repaired: {html.escape(r)}</p>" for r in report.repaired]
+        self.text.setHtml("".join(rows))
+        layout.addWidget(self.text)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+
 def app_settings() -> QSettings:
     return QSettings("FilingLens", "FilingLens")
 
 
 class MainWindow(QMainWindow):
     export_finished = Signal(object)  # list of written paths, or a readable error string
+    doctor_finished = Signal(object)  # the DoctorReport shown, or a readable error string
 
     def __init__(self, home: Path, *, store: QSettings | None = None, preset: str = "default") -> None:
         super().__init__()
@@ -135,6 +165,9 @@ class MainWindow(QMainWindow):
         v.addSeparator()
         v.addAction(self.viewer_dock.toggleViewAction())
         h = mb.addMenu("&Help")
+        self.doctor_act = self._action(h, "Check installation", self.check_installation, None,
+                                       "Check the models, llama.cpp, the GPU, this library and its index "
+                                       "(`filinglens doctor`)")
         self._action(h, "About FilingLens", self._about)
 
     # -- actions ----------------------------------------------------------------------------------
@@ -247,6 +280,27 @@ class MainWindow(QMainWindow):
         QMessageBox.about(self, "About FilingLens",
                           "<b>FilingLens</b><br>Offline question answering over SEC filings with page-level evidence "
                           "and a full audit trail. Everything runs on this machine.")
+
+    def check_installation(self) -> None:
+        """Help › Check installation: :func:`engine.doctor.run_doctor` in the pool, its report in a dialog."""
+        from engine.doctor import run_doctor
+
+        self.doctor_act.setEnabled(False)
+        self.statusBar().showMessage("checking the installation and the library…")
+
+        def done(report: Any) -> None:
+            self.doctor_act.setEnabled(True)
+            self.doctor_dialog = DoctorDialog(report, self)
+            self.doctor_dialog.open()
+            self.doctor_finished.emit(report)
+
+        def failed(text: str) -> None:
+            self.doctor_act.setEnabled(True)
+            self.show_error("Check installation", text)
+            self.doctor_finished.emit(text)
+
+        self.ctx.start(CallJob("doctor", self.ctx.home, run_doctor, self.ctx.settings(), needs_library=False),
+                       done=done, failed=failed)
 
     # -- export -----------------------------------------------------------------------------------
     def current_run_ids(self) -> list[str]:

@@ -577,6 +577,16 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Check the installation and the library; exit 1 when something needs fixing (see :mod:`engine.doctor`)."""
+    from engine.doctor import run_doctor
+
+    report = run_doctor(_settings(args), verify_hashes=args.verify_hashes, repair=args.repair, say=_say)
+    for line in report.lines():
+        print(line)
+    return 0 if report.ok else 1
+
+
 def cmd_quickstart(args: argparse.Namespace) -> int:
     """The README's main job: build the fictional demo corpus, ingest it, search it, answer a question."""
     import json
@@ -730,6 +740,12 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     s.add_argument("--out", help="output folder (default: <library>/models/reranker-trained)")
     s.add_argument("--no-register", action="store_true")
     s.set_defaults(func=cmd_train_reranker)
+
+    s = sub.add_parser("doctor", help="check the installation and the library and say what to fix (exit 1 if anything)")
+    s.add_argument("--verify-hashes", action="store_true", help="read every model file again for its sha256")
+    s.add_argument("--repair", action="store_true",
+                   help="delete orphan rows, rebuild a torn facts full-text index, settle interrupted runs")
+    s.set_defaults(func=cmd_doctor)
 
     s = sub.add_parser("quickstart", help="demo: generate the fictional corpus, ingest it and search it")
     s.add_argument("--question", help="question to ask (default: one about the demo corpus with a known answer)")

@@ -35,6 +35,10 @@ class StoreError(EngineError):
     """The library on disk is missing, locked or inconsistent."""
 
 
+class LibraryTooNewError(StoreError):
+    """The library was written by a newer FilingLens: its schema has migrations this version does not know."""
+
+
 class IndexMismatchError(StoreError):
     """An index on disk was built with another model or chunking than the one requested."""
 

@@ -157,9 +157,7 @@ class Settings(_Section):
         env = os.environ.get("FILINGLENS_HOME")
         if env:
             return Path(env)
-        from platformdirs import user_data_dir
-
-        return Path(user_data_dir("filinglens", appauthor=False))
+        return user_data_dir()
 
     def with_overrides(self, **sections: dict) -> "Settings":
         """Return a copy with some section fields replaced, validated."""
@@ -202,6 +200,14 @@ def diff_settings(base: Settings, other: Settings) -> dict[str, dict[str, Any]]:
         if changed:
             out[section] = changed
     return out
+
+
+def user_data_dir() -> Path:
+    """The platform's data folder for FilingLens (``~/.local/share/filinglens`` on Linux): the default library,
+    and the models every library shares."""
+    from platformdirs import user_data_dir as platform_data_dir
+
+    return Path(platform_data_dir("filinglens", appauthor=False))
 
 
 USER_PRESET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")

@@ -13,6 +13,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # remembered model hashes (engine.models.hashing) go to a folder of this test session, not the user's cache
 os.environ.setdefault("FILINGLENS_CACHE_DIR", tempfile.mkdtemp(prefix="filinglens-cache-"))
+# Models a developer installed for their own libraries stay out of the tests' libraries.
+os.environ.setdefault("FILINGLENS_MODELS_DIR", tempfile.mkdtemp(prefix="filinglens-models-"))
 
 
 def needs_shared(*parts: str) -> Path:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from engine.errors import ModelError
 from engine.models.hashing import model_sha256, remember_sha256
-from engine.settings import ModelSettings, Settings
+from engine.settings import ModelSettings, Settings, user_data_dir
 
 if TYPE_CHECKING:
     from engine.models.base import CrossScorer
@@ -246,11 +246,25 @@ def _locate_all(pack: ModelPack) -> list[Path]:
 
 
 def models_dir(home: Path) -> Path:
+    """A library's own model folder (packs installed for it, its registered reranker)."""
     return Path(home) / "models"
 
 
+def shared_models_dir() -> Path:
+    """The model folder every library on this machine uses when its own has no copy: ``$FILINGLENS_MODELS_DIR``,
+    else ``models`` in the user's data folder (the default library's own, so installing there serves all)."""
+    explicit = os.environ.get("FILINGLENS_MODELS_DIR")
+    return Path(explicit) if explicit else models_dir(user_data_dir())
+
+
 def _installed_path(pack: ModelPack, home: Path) -> Path:
-    return models_dir(home) / f"{pack.name}.gguf"
+    """Where ``pack`` is installed for the library at ``home``: its own folder, else the shared one; where it would
+    be installed (its own folder) when neither has it."""
+    own = models_dir(home) / f"{pack.name}.gguf"
+    if own.is_file():
+        return own
+    shared = shared_models_dir() / own.name
+    return shared if shared.is_file() else own
 
 
 def _sidecar(target: Path) -> Path:
@@ -433,7 +447,7 @@ def resolve_gguf(name_or_path: str, home: Path) -> Path:
         target = _installed_path(pack, home)
         if not target.is_file():
             raise ModelError(
-                f"model pack {pack.name!r} is not installed in {models_dir(home)}: "
+                f"model pack {pack.name!r} is not installed in {models_dir(home)} or {shared_models_dir()}: "
                 f"run `filinglens models install {pack.name}`"
             )
         recorded = _read_sidecar(target)

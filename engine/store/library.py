@@ -57,7 +57,14 @@ class Library:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
-        self.migrations_applied = apply_migrations(self.conn)
+        try:
+            self.migrations_applied = apply_migrations(self.conn)
+        except StoreError:
+            self.conn.close()
+            raise
+        except sqlite3.Error as exc:  # locked past the timeout, disk full, a damaged file: the migration rolled back
+            self.conn.close()
+            raise StoreError(f"cannot bring the library at {self.home} to this version's schema: {exc}") from exc
         self._view: tuple[int, RegistrantView] | None = None  # (generation, the registrants then)
         self._conflicts_logged: set[tuple[str, str]] = set()
 

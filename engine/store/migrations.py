@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from engine.errors import LibraryTooNewError
+
 M001_INITIAL = """
 CREATE TABLE filings (
     id INTEGER PRIMARY KEY,
@@ -172,8 +174,33 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = 
 ]
 
 
+def schema_version() -> int:
+    """The newest library schema this version reads and writes (its last migration)."""
+    return MIGRATIONS[-1][0]
+
+
+def library_schema(conn: sqlite3.Connection) -> int:
+    """The newest migration recorded in a library (0 for a new or pre-migration database)."""
+    try:
+        row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+    except sqlite3.OperationalError:
+        return 0  # no schema_migrations table yet
+    return int(row[0] or 0)
+
+
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet recorded; return the names applied. Each runs in one transaction."""
+    """Apply every migration not yet recorded; return the names applied. Each runs in one transaction.
+
+    Raises:
+        LibraryTooNewError: the library records a migration newer than this version knows; nothing is changed
+            (a newer schema is never half-migrated or written by older code).
+    """
+    found = library_schema(conn)
+    if found > schema_version():
+        raise LibraryTooNewError(
+            f"this library was written by a newer FilingLens (library schema {found}; this version reads up to "
+            f"{schema_version()}): open it with that version or a later one. Nothing in it was changed."
+        )
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )

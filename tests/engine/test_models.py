@@ -369,6 +369,26 @@ def test_install_assembles_verifies_and_is_idempotent(
     assert resolve_gguf("fake-qwen", home) == path
 
 
+def test_a_pack_installed_in_the_shared_folder_serves_every_library(
+    fake_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blobs = _make_parts(fake_site, "fakeshared", 2)
+    digest = hashlib.sha256(b"".join(blobs)).hexdigest()
+    monkeypatch.setitem(registry.MODEL_PACKS, "fake-shared", _fake_pack("fake-shared", "fakeshared", 2, digest))
+    shared = tmp_path / "data" / "models"
+    monkeypatch.setenv("FILINGLENS_MODELS_DIR", str(shared))
+    path = install_model("fake-shared", shared.parent)  # installed for the default library (the data folder)
+    assert path == shared / "fake-shared.gguf"
+
+    other = tmp_path / "second-library"
+    assert resolve_gguf("fake-shared", other) == path
+    status = {s.name: s for s in list_models(other)}["fake-shared"]
+    assert status.installed and status.verified and status.path == path
+    monkeypatch.setattr(registry, "_stream", lambda *a, **k: pytest.fail("installed a second copy"))
+    assert install_model("fake-shared", other) == path
+    assert not (other / "models").exists()
+
+
 def test_a_model_hash_is_remembered_across_processes_until_the_file_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

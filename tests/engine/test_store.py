@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.errors import IndexMismatchError
+from engine.errors import IndexMismatchError, LibraryTooNewError
 from engine.store import Library
 from engine.store import migrations
 from engine.store.hnsw import HnswIndex
@@ -46,6 +46,23 @@ def test_failed_migration_rolls_back(tmp_path, monkeypatch):
     monkeypatch.undo()
     lib = Library(tmp_path)
     assert "t2" not in [r[0] for r in lib.conn.execute("SELECT name FROM sqlite_master")]
+
+
+def test_a_library_written_by_a_newer_version_is_refused_untouched(tmp_path, monkeypatch, capsys):
+    Library(tmp_path).close()
+    newer = (migrations.schema_version() + 1, "m_from_the_future", "CREATE TABLE future(x)")
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, newer])
+    Library(tmp_path).close()  # the newer version migrates it
+    monkeypatch.undo()
+    db = tmp_path / "library.sqlite3"
+    before = db.read_bytes()
+    with pytest.raises(LibraryTooNewError, match=rf"library schema {newer[0]}; this version reads up to {newer[0] - 1}"):
+        Library(tmp_path)
+    assert db.read_bytes() == before
+    from engine.cli import main
+
+    assert main(["--home", str(tmp_path), "library"]) != 0
+    assert "written by a newer FilingLens" in capsys.readouterr().err
 
 
 def test_hnsw_manifest_round_trip_and_mismatch(tmp_path):

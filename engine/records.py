@@ -60,6 +60,7 @@ class ParsedFiling:
     facts_version: str = ""  # the fact reader that read them
     printed_folios: tuple[str | None, ...] = ()  # per page: the number it prints ("46"), None: none read
     folio_version: str = ""  # the folio reader that read them (engine.ingest.folio)
+    notes: tuple[str, ...] = ()  # what the user should know about how the file was read (a repaired PDF)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,10 @@ class _Section(BaseModel):
 
 
 class IngestSettings(_Section):
-    workers: int = Field(2, ge=1, le=64, description="Processes that parse files in parallel.")
+    workers: int = Field(2, ge=1, le=64, description="Processes that parse files in parallel (1: read in this "
+                         "process, one file at a time, with no time limit).")
+    file_timeout_s: float = Field(
+        600, ge=1, description="A file whose reading takes longer is abandoned and reported; the batch goes on.")
     min_chars_per_page: int = Field(
         20, ge=0, description="A page with fewer extracted characters is flagged as image-only (no text layer)."
     )

@@ -39,9 +39,10 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
     """Read, identify and chunk one filing; raise IngestError with a one-line reason."""
     suffix = path.suffix.lower()
     boxes: list[list[WordBox]] = []
+    notes: list[str] = []
     document = None
     if suffix == ".pdf":
-        pages, image_only = read_pdf_pages(str(path), min_chars=ingest.min_chars_per_page, boxes=boxes)
+        pages, image_only = read_pdf_pages(str(path), min_chars=ingest.min_chars_per_page, boxes=boxes, notes=notes)
     elif suffix in (".htm", ".html"):
         document = read_html_document(str(path), page_chars=ingest.html_page_chars)
         pages, image_only = list(document.pages), []
@@ -76,6 +77,7 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
         facts_version=FACTS_VERSION,
         printed_folios=printed_folios(pages),
         folio_version=FOLIO_VERSION,
+        notes=tuple(notes),
     )
 
 

@@ -76,10 +76,11 @@ def span_box(boxes: list[WordBox], start: int, end: int) -> tuple[float, float, 
     return (min(b[2] for b in hit), min(b[3] for b in hit), max(b[4] for b in hit), max(b[5] for b in hit))
 
 
-def read_pdf_pages(path: str, *, min_chars: int = 20,
-                   boxes: list[list[WordBox]] | None = None) -> tuple[list[str], list[int]]:
+def read_pdf_pages(path: str, *, min_chars: int = 20, boxes: list[list[WordBox]] | None = None,
+                   notes: list[str] | None = None) -> tuple[list[str], list[int]]:
     """Return (page texts, image-only page indexes) or raise IngestError with a one-line reason; ``boxes``
-    (when given) receives each page's word boxes (see :func:`_row_text`)."""
+    (when given) receives each page's word boxes (see :func:`_row_text`), ``notes`` what the user should know
+    about a file that was read (a damaged file MuPDF repaired)."""
     import pymupdf
 
     try:
@@ -96,10 +97,18 @@ def read_pdf_pages(path: str, *, min_chars: int = 20,
     except Exception as exc:  # PyMuPDF raises its own FileDataError and RuntimeErrors
         raise IngestError(f"corrupt PDF: {exc}") from exc
     with doc:
-        if doc.needs_pass:
-            raise IngestError("encrypted PDF: it needs a password")
-        if doc.page_count == 0:
-            raise IngestError("PDF has zero pages")
+        try:
+            if doc.needs_pass:
+                raise IngestError("encrypted PDF: it needs a password")
+            if doc.page_count == 0:
+                raise IngestError("PDF has zero pages")
+        except IngestError:
+            raise
+        except Exception as exc:  # a damaged page tree: MuPDF cannot even count the pages
+            raise IngestError(f"corrupt PDF: {exc}") from exc
+        if doc.is_repaired and notes is not None:
+            notes.append("the file is damaged (MuPDF repaired its structure on reading): pages or text may be "
+                         "missing; compare it with the original")
         pages, image_only = [], []
         try:
             for page in doc.pages():

@@ -3,6 +3,11 @@
 Memory stays flat: at most ``2 × workers`` parsed filings are in flight. A crash at any point leaves
 every filing either fully stored or absent; the next run skips what is stored (sha256) and the
 indexes, which lag behind by generation, are brought up to date afterwards.
+
+Files are read in a pebble process pool (``pebble`` rather than ``concurrent.futures``: it kills one task that
+runs past its time limit, or replaces a worker that died, and the pool goes on), so a pathological file is
+abandoned after ``ingest.file_timeout_s`` and reported, and the rest of the batch is read. Only
+``ingest.workers = 1`` reads in this process, with no time limit.
 """
 
 from __future__ import annotations
@@ -12,9 +17,12 @@ import logging
 import multiprocessing as mp
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pebble import ProcessExpired, ProcessPool
 
 from engine.errors import IngestError
 from engine.ingest.folio import FOLIO_VERSION, printed_folios
@@ -58,22 +66,63 @@ class IngestReport:
 
 
 def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path], list[tuple[Path, str]]]:
-    """Expand files and folders into (filing files, LOFin summary files, skipped files with reasons)."""
+    """Expand files and folders into (filing files, LOFin summary files, skipped files with reasons).
+
+    Linked folders are followed once each (a link back up the tree is a loop and reported, not walked); a
+    folder that cannot be read and a link to nothing are reported as skipped."""
     files, summaries, skipped = [], [], []
+
+    def consider(f: Path, listed: bool) -> None:
+        if f.name == LOFIN_SUMMARIES:
+            summaries.append(f)
+        elif f.suffix.lower() in SUPPORTED_SUFFIXES:
+            files.append(f.resolve())
+        elif not listed:
+            skipped.append((f, f"unsupported file type {f.suffix or '(none)'}: FilingLens reads .pdf, .htm and .html"))
+
     for raw in paths:
         p = Path(raw).expanduser()
         if not p.exists():
-            skipped.append((p, "no such file or folder"))
-            continue
-        candidates = sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [p]
-        for f in candidates:
-            if f.name == LOFIN_SUMMARIES:
-                summaries.append(f)
-            elif f.suffix.lower() in SUPPORTED_SUFFIXES:
-                files.append(f.resolve())
-            elif not p.is_dir():
-                skipped.append((f, f"unsupported file type {f.suffix or '(none)'}: FilingLens reads .pdf, .htm and .html"))
+            skipped.append((p, "a link to a file that does not exist" if p.is_symlink() else "no such file or folder"))
+        elif p.is_dir():
+            for f, reason in sorted(_walk(p)):  # the order of a sorted listing of the tree
+                if reason:
+                    skipped.append((f, reason))
+                else:
+                    consider(f, True)
+        else:
+            consider(p, False)
     return files, summaries, skipped
+
+
+def _walk(top: Path) -> Iterator[tuple[Path, str]]:
+    """Every file under ``top``, with "" as its reason; or a path and why it was not read."""
+    seen = {top.resolve()}
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError as exc:
+            yield folder, f"cannot read this folder: {exc.strerror or exc}"
+            continue
+        subfolders = []
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    real = entry.resolve()
+                    if real in seen:
+                        yield entry, f"a link to {real}, which is already being read (a loop): not followed"
+                    else:
+                        seen.add(real)
+                        subfolders.append(entry)
+                elif entry.is_file():
+                    yield entry, ""
+                elif entry.is_symlink():
+                    yield entry, "a link to a file that does not exist"
+            except OSError as exc:  # too many levels of links, a name the file system refuses
+                yield entry, f"cannot read: {exc.strerror or exc}"
+        stack.extend(reversed(subfolders))
 
 
 def load_lofin_summaries(paths: Iterable[Path]) -> dict[str, str]:
@@ -134,8 +183,12 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
     for f in files:
         try:
             sha = sha256_file(f)
+            empty = f.stat().st_size == 0
         except OSError as exc:
             yield event(f, "failed", f"cannot read file: {exc.strerror or exc}")
+            continue
+        if empty:  # every empty file has one sha256: none is a "duplicate" of another
+            yield event(f, "failed", "empty file (0 bytes)", sha)
             continue
         if sha in known and reads_pages_alike(known[sha][1], str(f)):
             library.update_path(known[sha][0], str(f))
@@ -160,22 +213,30 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
                 yield event(stored, "removed", "file no longer exists", filing_id=fid)
 
     settings_json = settings.model_dump_json()
-    workers = max(1, min(settings.ingest.workers, len(todo)))
     results: Iterator[tuple[Path, str, ParsedFiling | str]]
-    if workers == 1:
+    if settings.ingest.workers == 1:  # the user's choice: read here, one at a time, with no time limit
         results = ((f, sha, _parse_job(str(f), sha, settings_json, lofin.get(f.stem))) for f, sha in todo)
         yield from _store_all(library, results, event, cancel, stored_at)
-    else:
-        ctx = mp.get_context("spawn")  # fork is unsafe with threads (GUI, torch)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            parsed = _bounded_map(pool, todo, settings_json, lofin, 2 * workers, cancel)
+    elif todo:
+        workers = min(settings.ingest.workers, len(todo))
+        pool = ProcessPool(max_workers=workers, context=mp.get_context("spawn"))  # fork is unsafe with threads
+        try:
+            parsed = _bounded_map(pool, todo, settings_json, lofin, 2 * workers, settings.ingest.file_timeout_s,
+                                  cancel)
             yield from _store_all(library, parsed, event, cancel, stored_at)
+        finally:
+            if cancel and cancel():
+                pool.stop()  # files still being read are dropped, not waited for
+            else:
+                pool.close()
+            pool.join()
     if not (cancel and cancel()):
         refresh_folios(library)
 
 
-def _bounded_map(pool: ProcessPoolExecutor, todo: list[tuple[Path, str]], settings_json: str, lofin: dict[str, str],
-                 window: int, cancel: Callable[[], bool] | None) -> Iterator[tuple[Path, str, ParsedFiling | str]]:
+def _bounded_map(pool: ProcessPool, todo: list[tuple[Path, str]], settings_json: str, lofin: dict[str, str],
+                 window: int, timeout: float, cancel: Callable[[], bool] | None
+                 ) -> Iterator[tuple[Path, str, ParsedFiling | str]]:
     pending: dict[Future, tuple[Path, str]] = {}
     queue = iter(todo)
     while True:
@@ -184,7 +245,8 @@ def _bounded_map(pool: ProcessPoolExecutor, todo: list[tuple[Path, str]], settin
             if nxt is None:
                 break
             f, sha = nxt
-            pending[pool.submit(_parse_job, str(f), sha, settings_json, lofin.get(f.stem))] = nxt
+            args = (str(f), sha, settings_json, lofin.get(f.stem))
+            pending[pool.schedule(_parse_job, args=args, timeout=timeout)] = nxt
         if not pending:
             return
         finished, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -192,7 +254,12 @@ def _bounded_map(pool: ProcessPoolExecutor, todo: list[tuple[Path, str]], settin
             f, sha = pending.pop(fut)
             try:
                 yield f, sha, fut.result()
-            except Exception as exc:  # worker died (e.g. out of memory on a pathological file)
+            except FutureTimeout:
+                yield f, sha, (f"abandoned: reading it took longer than {timeout:g} s (ingest.file_timeout_s); "
+                               "the other files went on")
+            except ProcessExpired as exc:  # the reader died: out of memory, a crash in a native library
+                yield f, sha, f"the process reading it died (exit code {exc.exitcode}); the other files went on"
+            except Exception as exc:  # noqa: BLE001 - any other failure of the pool is this file's outcome
                 yield f, sha, f"parser process failed: {type(exc).__name__}: {exc}"
 
 
@@ -211,6 +278,7 @@ def _store_all(library: Library, results: Iterable[tuple[Path, str, ParsedFiling
             if flagged:
                 pages = ", ".join(str(reader_page(i)) for i in flagged[:10])
                 note += f"; {len(flagged)} image-only page(s) without text layer: {pages}"
+            note += "".join(f"; {n}" for n in outcome.notes)
             yield event(f, "added", note, sha, fid, outcome.identity.doc_name)
         if cancel and cancel():
             return

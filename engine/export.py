@@ -18,6 +18,7 @@ from typing import Any
 
 from engine.errors import EngineError
 from engine.evidence import Snapshot, page_snapshot
+from engine.invisible import visible
 from engine.pages import page_label, reader_page
 from engine.records import StageTrace, StoredRun
 from engine.store.library import Library
@@ -29,7 +30,7 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 def safe_cell(value: Any) -> str:
     """A CSV cell a spreadsheet will not evaluate: text starting like a formula gets a leading quote."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else visible(str(value))
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
@@ -151,6 +152,7 @@ def to_csv(ev: dict[str, Any]) -> str:
 
 def _fence(text: str, lang: str = "") -> list[str]:
     """A Markdown code fence longer than any backtick run in ``text``, so filing text cannot close it."""
+    text = visible(text)
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * max(3, longest + 1)
     return [ticks + lang, text, ticks]
@@ -187,13 +189,14 @@ def to_markdown(ev: dict[str, Any], summary: Sequence[str], images: dict[int, st
         lines.append(f"**Note:** {_md_line(a['reason'])}")
     lines += ["", _cost_line(ev), "", "## Evidence", ""]
     for i, c in enumerate(ev["cited_passages"]):
-        lines += [f"### [{c['passage_id']}] {_md_line(c['title'])} — {c['doc_name']}, {_page(c)}", ""]
+        where = _md_line(f"{c['doc_name']}, {_page(c)}")
+        lines += [f"### [{c['passage_id']}] {_md_line(c['title'])} — {where}", ""]
         lines += _fence(_passage_text(c)) + [""]
         if images and i in images:
-            lines += [f"![{c['doc_name']} {_page(c)}, evidence marked]({images[i]})", ""]
+            lines += [f"![{_md_line(c['doc_name'] + ' ' + _page(c))}, evidence marked]({images[i]})", ""]
     if a.get("program"):
         lines += ["## Program", "", *_fence(a["program"], "python"), "",
-                  f"Computed: {a.get('computed', {}).get('value')}", ""]
+                  f"Computed: {_md_line(a.get('computed', {}).get('value'))}", ""]
     if a.get("reasoning"):
         lines += ["## Reasoning", "", *_fence(a["reasoning"]), ""]
     lines += ["## Trace", ""] + [f"- {_md_line(t)}" for t in summary]
@@ -201,14 +204,17 @@ def to_markdown(ev: dict[str, Any], summary: Sequence[str], images: dict[int, st
 
 
 def _md_line(text: str) -> str:
-    """Untrusted text on one Markdown line: no line breaks, no raw HTML."""
-    return " ".join(str(text).split()).replace("<", "&lt;").replace(">", "&gt;")
+    """Untrusted text on one Markdown line: no line breaks, no raw HTML, no invisible characters."""
+    return " ".join(visible(str(text)).split()).replace("<", "&lt;").replace(">", "&gt;")
 
 
 def to_html(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] | None = None,
             notes: dict[int, str] | None = None) -> str:
     """A self-contained HTML report; every piece of filing or model text is escaped."""
-    e = html.escape
+
+    def e(text: str) -> str:
+        return html.escape(visible(text))
+
     a = ev["answer"]
     parts = [f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{e(ev['question'])}</title>",
              f"<style>{_CSS}</style></head><body>", f"<h1>{e(ev['question'])}</h1>",
@@ -221,7 +227,7 @@ def to_html(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] |
         parts += [f"<h3>[{c['passage_id']}] {e(c['title'])} — {e(c['doc_name'])}, {e(_page(c))}</h3>",
                   f"<pre>{e(_passage_text(c))}</pre>"]
         if images and i in images:
-            parts.append(f"<figure><img src=\"{images[i]}\" alt=\"{e(c['doc_name'])} {e(_page(c))}\">"
+            parts.append(f"<figure><img src=\"{e(images[i])}\" alt=\"{e(c['doc_name'])} {e(_page(c))}\">"
                          f"<figcaption>{e(c['doc_name'])}, {e(_page(c))}, evidence marked</figcaption>"
                          "</figure>")
         elif notes and notes.get(i):

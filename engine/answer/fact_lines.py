@@ -60,19 +60,26 @@ def passage_facts(library: Library, passages: Sequence[Passage], intent: QueryIn
     """The facts printed inside ``passages`` that the question can use, at most ``limit``, numbered in passage
     and reading order. A fact counts when its period is a fiscal year the question asks for or the year before
     (any year when it asks for none) and its row shares a metric or a word with the question; the same value of
-    the same row and period printed twice (a statement and its comparative) is listed once."""
+    the same row and period printed twice (a statement and its comparative) is listed once.
+
+    A column whose headers print a year but not the period's length is a fiscal year in an annual report; in an
+    interim report or a release it may be a quarter or a year to date, so such a fact is not listed for a
+    question that names its years (it would answer another period's question)."""
     if limit <= 0 or not passages:
         return ()
     years = set(intent.fiscal_years) | {y - 1 for y in intent.fiscal_years}
     words, metrics = _words(intent.question), set(intent.metrics)
     scored: list[tuple[int, int, StoredFact]] = []
     seen: set[tuple[str, str, float]] = set()
+    annual = {f.id: f.identity.form == "10-K" for f in library.filings(sorted({p.chunk.filing_id for p in passages}))}
     for pid, p in enumerate(passages, start=1):
         c = p.chunk
         for s in library.facts(filing_ids=[c.filing_id], page_index=c.page_index):
             f = s.fact
             if s.chunk_id != c.id or (years and f.period.fiscal_year not in years):
                 continue
+            if years and f.period.months is None and not annual[c.filing_id]:
+                continue  # a year of unstated length in an interim report: the asked year's figure or not
             key = (f.row.lower(), f.period.label, round(f.scaled_value, 6))
             score = _score(s, words, metrics)
             if score and key not in seen:

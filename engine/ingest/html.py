@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 from engine.errors import IngestError
+from engine.invisible import visible
 
 logger = logging.getLogger(__name__)
 
@@ -229,6 +230,7 @@ class _Extractor(HTMLParser):
             self._page_break()
 
     def handle_data(self, data: str) -> None:
+        data = visible(data)
         if self.header.capture is not None:
             self.header.capture.append(data)
         for name, parts in self.text_tags:  # a dei tag may be hidden (in the skipped ix:header) or printed

@@ -26,8 +26,9 @@ from engine.records import ParsedFiling, StatementFact
 from engine.settings import ChunkingSettings, IngestSettings
 
 # html-2: inline XBRL headers are not page text; html-3: the reader keeps the dei cover tags (CIK, fiscal-year end),
-# so HTML filings stored before are read again on their next ingest
-PARSER_VERSION = "pdf-rows-1/html-3/chunk-2"
+# so HTML filings stored before are read again on their next ingest; pdf-rows-2 / html-4: invisible format
+# characters (zero-width, bidirectional controls) are dropped as text is read (engine.invisible)
+PARSER_VERSION = "pdf-rows-2/html-4/chunk-2"
 # The statement-fact reader's version, apart from the parser's: a new one re-reads facts (``filinglens reindex``)
 # without invalidating chunks and their indexes.
 FACTS_VERSION = "facts-4"

@@ -9,6 +9,7 @@ Pages are indexed from 0, as PyMuPDF numbers them (people read them through :mod
 from __future__ import annotations
 
 from engine.errors import IngestError
+from engine.invisible import visible
 from engine.pages import reader_page
 
 PDF_MAGIC = b"%PDF-"
@@ -22,7 +23,10 @@ def _row_text(words: list[tuple], boxes: list[WordBox] | None = None) -> str:
     in that text and its box on the page."""
     # words: (x0, y0, x1, y1, text, block, line, word_no) from page.get_text("words", sort=False)
     lines: dict[tuple[int, int], list[tuple]] = {}
+    words = [(*w[:4], visible(w[4]), *w[5:]) for w in words]
     for w in words:
+        if not w[4]:
+            continue  # a word of invisible characters only
         lines.setdefault((w[5], w[6]), []).append(w)
     items = []
     for ws in lines.values():

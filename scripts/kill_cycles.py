@@ -1,0 +1,146 @@
+"""Crash safety: SIGKILL the CLI at random moments of an ingest, an index rebuild, a facts re-read and a question,
+again and again, checking the library after every kill; then let the work finish and compare it with a clean run.
+
+After each kill: SQLite's integrity check, the cross-table checks (page and chunk counts, orphans, duplicates),
+no orphan rows, the builder lock free, and the published index readable (``index verify`` may say it lags
+behind, never that it is torn). At the end an uninterrupted ingest and index build complete the work, and the
+library must hold the same filings, chunks and facts as one built without interruption, and an index that
+verifies. Prints the figures; exit 1 on any problem.
+
+    .venv/bin/python scripts/kill_cycles.py [--cycles 50] [--filings 40] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.demo_corpus import generate_corpus
+from engine.doctor import orphan_counts
+from engine.store import Library
+from engine.store.index_sets import lock_is_free
+
+
+def cli(home: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "engine.cli", "--home", str(home), *args]
+
+
+def run(cmd: list[str], timeout: float = 900) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def kill_after(cmd: list[str], delay: float) -> int | None:
+    """Start ``cmd`` and SIGKILL its whole process group after ``delay`` s; its exit code when it ended first."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        return proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None
+
+
+def counts(home: Path) -> dict[str, int]:
+    with Library(home) as lib:
+        return {t: lib.count(t) for t in ("filings", "pages", "chunks", "facts")}
+
+
+def problems_after_kill(home: Path) -> list[str]:
+    found = []
+    if not (home / "library.sqlite3").exists():
+        return found
+    with Library(home) as lib:
+        check = lib.conn.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            found.append(f"integrity: {check}")
+        found += lib.integrity_problems()
+        if orphans := orphan_counts(lib.conn):
+            found.append(f"orphans: {orphans}")
+    if not lock_is_free(home):
+        found.append("the builder lock is still held")
+    verify = run(cli(home, "index", "verify"), timeout=300)
+    torn = [ln for ln in verify.stdout.splitlines() if ln.startswith("problem:") and
+            ("missing" in ln or "damaged" in ln or "does not open" in ln or "torn" in ln)]
+    found += torn
+    if verify.returncode not in (0, 1) or "Traceback" in verify.stderr:
+        found.append(f"index verify crashed: {verify.stderr[-300:]}")
+    return found
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cycles", type=int, default=50)
+    ap.add_argument("--filings", type=int, default=40, help="demo filings in the corpus")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    work = Path(tempfile.mkdtemp(prefix="filinglens-kill-"))
+    corpus = work / "corpus"
+    generate_corpus(corpus, args.filings, seed=args.seed + 3, html_every=5)
+    truth = [json.loads(line) for line in (corpus / "truth.jsonl").open()]
+    fact = next(t for t in truth if t["form"] == "10-K" and t["metric"] == "Total revenue")
+    question = f"What was {fact['company']}'s total revenue in fiscal {fact['period']}, in USD millions?"
+
+    clean = work / "clean"
+    start = time.monotonic()
+    done = run(cli(clean, "ingest", str(corpus)))
+    clean_seconds = time.monotonic() - start
+    if done.returncode != 0:
+        print(done.stderr[-2000:])
+        return 1
+    reference = counts(clean)
+    print(f"clean ingest of {args.filings} filings: {clean_seconds:.0f} s, {reference}")
+
+    home = work / "killed"
+    operations = {
+        "ingest": (cli(home, "ingest", str(corpus)), clean_seconds),
+        "index rebuild": (cli(home, "index", "rebuild"), 20.0),
+        "question": (cli(home, "ask", question), 15.0),
+    }
+    outcome: Counter[str] = Counter()
+    failures = []
+    for cycle in range(1, args.cycles + 1):
+        name = rng.choices(list(operations), weights=(5, 2, 2))[0]
+        cmd, typical = operations[name]
+        delay = rng.uniform(0.5, typical)
+        code = kill_after(cmd, delay)
+        outcome[f"{name} {'killed' if code is None else 'finished first'}"] += 1
+        found = problems_after_kill(home)
+        if found:
+            failures.append((cycle, name, round(delay, 1), found))
+        print(f"cycle {cycle:3d}: {name:13s} killed after {delay:5.1f} s" if code is None else
+              f"cycle {cycle:3d}: {name:13s} finished (exit {code}) before {delay:.1f} s",
+              "" if not found else f" PROBLEMS: {found}", flush=True)
+    final = run(cli(home, "ingest", str(corpus)))
+    verify = run(cli(home, "index", "verify"))
+    after = counts(home)
+    print(f"\n{args.cycles} kill cycles: " + ", ".join(f"{k} {n}" for k, n in sorted(outcome.items())))
+    print(f"after the last, uninterrupted ingest: {after} (clean run: {reference}); "
+          f"index verify exit {verify.returncode}")
+    if after != reference:
+        failures.append(("end", "counts", 0, [f"{after} != {reference}"]))
+    if final.returncode != 0 or verify.returncode != 0:
+        failures.append(("end", "resume", 0, [final.stderr[-500:], verify.stdout[-500:]]))
+    print(f"problems: {len(failures)}")
+    for f in failures:
+        print("  ", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,5 +1,5 @@
-"""Crash safety: SIGKILL the CLI at random moments of an ingest, an index rebuild, a facts re-read and a question,
-again and again, checking the library after every kill; then let the work finish and compare it with a clean run.
+"""Crash safety: SIGKILL the CLI at random moments of an ingest, a removal, an index rebuild (which re-reads
+outdated facts) and a question, again and again, checking the library after every kill; then let the work finish and compare it with a clean run.
 
 After each kill: SQLite's integrity check, the cross-table checks (page and chunk counts, orphans, duplicates),
 no orphan rows, the builder lock free, and the published index readable (``index verify`` may say it lags
@@ -107,18 +107,25 @@ def main() -> int:
     print(f"clean ingest of {args.filings} filings: {clean_seconds:.0f} s, {reference}")
 
     home = work / "killed"
-    operations = {
-        "ingest": (cli(home, "ingest", str(corpus)), clean_seconds),
-        "index rebuild": (cli(home, "index", "rebuild"), 20.0),
-        "question": (cli(home, "ask", question), 15.0),
+    docs = [json.loads(line)["doc_name"] for line in (corpus / "documents.jsonl").open()]
+    operations = {  # (command, typical seconds); a removal gives the next ingest work to redo
+        "ingest": (lambda: cli(home, "ingest", str(corpus)), clean_seconds),
+        "remove": (lambda: cli(home, "remove", *rng.sample(docs, 8)), 10.0),
+        "index rebuild": (lambda: cli(home, "index", "rebuild"), 20.0),
+        "question": (lambda: cli(home, "ask", question), 15.0),
     }
+    typical = {name: seconds for name, (_, seconds) in operations.items()}
     outcome: Counter[str] = Counter()
     failures = []
     for cycle in range(1, args.cycles + 1):
-        name = rng.choices(list(operations), weights=(5, 2, 2))[0]
-        cmd, typical = operations[name]
-        delay = rng.uniform(0.5, typical)
+        name = rng.choices(list(operations), weights=(4, 2, 2, 2))[0]
+        make, _ = operations[name]
+        cmd = make()
+        delay = rng.uniform(0.5, 0.95 * typical[name])  # inside the run: its length is learnt as it goes
+        began = time.monotonic()
         code = kill_after(cmd, delay)
+        if code is not None:
+            typical[name] = time.monotonic() - began
         outcome[f"{name} {'killed' if code is None else 'finished first'}"] += 1
         found = problems_after_kill(home)
         if found:

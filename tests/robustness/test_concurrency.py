@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import shutil
 import subprocess
 import sys
@@ -41,7 +42,27 @@ def test_five_questions_at_once_while_an_ingest_runs(ingested_demo, demo_truth, 
     questions = [f"What was {t['company']}'s total revenue in fiscal {t['period']}, in USD millions?" for t in asked]
     asks = [subprocess.Popen([*cli, "ask", q], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True) for q in questions]
-    outs = [p.communicate(timeout=600) for p in asks]
+    peak = {p.pid: 0 for p in asks}
+    watching = threading.Event()
+
+    def watch() -> None:  # each question process's resident memory, sampled while they run
+        import psutil
+
+        while not watching.is_set():
+            for p in asks:
+                try:
+                    peak[p.pid] = max(peak[p.pid], psutil.Process(p.pid).memory_info().rss)
+                except psutil.Error:
+                    pass
+            watching.wait(0.1)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        outs = [p.communicate(timeout=600) for p in asks]
+    finally:
+        watching.set()
+        watcher.join()
     ingest_out = ingest.communicate(timeout=600)
 
     for (out, err), p, t in zip(outs, asks, asked, strict=True):
@@ -51,6 +72,9 @@ def test_five_questions_at_once_while_an_ingest_runs(ingested_demo, demo_truth, 
         assert f"{t['value']:,.0f} USD millions" in answer, (answer, t)
     assert ingest.returncode == 0, ingest_out[1][-2000:]
     assert "database is locked" not in ingest_out[1]
+    peak_mb = max(peak.values()) / 2**20
+    print(f"\nlargest question process while loaded: {peak_mb:.0f} MB")
+    assert 0 < peak_mb < 3000  # a question process (embedder, indexes, no chat model) stays well under 3 GB
 
     with Library(home) as lib:
         runs = lib.conn.execute("SELECT id, status, question FROM runs").fetchall()

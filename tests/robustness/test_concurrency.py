@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from engine.demo_corpus import generate_corpus

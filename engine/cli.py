@@ -35,10 +35,26 @@ def _settings(args: argparse.Namespace) -> Settings:
     if getattr(args, "model", None):
         overrides.setdefault("models", {})["chat_model"] = args.model
     if getattr(args, "reranker", None):
-        overrides.setdefault("retrieval", {})["reranker"] = args.reranker
+        _reranker_overrides(args.reranker, overrides)
+    if getattr(args, "rerank_seed", None) is not None:
+        overrides.setdefault("rerank", {})["seed"] = args.rerank_seed
     if getattr(args, "gpu_layers", None) is not None:
         overrides.setdefault("models", {})["gpu_layers"] = args.gpu_layers
     return settings.with_overrides(**overrides) if overrides else settings
+
+
+_CARD_MODES = ("cards", "tournament", "tournament-s2", "multiagent")
+
+
+def _reranker_overrides(name: str, overrides: dict) -> None:
+    """``--reranker``: a card-based mode (engine.rerank) becomes HiREC's passage stage; ``cross-encoder`` is the
+    trained cross-encoder inside the fused ranking; ``none`` is the fused ranking alone; anything else names a
+    cross-encoder as ``retrieval.reranker`` does (trained, untrained, a folder)."""
+    if name in _CARD_MODES:
+        overrides.setdefault("rerank", {})["mode"] = name
+        return
+    overrides.setdefault("rerank", {})["mode"] = "off"
+    overrides.setdefault("retrieval", {})["reranker"] = "trained" if name == "cross-encoder" else name
 
 
 def _library(settings: Settings):
@@ -322,6 +338,7 @@ def _explain(traces: Sequence[StageTrace]) -> None:
         FactsPayload,
         IntentPayload,
         PassagesPayload,
+        RerankPayload,
         RewritePayload,
     )
 
@@ -346,6 +363,20 @@ def _explain(traces: Sequence[StageTrace]) -> None:
                     extra += f" line item #{c.line_item_rank}: {'; '.join(c.line_items)}"
                 where = cite(c.doc_name, c.page_index, c.printed_folio)
                 print(f"   {'+' if c.kept else ' '}{c.rank:3d}. {where:34s} score={c.final}  {extra}")
+        elif isinstance(p, RerankPayload):
+            print(f"   {p.mode} (seed {p.seed}): {p.stage1} of {p.n_chunks} chunks by BM25, {p.finalists} finalists, "
+                  f"{len(p.groups)} model calls" + (f", {p.rounds} bootstrap rounds: {p.stop}" if p.rounds else ""))
+            print(f"   intent: {'; '.join(p.intent_fields)}\n   cards: {p.cards}")
+            for r in p.rows[:10]:
+                terms = [f"bm25 #{r.stage1_rank}"] + [f"{k} {v}" for k, v in (
+                    ("screen", r.screen_score), ("borda", r.borda), ("judge #", r.listwise_rank), ("elo", r.elo))
+                    if v is not None]
+                print(f"   {'+' if r.kept else ' '}{r.rank:3d}. {cite(r.doc_name, r.page_index, r.printed_folio):34s} "
+                      f"{' · '.join(terms)} · align {r.align} ({r.align_terms})"
+                      + (f"\n         matched: {'; '.join(r.matched)}" if r.matched else "")
+                      + (f"\n         moved: {r.moved}" if r.moved else ""))
+            for f in p.fallbacks:
+                print(f"   fallback: {f}")
         elif isinstance(p, CurationPayload):
             print(f"   shown: {'; '.join(cite(s.doc_name, s.page_index, s.printed_folio) for s in p.shown)}")
             print(f"   kept {len(p.kept)}, dropped {len(p.dropped)}, answerable={p.answerable}")
@@ -465,7 +496,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     from engine.eval.questions import load_questions
     from engine.eval.report import markdown, write_report
-    from engine.eval.runner import ANSWERING, PIPELINES, Evaluator, rejudge, run_eval
+    from engine.eval.runner import ANSWERING, NEEDS_CHAT, PIPELINES, Evaluator, rejudge, run_eval
 
     if args.compare:
         from engine.eval.compare import compare_runs
@@ -487,7 +518,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                doc_names=names)[: args.limit or None]
     from engine.pipeline import load_models
 
-    models = load_models(settings, chat=any(p in ANSWERING for p in pipelines), chat_required=False)
+    models = load_models(settings, chat=any(p in NEEDS_CHAT for p in pipelines), chat_required=False)
     _no_chat_note(models.chat_error)
     evaluator = Evaluator(library, settings, models, indexes=_open_indexes(library, settings, models.embedder))
     out = Path(args.out)
@@ -691,7 +722,10 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     s.add_argument("--explain", action="store_true", help="print the stage-by-stage trace")
     s.add_argument("--model", help="chat model pack name or path to any GGUF file")
     s.add_argument("--gpu-layers", type=int, help="layers llama.cpp offloads to the GPU (-1 = all)")
-    s.add_argument("--reranker", help="none | trained | untrained | path to a CrossEncoder folder")
+    s.add_argument("--reranker", help="the passage stage: tournament | tournament-s2 | multiagent | cards (evidence "
+                   "cards, engine.rerank) | cross-encoder (the trained one) | none | untrained | path to a "
+                   "CrossEncoder folder")
+    s.add_argument("--seed", dest="rerank_seed", type=int, help="seed of the tournament's bootstrap groups")
     s.set_defaults(func=cmd_ask)
 
     s = sub.add_parser("runs", help="past runs and their traces")

@@ -45,7 +45,7 @@ MIN_FREE_BYTES = 1 << 30  # below 1 GiB free an ingest or an index build can fai
 
 # Rows that belong to a filing or a run: (table, column, parent table).
 CHILD_ROWS = (("pages", "filing_id", "filings"), ("chunks", "filing_id", "filings"),
-              ("facts", "filing_id", "filings"), ("stage_events", "run_id", "runs"))
+              ("facts", "filing_id", "filings"), ("stage_events", "run_id", "runs"), ("cards", "chunk_id", "chunks"))
 
 
 @dataclass(frozen=True)

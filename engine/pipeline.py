@@ -50,6 +50,7 @@ from engine.records import (
     StageTrace,
     StoredFact,
 )
+from engine.rerank.stage import PassageReranker
 from engine.retrieval.companies import check_companies
 from engine.retrieval.hierarchical import HierarchicalRetriever
 from engine.settings import Settings
@@ -58,7 +59,7 @@ from engine.trace import call_llm, outcome_to_json, record_trace
 
 log = logging.getLogger(__name__)
 
-RETRIEVAL_STAGES = ("intent", "rewrite", "documents", "passages")
+RETRIEVAL_STAGES = ("intent", "rewrite", "documents", "rerank", "passages")
 STAGES = (*RETRIEVAL_STAGES, "curation", "curation-stop", "answer")
 
 
@@ -164,7 +165,10 @@ def build_pipeline(settings: Settings, library: Library, models: Models, *,
     extra = {} if shared is None else {"lexical": shared.lexical, "summaries": shared.summaries,
                                        "chunk_vectors": shared.chunk_vectors}
     retriever = HierarchicalRetriever(library, settings, models.embedder, models.cross, **extra)
-    return HirecPipeline(library, settings, retriever, models.chat, no_chat_reason=models.chat_error)
+    reranker = (PassageReranker(library, settings, retriever, models.chat)
+                if settings.rerank.mode != "off" else None)
+    return HirecPipeline(library, settings, retriever, models.chat, no_chat_reason=models.chat_error,
+                         reranker=reranker)
 
 
 def issuer_refs(library: Library) -> list[IssuerRef]:
@@ -203,8 +207,10 @@ class HirecPipeline:
     """Holds loaded models and indexes; one instance answers many questions."""
 
     def __init__(self, library: Library, settings: Settings, retriever: HierarchicalRetriever,
-                 chat: ChatModel | None, *, no_chat_reason: str = "") -> None:
+                 chat: ChatModel | None, *, no_chat_reason: str = "",
+                 reranker: PassageReranker | None = None) -> None:
         self.library, self.settings, self.chat, self.retriever = library, settings, chat, retriever
+        self.reranker = reranker  # card-based passage ranking (settings.rerank.mode), else HiREC's fused ranking
         self.refs = {r.key: r for r in issuer_refs(library)}
         self.no_chat_reason = no_chat_reason
         self.catalogue = load_catalogue()
@@ -474,6 +480,13 @@ class HirecPipeline:
         filings, doc_payload = self.retriever.documents(doc_query, intent)
         yield record(StageTrace(round_no, replace(doc_payload, company_check=company_check), time.perf_counter() - t))
         t = time.perf_counter()
+        if self.reranker is not None:
+            got = self.reranker.passages(query, lexical_query(intent, query), filings, intent, cancel)
+            model_seconds += sum(c.seconds for c in got.calls)
+            run.retrieval_seconds += time.perf_counter() - t0 - model_seconds
+            yield record(StageTrace(round_no, got.rerank, got.seconds, tuple(got.calls)))
+            yield record(StageTrace(round_no, got.payload, 0.0))
+            return got.passages
         passages, pas_payload = self.retriever.passages(query, lexical_query(intent, query), filings, intent)
         run.retrieval_seconds += time.perf_counter() - t0 - model_seconds
         yield record(StageTrace(round_no, pas_payload, time.perf_counter() - t))

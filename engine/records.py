@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -154,6 +155,12 @@ class QueryIntent:
     decimals: int | None = None
     keywords: tuple[str, ...] = ()
     annual_years: tuple[int, ...] | None = None  # None: derive from fiscal_years minus quarter years
+    # FinCards' intent fields (Fig. 4) beyond the above, matched against evidence cards (engine.rerank)
+    topic: str = "Other"  # one of engine.intent.topics.TOPICS
+    relation: str = "lookup"  # lookup | trend | comparison | explanation | definition | policy
+    temporal: tuple[str, ...] = ()  # normalised periods: "FY2022", "2023Q2", "latest year", "latest quarter"
+    entities: tuple[str, ...] = ()  # named segments, geographies and products (companies are ``issuers``)
+    statements: tuple[str, ...] = ()  # primary statements the question names: income statement | balance sheet | ...
 
 
 # --- statement facts ----------------------------------------------------------------------------------------
@@ -233,6 +240,55 @@ class StoredFact:
     fact: StatementFact
     score: float = 0.0  # a search's relevance (higher is better); 0 when listed, not searched
     printed_folio: str | None = None  # the number the fact's page prints, when one was read
+
+
+# --- evidence cards (engine.rerank.cards) --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CardSpan:
+    """Where a card's field value is printed: characters of the chunk's indexed text (header context, then text)."""
+
+    field: str  # entities | metrics | numbers | periods
+    value: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Card:
+    """What a chunk can serve as evidence for (FinCards Fig. 3): the fields a question's intent is matched against.
+
+    Every listed entity, number and period is printed in the chunk (``spans`` says where); a field a model
+    proposed that the chunk does not print is dropped and named in ``dropped``."""
+
+    chunk_id: int
+    topic: str  # engine.intent.topics.TOPICS
+    section: str  # "Item 7 MD&A", "income statement", or ""
+    entities: tuple[str, ...]
+    metrics: tuple[str, ...]  # canonical metric names (engine.intent.lexicon)
+    numbers: tuple[str, ...]  # verbatim
+    periods: tuple[str, ...]  # normalised: "FY2022", "2022-12" (a month-end), "3M to 2023-06-30"
+    evidence_type: str  # table_numeric | narrative_numeric | qualitative_explanation | policy_text | guidance | none
+    claim_role: str  # primary_evidence | supporting_context | definition | caveat | boilerplate | structural_heading
+    scope: str  # company | segment | geography | product | unknown
+    basis: str  # GAAP | non-GAAP | adjusted | reported | unknown
+    summary: str
+    spans: tuple[CardSpan, ...] = ()
+    source: str = "rules"  # rules | facts (a table's fields from its statement facts) | model (plus a model pass)
+    dropped: tuple[str, ...] = ()
+    statement: str = ""  # the primary statement its facts are read from (income statement | balance sheet | ...)
+
+    @property
+    def boilerplate(self) -> bool:
+        return self.claim_role in ("boilerplate", "structural_heading")
+
+    @property
+    def years(self) -> set[int]:
+        return {int(m) for p in self.periods for m in _YEAR_IN.findall(p)}
+
+
+_YEAR_IN = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 
 
 # --- the question path's records -------------------------------------------------------------------------
@@ -522,6 +578,84 @@ class FactsPayload:
 
 
 @dataclass(frozen=True)
+class RerankGroup:
+    """One model call of a tournament: the candidates it was shown and what it returned."""
+
+    stage: str  # screen (FinCards Stage 2) | bootstrap (Stage 3) | pick (batch picker) | judge (listwise judge)
+    round: int  # the bootstrap round (from 1); 0 for the other stages
+    group: int
+    members: tuple[int, ...]  # chunk ids, in the order shown
+    order: tuple[int, ...]  # the picks (screen, pick) or the complete ranking (bootstrap, judge), best first
+    reasons: tuple[str, ...] = ()  # one per ``order`` entry where the model gave one
+    scores: tuple[int, ...] = ()  # relevance 0–100 per pick (screen)
+    fallback: str = ""  # what the engine did where the output was unusable or incomplete
+
+
+@dataclass(frozen=True)
+class EloMatch:
+    """One head-to-head of the pairwise referee and the two ratings after it (eq. 6)."""
+
+    a: int
+    b: int
+    winner: int | None  # None: no usable verdict (the ratings are unchanged)
+    rating_a: float
+    rating_b: float
+    fallback: str = ""
+
+
+@dataclass(frozen=True)
+class RerankRow:
+    """One Stage 1 candidate and every term that placed it."""
+
+    chunk_id: int
+    doc_name: str
+    page_index: int
+    stage1_rank: int  # BM25 rank within the chosen filings
+    bm25: float
+    finalist: bool  # passed the screen (FinCards Stage 2, the batch picker); every candidate in cards mode
+    screen_score: int | None = None  # the screen's relevance (0–100)
+    borda: float | None = None  # Stage 3: normalised Borda scores summed over rounds
+    round_ranks: tuple[int, ...] = ()  # Stage 3: its place in its group, round by round (1 = best)
+    listwise_rank: int | None = None  # the listwise judge's rank
+    elo: float | None = None  # the referee's final rating
+    rrf: float | None = None  # fusion of the listwise and pairwise orders (eq. 7)
+    align: float = 0.0  # eq. 8
+    align_terms: str = ""  # "entity 0.50 · metric 1.00 · period ✓ · numbers ✓"
+    matched: tuple[str, ...] = ()  # the card fields that match the intent: "metric: revenue", "period: FY2022"
+    final: float = 0.0
+    rank: int = 0
+    kept: bool = False
+    moved: str = ""  # why diversity moved it down
+    printed_folio: str | None = None
+
+
+@dataclass(frozen=True)
+class RerankPayload:
+    """How a card-based reranker ordered the chosen filings' passages (engine.rerank): its stages, each model
+    call's group and answer, Borda scores per round, Elo ratings per match, fusion and alignment terms."""
+
+    STAGE: ClassVar[str] = "rerank"
+    mode: str  # cards | tournament | tournament-s2 | multiagent
+    seed: int
+    intent_fields: tuple[str, ...]  # the intent as matched: "topic: Revenue", "metrics: revenue", ...
+    n_chunks: int  # L: the chosen filings' chunks
+    stage1: int  # N: kept by BM25 (FinCards eq. 5)
+    finalists: int  # kept by the screen
+    groups: tuple[RerankGroup, ...] = ()
+    matches: tuple[EloMatch, ...] = ()
+    rounds: int = 0  # bootstrap rounds run
+    stop: str = ""  # why the bootstrap stopped
+    rank_variance: float | None = None
+    cards: str = ""  # where the cards came from: "rules 120 · facts 25 · model 5 (2 fields dropped)"
+    rows: tuple[RerankRow, ...] = ()  # best first
+    fallbacks: tuple[str, ...] = ()
+
+    @property
+    def kept(self) -> tuple[RerankRow, ...]:
+        return tuple(r for r in self.rows if r.kept)
+
+
+@dataclass(frozen=True)
 class AnswerPayload:
     STAGE: ClassVar[str] = "answer"
     answer: AnswerResult
@@ -529,10 +663,10 @@ class AnswerPayload:
 
 
 StagePayload = (IntentPayload | RewritePayload | DocumentsPayload | PassagesPayload | CurationPayload
-                | CurationStopPayload | FactsPayload | AnswerPayload)
+                | CurationStopPayload | FactsPayload | RerankPayload | AnswerPayload)
 PAYLOAD_TYPES: dict[str, type[StagePayload]] = {
     t.STAGE: t for t in (IntentPayload, RewritePayload, DocumentsPayload, PassagesPayload, CurationPayload,
-                         CurationStopPayload, FactsPayload, AnswerPayload)
+                         CurationStopPayload, FactsPayload, RerankPayload, AnswerPayload)
 }
 
 

@@ -107,6 +107,48 @@ class RetrievalSettings(_Section):
     hnsw_ef_search: int = Field(128, ge=10, description="HNSW query-time beam width.")
 
 
+class RerankSettings(_Section):
+    """Card-based passage ranking inside the chosen filings (FinCards and the multi-agent variant, engine.rerank)."""
+
+    mode: Literal["off", "cards", "tournament", "tournament-s2", "multiagent"] = Field(
+        "off", description="HiREC's passage stage: 'off' (fused BM25 + dense + filing rank, and the cross-encoder "
+        "when one is set), 'cards' (card field matching and the alignment score, no model call), 'tournament' "
+        "(FinCards: BM25, card screening, bootstrap listwise rounds), 'tournament-s2' (its first two stages) or "
+        "'multiagent' (batch picker, listwise judge, pairwise referee with Elo, fusion, alignment, diversity).")
+    seed: int = Field(0, description="Seeds the bootstrap groups: the same question and seed give the same ranking.")
+    model_cards: bool = Field(
+        True, description="Narrative chunks' cards get a model pass (validated against the text) in the model "
+        "modes; off: cards by rules and statement facts only (much faster on a CPU).")
+    stage1_ratio: float = Field(0.5, gt=0, le=1, description="FinCards eq. 5: r in N = clamp(⌈rL⌉, N_min, N_max).")
+    stage1_min: int = Field(60, ge=5, description="FinCards N_min (all chunks when the filings hold fewer).")
+    stage1_max: int = Field(150, ge=5, description="FinCards N_max.")
+    screen_group: int = Field(25, ge=4, description="FinCards Stage 2 group size g (round-robin over the BM25 ranking).")
+    screen_min: int = Field(2, ge=1, description="FinCards k_min: fewest finalists a Stage 2 group picks.")
+    screen_max: int = Field(8, ge=1, description="FinCards k_max: most finalists a Stage 2 group picks.")
+    bootstrap_group_min: int = Field(15, ge=2, description="FinCards Stage 3 group size lower bound.")
+    bootstrap_group_max: int = Field(25, ge=2, description="FinCards Stage 3 group size upper bound.")
+    rounds: int = Field(5, ge=1, le=20, description="FinCards R_max: bootstrap listwise rounds at most.")
+    stop_jaccard: float = Field(0.9, ge=0, le=1, description="Stop when the top-k Jaccard of two rounds reaches this.")
+    top_k: int = Field(10, ge=1, description="k of the early-stop test and of the ranking's head.")
+    batch: int = Field(30, ge=4, description="Multi-agent batch picker: cards per batch (B).")
+    picks: int = Field(6, ge=1, description="Multi-agent batch picker: finalists per batch (m).")
+    judge_max: int = Field(30, ge=2, description="Multi-agent listwise judge: most finalists it orders.")
+    referee_pool: int = Field(20, ge=2, description="Multi-agent pairwise referee: the listwise top it adjudicates.")
+    matches_per_item: int = Field(2, ge=1, description="Referee schedule: each item meets this many ranked just below.")
+    elo_start: float = Field(1500.0, description="Elo r_0.")
+    elo_tau: float = Field(173.7, gt=0, description="Elo temperature τ (400/ln 10: chess Elo).")
+    elo_kappa: float = Field(32.0, gt=0, description="Elo step κ.")
+    rrf_zeta: int = Field(60, ge=1, description="RRF ζ of eq. 7.")
+    align_lambda: float = Field(0.01, ge=0, description="λ of eq. 9: weight of the alignment score beside RRF.")
+    align_entity: float = Field(1.0, ge=0, description="α_E of eq. 8.")
+    align_metric: float = Field(1.0, ge=0, description="α_M of eq. 8.")
+    align_period: float = Field(1.0, ge=0, description="α_P of eq. 8.")
+    align_numeric: float = Field(1.0, ge=0, description="α_N of eq. 8.")
+    section_quota: int = Field(4, ge=0, description="Diversity: most passages from one section at the head; 0: none.")
+    near_duplicate: float = Field(0.8, gt=0, le=1, description="Diversity: 3-gram Jaccard at which a passage is a near duplicate.")
+    max_tokens: int = Field(400, ge=32, description="Generation budget of one screening or ranking call.")
+
+
 class CurationSettings(_Section):
     max_kept: int = Field(10, ge=1, le=50, description="HiREC k'_P: passages the curator may keep across rounds.")
     max_rounds: int = Field(3, ge=1, le=10, description="HiREC i_max: retrieval/curation rounds.")
@@ -149,6 +191,7 @@ class Settings(_Section):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings, description="Chunking.")
     models: ModelSettings = Field(default_factory=ModelSettings, description="Models.")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Retrieval.")
+    rerank: RerankSettings = Field(default_factory=RerankSettings, description="Card-based passage ranking.")
     curation: CurationSettings = Field(default_factory=CurationSettings, description="Evidence curation.")
     answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Answer generation.")
     prompts: PromptSettings = Field(default_factory=PromptSettings, description="Prompts shown to the chat model.")

@@ -21,7 +21,8 @@ from engine.models.base import ChatMessage, ChatModel, ChatResult
 from engine.pages import cite
 from engine.records import (
     PAYLOAD_TYPES, AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactsPayload,
-    IntentPayload, LlmCall, PassagesPayload, RewritePayload, RunCost, StagePayload, StageTrace, StoredRun,
+    IntentPayload, LlmCall, PassagesPayload, RerankPayload, RewritePayload, RunCost, StagePayload, StageTrace,
+    StoredRun,
 )
 
 if TYPE_CHECKING:
@@ -149,6 +150,12 @@ def stage_summary(trace: StageTrace) -> str:
     if isinstance(p, PassagesPayload):
         return (f"scorer {p.scorer}; kept {len(p.kept)} of {len(p.candidates)}: "
                 + ", ".join(cite(c.doc_name, c.page_index, c.printed_folio) for c in p.kept))
+    if isinstance(p, RerankPayload):
+        top = p.rows[:5]
+        return (f"{p.mode}: {p.stage1} of {p.n_chunks} chunks by BM25, {p.finalists} finalists, "
+                f"{len(p.groups)} model calls" + (f", {p.rounds} rounds ({p.stop})" if p.rounds else "")
+                + "; top: " + ", ".join(cite(r.doc_name, r.page_index, r.printed_folio) for r in top)
+                + (f"; {len(p.fallbacks)} fallback(s)" if p.fallbacks else ""))
     if isinstance(p, CurationPayload):
         return (f"answerable: {'yes' if p.answerable else 'no'}; kept {len(p.kept)}, dropped {len(p.dropped)}"
                 + (f"; missing: {p.missing_information}; next question: {p.complementary_question}"

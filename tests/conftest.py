@@ -73,3 +73,16 @@ def ingested_demo(tmp_path_factory: pytest.TempPathFactory, demo_dir: Path, embe
     report = ingest(library, [demo_dir], settings)
     sync_indexes(library, settings, embedder)
     return library, settings, report
+
+
+@pytest.fixture()
+def library_copy(ingested_demo, tmp_path: Path):
+    """A private copy of the ingested demo library, for tests that alter it (facts, chunks, cards)."""
+    import shutil
+
+    from engine.store import Library
+
+    library, settings, _ = ingested_demo
+    library.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    shutil.copytree(library.home, tmp_path / "lib")
+    return Library(tmp_path / "lib"), type(settings)(home=tmp_path / "lib")

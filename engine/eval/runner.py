@@ -15,10 +15,11 @@ from engine.eval.metrics import (
 )
 from engine.eval.questions import EvalQuestion
 from engine.indexing import OpenIndexes
-from engine.intent import parse_intent
+from engine.intent import lexical_query, parse_intent
 from engine.models.base import ChatMessage
 from engine.pipeline import HirecPipeline, Models, build_pipeline
 from engine.records import AnswerPayload, Chunk, DocumentsPayload, FactsPayload, Passage, PassagesPayload
+from engine.rerank.stage import PassageReranker
 from engine.retrieval.hierarchical import filing_title
 from engine.search import Searcher
 from engine.settings import Settings
@@ -26,13 +27,22 @@ from engine.store.library import Library
 
 log = logging.getLogger(__name__)
 
+# Within-filing chunk ranking (the FinCards setting): the candidates are every chunk of the question's gold
+# filing(s), so the ranking step alone is measured. pipeline -> the passage scorer.
+WITHIN_FILING = {"wf-bm25": "bm25", "wf-fused": "fused", "wf-ce": "cross-encoder", "wf-cards": "cards",
+                 "wf-tournament-s2": "tournament-s2", "wf-tournament": "tournament", "wf-multiagent": "multiagent"}
 PIPELINES = ("bm25", "dense", "hybrid", "hirec-retrieval", "hirec-retrieval+ce", "hirec-retrieval+ce-only",
-             "hirec-retrieval+untrained", "hirec", "hirec-model", "dense-answer")
-# Passage reranker per retrieval-only HiREC variant, so fused, trained and untrained scorers run side by side.
-# pipeline -> (reranker, how its scores are used: None = the settings' reranker_mode)
-RERANKER_VARIANTS = {"hirec-retrieval": ("none", None), "hirec-retrieval+ce": ("trained", None),
-                     "hirec-retrieval+ce-only": ("trained", "replace"), "hirec-retrieval+untrained": ("untrained", None)}
+             "hirec-retrieval+untrained", "hirec-retrieval+cards", "hirec-retrieval+tournament", "hirec",
+             "hirec-model", "dense-answer", *WITHIN_FILING)
+# Passage stage per retrieval-only HiREC variant, so fused, trained, untrained and card scorers run side by side.
+# pipeline -> (reranker, how its scores are used: None = the settings' reranker_mode, card mode)
+RERANKER_VARIANTS = {"hirec-retrieval": ("none", None, "off"), "hirec-retrieval+ce": ("trained", None, "off"),
+                     "hirec-retrieval+ce-only": ("trained", "replace", "off"),
+                     "hirec-retrieval+untrained": ("untrained", None, "off"),
+                     "hirec-retrieval+cards": ("none", None, "cards"),
+                     "hirec-retrieval+tournament": ("none", None, "tournament")}
 ANSWERING = {"hirec", "hirec-model", "dense-answer"}
+NEEDS_CHAT = ANSWERING | {"hirec-retrieval+tournament", "wf-tournament-s2", "wf-tournament", "wf-multiagent"}
 
 
 @dataclass
@@ -53,6 +63,7 @@ class Prediction:
     retrieval_seconds: float = 0.0
     run_id: str = ""
     note: str = ""
+    rank_variance: float | None = None  # a bootstrap's (FinCards Stage 3)
 
 
 class Evaluator:
@@ -64,7 +75,8 @@ class Evaluator:
         self.library, self.settings, self.models = library, settings, models
         self.embedder, self.chat = models.embedder, models.chat
         self.searcher = Searcher(library, settings, models.embedder, indexes)
-        self._pipelines: dict[tuple[str, str, bool], HirecPipeline] = {}
+        self._pipelines: dict[tuple[str, str, bool, str], HirecPipeline] = {}
+        self._reranker: PassageReranker | None = None
         self._cross: dict[str, object] = {}  # one loaded cross-encoder per reranker, shared by its modes
         if models.cross is not None:
             self._cross[settings.retrieval.reranker] = models.cross
@@ -74,18 +86,20 @@ class Evaluator:
     def hirec(self) -> HirecPipeline:
         return self.pipeline(self.settings.retrieval.reranker)
 
-    def pipeline(self, reranker: str, mode: str | None = None, *, from_facts: bool = True) -> HirecPipeline:
+    def pipeline(self, reranker: str, mode: str | None = None, rerank: str | None = None, *,
+                 from_facts: bool = True) -> HirecPipeline:
         """The HiREC pipeline whose passage scorer is ``reranker`` (none | trained | untrained | folder), its
-        scores fused with the others or used alone (``mode``; default: the settings'). The answering pipeline
-        and the retrieval-only one of the same scorer are one pipeline (one retriever, one set of caches); a
-        retrieval-only run stops after the passage stage and is not stored. ``from_facts=False``: numeric answers
-        written by the model from passages (``hirec-model``, the path before statement facts)."""
-        key = (reranker, mode or self.settings.retrieval.reranker_mode, from_facts)
+        scores fused with the others or used alone (``mode``; default: the settings'), or the card-based ranking
+        ``rerank`` (engine.rerank; default: the settings'). The answering pipeline and the retrieval-only one of
+        the same scorer are one pipeline (one retriever, one set of caches); a retrieval-only run stops after the
+        passage stage and is not stored. ``from_facts=False``: numeric answers written by the model from passages
+        (``hirec-model``, the path before statement facts)."""
+        key = (reranker, mode or self.settings.retrieval.reranker_mode, from_facts, rerank or self.settings.rerank.mode)
         if key not in self._pipelines:
             from engine.models.registry import load_cross_scorer
 
             s = self.settings.with_overrides(retrieval={"reranker": key[0], "reranker_mode": key[1]},
-                                             answer={"from_facts": from_facts})
+                                             answer={"from_facts": from_facts}, rerank={"mode": key[3]})
             if self._cross.get(key[0]) is None and key[0] != "none":
                 self._cross[key[0]] = load_cross_scorer(s, s.library_home())
             models = Models(self.embedder, self.chat, self._cross.get(key[0]),  # type: ignore[arg-type]
@@ -115,6 +129,8 @@ class Evaluator:
             pred.retrieval_seconds = time.perf_counter() - t
             if run.status != "stopped":
                 pred.status, pred.note = run.status, run.answer.reason
+        elif pipeline in WITHIN_FILING:
+            pred = self._within_filing(WITHIN_FILING[pipeline], q)
         elif pipeline in ("hirec", "hirec-model"):
             run = (self.hirec if pipeline == "hirec" else self.pipeline(self.settings.retrieval.reranker,
                                                                         from_facts=False)).run(q.question)
@@ -138,6 +154,43 @@ class Evaluator:
         else:
             raise ValueError(f"unknown pipeline {pipeline!r} (known: {', '.join(PIPELINES)})")
         pred.seconds = time.perf_counter() - t
+        if pipeline in WITHIN_FILING:
+            pred.retrieval_seconds = pred.seconds
+        return pred
+
+    def _within_filing(self, scorer: str, q: EvalQuestion) -> Prediction:
+        """Rank every chunk of the question's gold filing(s) with one scorer; the ranking covers them all (the
+        scorer's candidates first, the rest after them in BM25 order), so nDCG's ideal is the filing's."""
+        filings = [self._filing_by_doc[d] for d in sorted(q.gold_docs) if d in self._filing_by_doc]
+        if not filings:
+            return Prediction(status="skipped", note="the gold filing is not in the library")
+        hirec = self.pipeline("none", rerank="off")
+        intent = parse_intent(q.question, list(hirec.refs.values()))
+        lq = lexical_query(intent, q.question)
+        if self._reranker is None:
+            self._reranker = PassageReranker(self.library, self.settings, hirec.retriever, self.chat)
+        bm25 = [c for c, _ in self._reranker.bm25_order(lq, filings)]
+        pred = Prediction(docs=[f.identity.doc_name for f in filings])
+        if scorer == "bm25":
+            head: list[int] = []
+        elif scorer in ("fused", "cross-encoder"):
+            p = hirec if scorer == "fused" else self.pipeline("trained", "replace", rerank="off")
+            _, payload = p.retriever.passages(q.question, lq, filings, intent)
+            head = [c.chunk_id for c in payload.candidates]
+            pred.note = payload.scorer
+        else:
+            got = self._reranker.passages(q.question, lq, filings, intent, mode=scorer)
+            head = [r.chunk_id for r in got.rerank.rows]
+            pred.tokens_in = sum(c.tokens_in for c in got.calls)
+            pred.tokens_out = sum(c.tokens_out for c in got.calls)
+            pred.llm_calls = len(got.calls)
+            pred.rank_variance = got.rerank.rank_variance
+            pred.note = "; ".join((got.payload.scorer, f"cards: {got.rerank.cards}", *got.rerank.fallbacks[:3]))
+        taken = set(head)
+        pred.ranked_chunks = head + [c for c in bm25 if c not in taken]
+        chunks = {c.id: c for c in self.library.chunks(pred.ranked_chunks[:10])}
+        pred.page_indexes = list(dict.fromkeys((chunks[i].doc_name, chunks[i].page_index)
+                                               for i in pred.ranked_chunks[:10] if i in chunks))
         return pred
 
     def _from_chunks(self, chunks: Sequence[Chunk]) -> Prediction:
@@ -179,7 +232,7 @@ class Evaluator:
                "has_evidence": q.has_evidence, **asdict(pred)}
         if q.gold_docs:
             row["doc_recall@5"] = document_recall_at_k(pred.docs, q.gold_docs, 5)
-        if q.gold_pages:
+        if q.gold_pages and pred.status != "skipped":
             row["page_recall@5"] = page_recall_at_k(pred.page_indexes, q.gold_pages, 5)
             row["page_recall@10"] = page_recall_at_k(pred.page_indexes, q.gold_pages, 10)
             row["page_precision"] = page_precision(pred.page_indexes[:5], q.gold_pages)

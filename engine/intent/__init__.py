@@ -17,6 +17,7 @@ from engine.intent.lexical import lexical_query, lexical_terms, question_keyword
 from engine.intent.lexicon import find_metrics, line_item_metrics, metric_named_by, metric_spans
 from engine.intent.periods import asked_periods, period_labels
 from engine.intent.shape import core_question, is_comparison, is_numeric, needs_calculation
+from engine.intent.topics import entities_in, relation_of, statements_in, temporal_scope, topic_of
 from engine.intent.units import stated_decimals, stated_units, unit_hint
 from engine.records import IssuerRef, QueryIntent
 
@@ -54,11 +55,15 @@ def parse_intent(
     metrics = find_metrics(text)
     units, decimals = stated_units(text), stated_decimals(text)
     numeric = is_numeric(core, bool(units) or decimals is not None)
+    comparison = is_comparison(core, n_companies, len(periods.annual) + len(periods.quarters))
     return QueryIntent(
         question=question, issuers=keys, forms=form_hints(text, periods.stated_quarters),
         fiscal_years=periods.fiscal_years, quarters=periods.quarters, metrics=metrics, numeric=numeric,
-        comparison=is_comparison(core, n_companies, len(periods.annual) + len(periods.quarters)),
+        comparison=comparison,
         needs_calculation=needs_calculation(core, text, metrics),
         unit_hint=unit_hint(units, core, metrics, numeric), decimals=decimals,
         keywords=question_keywords(text), annual_years=periods.annual,
+        topic=topic_of(core, metrics), relation=relation_of(core, comparison),
+        temporal=temporal_scope(text, periods.annual, periods.quarters), entities=entities_in(core),
+        statements=statements_in(text),
     )

@@ -369,6 +369,40 @@ class Library:
         sql = f"{self._CHUNK_SQL} WHERE c.filing_id IN ({','.join('?' * len(filing_ids))}) ORDER BY c.id"
         return [_chunk(r) for r in self.conn.execute(sql, tuple(filing_ids))]
 
+    def stored_cards(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """The cached evidence cards of some chunks: chunk id -> (version, card JSON)."""
+        out: dict[int, tuple[str, str]] = {}
+        ids = list(chunk_ids)
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            rows = self.conn.execute(f"SELECT chunk_id, version, card FROM cards WHERE chunk_id IN "
+                                     f"({','.join('?' * len(part))})", part).fetchall()
+            out.update({int(r[0]): (r[1], r[2]) for r in rows})
+        return out
+
+    def store_cards(self, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
+        """Keep evidence cards: (chunk id, version, source, model id, card JSON) each; a card of a chunk removed
+        meanwhile is skipped (its filing was re-read or removed)."""
+        if not rows:
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO cards(chunk_id, version, source, model, card, made_at) "
+                "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+                [(cid, version, source, model, card, _now(), cid) for cid, version, source, model, card in rows])
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def facts_versions(self, filing_ids: Sequence[int]) -> dict[int, str]:
+        """Which fact extractor read each filing's facts (a card made from facts names it)."""
+        ids = list(filing_ids)
+        rows = self.conn.execute(f"SELECT id, facts_version FROM filings WHERE id IN ({','.join('?' * len(ids))})",
+                                 ids).fetchall() if ids else []
+        return {int(r[0]): r[1] for r in rows}
+
     def iter_chunk_texts(self, batch: int = 5000) -> Iterator[list[tuple[int, str]]]:
         """All chunks as (id, indexed text), in id order, in batches (memory stays bounded)."""
         last = -1

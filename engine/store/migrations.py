@@ -164,6 +164,19 @@ ALTER TABLE pages ADD COLUMN printed_folio TEXT;
 ALTER TABLE filings ADD COLUMN folio_version TEXT NOT NULL DEFAULT ''
 """
 
+# Evidence cards (engine.rerank.cards), made lazily for the chunks a question touches and kept here; ``version`` says
+# which card rules (and which facts) made one, so a stale card is made again rather than trusted.
+M007_CARDS = """
+CREATE TABLE cards (
+    chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    version TEXT NOT NULL,
+    source TEXT NOT NULL,
+    model TEXT NOT NULL DEFAULT '',
+    card TEXT NOT NULL,
+    made_at TEXT NOT NULL
+)
+"""
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = [
     (1, "m001_initial", M001_INITIAL),
     (2, "m002_run_owner", M002_RUN_OWNER),
@@ -171,6 +184,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = 
     (4, "m004_trailing_periods", M004_TRAILING),
     (5, "m005_registrant_identity", M005_REGISTRANT_IDENTITY),
     (6, "m006_page_index_and_folios", M006_PAGE_INDEX),
+    (7, "m007_cards", M007_CARDS),
 ]
 
 

@@ -23,6 +23,12 @@ def purpose_of(messages) -> str:  # noqa: ANN001
         return "rewrite"
     if "You fill the inputs of a financial formula" in messages[0]["content"]:
         return "choose"
+    if "as an evidence card" in messages[0]["content"]:
+        return "card"
+    for cue, purpose in (("Select between", "screen"), ("Rank all", "rank"), ("Pick up to", "pick"),
+                         ("Which card is more useful", "referee")):
+        if messages[1]["content"].rstrip().splitlines()[-1].startswith(cue):
+            return purpose
     task = messages[1]["content"].rsplit(">>>", 1)[-1]
     if "Task: check the evidence" in task:
         return "curation"

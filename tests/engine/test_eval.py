@@ -150,3 +150,29 @@ def test_reranker_variants_run_side_by_side(ingested_demo, demo_truth, embedder,
     by_ce = sorted(fused.candidates, key=lambda c: -c.cross)  # the cross-encoder is the 4th RRF voter
     k = settings.retrieval.rrf_k
     assert all(abs(c.final - c.rrf - 1 / (k + rank)) < 1e-5 for rank, c in enumerate(by_ce, start=1))
+
+
+def test_within_filing_ranking_modes_rank_every_chunk_of_the_gold_filing(ingested_demo, demo_truth, embedder, tmp_path):
+    """The FinCards setting: the candidates are the gold filing's chunks; each mode's ranking covers all of them,
+    so nDCG's ideal is the filing's; a question whose filing is not loaded gets no ranking figures."""
+    library, settings, _ = ingested_demo
+    fact = next(f for f in demo_truth if f["form"] == "10-K" and f["metric"] == "Total revenue")
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text("\n".join(json.dumps(q) for q in (
+        {"qid": "in", "question": f"What was {fact['company']}'s total revenue in fiscal {fact['period']}?",
+         "gold_pages": [{"doc_name": fact["doc_name"], "page_index": fact["page_index"]}]},
+        {"qid": "out", "question": "What was Nowhere Inc's revenue in FY2020?",
+         "gold_pages": [{"doc_name": "NOWHERE_2020_10K", "page_index": 3}]})))
+    evaluator = Evaluator(library, settings, Models(embedder))
+    rows = run_eval(evaluator, load_questions(qfile), ["wf-bm25", "wf-fused", "wf-cards"], tmp_path / "o")
+    filing = next(f for f in library.filings() if f.identity.doc_name == fact["doc_name"])
+    n_chunks = len(library.chunks_of_filings([filing.id]))
+    for r in rows:
+        if r["qid"] == "out":
+            assert r["status"] == "skipped" and "ndcg@10" not in r
+            continue
+        assert sorted(r["ranked_chunks"]) == sorted(c.id for c in library.chunks_of_filings([filing.id]))
+        assert len(r["ranked_chunks"]) == n_chunks and 0.0 < r["ndcg@10"] <= 1.0
+    cards = next(r for r in rows if r["pipeline"] == "wf-cards" and r["qid"] == "in")
+    assert cards["llm_calls"] == 0 and cards["note"].startswith("cards:")
+    assert cards["page_recall@5"] == 1.0  # the income statement's page: the line items, the statement, the year

@@ -5,7 +5,6 @@ tries to instruct the model. Each on a copy of the ingested demo corpus, altered
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 
@@ -17,18 +16,6 @@ from tests.engine.scripted import ScriptedChat
 from tests.engine.test_from_facts import truth
 
 TURNOVER = "What is Harborview Therapeutics' FY2023 inventory turnover ratio? Round your answer to two decimal places."
-
-
-@pytest.fixture()
-def library_copy(ingested_demo, tmp_path):
-    """A private copy of the ingested demo library (its facts are altered by the tests)."""
-    from engine.store import Library
-
-    library, settings, _ = ingested_demo
-    home = tmp_path / "lib"
-    library.conn.execute("PRAGMA wal_checkpoint(FULL)")
-    shutil.copytree(library.home, home)
-    return Library(home), type(settings)(home=home)
 
 
 def pipeline_over(library, settings, embedder, chat=None):

@@ -1,0 +1,154 @@
+"""A question's intent against a chunk's card: which fields match, the alignment score (paper 002 eq. 8), the
+cards-only score, and the compact line a model reads a card as."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.answer.catalogue import Catalogue
+from engine.intent.lexicon import line_item_metrics
+from engine.intent.topics import topic_of
+from engine.records import Card, QueryIntent
+from engine.rerank.algorithms import AlignTerms, AlignWeights, alignment
+from engine.settings import RerankSettings
+
+_NUMERIC_TYPES = ("table_numeric", "narrative_numeric")
+_EXPLAINING = ("qualitative_explanation", "policy_text", "guidance")
+
+
+@dataclass(frozen=True)
+class Demand:
+    """The intent as cards are matched against it: entities (companies' names, segments, geographies), metrics,
+    years the periods must touch, the line items whose rows hold the figures and the statements they are printed
+    on (named in the question, or the catalogue's statement of each line item), and the rest of the FinCards
+    intent."""
+
+    entities: tuple[str, ...]
+    metrics: tuple[str, ...]
+    years: frozenset[int]
+    latest: bool  # "latest year/quarter": the filing's own period
+    numeric: bool
+    relation: str
+    topic: str
+    items: tuple[str, ...] = ()  # line-item metrics (a ratio's components)
+    statements: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, intent: QueryIntent, catalogue: Catalogue | None = None, company_names: Sequence[str] = ()) -> Demand:
+        items = line_item_metrics(intent)
+        statements = list(intent.statements)
+        if catalogue is not None and intent.numeric:
+            where = {name: it.statement for it in catalogue.items.values() for name in catalogue.metrics_of(it.name)}
+            statements += [where[m] for m in items if m in where]
+        return cls(tuple(dict.fromkeys([*intent.entities, *company_names])), tuple(intent.metrics),
+                   frozenset(intent.fiscal_years), any(t.startswith("latest") for t in intent.temporal),
+                   intent.numeric, intent.relation, intent.topic, items, tuple(dict.fromkeys(statements)))
+
+    def fields(self) -> tuple[str, ...]:
+        """The intent as the trace lists it."""
+        out = [f"topic: {self.topic}", f"relation: {self.relation}",
+               f"numeric evidence: {'required' if self.numeric else 'not required'}"]
+        if self.metrics:
+            out.append("metrics: " + ", ".join(self.metrics))
+        if self.items and self.items != self.metrics:
+            out.append("line items: " + ", ".join(self.items))
+        if self.statements:
+            out.append("statements: " + ", ".join(self.statements))
+        if self.years:
+            out.append("years: " + ", ".join(str(y) for y in sorted(self.years)))
+        if self.latest:
+            out.append("period: the latest reported")
+        if self.entities:
+            out.append("entities: " + ", ".join(self.entities))
+        return tuple(out)
+
+
+def period_match(card: Card, demand: Demand, filing_year: int | None) -> bool:
+    """PeriodMatch(P_c, Θ_q): the card's periods touch an asked year; "latest" asks for the filing's own year; a
+    question that names no period matches every card."""
+    if demand.years:
+        return bool(card.years & demand.years)
+    if demand.latest and filing_year is not None:
+        return filing_year in card.years
+    return False
+
+
+def matched_fields(card: Card, demand: Demand, filing_year: int | None) -> tuple[str, ...]:
+    """The card fields that satisfy the intent, as the trace and the Cards view name them."""
+    out = [f"metric: {m}" for m in card.metrics if m in demand.metrics or m in demand.items]
+    if card.statement and card.statement in demand.statements:
+        out.append(f"statement: {card.statement}")
+    low = {e.lower() for e in card.entities}
+    out += [f"entity: {e}" for e in demand.entities if e.lower() in low]
+    if period_match(card, demand, filing_year):
+        out.append("period: " + ", ".join(p for p in card.periods
+                                          if any(str(y) in p for y in (demand.years or {filing_year})))[:60])
+    if demand.numeric and card.numbers:
+        out.append(f"numbers: {len(card.numbers)}")
+    if demand.numeric and card.evidence_type in _NUMERIC_TYPES:
+        out.append(f"type: {card.evidence_type}")
+    if not demand.numeric and card.evidence_type in _EXPLAINING:
+        out.append(f"type: {card.evidence_type}")
+    return tuple(out)
+
+
+def align(card: Card, demand: Demand, filing_year: int | None, s: RerankSettings) -> AlignTerms:
+    """Eq. 8 for one card."""
+    w = AlignWeights(s.align_entity, s.align_metric, s.align_period, s.align_numeric)
+    return alignment(card.entities, card.metrics, period_match(card, demand, filing_year), bool(card.numbers),
+                     demand.entities, demand.metrics, demand.numeric, w)
+
+
+def terms_text(t: AlignTerms) -> str:
+    return (f"entity {t.entity:.2f} · metric {t.metric:.2f} · period {'✓' if t.period else '✗'} · "
+            f"numbers {'✓' if t.numeric else '✗'}")
+
+
+def coverage(card: Card, demand: Demand) -> float:
+    """The share of the asked line items the card names (eq. 8's metric Jaccard divides by the card's metrics
+    too, so a whole statement, which names every line item, would lose to a one-row table)."""
+    return sum(m in card.metrics for m in demand.items) / len(demand.items) if demand.items else 0.0
+
+
+def card_fit(card: Card, demand: Demand) -> float:
+    """Field matching beyond eq. 8: the share of the asked line items the card names; a table read from the
+    statement the question names or its line items are printed on; the evidence type the relation calls for
+    (a table or printed figures for a numeric lookup, explanatory text for a why or a policy); boilerplate and
+    bare headings pushed down."""
+    fit = coverage(card, demand)
+    if card.statement and card.statement in demand.statements:
+        fit += 1.0
+    if demand.numeric:
+        fit += 0.5 if card.evidence_type == "table_numeric" else 0.25 if card.evidence_type == "narrative_numeric" else 0
+    elif demand.relation in ("explanation", "definition", "policy"):
+        fit += 0.5 if card.evidence_type in _EXPLAINING or card.claim_role == "definition" else 0
+    if card.claim_role == "primary_evidence":
+        fit += 0.25
+    if card.boilerplate:
+        fit -= 1.0
+    if demand.topic != "Other" and card.topic == demand.topic:
+        fit += 0.25
+    if demand.topic != "Other" and card.section and topic_of(card.section) == demand.topic:
+        fit += 0.25  # the section's heading names the asked topic ("Legal Proceedings", "Risk Factors")
+    return fit
+
+
+def card_line(number: int, card: Card, max_summary: int = 220) -> str:
+    """A card as a model reads it: one line of fields (figures as printed, at most eight)."""
+    parts = [f"[{number}] topic={card.topic}", f"section={card.section or 'unknown'}",
+             f"type={card.evidence_type}", f"role={card.claim_role}"]
+    if card.periods:
+        parts.append("period=" + ", ".join(card.periods[:4]))
+    if card.metrics:
+        parts.append("metrics=" + ", ".join(card.metrics[:6]))
+    if card.numbers:
+        parts.append("numbers=" + "; ".join(card.numbers[:8]))
+    if card.entities:
+        parts.append("entities=" + ", ".join(card.entities[:4]))
+    if card.scope not in ("company", "unknown"):
+        parts.append(f"scope={card.scope}")
+    if card.basis not in ("unknown", "reported"):
+        parts.append(f"basis={card.basis}")
+    summary = " ".join(card.summary.split())[:max_summary]
+    return " | ".join(parts) + (f" | summary: {summary}" if summary else "")

@@ -55,17 +55,19 @@ def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:
 
 
 def _bounds(info: FieldInfo) -> tuple[float | None, float | None]:
-    """The ge/gt and le/lt limits from the field's metadata (annotated_types)."""
+    """The ge/gt and le/lt limits from the field's metadata (annotated_types). A strict bound of an integer field
+    moves to the next integer; a float field's ``gt=0`` stays 0 (the spin box cannot express "above")."""
     lo = hi = None
+    whole = info.annotation is int
     for m in info.metadata:
         if getattr(m, "ge", None) is not None:
             lo = m.ge
         if getattr(m, "gt", None) is not None:
-            lo = m.gt + 1 if isinstance(m.gt, int) else m.gt
+            lo = m.gt + 1 if whole else m.gt
         if getattr(m, "le", None) is not None:
             hi = m.le
         if getattr(m, "lt", None) is not None:
-            hi = m.lt - 1 if isinstance(m.lt, int) else m.lt
+            hi = m.lt - 1 if whole else m.lt
     return lo, hi
 
 

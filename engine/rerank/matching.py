@@ -3,6 +3,7 @@ cards-only score, and the compact line a model reads a card as."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -10,6 +11,8 @@ from engine.answer.catalogue import Catalogue
 from engine.intent.lexicon import line_item_metrics
 from engine.intent.topics import topic_of
 from engine.records import Card, QueryIntent
+
+_YEAR_IN = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 from engine.rerank.algorithms import AlignTerms, AlignWeights, alignment
 from engine.settings import RerankSettings
 
@@ -33,6 +36,7 @@ class Demand:
     topic: str
     items: tuple[str, ...] = ()  # line-item metrics (a ratio's components)
     statements: tuple[str, ...] = ()
+    annual: bool = False  # whole fiscal years asked (no quarter): an interim period does not match them
 
     @classmethod
     def of(cls, intent: QueryIntent, catalogue: Catalogue | None = None, company_names: Sequence[str] = ()) -> Demand:
@@ -43,7 +47,8 @@ class Demand:
             statements += [where[m] for m in items if m in where]
         return cls(tuple(dict.fromkeys([*intent.entities, *company_names])), tuple(intent.metrics),
                    frozenset(intent.fiscal_years), any(t.startswith("latest") for t in intent.temporal),
-                   intent.numeric, intent.relation, intent.topic, items, tuple(dict.fromkeys(statements)))
+                   intent.numeric, intent.relation, intent.topic, items, tuple(dict.fromkeys(statements)),
+                   bool(intent.annual_years) and not intent.quarters)
 
     def fields(self) -> tuple[str, ...]:
         """The intent as the trace lists it."""
@@ -64,13 +69,19 @@ class Demand:
         return tuple(out)
 
 
+_INTERIM = re.compile(r"^(?:[1-9]|1[01])M\b|^Q[1-4]\b|\d{4}Q[1-4]")
+
+
 def period_match(card: Card, demand: Demand, filing_year: int | None) -> bool:
-    """PeriodMatch(P_c, Θ_q): the card's periods touch an asked year; "latest" asks for the filing's own year; a
-    question that names no period matches every card."""
+    """PeriodMatch(P_c, Θ_q): the card's periods touch an asked year ("3M to 2023-09-30" is not fiscal 2023 when
+    the question asks for whole years); "latest" asks for the filing's own year; a question that names no period
+    matches no card."""
+    periods = [p for p in card.periods if not (demand.annual and _INTERIM.search(p))]
+    years = {int(y) for p in periods for y in _YEAR_IN.findall(p)}
     if demand.years:
-        return bool(card.years & demand.years)
+        return bool(years & demand.years)
     if demand.latest and filing_year is not None:
-        return filing_year in card.years
+        return filing_year in years
     return False
 
 

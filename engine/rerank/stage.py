@@ -59,9 +59,9 @@ class PassageReranker:
         self.catalogue = load_catalogue()
 
     def _base_order(self, query: str, chunks: Sequence[Chunk], bm25_rank: dict[int, int], items: Sequence[int],
-                    titles: dict[int, str]) -> list[int]:
-        """RRF of BM25, dense similarity (the stored chunk vectors, or the chunks embedded now) and the line-item
-        ranking over the candidates."""
+                    titles: dict[int, str], filing_rank: dict[int, int]) -> list[int]:
+        """RRF of BM25, dense similarity (the stored chunk vectors, or the chunks embedded now), the line-item
+        ranking and, across several filings, the document stage's order (HiREC's hierarchical prior)."""
         if not chunks:
             return []
         qvec = self.retriever.embedder.embed_batch([query])[0]
@@ -69,10 +69,13 @@ class PassageReranker:
         if vecs is None:
             vecs = self.retriever._chunk_vectors(chunks, titles)
         dense = vecs @ (qvec / (np.linalg.norm(qvec) + 1e-12))
+        chunk_of = {c.id: c.filing_id for c in chunks}
         rankings = [sorted((c.id for c in chunks), key=lambda i: bm25_rank[i]),
                     [chunks[i].id for i in np.argsort(-dense, kind="stable")]]
         if items:
             rankings.append(list(items))
+        if len(set(filing_rank.values())) > 1:
+            rankings.append(sorted((c.id for c in chunks), key=lambda i: (filing_rank[chunk_of[i]], bm25_rank[i])))
         fused = dict(rrf(rankings, k=self.settings.retrieval.rrf_k))
         return sorted((c.id for c in chunks), key=lambda i: (-fused.get(i, 0.0), bm25_rank[i]))
 
@@ -118,7 +121,8 @@ class PassageReranker:
         for n, i in enumerate(added, start=len(top) + 1):
             bm25_rank[i] = n
         chunks = {c.id: c for c in self.library.chunks(list(bm25_rank))}
-        base = self._base_order(query, [chunks[i] for i in bm25_rank if i in chunks], bm25_rank, items, titles)
+        base = self._base_order(query, [chunks[i] for i in bm25_rank if i in chunks], bm25_rank, items, titles,
+                                {f.id: n for n, f in enumerate(filings)})
         batch = self.maker.cards([chunks[c] for c in base], titles, chat if s.model_cards else None, cancel)
         demand = Demand.of(intent, self.catalogue)
         cands: list[Candidate] = []

@@ -120,3 +120,20 @@ def test_matching_names_the_fields_an_intent_finds(library_copy) -> None:
     fields = matched_fields(income, demand, fy)
     assert "metric: revenue" in fields and "statement: income statement" in fields
     assert card_line(3, income).startswith("[3] topic=")
+
+
+def test_an_interim_period_does_not_match_a_whole_fiscal_year() -> None:
+    """A question about fiscal 2023 matches a card of FY2023 or a 2023 year-end balance, not one whose periods are
+    2023's quarters; a question about a quarter matches the quarter."""
+    from dataclasses import replace
+
+    base = rule_card(_chunk("Revenue  1,200  1,100"))
+    annual = Demand.of(parse_intent("What was revenue in fiscal 2023?"))
+    quarter = Demand.of(parse_intent("What was revenue in Q3 2023?"))
+    assert annual.annual and not quarter.annual
+    q3 = replace(base, periods=("3M to 2023-09-30", "3M to 2022-09-30"))
+    fy = replace(base, periods=("FY2023", "FY2022"))
+    year_end = replace(base, periods=("as of 2023-12-31",))
+    assert not period_match(q3, annual, 2023) and period_match(fy, annual, 2023) and period_match(year_end, annual, 2023)
+    assert period_match(q3, quarter, 2023)
+    assert not period_match(replace(base, periods=()), annual, 2023)  # a card that prints no period names none

@@ -181,9 +181,14 @@ def check_inspect_matches_store(window, run_id):  # noqa: ANN001
         if p.complementary_question:
             assert p.complementary_question in detail
 
+    rerank = events_by(events, "rerank")
     for name in ("Cards", "Tournament"):
         tab = iv.select_tab(name)
-        assert "This run used no" in tab.note.text() and not tab.tree.isVisibleTo(iv)
+        if rerank:
+            assert f"{len(rerank)} “rerank” stage(s)" in tab.note.text() and tab.tree.isVisibleTo(iv)
+            assert tab.model.rowCount() == len(rerank)
+        else:
+            assert "This run used no" in tab.note.text() and not tab.tree.isVisibleTo(iv)
 
     raw = iv.raw_model
     assert raw.rowCount() == len(events)

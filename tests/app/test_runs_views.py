@@ -296,3 +296,20 @@ def test_a_question_the_facts_answer_needs_no_chat_model(make_window, app_home, 
     with qtbot.waitSignal(ask.ask_failed, timeout=60_000) as failed:
         ask.ask("Why did margins change?")
     assert "not installed" in failed.args[0]
+
+
+def test_a_stored_card_ranked_run_reopens_with_its_rerank_stage(make_window, app_home, demo_truth, embedder):
+    """A run whose passages were ranked by evidence cards: Inspect's Cards and Tournament tabs show its rerank
+    stage (every candidate's terms and matched fields), read back from the library."""
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+
+    fact = revenue_fact(demo_truth, "2023")
+    settings = Settings(home=app_home).with_overrides(rerank={"mode": "cards"})
+    with Library(app_home) as library:
+        run = build_pipeline(settings, library, Models(embedder)).run(question_for(fact), stop_after="passages")
+    window = make_window(app_home)
+    window.inspect_view.load_run(Library(app_home), run.id)
+    events = check_inspect_matches_store(window, run.id)
+    (rerank,) = events_by(events, "rerank")
+    assert rerank.payload.mode == "cards" and rerank.payload.rows[0].matched

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -285,10 +286,15 @@ class Card:
 
     @property
     def years(self) -> set[int]:
-        return {int(m) for p in self.periods for m in _YEAR_IN.findall(p)}
+        return period_years(self.periods)
 
 
 _YEAR_IN = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+
+
+def period_years(periods: Sequence[str]) -> set[int]:
+    """The years normalised period labels name ("FY2022", "3M to 2023-06-30", "as of 2022-12-31")."""
+    return {int(m) for p in periods for m in _YEAR_IN.findall(p)}
 
 
 # --- the question path's records -------------------------------------------------------------------------

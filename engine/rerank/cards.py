@@ -411,9 +411,12 @@ class CardMaker:
             else:
                 todo.append(c)
         rows: list[tuple[int, str, str, str, str]] = []
+        page_facts: dict[tuple[int, int], list[StoredFact]] = {}  # one query per page, not per chunk
         for c in todo:
-            facts = [f for f in self.library.facts(filing_ids=[c.filing_id], page_index=c.page_index)
-                     if c.char_start <= f.fact.char_start < c.char_end]
+            key = (c.filing_id, c.page_index)
+            if key not in page_facts:
+                page_facts[key] = self.library.facts(filing_ids=[c.filing_id], page_index=c.page_index)
+            facts = [f for f in page_facts[key] if c.char_start <= f.fact.char_start < c.char_end]
             card = rule_card(c, facts, self.sections.of(c))
             model_id = None
             if chat is not None and not facts and card.claim_role != "structural_heading":

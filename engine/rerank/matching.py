@@ -4,15 +4,12 @@ cards-only score, and the compact line a model reads a card as."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.answer.catalogue import Catalogue
 from engine.intent.lexicon import line_item_metrics
 from engine.intent.topics import topic_of
-from engine.records import Card, QueryIntent
-
-_YEAR_IN = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+from engine.records import Card, QueryIntent, period_years
 from engine.rerank.algorithms import AlignTerms, AlignWeights, alignment
 from engine.settings import RerankSettings
 
@@ -39,13 +36,13 @@ class Demand:
     annual: bool = False  # whole fiscal years asked (no quarter): an interim period does not match them
 
     @classmethod
-    def of(cls, intent: QueryIntent, catalogue: Catalogue | None = None, company_names: Sequence[str] = ()) -> Demand:
+    def of(cls, intent: QueryIntent, catalogue: Catalogue | None = None) -> Demand:
         items = line_item_metrics(intent)
         statements = list(intent.statements)
         if catalogue is not None and intent.numeric:
             where = {name: it.statement for it in catalogue.items.values() for name in catalogue.metrics_of(it.name)}
             statements += [where[m] for m in items if m in where]
-        return cls(tuple(dict.fromkeys([*intent.entities, *company_names])), tuple(intent.metrics),
+        return cls(tuple(intent.entities), tuple(intent.metrics),
                    frozenset(intent.fiscal_years), any(t.startswith("latest") for t in intent.temporal),
                    intent.numeric, intent.relation, intent.topic, items, tuple(dict.fromkeys(statements)),
                    bool(intent.annual_years) and not intent.quarters)
@@ -77,7 +74,7 @@ def period_match(card: Card, demand: Demand, filing_year: int | None) -> bool:
     the question asks for whole years); "latest" asks for the filing's own year; a question that names no period
     matches no card."""
     periods = [p for p in card.periods if not (demand.annual and _INTERIM.search(p))]
-    years = {int(y) for p in periods for y in _YEAR_IN.findall(p)}
+    years = period_years(periods)
     if demand.years:
         return bool(years & demand.years)
     if demand.latest and filing_year is not None:

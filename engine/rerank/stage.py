@@ -85,12 +85,9 @@ class PassageReranker:
         fids = [f.id for f in filings]
         ids = self.lexical.chunk_ids_of(fids)
         top = self.lexical.top(self.lexical.scores(lexical_query), len(ids), fids)
-        if len(top) < len(ids):
+        if len(top) < len(ids):  # in document order: the filings' order, then reading order
             have = {c for c, _ in top}
-            doc_rank = {fid: i for i, fid in enumerate(fids)}
-            order = sorted((c for c in self.library.chunks_of_filings(fids) if c.id not in have),
-                           key=lambda c: (doc_rank[c.filing_id], c.id))
-            top += [(c.id, 0.0) for c in order]
+            top += [(c, 0.0) for fid in fids for c in self.lexical.chunk_ids_of([fid]) if c not in have]
         return top
 
     def stage1(self, lexical_query: str, filings: Sequence[Filing]) -> tuple[list[tuple[int, float]], int]:

@@ -633,6 +633,7 @@ class RerankRow:
     kept: bool = False
     moved: str = ""  # why diversity moved it down
     printed_folio: str | None = None
+    card: Card | None = None  # the card it was matched as (its spans left out: they point into the chunk's text)
 
 
 @dataclass(frozen=True)
@@ -655,6 +656,7 @@ class RerankPayload:
     cards: str = ""  # where the cards came from: "rules 120 · facts 25 · model 5 (2 fields dropped)"
     rows: tuple[RerankRow, ...] = ()  # best first
     fallbacks: tuple[str, ...] = ()
+    jaccards: tuple[float, ...] = ()  # Stage 3: the top-k Jaccard of each round with the one before (from round 2)
 
     @property
     def kept(self) -> tuple[RerankRow, ...]:

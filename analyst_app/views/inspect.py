@@ -19,7 +19,8 @@ from analyst_app.models import (
     Column, JsonTreeModel, RecordTableModel, fmt_number, json_full_text, local_time, page_column,
 )
 from analyst_app.views.ask import STATUS_STYLE, stage_summary
-from analyst_app.views.library import fit_columns, make_table
+from analyst_app.views.library import fit_columns, make_table, wrapped_label as _label
+from analyst_app.views.rerank import CardsTab, TournamentTab
 from engine.records import (
     AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactInputRef,
     PassageRef, PassagesPayload, StageTrace, StoredRun,
@@ -86,14 +87,6 @@ OVERVIEW_COLUMNS = [
     Column("Model calls", lambda t: len(t.llm_calls), numeric=True),
     Column("Summary", stage_summary),
 ]
-TOURNAMENT_STAGES = {"cards": "card", "tournament": "tournament"}
-
-
-def _label(text: str = "") -> QLabel:
-    lab = QLabel(text)
-    lab.setWordWrap(True)
-    lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return lab
 
 
 def _call_errors(trace: StageTrace) -> list[str]:
@@ -250,40 +243,6 @@ class CurationTab(QWidget):
                             "double-click one to open its page.</p>")
 
 
-class StagePlaceholder(QWidget):
-    """Cards / Tournament: the stages when a run has them, otherwise a plain statement that it has none."""
-
-    def __init__(self, stage: str, what: str) -> None:
-        super().__init__()
-        self.stage, self.what = stage, what
-        self.note = _label()
-        self.note.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.note.setStyleSheet("color:#555;padding:12px;font-size:11pt")
-        self.model = JsonTreeModel([])
-        self.tree = QTreeView()
-        self.tree.setModel(self.model)
-        self.tree.setAlternatingRowColors(True)
-        self.tree.setVisible(False)
-        lay = QVBoxLayout(self)
-        lay.addWidget(self.note)
-        lay.addWidget(self.tree, 1)
-        self.events: list[StageTrace] = []
-
-    def set_events(self, events: list[StageTrace], scorer: str = "") -> None:
-        self.events = [e for e in events if e.stage == self.stage]
-        if not self.events:
-            how = f" Passages were ranked by {scorer}." if scorer else ""
-            self.note.setText(f"This run used no {self.what}.{how}\n\nRuns with “{self.stage}” stages list them here, "
-                              "round by round.")
-            self.tree.setVisible(False)
-        else:
-            self.note.setText(f"{len(self.events)} “{self.stage}” stage(s) in this run.")
-            self.model.set_root({f"{e.seq:02d} · {e.stage} · round {e.round}": event_json(e) for e in self.events})
-            self.tree.setVisible(True)
-            self.tree.expandToDepth(0)
-            self.tree.resizeColumnToContents(0)
-
-
 FACT_SCHEME = "fact"  # an input's link in the Answer tab: fact:<fact id>
 
 
@@ -386,8 +345,10 @@ class InspectView(QWidget):
         self.passages.open_row.connect(self._open_row)
         self.curation = CurationTab()
         self.curation.open_row.connect(self._open_row)
-        self.cards = StagePlaceholder("rerank", "evidence cards (a card-based passage ranking)")
-        self.tournament = StagePlaceholder("rerank", "card tournament")
+        self.cards = CardsTab()
+        self.cards.open_row.connect(self._open_row)
+        self.tournament = TournamentTab()
+        self.tournament.open_row.connect(self._open_row)
         self.answer = QTextBrowser()
         self.answer.setOpenLinks(False)
         self.answer.anchorClicked.connect(self._answer_link)

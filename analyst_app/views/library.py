@@ -114,6 +114,14 @@ def make_table(model: Any, *, sortable: bool = True, proxy: QSortFilterProxyMode
     return view
 
 
+def wrapped_label(text: str = "") -> QLabel:
+    """A label that wraps and whose text can be selected and copied."""
+    lab = QLabel(text)
+    lab.setWordWrap(True)
+    lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return lab
+
+
 def fit_columns(view: QTableView, max_width: int = 360) -> None:
     """Size columns to their contents, capped so one long cell cannot push the others off screen."""
     header = view.horizontalHeader()

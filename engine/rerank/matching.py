@@ -69,12 +69,16 @@ class Demand:
 _INTERIM = re.compile(r"^(?:[1-9]|1[01])M\b|^Q[1-4]\b|\d{4}Q[1-4]")
 
 
+def _eligible(card: Card, demand: Demand) -> list[str]:
+    """The card's periods that can answer the question: no interim period where whole years are asked."""
+    return [p for p in card.periods if not (demand.annual and _INTERIM.search(p))]
+
+
 def period_match(card: Card, demand: Demand, filing_year: int | None) -> bool:
     """PeriodMatch(P_c, Θ_q): the card's periods touch an asked year ("3M to 2023-09-30" is not fiscal 2023 when
     the question asks for whole years); "latest" asks for the filing's own year; a question that names no period
     matches no card."""
-    periods = [p for p in card.periods if not (demand.annual and _INTERIM.search(p))]
-    years = period_years(periods)
+    years = period_years(_eligible(card, demand))
     if demand.years:
         return bool(years & demand.years)
     if demand.latest and filing_year is not None:
@@ -90,8 +94,8 @@ def matched_fields(card: Card, demand: Demand, filing_year: int | None) -> tuple
     low = {e.lower() for e in card.entities}
     out += [f"entity: {e}" for e in demand.entities if e.lower() in low]
     if period_match(card, demand, filing_year):
-        out.append("period: " + ", ".join(p for p in card.periods
-                                          if any(str(y) in p for y in (demand.years or {filing_year})))[:60])
+        touching = [p for p in _eligible(card, demand) if any(str(y) in p for y in (demand.years or {filing_year}))]
+        out.append("period: " + ", ".join(touching[:4]))  # whole periods (the Cards view marks each)
     if demand.numeric and card.numbers:
         out.append(f"numbers: {len(card.numbers)}")
     if demand.numeric and card.evidence_type in _NUMERIC_TYPES:

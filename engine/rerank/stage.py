@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -64,11 +64,7 @@ class PassageReranker:
         ranking and, across several filings, the document stage's order (HiREC's hierarchical prior)."""
         if not chunks:
             return []
-        qvec = self.retriever.embedder.embed_batch([query])[0]
-        vecs = self.retriever._stored_vectors(chunks)
-        if vecs is None:
-            vecs = self.retriever._chunk_vectors(chunks, titles)
-        dense = vecs @ (qvec / (np.linalg.norm(qvec) + 1e-12))
+        dense, _ = self.retriever.dense_scores(query, chunks, titles)
         chunk_of = {c.id: c.filing_id for c in chunks}
         rankings = [sorted((c.id for c in chunks), key=lambda i: bm25_rank[i]),
                     [chunks[i].id for i in np.argsort(-dense, kind="stable")]]
@@ -150,7 +146,8 @@ class PassageReranker:
                                 f"{len(top)} BM25 candidates")
         payload = RerankPayload(mode, s.seed, demand.fields(), n_chunks, len(cands), len(ranking.finalists),
                                 tuple(calls.groups), tuple(ranking.matches), ranking.rounds, ranking.stop,
-                                ranking.rank_variance, batch.sources(), rows, tuple(fallbacks))
+                                ranking.rank_variance, batch.sources(), rows, tuple(fallbacks),
+                                tuple(ranking.jaccards))
         cand_rows = tuple(PassageCandidate(
             r.chunk_id, r.doc_name, r.page_index, r.kept, r.rank, round(r.final, 6), r.rrf or 0.0, r.bm25,
             r.stage1_rank, 0.0, 0, " ".join(by_id[r.chunk_id].chunk.text.split())[:200],
@@ -173,5 +170,5 @@ def _rows(ranking: Ranking, keep: int) -> tuple[RerankRow, ...]:
             tuple(ranking.round_ranks.get(c.id, ())), ranking.listwise_rank.get(c.id), ranking.elo.get(c.id),
             ranking.rrf.get(c.id), round(c.align.total, 4), terms_text(c.align), c.matched,
             round(ranking.final.get(c.id, 0.0), 6), rank, rank <= keep, ranking.moved.get(c.id, ""),
-            ch.printed_folio))
+            ch.printed_folio, replace(c.card, spans=())))
     return tuple(rows)

@@ -37,6 +37,7 @@ class Ranking:
     rounds: int = 0
     stop: str = ""
     rank_variance: float | None = None
+    jaccards: list[float] = field(default_factory=list)  # the top-k Jaccard of rounds 2.. with the round before
 
 
 def _check(cancel: Callable[[], bool] | None) -> None:
@@ -92,6 +93,7 @@ def fincards(cands: Sequence[Candidate], calls: Calls, *, stage3: bool = True) -
     positions: dict[int, list[float]] = {}
     ranks: dict[int, list[int]] = {}
     prev: list[int] | None = None
+    jaccards: list[float] = []
     stop = f"{s.rounds} rounds (R_max)"
     rounds = 0
     for r in range(1, s.rounds + 1):
@@ -104,15 +106,18 @@ def fincards(cands: Sequence[Candidate], calls: Calls, *, stage3: bool = True) -
                 positions.setdefault(c.id, []).append(pos / max(1, len(order) - 1))
                 ranks.setdefault(c.id, []).append(pos + 1)
         head = top_k(total, s.top_k, {i: score[i] for i in s2})
-        if prev is not None and (j := jaccard(head, prev)) >= s.stop_jaccard:
-            stop = f"top-{s.top_k} Jaccard {j:.2f} ≥ {s.stop_jaccard} after round {r}"
-            break
+        if prev is not None:
+            jaccards.append(round(j := jaccard(head, prev), 4))
+            if j >= s.stop_jaccard:
+                stop = f"top-{s.top_k} Jaccard {j:.2f} ≥ {s.stop_jaccard} after round {r}"
+                break
         prev = head
     s3 = sorted(s2, key=lambda i: (-total.get(i, 0.0), -score[i], by_id[i].base_rank))
     order = [by_id[i] for i in s3] + rest
     final = {c.id: total.get(c.id, 0.0) for c in cands}
     return Ranking(order, set(score), final, screen_score=score, borda=total,
-                   round_ranks=ranks, rounds=rounds, stop=stop, rank_variance=round(rank_variance(positions), 5))
+                   round_ranks=ranks, rounds=rounds, stop=stop, rank_variance=round(rank_variance(positions), 5),
+                   jaccards=jaccards)
 
 
 def _coverage(members: Sequence[Candidate], picked: Sequence[Candidate], calls: Calls) -> list[tuple[Candidate, int, str]]:

@@ -131,6 +131,19 @@ class HierarchicalRetriever:
             return None
         return vecs / (np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-12)
 
+    def dense_scores(self, query: str, chunks: Sequence[Chunk], titles: dict[int, str]) -> tuple[np.ndarray, str]:
+        """The query's cosine similarity with each chunk, and where the chunk vectors came from: the library's
+        stored chunk vectors when it has them, otherwise the chunks embedded with their filing's title ``titles``
+        (cached across questions)."""
+        if not chunks:
+            return np.zeros(0), "none"
+        qvec = self.embedder.embed_batch([query])[0]
+        qvec = qvec / (np.linalg.norm(qvec) + 1e-12)
+        stored = self._stored_vectors(chunks)
+        if stored is not None:
+            return stored @ qvec, "stored chunk vectors"
+        return self._chunk_vectors(chunks, titles) @ qvec, "embedded with the filing title at question time"
+
     def passages(self, query: str, lexical_query: str, filings: Sequence[Filing],
                  intent: QueryIntent | None = None) -> tuple[list[Passage], PassagesPayload]:
         """Passages of ``filings`` (best filing first): a BM25 prefilter joined by the table chunks whose rows
@@ -153,13 +166,7 @@ class HierarchicalRetriever:
         items = self.line_items.rank(intent, filings)[: r.line_items] if intent is not None and r.line_items else []
         pool = list(dict.fromkeys([c for c, _ in bm25] + [h.chunk_id for h in items]))
         chunks = self.library.chunks(pool)
-        qvec = self.embedder.embed_batch([query])[0]
-        stored = self._stored_vectors(chunks) if chunks else None
-        if stored is not None:
-            dense, dense_source = stored @ (qvec / (np.linalg.norm(qvec) + 1e-12)), "stored chunk vectors"
-        else:
-            dense = self._chunk_vectors(chunks, titles) @ qvec if chunks else np.zeros(0)
-            dense_source = "embedded with the filing title at question time"
+        dense, dense_source = self.dense_scores(query, chunks, titles)
         bm25_score = dict(bm25_all)
         bm25_rank = {cid: i for i, (cid, _) in enumerate(bm25_all, start=1)}
         unranked = len(bm25_all) + 1

@@ -184,11 +184,23 @@ def check_inspect_matches_store(window, run_id):  # noqa: ANN001
     rerank = events_by(events, "rerank")
     for name in ("Cards", "Tournament"):
         tab = iv.select_tab(name)
-        if rerank:
-            assert f"{len(rerank)} “rerank” stage(s)" in tab.note.text() and tab.tree.isVisibleTo(iv)
-            assert tab.model.rowCount() == len(rerank)
-        else:
-            assert "This run used no" in tab.note.text() and not tab.tree.isVisibleTo(iv)
+        assert tab.round_box.count() == len(rerank) and tab.body.isVisibleTo(iv) == bool(rerank)
+        if not rerank:
+            assert "This run used no" in tab.note.text()
+    for i, e in enumerate(rerank):  # every candidate with its card; the finalists and every model call's group
+        p = e.payload
+        cards, tournament = iv.select_tab("Cards"), iv.select_tab("Tournament")
+        cards.round_box.setCurrentIndex(i)
+        tournament.round_box.setCurrentIndex(i)
+        assert [cards.model.record(r) for r in range(cards.model.rowCount())] == list(p.rows)
+        assert p.mode in cards.note.text() and all(f in cards.note.text() for f in p.intent_fields)
+        if p.rows:
+            top = cards.card.toPlainText()
+            assert f"#{p.rows[0].rank}" in top and all(f"✓ {m.partition(': ')[2]}" in top for m in p.rows[0].matched
+                                                      if m.startswith("metric: "))
+        assert [tournament.finalists.record(r) for r in range(tournament.finalists.rowCount())] == \
+            [r for r in p.rows if r.finalist]
+        assert [tournament.groups.record(r) for r in range(tournament.groups.rowCount())] == list(p.groups)
 
     raw = iv.raw_model
     assert raw.rowCount() == len(events)

@@ -299,8 +299,9 @@ def test_a_question_the_facts_answer_needs_no_chat_model(make_window, app_home, 
 
 
 def test_a_stored_card_ranked_run_reopens_with_its_rerank_stage(make_window, app_home, demo_truth, embedder):
-    """A run whose passages were ranked by evidence cards: Inspect's Cards and Tournament tabs show its rerank
-    stage (every candidate's terms and matched fields), read back from the library."""
+    """A run whose passages were ranked by evidence cards: Inspect's Cards tab lists every candidate with its terms
+    and shows the selected one's card with the fields that matched the intent marked; the Tournament tab says no
+    model ranked them. Read back from the library."""
     from engine.pipeline import Models, build_pipeline
     from engine.settings import Settings
 
@@ -312,4 +313,81 @@ def test_a_stored_card_ranked_run_reopens_with_its_rerank_stage(make_window, app
     window.inspect_view.load_run(Library(app_home), run.id)
     events = check_inspect_matches_store(window, run.id)
     (rerank,) = events_by(events, "rerank")
-    assert rerank.payload.mode == "cards" and rerank.payload.rows[0].matched
+    p = rerank.payload
+    assert p.mode == "cards" and p.rows[0].matched and all(r.card is not None and not r.card.spans for r in p.rows)
+    cards = window.inspect_view.select_tab("Cards")
+    # a candidate whose card names the asked metric: that metric is marked, an unmatched metric is not
+    row = next(n for n in range(cards.model.rowCount()) if any(m.startswith("metric: ") for m in p.rows[n].matched))
+    cards.table.selectRow(row)
+    r = p.rows[row]
+    text = cards.card.toPlainText()
+    assert f"#{r.rank}" in text and "✓ revenue" in text
+    assert all(f"✓ {m}" not in text for m in r.card.metrics if f"metric: {m}" not in r.matched)
+    opened = []
+    window.inspect_view.open_evidence.connect(lambda *a: opened.append(a))
+    cards.table.doubleClicked.emit(cards.proxy.index(row, 0))  # double-click: its page
+    assert opened == [(r.doc_name, r.chunk_id, r.page_index)]
+    assert "No tournament" in window.inspect_view.select_tab("Tournament").chart.title
+
+
+def _stored_tournament(app_home, demo_truth, mode: str):  # noqa: ANN001, ANN202
+    from engine.models.registry import load_embedder
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from tests.engine.scripted import ScriptedChat
+    from tests.engine.test_tournament import reverse_script
+
+    fact = revenue_fact(demo_truth, "2023")
+    s = Settings(home=app_home).with_overrides(rerank={
+        "mode": mode, "model_cards": False, "stage1_min": 10, "screen_group": 6, "bootstrap_group_min": 3,
+        "bootstrap_group_max": 5, "batch": 6, "picks": 2})
+    with Library(app_home) as library:
+        return build_pipeline(s, library, Models(load_embedder(s.models), ScriptedChat(reverse_script))).run(
+            question_for(fact), stop_after="passages")
+
+
+def test_a_tournament_run_shows_its_rounds_stop_and_groups(make_window, app_home, demo_truth, embedder):
+    """A FinCards tournament run (scripted model) reopened: the chart plots the final top's rank in each bootstrap
+    round and states the stop test; the finalists' Borda sums and every screening and bootstrap call's group, its
+    picks and reasons."""
+    run = _stored_tournament(app_home, demo_truth, "tournament")
+    window = make_window(app_home)
+    window.inspect_view.load_run(Library(app_home), run.id)
+    events = check_inspect_matches_store(window, run.id)
+    p = events_by(events, "rerank")[0].payload
+    tab = window.inspect_view.select_tab("Tournament")
+    chart = tab.chart
+    assert p.rounds >= 1 and "bootstrap round" in chart.x_label
+    assert chart.series and all(len(s.points) == p.rounds for s in chart.series)
+    top = [r for r in p.rows if r.round_ranks][:len(chart.series)]
+    assert [[v for _, v in s.points] for s in chart.series] == [list(r.round_ranks) for r in top]
+    assert p.stop in chart.footer and len(p.jaccards) == (p.rounds - 1)
+    assert all(f"{j:.2f}" in chart.footer for j in p.jaccards)
+    assert p.stop in tab.summary.text() and f"seed {p.seed}" in tab.summary.text()
+    screen = next(n for n, g in enumerate(p.groups) if g.stage == "screen")
+    tab.group_table.selectRow(screen)
+    detail = tab.group_detail.toPlainText()
+    assert "last card" in detail and "score 90" in detail and "Picked" in detail
+    image = chart.grab().toImage()  # painted: the chart draws lines in the series' colours
+    assert image.width() > 100 and _has_colour(image, chart.COLORS[0])
+
+
+def test_a_multiagent_run_charts_the_referee_elo(make_window, app_home, demo_truth, embedder):
+    run = _stored_tournament(app_home, demo_truth, "multiagent")
+    window = make_window(app_home)
+    window.inspect_view.load_run(Library(app_home), run.id)
+    events = check_inspect_matches_store(window, run.id)
+    p = events_by(events, "rerank")[0].payload
+    chart = window.inspect_view.select_tab("Tournament").chart
+    assert p.matches and "Elo" in chart.title and chart.series
+    for s in chart.series:  # each point is a rating the referee's matches left the passage with
+        assert all(v in {m.rating_a for m in p.matches} | {m.rating_b for m in p.matches} for _, v in s.points)
+
+
+def _has_colour(image: QImage, colour: str) -> bool:
+    from PySide6.QtGui import QColor
+
+    want = QColor(colour)
+    step = 3
+    return any(image.pixelColor(x, y) == want for x in range(0, image.width(), step)
+               for y in range(0, image.height(), step))

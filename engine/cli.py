@@ -556,6 +556,37 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_querygen(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from engine.pipeline import load_models
+    from engine.querygen import QueryGenerator, select_filings
+
+    settings = _settings(args)
+    library = _library(settings)
+    filings = select_filings(library, args.filings)
+    if not filings:
+        print(f"no filing matches {args.filings!r} (see `filinglens library`)", file=sys.stderr)
+        return 2
+    models = load_models(settings)
+    assert models.chat is not None
+    gen = QueryGenerator(library, settings, models.chat, models.embedder, threshold=args.threshold)
+    bar = tqdm(desc="querygen", unit="item")
+
+    def progress(what: str, step: int, total: int) -> None:
+        bar.total = total
+        bar.n = step
+        bar.set_postfix_str(what[:40])
+        bar.refresh()
+
+    out = Path(args.out)
+    summary = gen.run(filings, args.single, args.multi, args.seed, out, progress=progress)
+    bar.close()
+    print("\n".join(summary.lines()))
+    print(f"questions: {out} · review: {out.with_suffix('.review.csv')}, {out.with_suffix('.review.md')}")
+    return 0
+
+
 def cmd_train_reranker(args: argparse.Namespace) -> int:
     import json
 
@@ -757,6 +788,19 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
                    help="score the answers stored in --out again (numeric matcher, yes/no side, judge model) "
                         "without re-running the pipelines, then rewrite the report")
     s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("querygen", help="generate a test question set from the library's filings (single- and "
+                                        "multi-document, judged for answerability)")
+    s.add_argument("--filings", help="comma-separated doc names, globs (3M_*) or tickers; default: every filing")
+    s.add_argument("--single", type=int, default=20, help="single-document questions to generate (one per passage)")
+    s.add_argument("--multi", type=int, default=10, help="multi-document questions to generate")
+    s.add_argument("--seed", type=int, default=0, help="seeds the passage and group sampling")
+    s.add_argument("--threshold", type=int, default=4, choices=range(1, 6),
+                   help="lowest answerability score (1-5) a kept question has")
+    s.add_argument("--out", default="generated.jsonl", help="the question set (JSONL that `eval --questions` reads); "
+                   "a re-run with the same --out resumes")
+    s.add_argument("--model", help="chat model pack name or GGUF path")
+    s.set_defaults(func=cmd_querygen)
 
     s = sub.add_parser("train-reranker", help="train a cross-encoder on pairs mined from the library")
     s.add_argument("--pairs", type=int, default=2000, help="examples to mine (each: 1 positive + 8 negatives)")

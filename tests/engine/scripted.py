@@ -25,6 +25,11 @@ def purpose_of(messages) -> str:  # noqa: ANN001
         return "choose"
     if "as an evidence card" in messages[0]["content"]:
         return "card"
+    for cue, purpose in (("You write test questions", "qg-single"), ("You combine test questions", "qg-merge"),
+                         ("You write harder test questions", "qg-deepen"),
+                         ("You write comparison questions", "qg-compare"), ("You check test questions", "qg-judge")):
+        if messages[0]["content"].startswith(cue):
+            return purpose
     for cue, purpose in (("Select between", "screen"), ("Rank all", "rank"), ("Pick up to", "pick"),
                          ("Which card is more useful", "referee")):
         if messages[1]["content"].rstrip().splitlines()[-1].startswith(cue):

@@ -81,6 +81,7 @@ class Item:
     single_scores: list[int | None] = field(default_factory=list)  # eq. 8: with each passage alone
     kept: bool = False
     dropped: str = ""  # the filter that dropped it, and why
+    repaired: str = ""  # what the engine changed in the model's question
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -209,8 +210,22 @@ class QueryGenerator:
             item.dropped = "generation: not a question"
         elif not printed_in(ev, c.indexed_text):
             item.dropped = "generation: the quoted evidence is not printed in the passage"
+        else:
+            self._standalone(item, c)
         self._from_facts(item)
         return item
+
+    def _standalone(self, item: Item, c: Chunk) -> None:
+        """A question that names no company of the library cannot be asked of it: the filing it was written
+        from is named in front ("In 3M COMPANY's 10-K for 2018, what was …?")."""
+        if parse_intent(item.question, self.refs).issuers:
+            return
+        i = self.library.filing(c.filing_id).identity
+        who = i.registrant or i.issuer_key or i.doc_name
+        q = item.question
+        q = q[0].lower() + q[1:] if len(q) > 1 and q[1].islower() else q
+        item.question = f"In {who}'s {i.form or 'filing'} for {i.period or i.fiscal_year}, {q}"
+        item.repaired = "the question named no company: the filing's was put in front"
 
     def _from_facts(self, item: Item) -> None:
         """A catalogue metric the statement facts compute: that answer replaces the model's."""
@@ -443,12 +458,12 @@ def write_outputs(items: Sequence[Item], out: Path, summary: Summary) -> None:
     """The question set (kept questions, the eval's JSONL), every item for review (CSV and Markdown), the summary."""
     kept = [it for it in items if it.kept]
     _atomic(out, "".join(json.dumps(it.eval_row(), ensure_ascii=False) + "\n" for it in kept))
-    rows = [["kept", "kind", "question", "answer", "answer from", "score", "single scores", "dropped", "sources",
-             "evidence", "reasoning"]]
+    rows = [["kept", "kind", "question", "answer", "answer from", "score", "single scores", "dropped", "repaired",
+             "sources", "evidence", "reasoning"]]
     for it in items:
         rows.append(["yes" if it.kept else "no", it.kind, it.question, it.answer, it.answer_source,
                      "" if it.score is None else str(it.score), " ".join(str(s) for s in it.single_scores),
-                     it.dropped, "; ".join(f"{s.doc_name} p. {s.page_index + 1}" for s in it.sources),
+                     it.dropped, it.repaired, "; ".join(f"{s.doc_name} p. {s.page_index + 1}" for s in it.sources),
                      " | ".join(s.evidence for s in it.sources), it.reasoning])
     csv_path = out.with_suffix(".review.csv")
     with csv_path.open("w", encoding="utf-8", newline="") as fh:

@@ -66,7 +66,9 @@ _METRICS: tuple[tuple[str | None, str], ...] = (
     ("interest expense", r"interest (?:expenses?|costs?)"),
     ("effective tax rate", r"effective (?:income )?tax rates?|income tax rates?|tax rates?|etr"),
     ("income tax expense", r"(?:provision for )?income tax(?:es| expense| provision)?|tax expense"),
-    ("total assets", r"total assets"),
+    # the balance sheet's other total equals total assets: "total liabilities and equity" is not total liabilities
+    ("total assets", (r"total assets|total liabilities,? (?:and|&) (?:total )?(?:(?:share|stock)holders'?\s|"
+                      r"owners'?\s)?(?:equity|deficit)")),
     ("current assets", r"(?:total )?current assets"),
     ("current liabilities", r"(?:total )?current liabilities"),
     ("total liabilities", r"total liabilities"),

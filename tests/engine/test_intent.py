@@ -435,3 +435,16 @@ def test_a_question_asking_one_reported_figure(question: str, one: bool) -> None
     from engine.intent.units import asks_one_figure
 
     assert asks_one_figure(question, parse_intent(question).unit_hint) is one
+
+
+def test_total_liabilities_and_equity_is_the_balance_sheet_total_not_total_liabilities() -> None:
+    """The balance sheet's second total ("Total liabilities and shareholders' equity") equals total assets; read
+    as "total liabilities" it made a generated question's facts answer total liabilities (3M 2022: 31,685 for a
+    passage printing 46,455)."""
+    from engine.intent.lexicon import find_metrics, metric_named_by
+
+    for text in ("What is the total liabilities and equity for 3M Company in fiscal 2022?",
+                 "Total liabilities and shareholders' equity", "Total liabilities & stockholders equity"):
+        assert find_metrics(text) == ("total assets",)
+    assert metric_named_by("Total liabilities and equity") == "total assets"
+    assert find_metrics("What were total liabilities in 2022?") == ("total liabilities",)

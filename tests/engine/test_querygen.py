@@ -94,6 +94,17 @@ def test_every_kind_is_generated_with_its_provenance(library_copy, embedder, tmp
     cards = CardMaker(library, settings.prompts).cards(singles, titles).cards
     types = {cards[c.id].evidence_type for c in singles}
     assert "table_numeric" in types and len(types) >= 2
+    # the scripted questions name no company: the filing's company is put in front, and the intent finds it
+    from engine.intent import parse_intent
+    from engine.pipeline import issuer_refs
+
+    refs = issuer_refs(library)
+    for r in rows:
+        if r["question_type"] == "single":
+            doc = library.chunks(r["chunk_ids"])[0].doc_name
+            f = next(f for f in filings if f.identity.doc_name == doc)
+            assert r["question"].startswith(f"In {f.identity.registrant}'s {f.identity.form} for ")
+            assert parse_intent(r["question"], refs).issuers == (f.identity.company_key,)
     # the eval reads the set: gold pages as generated
     questions = load_questions(out)
     assert [q.qid for q in questions] == [r["qid"] for r in rows]

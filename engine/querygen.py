@@ -73,7 +73,7 @@ class Item:
     kind: str
     question: str
     answer: str
-    answer_source: str  # facts | model
+    answer_source: str  # facts | model | parts (a merged question: its parts' answers)
     sources: list[Source]
     company: str = ""
     score: int | None = None  # answerability with all its passages (1–5)
@@ -272,6 +272,9 @@ class QueryGenerator:
                                                                                          if p.company)))
         if not q.endswith("?") or len(q) < 15:
             item.dropped = "generation: not a question"
+        if kind == "topic-merge":  # the merged question asks what its parts ask: their checked answers, not the model's
+            item.answer = " · ".join(p.answer for p in parts)
+            item.answer_source = "parts"
         return item
 
     def judge(self, question: str, chunks: Sequence[Chunk],

@@ -135,11 +135,28 @@ class Gathered:
     gaps: list[Gap] = field(default_factory=list)  # of the first formula, when none could be filled
 
 
+_SCOPE = re.compile(r"\b(?:segments?|divisions?|business units?|domestic|international|geographic(?:al)?|"
+                    r"regions?|regional)\b", re.IGNORECASE)
+_CURRENCY = re.compile(r"^\s*dollars?\b", re.IGNORECASE)
+
+
+def scoped(intent: QueryIntent) -> bool:
+    """The question asks for part of the company (a segment, a region, a geography: "total domestic revenue",
+    "revenue in Europe"), not the consolidated figure the primary statements print ("U.S. dollars" is a currency,
+    not a region)."""
+    q = intent.question
+    regions = [e for e in intent.entities if not any(_CURRENCY.match(q[m.end():])
+                                                     for m in re.finditer(re.escape(e), q))]
+    return bool(regions) or bool(_SCOPE.search(q))
+
+
 def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> FactPlan | None:
     """The plan for a numeric question about one company's one fiscal year and a catalogue metric, or None when
     the question is of another kind (the model-written path answers it)."""
     if not intent.numeric or len(intent.quarters) > 1:
         return None
+    if scoped(intent):
+        return None  # a segment's or a region's figure: the statement facts are the whole company's
     years = sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years))
     if intent.quarters:
         years = [int(intent.quarters[0][:4])]

@@ -137,3 +137,20 @@ def test_a_quarter_is_read_from_its_own_10q_three_months_and_balance(pipeline, d
     assert plan_metric(margin, pipeline.library, load_catalogue()).quarter_end == "2023-06-30"
     assert plan_metric(replace(margin, quarters=("2021Q2",), fiscal_years=(2021,)), pipeline.library,
                        load_catalogue()) is None  # no 10-Q of that quarter loaded
+
+
+@pytest.mark.parametrize("question", [
+    "What was Harborview Therapeutics' total domestic revenue in FY2023?",
+    "What was Harborview Therapeutics' revenue in Europe in FY2023?",
+    "What was the operating income of Harborview Therapeutics' Diagnostics segment in FY2023?",
+])
+def test_a_segment_or_region_is_not_answered_with_the_consolidated_figure(pipeline, question) -> None:  # noqa: ANN001
+    """The statement facts are the whole company's: a part of it ("domestic", a region, a segment) is not read from
+    them (a generated question's "total domestic revenue" had taken consolidated revenue)."""
+    run, facts = ask(pipeline, question)
+    assert facts is None and run.answer.method != "facts"
+
+
+def test_a_currency_named_as_us_dollars_is_not_a_region(pipeline, demo_truth) -> None:  # noqa: ANN001
+    run, _ = ask(pipeline, "What was Harborview Therapeutics' total revenue in FY2023, in U.S. dollars millions?")
+    assert run.answer.method == "facts" and run.answer.value == pytest.approx(truth(demo_truth, "HRBR", "Total revenue", 2023))

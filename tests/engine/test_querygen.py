@@ -84,6 +84,8 @@ def test_every_kind_is_generated_with_its_provenance(library_copy, embedder, tmp
                 assert printed_in(e["evidence_text"], c.indexed_text)
         assert r["answerability"] == 5 and r["answerability_reasoning"]
         assert (len(r["chunk_ids"]) == 1) == (r["question_type"] == "single")
+    merges = [r for r in rows if r["question_type"] == "topic-merge"]
+    assert all(r["question_reasoning"] == "parts" and " · " in r["answer"] for r in merges)
     compare = [r for r in rows if r["question_type"] == "compare"]
     assert all(len(set(r["gold_docs"])) == 2 for r in compare)  # two filings
     # tables and narrative both sampled (by their cards' evidence type)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from analyst_app.context import AppContext
 from analyst_app.views.ask import AskView
 from analyst_app.views.history import HistoryView
+from analyst_app.views.evaluate import EvaluateView
 from analyst_app.views.inspect import InspectView
 from analyst_app.views.library import LibraryView, dropped_paths
 from analyst_app.views.page_viewer import PageViewer
@@ -90,12 +91,14 @@ class MainWindow(QMainWindow):
         self.ask_view = AskView(self.ctx, self.viewer)
         self.inspect_view = InspectView()
         self.history_view = HistoryView(self.ctx)
+        self.evaluate_view = EvaluateView(self.ctx)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         for w, name, tip in ((self.library_view, "Library", "Loaded filings (Ctrl+1)"),
                              (self.ask_view, "Ask", "Ask a question (Ctrl+2)"),
                              (self.inspect_view, "Inspect", "Every stage of a run (Ctrl+3)"),
-                             (self.history_view, "History", "Past runs (Ctrl+4)")):
+                             (self.history_view, "History", "Past runs (Ctrl+4)"),
+                             (self.evaluate_view, "Evaluate", "Question sets and pipelines side by side (Ctrl+5)")):
             self.tabs.addTab(w, name)
             self.tabs.setTabToolTip(self.tabs.count() - 1, tip)
         self.setCentralWidget(self.tabs)
@@ -126,6 +129,7 @@ class MainWindow(QMainWindow):
         self.inspect_view.open_evidence.connect(self.open_evidence)
         self.inspect_view.open_fact_id.connect(self.show_fact_id)
         self.history_view.open_run.connect(self.open_run)
+        self.evaluate_view.open_run.connect(self.open_run)
         self.history_view.export_requested.connect(self.export_dialog)
         self.history_view.delete_requested.connect(self.delete_runs)
 
@@ -160,7 +164,7 @@ class MainWindow(QMainWindow):
         self.settings_act = self._action(r, "Settings…", self.ask_view.open_settings, "Ctrl+,",
                                          "Edit every setting of the current preset")
         v = mb.addMenu("&View")
-        for i, name in enumerate(("Library", "Ask", "Inspect", "History"), start=1):
+        for i, name in enumerate(("Library", "Ask", "Inspect", "History", "Evaluate"), start=1):
             self._action(v, f"{name} tab", lambda i=i: self.tabs.setCurrentIndex(i - 1), f"Ctrl+{i}")
         v.addSeparator()
         v.addAction(self.viewer_dock.toggleViewAction())
@@ -240,6 +244,7 @@ class MainWindow(QMainWindow):
 
     def _library_changed(self) -> None:
         self.viewer.set_library(self.ctx.library)
+        self.evaluate_view.refresh_sets()
         self._update_title()
 
     def _update_title(self) -> None:

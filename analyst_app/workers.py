@@ -99,6 +99,9 @@ class Job(QRunnable):
     def work(self) -> Any:
         raise NotImplementedError
 
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        self._emit(self.signals.progress, stage, done, total)
+
 
 class CallJob(Job):
     """Run ``fn(library, *args)`` with a Library opened in the worker thread (export, remove, ...)."""
@@ -186,8 +189,6 @@ class IngestJob(Job):
             except EngineError as exc:  # the filings are stored; `filinglens index build` or the next ingest
                 summary.index_error = str(exc)
 
-    def _progress(self, stage: str, done: int, total: int) -> None:
-        self._emit(self.signals.progress, stage, done, total)
 
 
 def sync(library: Any, settings: Settings, cancel: Callable[[], bool] | None,
@@ -428,3 +429,85 @@ class AskThread:
         if ok:
             self.worker.close()
         return ok
+
+
+# -- evaluation ----------------------------------------------------------------------------------------
+
+@dataclass
+class EvalRequest:
+    """One evaluation: a question file, the pipelines side by side, where results go (a re-run resumes there)."""
+
+    questions: Path
+    pipelines: tuple[str, ...]
+    out: Path
+    limit: int = 0
+
+
+class RequestJob(Job):
+    """A job over one request that loads the models itself (``chat_loader`` stands in for the chat model's
+    loader: tests script the model)."""
+
+    def __init__(self, settings: Settings, request: Any, chat_loader: Callable[[Settings], Any] | None = None) -> None:
+        super().__init__()
+        self.settings, self.request, self.chat_loader = settings, request, chat_loader
+
+
+class EvalJob(RequestJob):
+    """``engine.eval.runner.evaluate`` in the pool: progress per (question, pipeline); cancel between questions,
+    keeping what finished (the same request resumes)."""
+
+    name = "evaluation"
+
+    def work(self) -> Any:
+        from engine.eval.questions import load_questions
+        from engine.eval.runner import NEEDS_CHAT, Evaluator, evaluate
+        from engine.pipeline import load_models
+        from engine.store import Library
+
+        r = self.request
+        self._progress("loading models", 0, 0)
+        with Library(self.settings.library_home()) as library:
+            names = [f.identity.doc_name for f in library.filings()]
+            questions = load_questions(r.questions, doc_names=names)[: r.limit or None]
+            models = load_models(self.settings, chat=any(p in NEEDS_CHAT for p in r.pipelines), chat_required=False,
+                                 chat_loader=self.chat_loader)
+            evaluator = Evaluator(library, self.settings, models)
+            return evaluate(evaluator, questions, r.pipelines, r.out, r.questions.name,
+                            progress=lambda done, total, p: self._progress(p, done, total),
+                            cancel=self.cancel_event.is_set)
+
+
+@dataclass
+class QueryGenRequest:
+    """Generate a question set from the library's filings (engine.querygen)."""
+
+    filings: str  # selection: doc names, globs or tickers; "" = every filing
+    single: int
+    multi: int
+    seed: int
+    out: Path
+
+
+class QueryGenJob(RequestJob):
+    """``QueryGenerator.run`` in the pool, with progress per item; cancel keeps what finished (the same request
+    resumes from the progress log)."""
+
+    name = "question generation"
+
+    def work(self) -> Any:
+        from engine.pipeline import load_models
+        from engine.querygen import QueryGenerator, select_filings
+        from engine.store import Library
+
+        r = self.request
+        self._progress("loading models", 0, 0)
+        with Library(self.settings.library_home()) as library:
+            filings = select_filings(library, r.filings)
+            if not filings:
+                raise EngineError(f"no filing matches {r.filings!r}")
+            models = load_models(self.settings, chat_loader=self.chat_loader)
+            assert models.chat is not None  # (chat_required: a missing model raised)
+            gen = QueryGenerator(library, self.settings, models.chat, models.embedder)
+            return gen.run(filings, r.single, r.multi, r.seed, r.out,
+                           progress=self._progress,
+                           cancel=self.cancel_event.is_set)

@@ -495,8 +495,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from engine.eval.questions import load_questions
-    from engine.eval.report import markdown, write_report
-    from engine.eval.runner import ANSWERING, NEEDS_CHAT, PIPELINES, Evaluator, rejudge, run_eval
+    from engine.eval.report import markdown
+    from engine.eval.runner import ANSWERING, NEEDS_CHAT, PIPELINES, Evaluator, evaluate, rejudge
 
     if args.compare:
         from engine.eval.compare import compare_runs
@@ -538,15 +538,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         bar.close()
         print(f"rejudged the stored answers in {out}: {changed} verdict(s) changed")
         bar = tqdm(total=len(questions) * len(pipelines), desc="eval", unit="q")
-    rows = run_eval(evaluator, questions, pipelines, out, progress)
+    got = evaluate(evaluator, questions, pipelines, out, Path(args.questions).name, progress)
     bar.close()
-    title = f"FilingLens eval: {Path(args.questions).name} ({len(questions)} questions, {library.count('filings')} filings)"
-    in_library = set(names)
-    missing = {q.qid: absent for q in questions if (absent := [d for d in q.gold_docs if d not in in_library])}
-    summary = write_report(out, rows, pipelines, title, missing)
-    from engine.eval.plots import gold_pages, write_plots
-
-    plots = write_plots(out, rows, pipelines, gold=gold_pages(questions))
+    summary, title, missing, plots = got.summary, got.title, got.missing, got.plots
     print(markdown(summary, [], title).split("Pages in results.json")[0])
     if missing:
         print(f"{len(missing)} question(s) name a gold filing that is not in the library; report.md repeats the "

@@ -13,6 +13,7 @@ from engine.eval.metrics import (
     EvidenceSpan, answer_matches, average_precision_at_k, chunk_grade, document_recall_at_k, locate_span, mrr_at_k,
     gold_is_numeric, ndcg_at_k, page_precision, page_recall_at_k, yes_no,
 )
+from engine.errors import Cancelled
 from engine.eval.questions import EvalQuestion
 from engine.indexing import OpenIndexes
 from engine.intent import lexical_query, parse_intent
@@ -280,8 +281,13 @@ class Evaluator:
 
 
 def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines: Sequence[str], out_dir: Path,
-             progress: Callable[[int, int, str], None] | None = None) -> list[dict]:
-    """Evaluate; rows are appended to ``results.jsonl`` as they finish, so an interrupted run resumes."""
+             progress: Callable[[int, int, str], None] | None = None,
+             cancel: Callable[[], bool] | None = None) -> list[dict]:
+    """Evaluate; rows are appended to ``results.jsonl`` as they finish, so an interrupted or cancelled run resumes.
+
+    Raises:
+        Cancelled: ``cancel`` returned true between two questions (what finished is kept).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "results.jsonl"
     done: dict[tuple[str, str], dict] = {}
@@ -298,6 +304,8 @@ def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines:
             for p in pipelines:
                 n += 1
                 if (p, q.qid) not in done:
+                    if cancel is not None and cancel():
+                        raise Cancelled("evaluation cancelled: a re-run with the same output folder resumes")
                     row = evaluator.score(p, q, evaluator.predict(p, q))
                     fh.write(json.dumps(row, default=str) + "\n")
                     fh.flush()
@@ -328,3 +336,33 @@ def rejudge(evaluator: Evaluator, questions: Sequence[EvalQuestion], out_dir: Pa
     tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows), encoding="utf-8")
     tmp.replace(path)
     return changed
+
+
+@dataclass
+class EvalOutcome:
+    """A finished evaluation: the report's summary table, the rows, the plots and where they were written."""
+
+    out: Path
+    title: str
+    summary: list[dict]
+    rows: list[dict]
+    plots: list[Path]
+    missing: dict[str, list[str]]  # qid -> its gold filings the library does not hold
+
+
+def evaluate(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines: Sequence[str], out: Path,
+             source: str, progress: Callable[[int, int, str], None] | None = None,
+             cancel: Callable[[], bool] | None = None) -> EvalOutcome:
+    """Run the pipelines (resuming from ``out``), then write the report and the plots: what ``filinglens eval``
+    and the app's Evaluate tab both do. ``source`` names the question file in the report's title."""
+    from engine.eval.plots import gold_pages, write_plots
+    from engine.eval.report import write_report
+
+    library = evaluator.library
+    rows = run_eval(evaluator, questions, pipelines, out, progress, cancel)
+    title = f"FilingLens eval: {source} ({len(questions)} questions, {library.count('filings')} filings)"
+    in_library = {f.identity.doc_name for f in library.filings()}
+    missing = {q.qid: absent for q in questions if (absent := [d for d in q.gold_docs if d not in in_library])}
+    summary = write_report(out, rows, pipelines, title, missing)
+    plots = write_plots(out, rows, pipelines, gold=gold_pages(questions))
+    return EvalOutcome(out, title, summary, rows, list(plots), missing)

@@ -137,6 +137,7 @@ class Gathered:
 
 _SCOPE = re.compile(r"\b(?:segments?|divisions?|business units?|domestic|international|geographic(?:al)?|"
                     r"regions?|regional)\b", re.IGNORECASE)
+_COMPANY_DEFINED = re.compile(r"\b(?:non-gaap|adjusted|core|organic|pro forma|underlying)\b", re.IGNORECASE)
 _CURRENCY = re.compile(r"^\s*dollars?\b", re.IGNORECASE)
 
 
@@ -157,6 +158,8 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
         return None
     if scoped(intent):
         return None  # a segment's or a region's figure: the statement facts are the whole company's
+    if _COMPANY_DEFINED.search(intent.question):
+        return None  # "core operating loss", "adjusted EBITDA": the company's own measure, not a statement line
     years = sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years))
     if intent.quarters:
         years = [int(intent.quarters[0][:4])]

@@ -154,3 +154,15 @@ def test_a_segment_or_region_is_not_answered_with_the_consolidated_figure(pipeli
 def test_a_currency_named_as_us_dollars_is_not_a_region(pipeline, demo_truth) -> None:  # noqa: ANN001
     run, _ = ask(pipeline, "What was Harborview Therapeutics' total revenue in FY2023, in U.S. dollars millions?")
     assert run.answer.method == "facts" and run.answer.value == pytest.approx(truth(demo_truth, "HRBR", "Total revenue", 2023))
+
+
+@pytest.mark.parametrize("question", [
+    "What was Harborview Therapeutics' core operating income in FY2023?",
+    "What was Harborview Therapeutics' adjusted operating income in FY2023?",
+    "What was Harborview Therapeutics' non-GAAP operating income in FY2023?",
+])
+def test_a_company_defined_measure_is_not_read_as_the_gaap_line(pipeline, question) -> None:  # noqa: ANN001
+    """"Core operating loss" is the company's own (non-GAAP) measure: a generated question on Boeing's had taken
+    the GAAP loss from operations. The facts path leaves it to the passages."""
+    run, facts = ask(pipeline, question)
+    assert facts is None and run.answer.method != "facts"

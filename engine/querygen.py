@@ -41,7 +41,7 @@ from engine.intent import parse_intent
 from engine.pipeline import issuer_refs
 from engine.models.base import ChatMessage, ChatModel
 from engine.prompts import prompt
-from engine.records import Chunk, Filing
+from engine.records import Card, Chunk, Filing, QueryIntent
 from engine.rerank.cards import CardMaker
 from engine.retrieval.hierarchical import filing_title
 from engine.settings import Settings
@@ -150,19 +150,26 @@ class QueryGenerator:
         self.catalogue = load_catalogue()
         self.refs = list(issuer_refs(library))
         self.maker = CardMaker(library, settings.prompts)
+        self._usable_cache: dict[int, tuple[list[Chunk], list[Chunk], dict[int, Card]]] = {}
 
     # -- sampling -------------------------------------------------------------------------------------
+    def _usable(self, f: Filing) -> tuple[list[Chunk], list[Chunk], dict[int, Card]]:
+        """A filing's passages worth a question, as tables and narrative, with their rules cards: none boilerplate
+        or a bare heading, none shorter than MIN_CHARS. Made once per filing (sampling and comparing share it)."""
+        if f.id not in self._usable_cache:
+            chunks = [c for c in self.library.chunks_of_filings([f.id]) if len(c.text) >= MIN_CHARS]
+            cards = self.maker.cards(chunks, {f.id: filing_title(f)}).cards
+            good = [c for c in chunks if not cards[c.id].boilerplate]
+            self._usable_cache[f.id] = ([c for c in good if cards[c.id].evidence_type == "table_numeric"],
+                                        [c for c in good if cards[c.id].evidence_type != "table_numeric"], cards)
+        return self._usable_cache[f.id]
+
     def passages(self, filings: Sequence[Filing], n: int, rng: random.Random) -> list[Chunk]:
-        """``n`` passages, two from each filing in turn (a table and a narrative passage where it has both), none
-        boilerplate or a bare heading (by its rules card), none shorter than MIN_CHARS."""
-        titles = {f.id: filing_title(f) for f in filings}
+        """``n`` passages, two from each filing in turn (a table and a narrative passage where it has both)."""
         pools: list[tuple[list[Chunk], list[Chunk]]] = []
         for f in filings:
-            chunks = [c for c in self.library.chunks_of_filings([f.id]) if len(c.text) >= MIN_CHARS]
-            cards = self.maker.cards(chunks, titles).cards
-            good = [c for c in chunks if not cards[c.id].boilerplate]
-            tables = [c for c in good if cards[c.id].evidence_type == "table_numeric"]
-            prose = [c for c in good if cards[c.id].evidence_type != "table_numeric"]
+            tables, prose, _ = self._usable(f)
+            tables, prose = list(tables), list(prose)
             rng.shuffle(tables)
             rng.shuffle(prose)
             pools.append((tables, prose))
@@ -211,35 +218,30 @@ class QueryGenerator:
         elif not printed_in(ev, c.indexed_text):
             item.dropped = "generation: the quoted evidence is not printed in the passage"
         else:
-            self._standalone(item, c)
-        self._from_facts(item)
+            self._from_facts(item, self._standalone(item, c))
         return item
 
-    def _standalone(self, item: Item, c: Chunk) -> None:
+    def _standalone(self, item: Item, c: Chunk) -> QueryIntent:
         """A question that names no company of the library cannot be asked of it: the filing it was written
-        from is named in front ("In 3M COMPANY's 10-K for 2018, what was …?")."""
-        if parse_intent(item.question, self.refs).issuers:
-            return
+        from is named in front ("In 3M COMPANY's 10-K for 2018, what was …?"). Returns the question's intent."""
+        intent = parse_intent(item.question, self.refs)
+        if intent.issuers:
+            return intent
         i = self.library.filing(c.filing_id).identity
         who = i.registrant or i.issuer_key or i.doc_name
         q = item.question
         q = q[0].lower() + q[1:] if len(q) > 1 and q[1].islower() else q
         item.question = f"In {who}'s {i.form or 'filing'} for {i.period or i.fiscal_year}, {q}"
         item.repaired = "the question named no company: the filing's was put in front"
+        return parse_intent(item.question, self.refs)
 
-    def _from_facts(self, item: Item) -> None:
+    def _from_facts(self, item: Item, intent: QueryIntent) -> None:
         """A catalogue metric the statement facts compute: that answer replaces the model's."""
-        if not item.question or item.dropped:
-            return
-        intent = parse_intent(item.question, self.refs)
         item.company = intent.issuers[0] if len(intent.issuers) == 1 else ""
-        plan = plan_metric(intent, self.library, self.catalogue) if intent.numeric else None
+        plan = plan_metric(intent, self.library, self.catalogue)
         if plan is None:
             return
-        got = gather(plan, self.library, self.catalogue)
-        if got.gaps:
-            return
-        ans = facts_answer(plan, got, intent)
+        ans = facts_answer(plan, gather(plan, self.library, self.catalogue), intent)  # a gap: not answered
         if ans.status == "answered":
             item.answer, item.answer_source = ans.text, "facts"
 
@@ -392,14 +394,10 @@ class QueryGenerator:
 
     def _comparable(self, filings: Sequence[Filing], rng: random.Random) -> list[tuple[Chunk, Chunk]]:
         """Pairs of table passages from two filings whose cards report the same metric."""
-        titles = {f.id: filing_title(f) for f in filings}
         by_metric: dict[str, list[Chunk]] = {}
         for f in filings:
-            chunks = [c for c in self.library.chunks_of_filings([f.id]) if len(c.text) >= MIN_CHARS]
-            cards = self.maker.cards(chunks, titles).cards
-            for c in chunks:
-                if cards[c.id].evidence_type != "table_numeric" or cards[c.id].boilerplate:
-                    continue
+            tables, _, cards = self._usable(f)
+            for c in tables:
                 for m in cards[c.id].metrics[:3]:
                     by_metric.setdefault(m, []).append(c)
         pairs = []

@@ -172,10 +172,16 @@ class IngestJob(Job):
         from engine.indexing import index_status
         from engine.ingest import ingest_iter
 
+        vectors = None
+        if self.paths and self.settings.ingest.ray:  # the cluster embeds the filings it reads
+            from engine.ingest.cluster import VectorCache, import_ray
+
+            import_ray()
+            vectors = VectorCache()
         if self.paths:
             self._emit(self.signals.progress, "scanning", 0, 0)
             for ev in ingest_iter(library, self.paths, self.settings, prune=self.prune,
-                                  cancel=self.cancel_event.is_set):
+                                  cancel=self.cancel_event.is_set, vectors=vectors):
                 summary.counts[ev.status] = summary.counts.get(ev.status, 0) + 1
                 self._emit(self.signals.item, ev)
                 self._emit(self.signals.progress, "ingest", ev.done, ev.total)
@@ -184,7 +190,7 @@ class IngestJob(Job):
         status = index_status(library)
         if changed or status.behind or (status.filings and not status.ready):
             try:  # cancelled: BM25 and summaries still (quick), chunk vectors stop at once
-                sync(library, self.settings, self.cancel_event.is_set, self._progress)
+                sync(library, self.settings, self.cancel_event.is_set, self._progress, vectors)
                 summary.indexed = True
             except EngineError as exc:  # the filings are stored; `filinglens index build` or the next ingest
                 summary.index_error = str(exc)
@@ -192,15 +198,20 @@ class IngestJob(Job):
 
 
 def sync(library: Any, settings: Settings, cancel: Callable[[], bool] | None,
-         progress: Callable[[str, int, int], None] | None = None) -> None:
+         progress: Callable[[str, int, int], None] | None = None, vectors: Any = None) -> None:
     """Build and publish the library's indexes (loads the embedder; cached per process by the registry). Waits
-    while another builder holds the library's lock (stage ``waiting``)."""
+    while another builder holds the library's lock (stage ``waiting``). ``vectors``: a
+    :class:`engine.ingest.cluster.VectorCache` of what a Ray ingest embedded, used instead of embedding again."""
     from engine.indexing import sync_indexes
     from engine.models.registry import load_embedder
 
     if progress:
         progress("loading embedder", 0, 0)
     embedder = load_embedder(settings.models)
+    if vectors is not None:
+        from engine.ingest.cluster import CachedEmbedder
+
+        embedder = CachedEmbedder(embedder, vectors)
     freeze_heap()
     sync_indexes(library, settings, embedder, progress=progress, cancel=cancel,
                  on_wait=(lambda _message: progress("waiting", 0, 0)) if progress else None)

@@ -32,6 +32,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides.setdefault("ingest", {})["workers"] = args.workers
     if getattr(args, "chunk_vectors", False):
         overrides.setdefault("retrieval", {})["chunk_vectors"] = True
+    if getattr(args, "ray", None) is not None:
+        overrides.setdefault("ingest", {})["ray"] = args.ray
+    if getattr(args, "ray_workers", None):
+        overrides.setdefault("ingest", {})["ray_workers"] = args.ray_workers
     if getattr(args, "model", None):
         overrides.setdefault("models", {})["chat_model"] = args.model
     if getattr(args, "reranker", None):
@@ -120,6 +124,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from engine.ingest import ingest
 
     settings = _settings(args)
+    vectors = None
+    if settings.ingest.ray:  # before anything is read: without Ray, say how to install it
+        from engine.ingest.cluster import VectorCache, import_ray
+
+        import_ray()
+        vectors = VectorCache()
     library = _library(settings)
     t0 = time.perf_counter()
     failed: list[str] = []
@@ -132,10 +142,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     with _build_lock(library, "an ingest"):  # one writer at a time; a second ingest waits here
         bar = tqdm(total=0, desc="ingest", unit="file")
-        report = ingest(library, args.paths, settings, prune=not args.no_prune, on_event=on_event)
+        report = ingest(library, args.paths, settings, prune=not args.no_prune, on_event=on_event, vectors=vectors)
         bar.close()
+        read_s = time.perf_counter() - t0
         _refresh_facts(library, settings)
-        _sync(library, settings, _embedder(settings))
+        embedder = _embedder(settings)
+        if vectors is not None:
+            from engine.ingest.cluster import CachedEmbedder
+
+            embedder = CachedEmbedder(embedder, vectors)
+        _sync(library, settings, embedder)
+    if report.count("added"):
+        print(f"read {report.count('added')} filing(s) in {read_s:.1f}s ({report.count('added') / read_s:.2f} filings/s"
+              f"{', on Ray at ' + settings.ingest.ray if settings.ingest.ray else ''}"
+              f"{f'; {embedder.hits} vectors embedded on the cluster' if vectors is not None else ''})")
     print(f"ingest: {report.summary()} in {time.perf_counter() - t0:.1f}s "
           f"({library.count('filings')} filings, {library.count('chunks')} chunks in {library.home})")
     for line in failed:
@@ -688,6 +708,10 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     s.add_argument("--workers", type=int, help="parser processes (default: settings, 2)")
     s.add_argument("--chunk-vectors", action="store_true", help="also embed every chunk (slow on CPU)")
     s.add_argument("--no-prune", action="store_true", help="keep filings whose files vanished from the given folders")
+    s.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="read on a Ray cluster (filinglens[cluster]): a running cluster's address, 'auto', or nothing "
+                        "for a Ray started here for this ingest")
+    s.add_argument("--ray-workers", type=int, help="read actors on the cluster (default: one per cluster CPU)")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("search", help="BM25, dense and fused search over the library")

@@ -104,6 +104,11 @@ class Registrant:
     conflicts: tuple[str, ...] = ()  # "ticker: FB (FB_2018_10K), META (META_2022_10K)"; each filing keeps its own
 
 
+def indexed_text(context: str, text: str) -> str:
+    """What lexical and dense indexes see of a chunk: the table header context, then the chunk."""
+    return f"{context}\n{text}" if context else text
+
+
 @dataclass(frozen=True)
 class Chunk:
     id: int
@@ -119,8 +124,7 @@ class Chunk:
 
     @property
     def indexed_text(self) -> str:
-        """What lexical and dense indexes see: the table header context, then the chunk."""
-        return f"{self.context}\n{self.text}" if self.context else self.text
+        return indexed_text(self.context, self.text)
 
 
 @dataclass(frozen=True)

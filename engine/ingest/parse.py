@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,7 +26,9 @@ from engine.ingest.identity import (
 )
 from engine.ingest.pdf import WordBox, read_pdf_pages, span_box
 from engine.records import ParsedFiling, StatementFact
-from engine.settings import ChunkingSettings, IngestSettings
+from engine.settings import ChunkingSettings, IngestSettings, Settings
+
+log = logging.getLogger(__name__)
 
 # html-2: inline XBRL headers are not page text; html-3: the reader keeps the dei cover tags (CIK, fiscal-year end),
 # so HTML filings stored before are read again on their next ingest; pdf-rows-2 / html-4: invisible format
@@ -103,3 +108,31 @@ def _with_concept(fact: StatementFact) -> StatementFact:
     if fact.concept is not None and fact.period.months and is_instant(fact.concept):
         fact = replace(fact, period=replace(fact.period, months=0))
     return fact
+
+
+def parse_job(path: str, sha: str, settings_json: str, lofin_summary: str | None) -> ParsedFiling | str:
+    """:func:`parse_file` as a worker process runs it: settings as JSON; an error is returned as its message."""
+    settings = Settings.model_validate_json(settings_json)
+    try:
+        return parse_file(Path(path), sha, settings.ingest, settings.chunking, lofin_summary)
+    except IngestError as exc:
+        return str(exc)
+    except Exception as exc:  # a parser bug must not stop the other files
+        log.exception("unexpected error parsing %s", path)
+        return f"unexpected parser error: {type(exc).__name__}: {exc}"
+
+
+def pool_outcome(future: Future, timeout: float) -> ParsedFiling | str:
+    """A pebble pool's :func:`parse_job` result, or why the file was not read (its time limit passed, its
+    process died): the file's failure, never the batch's."""
+    from pebble import ProcessExpired
+
+    try:
+        return future.result()
+    except FutureTimeout:
+        return (f"abandoned: reading it took longer than {timeout:g} s (ingest.file_timeout_s); "
+                "the other files went on")
+    except ProcessExpired as exc:  # the reader died: out of memory, a crash in a native library
+        return f"the process reading it died (exit code {exc.exitcode}); the other files went on"
+    except Exception as exc:  # noqa: BLE001 - any other failure of the pool is this file's outcome
+        return f"parser process failed: {type(exc).__name__}: {exc}"

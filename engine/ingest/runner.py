@@ -18,20 +18,22 @@ import multiprocessing as mp
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pebble import ProcessExpired, ProcessPool
+from pebble import ProcessPool
 
-from engine.errors import IngestError
 from engine.ingest.folio import FOLIO_VERSION, printed_folios
-from engine.ingest.parse import FACTS_VERSION, SUPPORTED_SUFFIXES, parse_file, reads_pages_alike
+from engine.ingest.parse import FACTS_VERSION, SUPPORTED_SUFFIXES, parse_job, pool_outcome, reads_pages_alike
 from engine.models.hashing import sha256_file
 from engine.pages import reader_page
 from engine.records import ParsedFiling
 from engine.settings import Settings
 from engine.store.library import Library
+
+if TYPE_CHECKING:
+    from engine.ingest.cluster import VectorCache
 
 log = logging.getLogger(__name__)
 
@@ -143,22 +145,15 @@ def load_lofin_summaries(paths: Iterable[Path]) -> dict[str, str]:
     return out
 
 
-def _parse_job(path: str, sha: str, settings_json: str, lofin_summary: str | None) -> ParsedFiling | str:
-    settings = Settings.model_validate_json(settings_json)
-    try:
-        return parse_file(Path(path), sha, settings.ingest, settings.chunking, lofin_summary)
-    except IngestError as exc:
-        return str(exc)
-    except Exception as exc:  # a parser bug must not stop the other files
-        log.exception("unexpected error parsing %s", path)
-        return f"unexpected parser error: {type(exc).__name__}: {exc}"
-
-
 def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Settings, *, prune: bool = True,
-                cancel: Callable[[], bool] | None = None) -> Iterator[IngestEvent]:
+                cancel: Callable[[], bool] | None = None, vectors: VectorCache | None = None) -> Iterator[IngestEvent]:
     """Ingest files and folders, yielding one event per file. Folders given are synced: filings previously
     ingested from inside them whose files are gone are removed (``prune``). Filings stored before the current
-    folio reader get their pages' folios read from the stored text (:func:`refresh_folios`)."""
+    folio reader get their pages' folios read from the stored text (:func:`refresh_folios`).
+
+    Files are read by this machine's process pool, or on a Ray cluster when ``settings.ingest.ray`` names one
+    (:mod:`engine.ingest.cluster`); there, the filings' vectors are embedded on the cluster too and put in
+    ``vectors`` for the index build (:class:`engine.ingest.cluster.CachedEmbedder`)."""
     roots = [Path(p).expanduser().resolve() for p in paths]
     files, summary_files, skipped = discover(roots)
     lofin = load_lofin_summaries(summary_files)
@@ -214,8 +209,14 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
 
     settings_json = settings.model_dump_json()
     results: Iterator[tuple[Path, str, ParsedFiling | str]]
-    if settings.ingest.workers == 1:  # the user's choice: read here, one at a time, with no time limit
-        results = ((f, sha, _parse_job(str(f), sha, settings_json, lofin.get(f.stem))) for f, sha in todo)
+    if settings.ingest.ray:
+        from engine.ingest.cluster import connected, read_on_ray
+
+        with connected(settings.ingest.ray, settings.ingest.workers) as ray:
+            yield from _store_all(library, read_on_ray(ray, todo, settings, lofin, vectors, cancel), event, cancel,
+                                  stored_at)
+    elif settings.ingest.workers == 1:  # the user's choice: read here, one at a time, with no time limit
+        results = ((f, sha, parse_job(str(f), sha, settings_json, lofin.get(f.stem))) for f, sha in todo)
         yield from _store_all(library, results, event, cancel, stored_at)
     elif todo:
         workers = min(settings.ingest.workers, len(todo))
@@ -246,21 +247,13 @@ def _bounded_map(pool: ProcessPool, todo: list[tuple[Path, str]], settings_json:
                 break
             f, sha = nxt
             args = (str(f), sha, settings_json, lofin.get(f.stem))
-            pending[pool.schedule(_parse_job, args=args, timeout=timeout)] = nxt
+            pending[pool.schedule(parse_job, args=args, timeout=timeout)] = nxt
         if not pending:
             return
         finished, _ = wait(pending, return_when=FIRST_COMPLETED)
         for fut in finished:
             f, sha = pending.pop(fut)
-            try:
-                yield f, sha, fut.result()
-            except FutureTimeout:
-                yield f, sha, (f"abandoned: reading it took longer than {timeout:g} s (ingest.file_timeout_s); "
-                               "the other files went on")
-            except ProcessExpired as exc:  # the reader died: out of memory, a crash in a native library
-                yield f, sha, f"the process reading it died (exit code {exc.exitcode}); the other files went on"
-            except Exception as exc:  # noqa: BLE001 - any other failure of the pool is this file's outcome
-                yield f, sha, f"parser process failed: {type(exc).__name__}: {exc}"
+            yield f, sha, pool_outcome(fut, timeout)
 
 
 def _store_all(library: Library, results: Iterable[tuple[Path, str, ParsedFiling | str]], event: Callable[..., IngestEvent],
@@ -285,9 +278,10 @@ def _store_all(library: Library, results: Iterable[tuple[Path, str, ParsedFiling
 
 
 def ingest(library: Library, paths: Iterable[str | Path], settings: Settings, *, prune: bool = True,
-           cancel: Callable[[], bool] | None = None, on_event: Callable[[IngestEvent], None] | None = None) -> IngestReport:
+           cancel: Callable[[], bool] | None = None, on_event: Callable[[IngestEvent], None] | None = None,
+           vectors: VectorCache | None = None) -> IngestReport:
     report = IngestReport(batch_id="")
-    for ev in ingest_iter(library, paths, settings, prune=prune, cancel=cancel):
+    for ev in ingest_iter(library, paths, settings, prune=prune, cancel=cancel, vectors=vectors):
         report.events.append(ev)
         if on_event:
             on_event(ev)
@@ -313,7 +307,7 @@ def refresh_facts(library: Library, settings: Settings) -> tuple[int, list[str]]
             why = "the file is gone or changed" if not same else "it was read by an older parser"
             problems.append(f"{path}: {why}; ingest it again to read its facts")
         else:
-            outcome = _parse_job(path, sha, settings_json, None)
+            outcome = parse_job(path, sha, settings_json, None)
             if isinstance(outcome, str):
                 problems.append(f"{path}: {outcome}")
             else:

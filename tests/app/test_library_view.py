@@ -200,3 +200,29 @@ def test_double_click_opens_a_filing_pdf_and_html(window, qtbot):
     view.open_filing.emit(html_filing)
     assert viewer.mode == "text"
     assert viewer.text.toPlainText() == Library(window.ctx.home).page_text(html_filing.id, 0)
+
+
+def test_adding_files_offers_the_ray_cluster_named_in_settings(make_window, qtbot, tmp_path, demo_dir, ingested_demo):
+    """Settings › Ingest › ray names a cluster: the Library offers it beside Add folder…, ticked, and the files are
+    read there (a local Ray the ingest starts and stops); unticked, on this machine."""
+    import pytest
+
+    pytest.importorskip("ray")
+    from tests.engine.test_cluster import content
+
+    window = make_window(tmp_path / "lib")
+    view = window.library_view
+    assert not view.on_cluster.isVisibleTo(window)  # no cluster in the settings: nothing offered
+    window.ctx.set_overrides({"ingest": {"ray": "local"}})
+    assert view.on_cluster.isVisibleTo(window) and view.on_cluster.isChecked()
+    assert "Ray cluster (started here)" in view.on_cluster.text()
+    assert view.add_paths([str(demo_dir)])
+    assert view.job.settings.ingest.ray == "local"
+    summary = wait_ingest(qtbot, window, timeout=300_000)
+    assert summary.counts.get("added") == 8 and summary.indexed, summary.counts
+    assert content(tmp_path / "lib") == content(ingested_demo[0].home)
+    assert view.model.rowCount() == 8
+
+    view.on_cluster.setChecked(False)  # this machine's pool
+    assert view.update_index() and view.job.settings.ingest.ray == ""
+    wait_ingest(qtbot, window)

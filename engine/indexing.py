@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import shutil
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,14 +158,26 @@ def index_status(library: Library) -> IndexStatus:
 
 @dataclass
 class OpenIndexes:
-    """The indexes of one published set, loaded for reading (a :class:`engine.pipeline.SharedIndexes`)."""
+    """The indexes of one published set, loaded for reading (a :class:`engine.pipeline.SharedIndexes`).
 
-    lexical: LexicalIndex
+    The whole-library BM25 index is loaded on first use: the question path scores inside the filings it selects
+    (:class:`engine.retrieval.postings.FilingLexicon`) and never needs it; whole-library search does."""
+
+    load_lexical: Callable[[], LexicalIndex]
     summaries: HnswIndex
     chunk_vectors: HnswIndex | None
     status: IndexStatus
     folder: Path | None = None  # the set's folder; None when the library is empty and nothing was published
     hidden: frozenset[int] = field(default_factory=frozenset)  # filings left out (removed or replaced since)
+    _lexical: LexicalIndex | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        with self._lock:
+            if self._lexical is None:
+                self._lexical = self.load_lexical()
+            return self._lexical
 
 
 def open_indexes(library: Library, settings: Settings, embedder: Embedder) -> OpenIndexes:
@@ -182,7 +195,7 @@ def open_indexes(library: Library, settings: Settings, embedder: Embedder) -> Op
             if stamps:
                 raise IndexNotReadyError(f"the library at {library.home} has no search index yet: {BUILD_HINT}")
             empty = library.index_dir / "none"  # nothing there: empty indexes
-            return OpenIndexes(LexicalIndex(empty, _lexical_identity(settings)),
+            return OpenIndexes(lambda: LexicalIndex(empty, _lexical_identity(settings)),
                                _hnsw(empty, settings, embedder, SUMMARIES), None, _status(library, gen, None, stamps))
         try:
             return _load(library, settings, embedder, gen, pset, stamps)
@@ -203,8 +216,7 @@ def _load(library: Library, settings: Settings, embedder: Embedder, gen: int, ps
     problems = pset.missing_or_torn()
     if problems:
         raise IndexDamagedError("; ".join(problems[:3]))
-    lexical = LexicalIndex(pset.folder, _lexical_identity(settings))
-    if lexical.generation < 0:  # its manifest or folder went (a legacy index a builder just replaced)
+    if not (pset.folder / "lexical.manifest.json").exists():  # it went (a legacy index a builder just replaced)
         raise FileNotFoundError(pset.folder / "lexical.manifest.json")
     summaries = _hnsw(pset.folder, settings, embedder, SUMMARIES)
     chunk_vectors = (_hnsw(pset.folder, settings, embedder, CHUNK_VECTORS)
@@ -216,14 +228,22 @@ def _load(library: Library, settings: Settings, embedder: Embedder, gen: int, ps
         indexed = summaries.labels()
         hidden = indexed - stamps.keys()
         status = _status(library, gen, pset, stamps, indexed)
-    if hidden and hide:
-        # in memory only (a reader never saves): chunks and vectors of filings removed or replaced since the build
-        gone = lexical.chunk_ids_of(sorted(hidden))
-        lexical.hide_filings(sorted(hidden))
-        summaries.delete(sorted(hidden))
-        if chunk_vectors is not None:
-            chunk_vectors.delete(gone)
-    return OpenIndexes(lexical, summaries, chunk_vectors, status, pset.folder, frozenset(hidden))
+    hidden_now = sorted(hidden) if hide else []
+
+    def load_lexical() -> LexicalIndex:
+        lexical = LexicalIndex(pset.folder, _lexical_identity(settings))
+        if lexical.generation < 0:
+            raise IndexDamagedError(f"the BM25 index of {pset.folder} is gone: {BUILD_HINT}")
+        lexical.hide_filings(hidden_now)
+        return lexical
+
+    opened = OpenIndexes(load_lexical, summaries, chunk_vectors, status, pset.folder, frozenset(hidden))
+    if hidden_now:
+        # in memory only (a reader never saves): vectors of filings removed or replaced since the build
+        summaries.delete(hidden_now)
+        if chunk_vectors is not None:  # their chunk ids are known to the BM25 index only (the rows are gone)
+            chunk_vectors.delete(opened.lexical.chunk_ids_of(hidden_now))
+    return opened
 
 
 def lexical_index(library: Library, settings: Settings) -> LexicalIndex:

@@ -150,7 +150,6 @@ def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = 
 class SharedIndexes(Protocol):
     """Indexes another reader (a Searcher, another retriever) already loaded and a pipeline may share."""
 
-    lexical: Any
     summaries: Any
     chunk_vectors: Any
 
@@ -162,8 +161,7 @@ def build_pipeline(settings: Settings, library: Library, models: Models, *,
     Args:
         shared: Reuse the indexes of an object that already loaded them instead of reading them again.
     """
-    extra = {} if shared is None else {"lexical": shared.lexical, "summaries": shared.summaries,
-                                       "chunk_vectors": shared.chunk_vectors}
+    extra = {} if shared is None else {"summaries": shared.summaries, "chunk_vectors": shared.chunk_vectors}
     retriever = HierarchicalRetriever(library, settings, models.embedder, models.cross, **extra)
     reranker = (PassageReranker(library, settings, retriever, models.chat)
                 if settings.rerank.mode != "off" else None)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from engine.lexicon import ChunkTerms
 from engine.pages import cite
 
 
@@ -63,6 +64,7 @@ class ParsedFiling:
     printed_folios: tuple[str | None, ...] = ()  # per page: the number it prints ("46"), None: none read
     folio_version: str = ""  # the folio reader that read them (engine.ingest.folio)
     notes: tuple[str, ...] = ()  # what the user should know about how the file was read (a repaired PDF)
+    terms: ChunkTerms | None = None  # the chunks' BM25 terms (engine.lexicon), made where the file was read
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from engine.indexing import OpenIndexes, open_indexes
 from engine.models.base import Embedder
 from engine.records import FilingIdentity, SearchHit
 from engine.retrieval.fusion import rrf
+from engine.retrieval.lexical import LexicalIndex
 from engine.settings import Settings
 from engine.store.library import Library
 
@@ -71,10 +72,14 @@ class Searcher:
                  indexes: OpenIndexes | None = None) -> None:
         self.library, self.settings, self.embedder = library, settings, embedder
         self.indexes = indexes or open_indexes(library, settings, embedder)
-        self.lexical = self.indexes.lexical
         self.summaries = self.indexes.summaries
         self.chunk_vectors = self.indexes.chunk_vectors
         self.stale = self.indexes.status.behind
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        """The whole-library BM25 index (loaded on the first search)."""
+        return self.indexes.lexical
 
     def search(self, query: str, k: int = 10, flt: MetadataFilter | None = None) -> SearchResult:
         flt = flt or MetadataFilter()

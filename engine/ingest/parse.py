@@ -25,7 +25,8 @@ from engine.ingest.identity import (
     with_tagged_cover,
 )
 from engine.ingest.pdf import WordBox, read_pdf_pages, span_box
-from engine.records import ParsedFiling, StatementFact
+from engine.lexicon import chunk_terms
+from engine.records import ParsedFiling, StatementFact, indexed_text
 from engine.settings import ChunkingSettings, IngestSettings, Settings
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
         printed_folios=printed_folios(pages),
         folio_version=FOLIO_VERSION,
         notes=tuple(notes),
+        terms=chunk_terms([indexed_text(c.context, c.text) for c in chunks]),
     )
 
 

@@ -54,7 +54,7 @@ class PassageReranker:
     def __init__(self, library: Library, settings: Settings, retriever: HierarchicalRetriever,
                  chat: ChatModel | None = None) -> None:
         self.library, self.settings, self.retriever, self.chat = library, settings, retriever, chat
-        self.lexical = retriever.lexical
+        self.terms = retriever.terms
         self.maker = CardMaker(library, settings.prompts)
         self.catalogue = load_catalogue()
 
@@ -79,12 +79,10 @@ class PassageReranker:
         """Every chunk of the filings by BM25 score; chunks sharing no word with the query follow in document
         order (the filings' order, then reading order)."""
         fids = [f.id for f in filings]
-        ids = self.lexical.chunk_ids_of(fids)
-        top = self.lexical.top(self.lexical.scores(lexical_query), len(ids), fids)
-        if len(top) < len(ids):  # in document order: the filings' order, then reading order
-            have = {c for c, _ in top}
-            top += [(c, 0.0) for fid in fids for c in self.lexical.chunk_ids_of([fid]) if c not in have]
-        return top
+        ids = {fid: self.terms.chunk_ids_of([fid]) for fid in fids}
+        top = self.terms.top(lexical_query, sum(map(len, ids.values())), fids)
+        have = {c for c, _ in top}  # the rest in document order: the filings' order, then reading order
+        return top + [(c, 0.0) for fid in fids for c in ids[fid] if c not in have]
 
     def stage1(self, lexical_query: str, filings: Sequence[Filing]) -> tuple[list[tuple[int, float]], int]:
         """FinCards Stage 1: the N best chunks of the filings by BM25, N from eq. 5 over their L chunks."""

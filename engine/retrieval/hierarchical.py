@@ -20,7 +20,7 @@ from engine.models.base import CrossScorer, Embedder
 from engine.records import (
     Chunk, DocumentCandidate, DocumentsPayload, Filing, Passage, PassageCandidate, PassagesPayload, QueryIntent,
 )
-from engine.retrieval.lexical import LexicalIndex
+from engine.retrieval.postings import FilingLexicon
 from engine.retrieval.lineitems import LineItemIndex
 from engine.retrieval.fusion import rrf
 from engine.settings import RetrievalSettings, Settings
@@ -60,18 +60,18 @@ def _match_notes(f: Filing, intent: QueryIntent, r: RetrievalSettings) -> tuple[
 
 class HierarchicalRetriever:
     def __init__(self, library: Library, settings: Settings, embedder: Embedder,
-                 cross: CrossScorer | None = None, *, lexical: LexicalIndex | None = None,
-                 summaries: HnswIndex | None = None, chunk_vectors: HnswIndex | None | bool = True) -> None:
+                 cross: CrossScorer | None = None, *, summaries: HnswIndex | None = None,
+                 chunk_vectors: HnswIndex | None | bool = True) -> None:
         self.library, self.settings, self.embedder, self.cross = library, settings, embedder, cross
         # Indexes already loaded elsewhere (e.g. by a Searcher) can be shared instead of read again; the others
-        # come from the library's published index set (its chunk vectors when it has them, else None).
-        if lexical is None or summaries is None or chunk_vectors is True:
+        # come from the library's published index set (its chunk vectors when it has them, else None). BM25 is
+        # scored inside the selected filings from the terms stored with them: no whole-library index is loaded.
+        if summaries is None or chunk_vectors is True:
             opened = open_indexes(library, settings, embedder)
-            lexical = opened.lexical if lexical is None else lexical
             summaries = opened.summaries if summaries is None else summaries
             if chunk_vectors is True:
                 chunk_vectors = opened.chunk_vectors
-        self.lexical: LexicalIndex = lexical
+        self.terms = FilingLexicon(library)
         self.summaries: HnswIndex = summaries
         self.chunk_vectors: HnswIndex | None = chunk_vectors or None
         self._filings = {f.id: f for f in library.filings()}
@@ -159,7 +159,7 @@ class HierarchicalRetriever:
         fids = [f.id for f in filings]
         doc_rank = {fid: i for i, fid in enumerate(fids)}
         titles = {f.id: filing_title(f) for f in filings}
-        bm25_all = self.lexical.top(self.lexical.scores(lexical_query), sum(f.n_chunks for f in filings) + 1, fids)
+        bm25_all = self.terms.top(lexical_query, sum(f.n_chunks for f in filings) + 1, fids)
         bm25 = bm25_all[: r.passage_prefilter]
         if not bm25:  # no lexical overlap at all: fall back to the filings' first pages
             bm25 = [(c.id, 0.0) for c in self.library.chunks_of_filings(fids)[: r.passage_prefilter]]

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.lexicon import TOKENIZER_ID
+from engine.lexicon import tokenizer as make_tokenizer
 from engine.store.library import Library
 from engine.store.manifest import check_compatible, read_manifest, write_manifest
 
@@ -26,17 +28,6 @@ if TYPE_CHECKING:  # bm25s has no type hints: these names are Any to mypy, but s
     from bm25s.tokenization import Tokenizer
 
 log = logging.getLogger(__name__)
-
-TOKEN_PATTERN = r"(?u)\d+(?:[.,]\d+)*|\b\w\w+\b"
-TOKENIZER_ID = f"bm25s-snowball-english|{TOKEN_PATTERN}"
-
-
-def _tokenizer() -> Tokenizer:
-    import Stemmer
-    from bm25s.tokenization import Tokenizer
-
-    return Tokenizer(stopwords="english", stemmer=Stemmer.Stemmer("english").stemWord, splitter=TOKEN_PATTERN)
-
 
 class LexicalIndex:
     """BM25 over chunks; labels are chunk ids; ``filing_of`` maps each indexed row to its filing."""
@@ -67,7 +58,7 @@ class LexicalIndex:
         self.chunk_ids = np.load(path / "chunk_ids.npy")
         self.filing_ids = np.load(path / "filing_ids.npy")
         self._sorted = bool(np.all(np.diff(self.filing_ids) >= 0))
-        tokenizer = _tokenizer()
+        tokenizer = make_tokenizer()
         vocab = json.loads((path / "tokenizer_vocab.json").read_text())
         tokenizer.word_to_id = vocab.get("word_to_id", {})
         tokenizer.stem_to_sid = vocab.get("stem_to_sid", {})
@@ -81,7 +72,7 @@ class LexicalIndex:
 
         generation = library.generation()
         total = library.count("chunks")
-        tokenizer = _tokenizer()
+        tokenizer = make_tokenizer()
         ids: list[np.ndarray] = []
         chunk_ids: list[int] = []
         filing_of = dict(library.conn.execute("SELECT id, filing_id FROM chunks").fetchall())

@@ -30,6 +30,7 @@ from engine.records import (
     StatementFact,
     StoredFact,
 )
+from engine.store import terms
 from engine.store.migrations import apply_migrations
 from engine.store.registrants import RegistrantView, build_view
 
@@ -126,6 +127,7 @@ class Library:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             if replaces is not None:  # first: the same file read again keeps its sha256, which is unique
+                terms.drop(self.conn, [replaces])
                 self.conn.execute("DELETE FROM filings WHERE id=?", (replaces,))
             cur = self.conn.execute(
                 """INSERT INTO filings(sha256, path, doc_name, issuer_key, registrant, ticker, form, period, period_end,
@@ -159,6 +161,7 @@ class Library:
                 ),
             )
             self._insert_facts(filing_id, parsed.facts, parsed.facts_version)
+            terms.store(self.conn, filing_id, parsed.terms)
             self._bump_generation()
             self.conn.execute("COMMIT")
         except BaseException:
@@ -240,6 +243,7 @@ class Library:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             n = 0
+            terms.drop(self.conn, ids)
             for fid in ids:
                 n += self.conn.execute("DELETE FROM filings WHERE id=?", (fid,)).rowcount
             self._bump_generation()

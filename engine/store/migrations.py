@@ -185,6 +185,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = 
     (5, "m005_registrant_identity", M005_REGISTRANT_IDENTITY),
     (6, "m006_page_index_and_folios", M006_PAGE_INDEX),
     (7, "m007_cards", M007_CARDS),
+    (8, "m008_chunk_terms", lambda conn: _m008_chunk_terms(conn)),
 ]
 
 
@@ -266,3 +267,13 @@ def _renumber_early_page_index(conn: sqlite3.Connection) -> None:
             conn.execute(
                 "UPDATE schema_migrations SET version = 6, name = 'm006_page_index_and_folios' WHERE version = 5"
             )
+
+
+def _m008_chunk_terms(conn: sqlite3.Connection) -> None:
+    """Each filing's chunk terms and the library's BM25 statistics (:mod:`engine.store.terms`), made for the
+    filings already stored."""
+    from engine.store import terms
+
+    for statement in _statements(terms.SCHEMA):
+        conn.execute(statement)
+    terms.backfill(conn)

@@ -133,9 +133,11 @@ def test_a_library_from_before_facts_is_upgraded_and_its_facts_read(tmp_path: Pa
     library = Library(settings.home)
     ingest(library, [folder], settings)
     library.close()
-    # make it a library of the migrations before facts: undo what m007, m006, m005 and m003 did, forget they ran
+    # make it a library of the migrations before facts: undo what m008, m007, m006, m005 and m003 did, forget they
+    # ran
     conn = sqlite3.connect(settings.home / "library.sqlite3")
-    conn.executescript("DROP TABLE cards; DROP TABLE facts_fts; DROP TABLE facts; "
+    conn.executescript("DROP TABLE chunk_terms; DROP TABLE term_df; DELETE FROM meta WHERE key LIKE 'term_%'; "
+                       "DROP TABLE cards; DROP TABLE facts_fts; DROP TABLE facts; "
                        "ALTER TABLE filings DROP COLUMN facts_version; "
                        "ALTER TABLE filings DROP COLUMN folio_version; ALTER TABLE pages DROP COLUMN printed_folio; "
                        "ALTER TABLE pages RENAME COLUMN page_index TO page_no; "

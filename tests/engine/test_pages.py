@@ -262,8 +262,8 @@ def _old_schema_library(home: Path, monkeypatch: pytest.MonkeyPatch, applied: in
 
 
 @pytest.mark.parametrize(("applied", "expected"), [
-    (5, ["m006_page_index_and_folios", "m007_cards"]),
-    (4, ["m005_registrant_identity", "m006_page_index_and_folios", "m007_cards"]),
+    (5, ["m006_page_index_and_folios", "m007_cards", "m008_chunk_terms"]),
+    (4, ["m005_registrant_identity", "m006_page_index_and_folios", "m007_cards", "m008_chunk_terms"]),
 ])
 def test_the_migration_renames_the_page_columns_of_an_old_library_and_keeps_its_data(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], applied: int,
@@ -283,6 +283,9 @@ def test_the_migration_renames_the_page_columns_of_an_old_library_and_keeps_its_
             assert "page_index" in columns and "page_no" not in columns
         (chunk,) = library.chunks([7])
         assert (chunk.page_index, chunk.printed_folio, chunk.text) == (1, None, "Inventories  410  380")
+        from engine.store import terms  # m008 made the old filing's chunk terms
+
+        assert terms.problems(library.conn) == [] and terms.stats(library.conn)[0] == 1
         assert library.page_text(1, 2) == "Notes\n46"
         (fact,) = library.facts(match='"inventories"', page_index=1)  # the label search follows the table
         assert (fact.fact.value, fact.chunk_id, fact.printed_folio) == (410.0, 7, None)
@@ -307,15 +310,17 @@ def test_a_library_that_numbered_the_page_index_migration_5_gets_registrant_iden
     Library(home).close()
     conn = sqlite3.connect(home / "library.sqlite3", isolation_level=None)
     conn.executescript("ALTER TABLE filings DROP COLUMN cik; ALTER TABLE filings DROP COLUMN fiscal_year_end; "
-                       "DROP TABLE cards; DELETE FROM schema_migrations WHERE version >= 5; "
+                       "DROP TABLE cards; DROP TABLE chunk_terms; DROP TABLE term_df; "
+                       "DELETE FROM schema_migrations WHERE version >= 5; "
                        "INSERT INTO schema_migrations(version, name, applied_at) "
                        "VALUES (5, 'm005_page_index_and_folios', 'then');")
     conn.close()
     with Library(home) as library:
-        assert library.migrations_applied == ["m005_registrant_identity", "m007_cards"]
+        assert library.migrations_applied == ["m005_registrant_identity", "m007_cards", "m008_chunk_terms"]
         assert [tuple(r) for r in library.conn.execute(
             "SELECT version, name FROM schema_migrations WHERE version >= 5 ORDER BY version")] == [
-            (5, "m005_registrant_identity"), (6, "m006_page_index_and_folios"), (7, "m007_cards")]
+            (5, "m005_registrant_identity"), (6, "m006_page_index_and_folios"), (7, "m007_cards"),
+            (8, "m008_chunk_terms")]
         assert {"cik", "fiscal_year_end"} <= {r[1] for r in library.conn.execute("PRAGMA table_info(filings)")}
 
 

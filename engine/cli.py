@@ -101,7 +101,8 @@ def _sync(library, settings: Settings, embedder, *, rebuild: bool = False):
     for bar in bars.values():
         bar.close()
     if report.published:
-        print(f"indexes: BM25 {'rebuilt' if report.lexical_rebuilt else 'current'}, summary vectors +{report.summaries_added}"
+        bm25 = "not built (too many chunks)" if report.lexical_skipped else "rebuilt" if report.lexical_rebuilt else "current"
+        print(f"indexes: whole-library BM25 {bm25}, summary vectors +{report.summaries_added}"
               f"/-{report.summaries_removed}, chunk vectors +{report.chunk_vectors_added}/-{report.chunk_vectors_removed}"
               f"{'' if report.chunk_vectors_complete else ' (incomplete)'}; published {report.published} "
               f"(generation {report.generation})", file=sys.stderr)

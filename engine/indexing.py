@@ -36,6 +36,7 @@ from engine.store.index_sets import (
     read_current,
     remove_leftovers,
 )
+from engine.store import terms
 from engine.store.library import Library
 from engine.store.manifest import read_manifest, write_atomic
 
@@ -279,6 +280,7 @@ class SyncReport:
     published: str = ""  # the folder of the set published; empty when the published one was already current
     chunk_vectors_complete: bool = True
     removed_leftovers: tuple[str, ...] = ()
+    lexical_skipped: str = ""  # why no whole-library BM25 index was built (retrieval.library_bm25_max_chunks)
 
 
 def sync_indexes(library: Library, settings: Settings, embedder: Embedder, *, rebuild: bool = False,
@@ -344,7 +346,7 @@ def _build(library: Library, settings: Settings, embedder: Embedder, *, rebuild:
         stamps = library.filing_stamps()
         want_cvec = settings.retrieval.chunk_vectors or (
             base is not None and (base.folder / f"{CHUNK_VECTORS}.hnsw").exists())
-        if base is not None and _is_current(base, generation, stamps, settings, embedder, want_cvec):
+        if base is not None and _is_current(library, base, generation, stamps, settings, embedder, want_cvec):
             return SyncReport(False, 0, 0, 0, 0, generation, removed_leftovers=tuple(removed))
         build = new_build_dir(index_dir)
         try:
@@ -360,15 +362,17 @@ def _build(library: Library, settings: Settings, embedder: Embedder, *, rebuild:
     log.info("published index set %s (generation %d)", pset.name, generation)
     return SyncReport(report.lexical_rebuilt, report.summaries_added, report.summaries_removed,
                       report.chunk_vectors_added, report.chunk_vectors_removed, generation, pset.name,
-                      report.chunk_vectors_complete, tuple(removed))
+                      report.chunk_vectors_complete, tuple(removed), report.lexical_skipped)
 
 
-def _is_current(base: PublishedSet, generation: int, stamps: dict[int, str], settings: Settings, embedder: Embedder,
-                want_cvec: bool) -> bool:
+def _is_current(library: Library, base: PublishedSet, generation: int, stamps: dict[int, str], settings: Settings,
+                embedder: Embedder, want_cvec: bool) -> bool:
     if base.legacy or base.generation != generation or base.filings != stamps:
         return False
     lexical = read_manifest(base.folder / "lexical.manifest.json") or {}
     if lexical.get("chunking") != _chunking_id(settings):
+        return False
+    if bool(lexical.get("skipped")) != bool(_lexical_skip_reason(library, settings)):  # the limit was changed
         return False
     for name in [SUMMARIES] + ([CHUNK_VECTORS] if want_cvec else []):
         manifest = read_manifest(base.folder / f"{name}.manifest.json")
@@ -387,12 +391,18 @@ def _build_into(build: Path, library: Library, settings: Settings, embedder: Emb
     """Write every index of the new set into ``build`` (inside the caller's snapshot of the library)."""
     same_filings = base is not None and base.generation == generation and base.filings == stamps
     lexical_rebuilt = True
+    skipped = _lexical_skip_reason(library, settings)
     if same_filings and base is not None:  # only chunk vectors (or a summary index) need work
         manifest = read_manifest(base.folder / "lexical.manifest.json")
-        if manifest is not None and manifest.get("chunking") == _chunking_id(settings):
-            _link_member(base.folder, build, ["lexical.manifest.json", str(manifest["dir"])])
+        if (manifest is not None and manifest.get("chunking") == _chunking_id(settings)
+                and bool(manifest.get("skipped")) == bool(skipped)):
+            _link_member(base.folder, build, ["lexical.manifest.json"] + ([str(manifest["dir"])] if manifest["dir"]
+                                                                            else []))
             lexical_rebuilt = False
-    if lexical_rebuilt:
+    if lexical_rebuilt and skipped:
+        LexicalIndex(build, _lexical_identity(settings)).skip(generation, skipped)
+        lexical_rebuilt = False
+    elif lexical_rebuilt:
         LexicalIndex(build, _lexical_identity(settings)).build(
             library, progress=(lambda d, t: progress(LEXICAL, d, t)) if progress else None)
 
@@ -418,7 +428,17 @@ def _build_into(build: Path, library: Library, settings: Settings, embedder: Emb
         cv_added, cv_removed, complete = _chunk_vectors(build, library, settings, embedder, base, generation, stamps,
                                                         progress, cancel)
     return SyncReport(lexical_rebuilt, len(todo), len(stale), cv_added, cv_removed, generation,
-                      chunk_vectors_complete=complete)
+                      chunk_vectors_complete=complete, lexical_skipped=skipped)
+
+
+def _lexical_skip_reason(library: Library, settings: Settings) -> str:
+    """Why the whole-library BM25 index is not built ("" when it is)."""
+    chunks = terms.stats(library.conn)[0]
+    limit = settings.retrieval.library_bm25_max_chunks
+    if chunks <= limit:
+        return ""
+    return (f"the library holds {chunks:,} chunks, more than retrieval.library_bm25_max_chunks ({limit:,}): "
+            "whole-library searches score inside the filings the filters or the summary vectors select")
 
 
 def _changed(labels: set[int], stamps: dict[int, str], base_stamps: dict[int, str] | None) -> set[int]:

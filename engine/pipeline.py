@@ -441,10 +441,11 @@ class HirecPipeline:
         concepts = [c for t in terms for c in self.catalogue.items[t.item].concepts]
         years = {y - t.back for y in intent.fiscal_years for t in terms}  # prior(x), avg(x): a year before too
         companies = set(intent.issuers)
-        company_of = {f.id: f.identity.company_key for f in self.library.filings()} if companies else {}
 
         def holders(passages: Sequence[Passage]) -> set[int]:
             out = set()
+            company_of = {f.id: f.identity.company_key
+                          for f in self.library.filings(sorted({p.chunk.filing_id for p in passages}))}
             for p in passages:
                 c = p.chunk
                 if companies and company_of.get(c.filing_id) not in companies:

@@ -4,13 +4,17 @@ and their reciprocal-rank fusion, with optional issuer/form/period filters."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from engine.indexing import OpenIndexes, open_indexes
 from engine.models.base import Embedder
 from engine.records import FilingIdentity, SearchHit
 from engine.retrieval.fusion import rrf
 from engine.retrieval.lexical import LexicalIndex
+from engine.retrieval.postings import FilingLexicon
 from engine.settings import Settings
 from engine.store.library import Library
 
@@ -59,6 +63,7 @@ class SearchResult:
     fused: list[SearchHit] = field(default_factory=list)
     dense_source: str = ""
     timings_ms: dict[str, float] = field(default_factory=dict)
+    lexical_scope: int = 0  # filings BM25 scored when the library has no whole-library index (0: all)
 
 
 class Searcher:
@@ -74,7 +79,16 @@ class Searcher:
         self.indexes = indexes or open_indexes(library, settings, embedder)
         self.summaries = self.indexes.summaries
         self.chunk_vectors = self.indexes.chunk_vectors
+        self.terms = FilingLexicon(library)
         self.stale = self.indexes.status.behind
+
+    def scope(self, qvec: np.ndarray, allowed: list[int] | None, allowed_set: set[int] | None) -> list[int]:
+        """The filings a search without a whole-library index scores: the filtered ones when the filters leave
+        at most ``retrieval.doc_candidates``, else the best of them by summary vector."""
+        n = self.settings.retrieval.doc_candidates
+        if allowed is not None and len(allowed) <= n:
+            return list(allowed)
+        return [fid for fid, _ in self.summaries.query(qvec, n, allowed_set.__contains__ if allowed_set else None)]
 
     @property
     def lexical(self) -> LexicalIndex:
@@ -85,13 +99,21 @@ class Searcher:
         flt = flt or MetadataFilter()
         res = SearchResult()
         allowed = filter_filings(self.library, flt)
-        t0 = time.perf_counter()
-        scores = self.lexical.scores(query)
-        bm25 = self.lexical.top(scores, k, allowed)
-        t1 = time.perf_counter()
-        qvec = self.embedder.embed_batch([query])[0]
-        t2 = time.perf_counter()
         allowed_set = set(allowed) if allowed is not None else None
+        t0 = time.perf_counter()
+        qvec = self.embedder.embed_batch([query])[0]
+        t1 = time.perf_counter()
+        best_in: Callable[[int], list[tuple[int, float]]]
+        if self.lexical.available:
+            scores = self.lexical.scores(query)
+            bm25 = self.lexical.top(scores, k, allowed)
+            best_in = lambda fid: self.lexical.top(scores, 1, [fid])  # noqa: E731
+        else:  # a library too large for a whole-library index: inside the filters' or the summaries' filings
+            scope = self.scope(qvec, allowed, allowed_set)
+            res.lexical_scope = len(scope)
+            bm25 = self.terms.top(query, k, scope)
+            best_in = lambda fid: self.terms.top(query, 1, [fid])  # noqa: E731
+        t2 = time.perf_counter()
         if self.chunk_vectors is not None and len(self.chunk_vectors):
             res.dense_source = "chunk vectors"
             filing_of = None
@@ -106,7 +128,7 @@ class Searcher:
             filings = self.summaries.query(qvec, k, flt_fn)
             dense = []
             for fid, sim in filings:
-                best = self.lexical.top(scores, 1, [fid])
+                best = best_in(fid)
                 if best:
                     dense.append((best[0][0], sim))
         t3 = time.perf_counter()
@@ -121,6 +143,6 @@ class Searcher:
                     for r, (c, s) in enumerate(pairs, start=1) if c in chunks]
 
         res.bm25, res.dense, res.fused = hits(bm25), hits(dense), hits([(int(c), s) for c, s in fused])
-        res.timings_ms = {"bm25": (t1 - t0) * 1e3, "embed": (t2 - t1) * 1e3, "dense": (t3 - t2) * 1e3,
+        res.timings_ms = {"embed": (t1 - t0) * 1e3, "bm25": (t2 - t1) * 1e3, "dense": (t3 - t2) * 1e3,
                           "fuse": (t4 - t3) * 1e3, "total": (time.perf_counter() - t0) * 1e3}
         return res

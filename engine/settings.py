@@ -90,6 +90,12 @@ class RetrievalSettings(_Section):
         "BM25, dense and filing rank; 'replace' orders passages by its score alone (HiREC).",
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+    library_bm25_max_chunks: int = Field(
+        250_000, ge=0, description="The whole-library BM25 index (whole-library `search`, the bm25 and hybrid "
+        "baselines) is rebuilt by each ingest while the library holds at most this many chunks (about 500 "
+        "10-Ks); above, it is not built, since a rebuild costs time in proportion to the whole library, and those "
+        "searches score inside the filings the filters or the summary vectors select. Questions never use it: "
+        "they score inside their filings from the terms stored with each filing.")
     issuer_boost: float = Field(
         0.30, ge=0, description="Document score added to a filing of a company the question names (added to the "
         "cosine similarity of the query and the filing's cover-page summary).")

@@ -190,7 +190,7 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     if mode == "value" and span and not any(t.back >= span for f in metric.formulas for t in formula_terms(f)):
         return None  # years the metric's own averages do not explain: not a question the catalogue reads
     # one company, possibly filed under two keys ("AMAZON", "AMZN")
-    filings = [f for f in library.filings() if f.identity.company_key in intent.issuers]
+    filings = library.filings_of_companies(intent.issuers)
     registrants = {re.sub(r"[^a-z]", "", f.identity.registrant.lower()) for f in filings if f.identity.registrant}
     if not filings or (len(intent.issuers) > 1 and len(registrants) != 1):
         return None  # two companies named (not one under two keys): not one company's metric

@@ -74,7 +74,6 @@ class HierarchicalRetriever:
         self.terms = FilingLexicon(library)
         self.summaries: HnswIndex = summaries
         self.chunk_vectors: HnswIndex | None = chunk_vectors or None
-        self._filings = {f.id: f for f in library.filings()}
         self._vec_cache: OrderedDict[int, np.ndarray] = OrderedDict()
         self.line_items = LineItemIndex(library.chunks_of_filings)
 
@@ -83,13 +82,15 @@ class HierarchicalRetriever:
         """The filings kept (best first) and the stage's payload: the ranked candidates and why each was kept."""
         r = self.settings.retrieval
         qvec = self.embedder.embed_batch([query])[0]
-        issuer_ids = {fid for fid, f in self._filings.items() if f.identity.company_key in intent.issuers}
+        # filings are read per question, the candidates only: nothing of the whole library is held or scanned
+        issuer_ids = {f.id for f in self.library.filings_of_companies(intent.issuers)}
         flt = issuer_ids.__contains__ if issuer_ids else None
         dense = self.summaries.query(qvec, r.doc_candidates, flt)
+        found = {f.id: f for f in self.library.filings([fid for fid, _ in dense])}
         filter_note = f"restricted to {len(issuer_ids)} filings of {', '.join(intent.issuers)}" if issuer_ids else "none"
         cands = []
         for rank, (fid, sim) in enumerate(dense, start=1):
-            f = self._filings.get(fid)
+            f = found.get(fid)
             if f is None:
                 continue
             boost, notes = _match_notes(f, intent, r)
@@ -108,7 +109,7 @@ class HierarchicalRetriever:
                                           round(final[i], 5), new_rank, kept, why))
         payload = DocumentsPayload(query, scorer, filter_note, r.doc_candidates, r.doc_top_k,
                                    tuple(rows[: max(r.doc_top_k * 4, 20)]), len(rows))
-        return [self._filings[c.filing_id] for c in rows if c.kept], payload
+        return [found[c.filing_id] for c in rows if c.kept], payload
 
     # -- passages ----------------------------------------------------------------------------
     def _chunk_vectors(self, chunks: Sequence[Chunk], titles: dict[int, str]) -> np.ndarray:

@@ -44,8 +44,12 @@ class LexicalIndex:
         self._inv: dict[int, str] | None = None  # token id -> token, built on the first query
         self._sorted = True
         self._hidden: np.ndarray | None = None  # rows of filings a reader must not return (removed since the build)
+        self.skipped = ""  # why the builder did not build it (a library too large to rebuild it on every ingest)
         manifest = read_manifest(self.manifest_path)
-        if manifest and (folder / manifest["dir"]).exists():
+        if manifest and manifest.get("skipped"):
+            check_compatible(self.manifest_path, manifest, self.identity)
+            self.skipped, self.generation = str(manifest["skipped"]), int(manifest["generation"])
+        elif manifest and (folder / manifest["dir"]).exists():
             check_compatible(self.manifest_path, manifest, self.identity)
             if int(manifest.get("count", 0)) > 0:
                 self._load(folder / manifest["dir"])
@@ -110,6 +114,22 @@ class LexicalIndex:
             self._load(final)
         else:
             self._retriever, self.chunk_ids, self.filing_ids = None, np.zeros(0, np.int64), np.zeros(0, np.int64)
+
+    def skip(self, generation: int, reason: str) -> None:
+        """Publish no index, saying why (whole-library searches then score inside the filings they select)."""
+        old = read_manifest(self.manifest_path)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_manifest(self.manifest_path, {**self.identity, "dir": "", "generation": generation, "count": 0,
+                                            "skipped": reason})
+        if old and old.get("dir"):
+            shutil.rmtree(self.folder / old["dir"], ignore_errors=True)
+        self.generation, self.skipped = generation, reason
+        self._retriever, self.chunk_ids, self.filing_ids = None, np.zeros(0, np.int64), np.zeros(0, np.int64)
+
+    @property
+    def available(self) -> bool:
+        """False when the builder skipped it (:attr:`skipped` says why)."""
+        return not self.skipped
 
     def hide_filings(self, filing_ids: Sequence[int]) -> None:
         """Never return chunks of these filings (a reader's index built before they were removed or replaced)."""

@@ -270,6 +270,19 @@ class Library:
         view = self._registrant_view()
         return [view.apply(_filing(r)) for r in self.conn.execute(sql + " ORDER BY id", args)]
 
+    def filings_of_companies(self, keys: Iterable[str]) -> list[Filing]:
+        """The filings whose company key (:attr:`FilingIdentity.company_key`) is one of ``keys``, in id order:
+        found through the issuer index, not by reading every filing."""
+        wanted = sorted(set(keys))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        # a filing without an issuer key or a ticker of its own may inherit its registrant's ticker: read those too
+        ids = [r[0] for r in self.conn.execute(
+            f"SELECT id FROM filings WHERE issuer_key IN ({marks}) OR (issuer_key IS NULL AND (ticker IN ({marks}) "
+            "OR ticker IS NULL))", wanted + wanted)]
+        return [f for f in self.filings(ids) if f.identity.company_key in wanted]
+
     def filing(self, filing_id: int) -> Filing:
         found = self.filings([filing_id])
         if not found:

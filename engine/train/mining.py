@@ -41,17 +41,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.chunking import FOOTNOTE_MARK, is_header_row, parse_row
-from engine.errors import EngineError, IndexNotReadyError
+from engine.errors import EngineError
 from engine.facts.numbers import NUMERAL, numerals_in
 from engine.intent import find_metrics, metric_named_by, metric_spans
 from engine.records import Chunk, Filing
 from engine.retrieval.hierarchical import filing_title
+from engine.retrieval.postings import FilingLexicon
 from engine.settings import PromptSettings, Settings
 from engine.store.library import Library
 
 if TYPE_CHECKING:
     from engine.models.base import ChatMessage, ChatModel
-    from engine.retrieval.lexical import LexicalIndex
 
 log = logging.getLogger(__name__)
 
@@ -453,7 +453,7 @@ def _names_company(question: str, who: str) -> bool:
 class _Pool:
     """The chunks of one split, with BM25 restricted to them."""
 
-    def __init__(self, chunks: list[Chunk], filings: dict[int, Filing], lexical: LexicalIndex) -> None:
+    def __init__(self, chunks: list[Chunk], filings: dict[int, Filing], lexical: FilingLexicon) -> None:
         self.chunks = chunks
         self.by_id = {c.id: c for c in chunks}
         self.filing_ids = sorted({c.filing_id for c in chunks})
@@ -469,7 +469,7 @@ class _Pool:
     def search(self, query: str, k: int, filing_ids: Sequence[int]) -> list[Chunk]:
         if not filing_ids:
             return []
-        hits = self.lexical.search(query, k, filing_ids)
+        hits = self.lexical.top(query, k, filing_ids)
         return [self.by_id[cid] for cid, _ in hits if cid in self.by_id]
 
 
@@ -574,8 +574,6 @@ def mine_pairs(
     Returns:
         Examples in a seed-determined order.
     """
-    from engine.indexing import lexical_index
-
     if n_pairs < 0 or n_neg < 1:
         raise EngineError(f"n_pairs must be >= 0 and n_neg >= 1 (got {n_pairs}, {n_neg})")
     if not 0.0 <= llm_share <= 1.0:
@@ -585,11 +583,7 @@ def mine_pairs(
     filings = {f.id: f for f in library.filings() if f.identity.doc_name not in excluded}
     if not filings:
         return []
-    lex = lexical_index(library, settings)  # read-only: builders alone write indexes
-    if lex.generation < 0:
-        raise IndexNotReadyError(f"the library at {library.home} has no search index yet: run `filinglens index build`")
-    if lex.generation != library.generation():
-        log.warning("the BM25 index lags behind the library: filings added since are not mined as negatives")
+    lex = FilingLexicon(library)  # BM25 inside a split's filings, from the terms stored with them
     heldout = split_filings(list(filings.values()), holdout, seed)
     # In document order, not id order: the same corpus ingested in another order mines the same examples.
     all_chunks = sorted(library.chunks_of_filings(sorted(filings)),

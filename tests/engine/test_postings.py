@@ -109,3 +109,32 @@ def test_the_term_table_of_a_filing_round_trips(ingested_demo, query):
     (chunk_ids, table), = terms.tables(library.conn, [fid]).values()
     assert table.chunks == len(chunk_ids) and table.offsets[-1] == len(table.terms) == len(table.tfs)
     assert list(chunk_ids) == sorted(c.id for c in library.chunks_of_filings([fid]))
+
+
+def test_a_library_past_the_limit_has_no_whole_library_index_and_search_still_finds(library_copy, embedder):
+    """Past retrieval.library_bm25_max_chunks the builder skips the whole-library BM25 index (its rebuild costs the
+    whole library on every ingest); search scores inside the filtered or summary-selected filings instead, with
+    the same scores; raising the limit builds it again."""
+    from engine.indexing import open_indexes, verify_indexes
+    from engine.search import MetadataFilter, Searcher
+
+    library, settings = library_copy
+    full = Searcher(library, settings, embedder).search("total revenue", 5)
+    small = settings.with_overrides(retrieval={"library_bm25_max_chunks": 10})
+    report = sync_indexes(library, small, embedder)
+    assert report.published and not report.lexical_rebuilt and "more than retrieval.library_bm25_max_chunks" in \
+        report.lexical_skipped
+    opened = open_indexes(library, small, embedder)
+    assert not opened.lexical.available and opened.lexical.skipped
+    assert verify_indexes(library, small, embedder).ok
+    res = Searcher(library, small, embedder, opened).search("total revenue", 5)
+    assert 0 < res.lexical_scope <= small.retrieval.doc_candidates
+    same_ranking([(h.chunk.id, h.score) for h in full.bm25], [(h.chunk.id, h.score) for h in res.bm25])
+    ticker = library.filings()[0].identity.ticker
+    filtered = Searcher(library, small, embedder, opened).search("total revenue", 5, MetadataFilter(issuer=ticker))
+    assert filtered.bm25 and {h.chunk.doc_name.split("_")[0] for h in filtered.bm25} == {ticker}
+    assert sync_indexes(library, small, embedder).published == ""  # current: nothing to do
+
+    again = sync_indexes(library, settings, embedder)  # the default limit: built again
+    assert again.lexical_rebuilt and not again.lexical_skipped
+    assert open_indexes(library, settings, embedder).lexical.available

@@ -12,7 +12,6 @@ abandoned after ``ingest.file_timeout_s`` and reported, and the rest of the batc
 
 from __future__ import annotations
 
-import json
 import logging
 import multiprocessing as mp
 import uuid
@@ -127,21 +126,37 @@ def _walk(top: Path) -> Iterator[tuple[Path, str]]:
         stack.extend(reversed(subfolders))
 
 
-def load_lofin_summaries(paths: Iterable[Path]) -> dict[str, str]:
-    """LOFin's ``summarization_results.json``: doc name → summary (a dict, or a list of records)."""
+def load_lofin_summaries(paths: Iterable[Path], wanted: set[str] | None = None) -> dict[str, str]:
+    """LOFin's ``summarization_results.json``: doc name → summary (a dict, or a list of records), for the doc
+    names in ``wanted`` (all when None). Read streaming (``ijson``): LOFin's file for 145,897 filings is never
+    held whole, and only the summaries asked for are kept. A file that breaks off keeps what was read before."""
+    import ijson
+
     out: dict[str, str] = {}
+
+    def keep(key: object, value: object) -> None:
+        if key and isinstance(value, str):
+            stem = Path(str(key)).stem
+            if wanted is None or stem in wanted:
+                out[stem] = value
+
     for path in paths:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            log.warning("ignoring %s: %s", path, exc)
-            continue
-        items = data.items() if isinstance(data, dict) else (
-            (r.get("doc_name") or r.get("file") or r.get("filename") or r.get("title"), r.get("summary") or r.get("text"))
-            for r in data if isinstance(r, dict))
-        for key, value in items:
-            if key and isinstance(value, str):
-                out[Path(str(key)).stem] = value
+            with path.open("rb") as fh:
+                head = fh.read(4096).lstrip()[:1]
+                fh.seek(0)
+                if head == b"{":
+                    for key, value in ijson.kvitems(fh, "", use_float=True):
+                        keep(key, value)
+                elif head == b"[":
+                    for r in ijson.items(fh, "item", use_float=True):
+                        if isinstance(r, dict):
+                            keep(r.get("doc_name") or r.get("file") or r.get("filename") or r.get("title"),
+                                 r.get("summary") or r.get("text"))
+                else:
+                    log.warning("ignoring %s: not a JSON object or list", path)
+        except (OSError, ijson.JSONError) as exc:
+            log.warning("ignoring the rest of %s: %s", path, exc)
     return out
 
 
@@ -156,7 +171,6 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
     ``vectors`` for the index build (:class:`engine.ingest.cluster.CachedEmbedder`)."""
     roots = [Path(p).expanduser().resolve() for p in paths]
     files, summary_files, skipped = discover(roots)
-    lofin = load_lofin_summaries(summary_files)
     batch_id = uuid.uuid4().hex[:12]
     total = len(files) + len(skipped)
     done = 0
@@ -207,6 +221,7 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
                 total += 1
                 yield event(stored, "removed", "file no longer exists", filing_id=fid)
 
+    lofin = load_lofin_summaries(summary_files, {f.stem for f, _ in todo}) if todo else {}
     settings_json = settings.model_dump_json()
     results: Iterator[tuple[Path, str, ParsedFiling | str]]
     if settings.ingest.ray:

@@ -156,6 +156,31 @@ def test_lofin_summaries_are_attached(tmp_path, demo_dir, settings):
     assert row[0] == "Annual report of a robot maker."
 
 
+def test_lofin_summaries_are_read_streaming_keeping_the_ones_asked_for(tmp_path):
+    """LOFin's summarization_results.json holds every filing's summary (145,897 of them): it is streamed, and only
+    the summaries of the files being read are kept; a list of records reads too; a file cut short keeps what
+    came before the cut."""
+    from engine.ingest.runner import load_lofin_summaries
+
+    whole = {f"CO{i}_2020_10K.pdf": f"summary {i} – été" for i in range(20_000)}
+    as_dict = tmp_path / "dict" / "summarization_results.json"
+    as_dict.parent.mkdir()
+    as_dict.write_text(json.dumps(whole), encoding="utf-8")
+    assert load_lofin_summaries([as_dict], {"CO7_2020_10K", "CO19999_2020_10K", "NOT_THERE"}) == {
+        "CO7_2020_10K": "summary 7 – été", "CO19999_2020_10K": "summary 19999 – été"}
+    assert len(load_lofin_summaries([as_dict])) == 20_000
+    as_list = tmp_path / "list" / "summarization_results.json"
+    as_list.parent.mkdir()
+    as_list.write_text(json.dumps([{"doc_name": "A_2019_10K", "summary": "a"}, {"file": "B_2019_10K.pdf", "text": "b"},
+                                   "junk", {"doc_name": "C"}]), encoding="utf-8")
+    assert load_lofin_summaries([as_list]) == {"A_2019_10K": "a", "B_2019_10K": "b"}
+    cut = tmp_path / "cut" / "summarization_results.json"
+    cut.parent.mkdir()
+    cut.write_bytes(as_dict.read_bytes()[:5_000])
+    read = load_lofin_summaries([cut])
+    assert 0 < len(read) < 200 and read["CO0_2020_10K"] == whole["CO0_2020_10K.pdf"]
+
+
 @pytest.mark.shared
 def test_shared_lofin_layout_identity(tmp_path, settings):
     src = needs_shared("corpus", "filings", "3M", "10-K")

@@ -198,6 +198,40 @@ def add(args: argparse.Namespace) -> None:
               f"{total - read:.1f} s (BM25 {'rebuilt' if sync.lexical_rebuilt else 'not rebuilt'}), total {total:.1f} s")
 
 
+def app(args: argparse.Namespace) -> None:
+    """The desktop app on the library (offscreen): time to open, RSS once the Library tab has listed every filing,
+    and after a screenshot's worth of painting."""
+    import os
+    import tempfile
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from analyst_app.window import MainWindow
+
+    me = psutil.Process()
+    qt = QApplication.instance() or QApplication([])
+    store = QSettings(str(Path(tempfile.mkdtemp()) / "bench.ini"), QSettings.Format.IniFormat)
+    t = time.perf_counter()
+    window = MainWindow(args.home, store=store)
+    window.resize(1400, 900)
+    window.show()
+    figures: dict[str, float] = {}
+
+    def done() -> None:  # in the app's own event loop, after its startup work
+        figures["rows"] = window.library_view.model.rowCount()
+        window.grab().save(str(args.home.parent / f"{args.home.name}-app.png"))
+        figures["rss"] = me.memory_info().rss / 2**20
+        qt.quit()
+
+    QTimer.singleShot(0, lambda: figures.setdefault("open", time.perf_counter() - t))
+    QTimer.singleShot(int(args.settle * 1000), done)
+    qt.exec()
+    print(f"app: window shown in {figures['open']:.1f} s; {figures['rows']:.0f} filings listed; RSS "
+          f"{figures['rss']:.0f} MB after {args.settle:g} s (screenshot {args.home.name}-app.png)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(required=True)
@@ -213,6 +247,10 @@ def main() -> None:
     a.add_argument("--home", type=Path, required=True)
     a.add_argument("--n", type=int, default=100)
     a.set_defaults(func=add)
+    g = sub.add_parser("app")
+    g.add_argument("--home", type=Path, required=True)
+    g.add_argument("--settle", type=float, default=10.0, help="seconds the app runs before RSS is read")
+    g.set_defaults(func=app)
     args = ap.parse_args()
     args.func(args)
 

@@ -173,3 +173,43 @@ def test_plan_uses_gpus_for_embedding_and_cpus_for_reading():
     assert shape(plan({"CPU": 16.0}, chunky, embed=True)) == (15, 1, 0.0, 1.0)
     assert shape(plan({"CPU": 16.0, "GPU": 2.0}, chunky, embed=True)) == (16, 2, 1.0, 0.0)
     assert shape(plan({"CPU": 4.0}, settings.with_overrides(ingest={"ray_workers": 3}), embed=False))[:2] == (3, 0)
+
+
+def test_a_killed_driver_leaves_whole_filings_and_a_rerun_resumes(tmp_path):
+    """SIGKILL of `filinglens ingest --ray` mid-run: every filing is stored whole or absent, the Ray it started
+    goes with it, and the same command run again reads only what is missing, to the local ingest's library."""
+    pytest.importorskip("ray")
+    from engine.demo_corpus import generate_corpus
+
+    corpus = tmp_path / "corpus"
+    generate_corpus(corpus, 30, seed=3)
+    local = tmp_path / "local"
+    with Library(local) as library:
+        ingest(library, [corpus], Settings(home=local))
+    home = tmp_path / "lib"
+    command = [sys.executable, "-m", "analyst_app.launcher", "--home", str(home), "ingest", str(corpus), "--ray",
+               "--ray-workers", "1"]
+    before = set(_ray_daemons())
+    driver = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    stored = 0
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and driver.poll() is None and stored < 3:
+        time.sleep(0.05)
+        try:
+            with sqlite3.connect(home / "library.sqlite3", timeout=1) as conn:
+                stored = conn.execute("SELECT COUNT(*) FROM filings").fetchone()[0]
+        except sqlite3.Error:  # not created yet, or busy
+            pass
+    assert driver.poll() is None, "the ingest finished before it could be killed"
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.wait()
+    time.sleep(3.0)
+    assert not set(_ray_daemons()) - before  # its local Ray went with it
+    with Library(home) as library:
+        kept = library.count("filings")
+        assert 3 <= kept < 30 and library.integrity_problems() == []
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"{30 - kept} added" in done.stdout and f"{kept} unchanged" in done.stdout
+    assert content(home) == content(local)

@@ -8,6 +8,8 @@ Decisions worth knowing:
   initials: "J&J", "J & J", "JnJ", "P&G" (capital initials only). Other nicknames ("Amex") match only when the
   library lists them among the issuer's names; no rule derives a nickname from a ticker.
 - Two library keys matching the same words (AMZN and AMAZON on "Amazon") count as one company.
+- Where names overlap, the longest wins: "Johnson Controls" names Johnson Controls, not also Johnson & Johnson
+  by the first word of its name.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]", " ", low)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)  # every company of a LOFin-size library (about 6,000) stays compiled
 def _issuer_patterns(key: str, names: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], bool, str], ...]:
     """(pattern, on_original_text, check) per name; check "cap": capitalised, "mid": not sentence-initial."""
     pats: list[tuple[re.Pattern[str], bool, str]] = []
@@ -80,16 +82,57 @@ def _ampersand_initials(name: str) -> tuple[str, str] | None:
     return None
 
 
-def match_issuers(question: str, issuers: Sequence[IssuerRef]) -> tuple[tuple[str, ...], int]:
-    """Matched keys in order of first mention, and how many distinct companies were mentioned."""
-    norm, hits = _norm(question), list[tuple[int, int, int, str]]()
+def _lead(text: str) -> str:
+    """The first three characters of a text's first run of letters and digits, lowercased: every pattern of
+    :func:`_issuer_patterns` starts with the lead of one of its names, so a question holding none of a company's
+    leads cannot name it."""
+    run = re.search(r"[a-z0-9]+", text.lower())
+    return run[0][:3] if run else ""
+
+
+@lru_cache(maxsize=8)
+def _issuer_index(issuers: tuple[IssuerRef, ...]) -> tuple[dict[str, list[int]], list[int]]:
+    """Lead → the issuers (by position) one of whose names starts with it; and the issuers always tried (a name
+    said by its initials, "J&J")."""
+    by_lead: dict[str, list[int]] = {}
+    always: list[int] = []
     for order, ref in enumerate(issuers):
+        leads = set()
+        for raw in (ref.key, *ref.names):
+            if _ampersand_initials(raw) is not None:
+                always.append(order)
+            toks = [t for t in _norm(raw).split() if t]
+            toks = [t for t in toks[toks[:1] == ["the"]:] if t != "and"]
+            leads |= {_lead(raw), toks[0][:3] if toks else ""}
+        for lead in leads - {""}:
+            by_lead.setdefault(lead, []).append(order)
+    return by_lead, sorted(set(always))
+
+
+def _candidates(question: str, issuers: Sequence[IssuerRef]) -> list[int]:
+    """The issuers the question may name (by position): those with a lead among the question's words."""
+    by_lead, always = _issuer_index(tuple(issuers))
+    leads = {w[:3] for w in re.findall(r"[a-z0-9]+", question.lower())}
+    return sorted(set(always).union(*(by_lead.get(lead, ()) for lead in leads)))
+
+
+def match_issuers(question: str, issuers: Sequence[IssuerRef]) -> tuple[tuple[str, ...], int]:
+    """Matched keys in order of first mention, and how many distinct companies were mentioned. Only the issuers
+    whose names could start in the question are tried (:func:`_candidates`): a library of thousands of companies
+    costs a question what a few cost."""
+    norm, hits = _norm(question), list[tuple[int, int, int, str]]()
+    for order in _candidates(question, issuers):
+        ref = issuers[order]
         for rx, on_original, check in _issuer_patterns(ref.key, tuple(ref.names)):
             for m in rx.finditer(question if on_original else norm):
                 before = question[: m.start()].rstrip()
                 initial = not before or before[-1] in ".?!:;\"“("
                 if not (check == "cap" and not question[m.start()].isupper() or check == "mid" and initial):
                     hits.append((m.start(), m.end(), order, ref.key))
+    # the most specific name said wins: "Johnson Controls" is not also Johnson & Johnson by its first word, nor
+    # "Northwind Housewares" every other "Northwind …"; one name matching two keys (AMZN and AMAZON) keeps both
+    hits = [h for h in hits if not any(s <= h[0] and h[1] <= e and e - s > h[1] - h[0] for s, e, _, k in hits
+                                       if k != h[3])]
     hits.sort()
     groups: list[set[str]] = []  # keys whose mentions overlap (AMZN and AMAZON on "Amazon") are one company
     for start, end, _, key in hits:

@@ -58,6 +58,11 @@ def _match_notes(f: Filing, intent: QueryIntent, r: RetrievalSettings) -> tuple[
     return boost, notes
 
 
+# A question's companies hold at most this many filings: their summaries are compared exactly, not searched
+# through the graph with a filter (which, keeping a few dozen of 145,897 filings, wanders the whole graph).
+EXACT_DOCUMENTS = 5000
+
+
 class HierarchicalRetriever:
     def __init__(self, library: Library, settings: Settings, embedder: Embedder,
                  cross: CrossScorer | None = None, *, summaries: HnswIndex | None = None,
@@ -84,8 +89,10 @@ class HierarchicalRetriever:
         qvec = self.embedder.embed_batch([query])[0]
         # filings are read per question, the candidates only: nothing of the whole library is held or scanned
         issuer_ids = {f.id for f in self.library.filings_of_companies(intent.issuers)}
-        flt = issuer_ids.__contains__ if issuer_ids else None
-        dense = self.summaries.query(qvec, r.doc_candidates, flt)
+        if issuer_ids and len(issuer_ids) <= EXACT_DOCUMENTS:  # a company's filings: compared one by one, exactly
+            dense = self.summaries.query_among(qvec, sorted(issuer_ids), r.doc_candidates)
+        else:
+            dense = self.summaries.query(qvec, r.doc_candidates, issuer_ids.__contains__ if issuer_ids else None)
         found = {f.id: f for f in self.library.filings([fid for fid, _ in dense])}
         filter_note = f"restricted to {len(issuer_ids)} filings of {', '.join(intent.issuers)}" if issuer_ids else "none"
         cands = []

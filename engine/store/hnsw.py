@@ -113,6 +113,28 @@ class HnswIndex:
         except RuntimeError as exc:  # hnswlib: "Label not found"
             raise KeyError(str(exc)) from exc
 
+    def query_among(self, vector: np.ndarray, labels: Sequence[int], k: int) -> list[tuple[int, float]]:
+        """The nearest of ``labels`` by exact cosine similarity, best first (labels not stored are left out):
+        for a filter that keeps few items, where a filtered graph search wanders the whole graph."""
+        stored: list[int] = []
+        vecs: list[np.ndarray] = []
+        try:
+            stored, vecs = list(labels), list(self.get_items(list(labels)))
+        except KeyError:  # some are not stored (removed, or not indexed yet): one by one
+            for label in labels:
+                try:
+                    vecs.append(self.get_items([label])[0])
+                    stored.append(label)
+                except KeyError:
+                    continue
+        if not stored:
+            return []
+        matrix = np.asarray(vecs, dtype=np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True) + 1e-12
+        sims = matrix @ (np.asarray(vector, dtype=np.float32) / (np.linalg.norm(vector) + 1e-12))
+        order = np.argsort(-sims, kind="stable")[:k]
+        return [(int(stored[i]), float(sims[i])) for i in order]
+
     def _query_filtered_exhaustive(self, vector: np.ndarray, k: int, flt: Callable[[int], bool] | None) -> list[tuple[int, float]]:
         ids = [i for i in self.labels() if flt is None or flt(i)]
         if not ids:

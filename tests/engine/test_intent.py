@@ -448,3 +448,42 @@ def test_total_liabilities_and_equity_is_the_balance_sheet_total_not_total_liabi
         assert find_metrics(text) == ("total assets",)
     assert metric_named_by("Total liabilities and equity") == "total assets"
     assert find_metrics("What were total liabilities in 2022?") == ("total liabilities",)
+
+
+def test_issuers_are_matched_alike_when_only_the_candidates_by_first_letters_are_tried(monkeypatch) -> None:
+    """match_issuers tries only the companies one of whose names starts (first three letters) in the question: a
+    library of thousands of companies costs a question what a few cost. It finds what trying every company finds,
+    among thousands of look-alike names too."""
+    from engine.intent import issuers as mod
+
+    library = list(LIBRARY) + [IssuerRef(f"Z{i:04d}", (f"{w} {v} Holdings Inc.", f"Z{i:04d}"))
+                               for i, (w, v) in enumerate((w, v) for w in ("Amazonia", "Johnsonville", "Costa",
+                                                                               "Nikesh", "Lockwood", "American")
+                                                          for v in ("Water", "Express", "Semiconductor", "Company"))]
+    questions = [
+        "What did 3M's segments earn in 2020?", "How large was MMM's backlog?", "Did Nike's margin expand in 2021?",
+        "How did Johnson and Johnson fund the Kenvue split?", "What did J&J and P & G spend?", "Was JnJ's debt up?",
+        "Compare Amazon.com and AMZN revenue", "Does American Express have positive working capital?",
+        "What is AMERICANWATERWORKS capex?", "Is ON Semiconductor growing? What about IT and ALL?",
+        "on it all a cost", "Costco's membership fees", "Lockheed's backlog in FY2022",
+        "The Coca-Cola Company's KO dividend", "What is Amazonia Water's revenue vs Costa Express?",
+        "Did American Semiconductor Holdings beat Lockwood Company?", "z0003 and Z0004 and Z0019", "",
+    ]
+    fast = [mod.match_issuers(q, library) for q in questions]
+    monkeypatch.setattr(mod, "_candidates", lambda question, issuers: list(range(len(issuers))))
+    assert fast == [mod.match_issuers(q, library) for q in questions]
+    assert any(keys for keys, _ in fast)  # the questions do name companies
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What was Johnson Controls' revenue in FY2022?", ("JCI",)),
+    ("How did Johnson & Johnson fund the Kenvue split?", ("JOHNSON",)),
+    ("What did Northwind Housewares Technologies, Inc. earn in 2023?", ("NRTH",)),
+    ("What did Northwind earn in 2023?", ("NRTH", "NWAN")),  # said by the first word alone: either
+    ("Compare Northwind Analytics with Johnson Controls", ("NWAN", "JCI")),
+])
+def test_where_company_names_overlap_the_longest_name_said_wins(question: str, expected: tuple) -> None:
+    refs = [IssuerRef("JOHNSON", ("Johnson & Johnson", "JNJ")), IssuerRef("JCI", ("Johnson Controls, Inc.",)),
+            IssuerRef("NRTH", ("Northwind Housewares Technologies, Inc.",)),
+            IssuerRef("NWAN", ("Northwind Analytics Inc.",))]
+    assert parse_intent(question, refs).issuers == expected

@@ -11,7 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from engine.pages import page_number, reader_page
@@ -19,6 +26,20 @@ from engine.records import Filing
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 """Role holding a value that sorts correctly (numbers as numbers); proxies sort on it."""
+
+
+def sort_value(v: Any) -> Any:
+    """A cell's value as it sorts: numbers as numbers, text lowercased, nothing as ""."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (int, float)):
+        return v
+    return "" if v is None else str(v).lower()
+
+
+def _sort_key(v: Any) -> tuple[int, Any]:
+    """Numbers before text, so one column of both sorts without comparing a number with a string."""
+    return (0, v) if isinstance(v, (int, float)) else (1, v)
 RECORD_ROLE = Qt.ItemDataRole.UserRole + 2
 """Role returning the whole record behind a row."""
 
@@ -104,11 +125,36 @@ class RecordTableModel(QAbstractTableModel):
         self.columns = list(columns)
         self.records: list[Any] = list(records)
         self._kept, self._status, self._tooltip = kept, status, tooltip
+        self._row_texts: dict[int, str] = {}  # id(record) -> its row's text, lowercased (text filters)
 
     def set_records(self, records: Sequence[Any]) -> None:
         self.beginResetModel()
         self.records = list(records)
+        self._row_texts = {}
         self.endResetModel()
+
+    def row_text(self, row: int) -> str:
+        """Every column's text of a row, lowercased (what a text filter searches), computed once per record."""
+        rec = self.records[row]
+        if id(rec) not in self._row_texts:
+            self._row_texts[id(rec)] = " ".join(col.text(rec) for col in self.columns).lower()
+        return self._row_texts[id(rec)]
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort the records by a column in one Python sort (a proxy sorting 145,897 rows calls ``data`` per
+        comparison, millions of times); selections and other persistent indexes follow their rows."""
+        if not 0 <= column < len(self.columns):
+            return
+        col = self.columns[column]
+        self.layoutAboutToBeChanged.emit()
+        old_records = list(self.records)
+        self.records.sort(key=lambda r: _sort_key(sort_value(col.value(r))),
+                          reverse=order == Qt.SortOrder.DescendingOrder)
+        row_of = {id(r): i for i, r in enumerate(self.records)}
+        moved = self.persistentIndexList()
+        self.changePersistentIndexList(moved, [self.index(row_of[id(old_records[i.row()])], i.column())
+                                               for i in moved])
+        self.layoutChanged.emit()
 
     def append(self, record: Any) -> None:
         n = len(self.records)
@@ -151,12 +197,7 @@ class RecordTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return col.text(rec)
         if role == SORT_ROLE:
-            v = col.value(rec)
-            if isinstance(v, bool):
-                return int(v)
-            if isinstance(v, (int, float)):
-                return v
-            return "" if v is None else str(v).lower()
+            return sort_value(col.value(rec))
         if role == RECORD_ROLE:
             return rec
         if role == Qt.ItemDataRole.TextAlignmentRole and col.numeric:
@@ -221,6 +262,38 @@ def _filing_tip(f: Filing) -> str:
         pages = ", ".join(str(reader_page(p)) for p in f.image_only_pages[:20])
         lines.append(f"image-only pages (no text layer): {pages}{' …' if len(f.image_only_pages) > 20 else ''}")
     return "\n".join(lines)
+
+
+class RecordProxy(QSortFilterProxyModel):
+    """A proxy over a :class:`RecordTableModel` that stays quick with a LOFin-size library: sorting is the
+    source's one Python sort (the source then holds the order; this proxy keeps it), and the text filter
+    looks for the text in each row's text, computed once per record, instead of calling ``data`` for every
+    cell of every row."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._needle = ""
+        self._order: tuple[int, Qt.SortOrder] | None = None
+
+    def setSourceModel(self, model: Any) -> None:  # noqa: N802 - Qt's name
+        super().setSourceModel(model)
+        model.modelReset.connect(self._resort)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self._order = (column, order)
+        self.sourceModel().sort(column, order)
+
+    def _resort(self) -> None:  # new records: in the order the user chose
+        if self._order is not None:
+            self.sourceModel().sort(*self._order)
+
+    def set_text(self, text: str) -> None:
+        """Keep the rows whose text holds ``text`` (any column, any case)."""
+        self._needle = text.strip().lower()
+        self.invalidateFilter()
+
+    def filterAcceptsRow(self, row: int, parent: Any) -> bool:  # noqa: N802 - Qt's name
+        return not self._needle or self._needle in self.sourceModel().row_text(row)
 
 
 class FilingTableModel(RecordTableModel):

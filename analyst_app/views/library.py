@@ -38,6 +38,7 @@ from analyst_app.models import (
     SORT_ROLE,
     Column,
     FilingTableModel,
+    RecordProxy,
     RecordTableModel,
     fiscal_year_end_text,
     local_time,
@@ -189,7 +190,7 @@ class LibraryView(QWidget):
         top.addWidget(self.count_label)
 
         self.model = FilingTableModel(self)
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = RecordProxy(self)
         self.table = make_table(self.model, proxy=self.proxy)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
@@ -320,7 +321,7 @@ class LibraryView(QWidget):
         return status.behind or bool(status.filings and not status.ready)
 
     def _filter_changed(self, text: str) -> None:
-        self.proxy.setFilterFixedString(text.strip())
+        self.proxy.set_text(text)
         self._update_count()
 
     def _problems_toggled(self, on: bool) -> None:

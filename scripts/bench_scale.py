@@ -119,7 +119,8 @@ def build(args: argparse.Namespace) -> None:
             print(f"stored {want} filler filings in {time.perf_counter() - t:.1f} s")
         t = time.perf_counter()
         report = sync_indexes(library, settings, embedder)
-        print(f"indexes: BM25 {'rebuilt' if report.lexical_rebuilt else 'kept'}, +{report.summaries_added} summary "
+        bm25 = "not built (too many chunks)" if report.lexical_skipped else "rebuilt" if report.lexical_rebuilt else "kept"
+        print(f"indexes: whole-library BM25 {bm25}, +{report.summaries_added} summary "
               f"vectors in {time.perf_counter() - t:.1f} s; library {library.count('filings')} filings, "
               f"{library.count('chunks')} chunks")
 
@@ -194,8 +195,9 @@ def add(args: argparse.Namespace) -> None:
             read = time.perf_counter() - t
             sync = sync_indexes(library, s, embedder)
             total = time.perf_counter() - t
+        bm25 = "not built" if sync.lexical_skipped else "rebuilt" if sync.lexical_rebuilt else "kept"
         print(f"{label} ({before} filings): {report.summary()}; read and stored {read:.1f} s, indexes "
-              f"{total - read:.1f} s (BM25 {'rebuilt' if sync.lexical_rebuilt else 'not rebuilt'}), total {total:.1f} s")
+              f"{total - read:.1f} s (whole-library BM25 {bm25}), total {total:.1f} s")
 
 
 def app(args: argparse.Namespace) -> None:

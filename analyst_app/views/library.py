@@ -91,6 +91,16 @@ def last_report(library: Any) -> tuple[str, list[dict]]:
     return str(rows[-1]["at"]), out
 
 
+def rate_text(done: int, left: int, seconds: float) -> str:
+    """The rate since the stage began and the time the rest takes at it: " · 3.2 files/s · about 2 min left"."""
+    if done < 1 or seconds <= 0:
+        return ""
+    rate = done / seconds
+    eta = left / rate
+    when = f"about {eta / 60:.0f} min left" if eta >= 90 else f"about {eta:.0f} s left" if left else "done"
+    return f" · {rate:.1f} files/s · {when}"
+
+
 def make_table(model: Any, *, sortable: bool = True, proxy: QSortFilterProxyModel | None = None) -> QTableView:
     """A table view with the settings every table here shares."""
     view = QTableView()
@@ -143,6 +153,7 @@ class LibraryView(QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.job: IngestJob | None = None
+        self._stage_started: dict[str, tuple[float, int]] = {}  # stage -> (when, files done) at its first progress
         self.train_job: TrainRerankerJob | None = None
         self._last_reload = 0.0
         self._tables_sized = False  # the Tables panel got room once this session (the user may shrink it)
@@ -437,6 +448,7 @@ class LibraryView(QWidget):
         if not self.ctx.begin("ingest", self.cancel):
             return False
         self.job = job
+        self._stage_started = {}
         self.events.set_records([])
         self.report_label.setText(text)
         self.bottom.setCurrentIndex(0)
@@ -483,9 +495,11 @@ class LibraryView(QWidget):
                   "waiting": "Waiting for another ingest of this library to finish"}
         self.progress_label.setText(labels.get(stage, stage) + "…")
         if total:
+            started = self._stage_started.setdefault(stage, (time.monotonic(), done))
             self.progress.setRange(0, total)
             self.progress.setValue(done)
-            self.progress.setFormat("%v / %m")
+            self.progress.setFormat("%v / %m" + (rate_text(done - started[1], total - done,
+                                                           time.monotonic() - started[0]) if stage == "ingest" else ""))
         else:
             self.progress.setRange(0, 0)
 

@@ -226,3 +226,12 @@ def test_adding_files_offers_the_ray_cluster_named_in_settings(make_window, qtbo
     view.on_cluster.setChecked(False)  # this machine's pool
     assert view.update_index() and view.job.settings.ingest.ray == ""
     wait_ingest(qtbot, window)
+
+
+def test_ingest_progress_states_the_rate_and_the_time_left():
+    from analyst_app.views.library import rate_text
+
+    assert rate_text(32, 96, 10.0) == " · 3.2 files/s · about 30 s left"
+    assert rate_text(100, 3000, 50.0) == " · 2.0 files/s · about 25 min left"
+    assert rate_text(8, 0, 4.0) == " · 2.0 files/s · done"
+    assert rate_text(0, 10, 3.0) == ""  # nothing stored yet: no rate to state

@@ -174,9 +174,9 @@ class IngestJob(Job):
 
         vectors = None
         if self.paths and self.settings.ingest.ray:  # the cluster embeds the filings it reads
-            from engine.ingest.cluster import VectorCache, import_ray
+            from engine.ingest.cluster import VectorCache, preflight
 
-            import_ray()
+            preflight(self.settings.ingest.ray)
             vectors = VectorCache()
         if self.paths:
             self._emit(self.signals.progress, "scanning", 0, 0)

@@ -126,10 +126,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     vectors = None
-    if settings.ingest.ray:  # before anything is read: without Ray, say how to install it
-        from engine.ingest.cluster import VectorCache, import_ray
+    if settings.ingest.ray:  # before anything is read: without Ray, or a cluster that does not answer, say so
+        from engine.ingest.cluster import VectorCache, preflight
 
-        import_ray()
+        preflight(settings.ingest.ray)
         vectors = VectorCache()
     library = _library(settings)
     t0 = time.perf_counter()

@@ -28,6 +28,7 @@ import hashlib
 import logging
 import multiprocessing as mp
 import pickle
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -59,6 +60,23 @@ def import_ray() -> Any:
     except ImportError as exc:
         raise RayUnavailableError(f"{INSTALL_HINT} ({exc})") from exc
     return ray
+
+
+def preflight(address: str) -> None:
+    """Before anything is read: Ray is installed, and a cluster named by address answers (a TCP connection to its
+    head within 5 s; Ray itself would retry for minutes). ``local`` and ``auto`` need no probe."""
+    import_ray()
+    if address in ("", LOCAL, "auto") or address.startswith("ray://"):
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise EngineError(f"not a Ray cluster address: {address!r} (give HOST:PORT, 'auto', or nothing for a "
+                          "Ray started here)")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise EngineError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc} (is `ray start "
+                          "--head` running there, and is the port open?)") from exc
 
 
 def text_key(text: str) -> str:
@@ -220,6 +238,7 @@ def connected(address: str, num_cpus: int | None = None) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
+    preflight(address)
     local = address in ("", LOCAL)
     try:
         ray.init(address=None if local else address, num_cpus=num_cpus if local else None, include_dashboard=False,

@@ -213,3 +213,23 @@ def test_a_killed_driver_leaves_whole_filings_and_a_rerun_resumes(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"{30 - kept} added" in done.stdout and f"{kept} unchanged" in done.stdout
     assert content(home) == content(local)
+
+
+def test_a_cluster_address_that_does_not_answer_is_reported_before_anything_is_read(tmp_path, demo_dir, capsys):
+    """Ray itself retries an unreachable head for minutes: the ingest says at once that nothing answers there."""
+    pytest.importorskip("ray")
+    import socket
+
+    from engine.cli import main
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    t = time.monotonic()
+    code = main(["--home", str(tmp_path / "lib"), "ingest", str(demo_dir), "--ray", f"127.0.0.1:{port}"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"cannot reach the Ray cluster at 127.0.0.1:{port}" in err and "ray start --head" in err
+    assert time.monotonic() - t < 30
+    assert not (tmp_path / "lib" / "library.sqlite3").exists()
+    assert main(["--home", str(tmp_path / "lib"), "ingest", str(demo_dir), "--ray", "headnode"]) == 2
+    assert "not a Ray cluster address" in capsys.readouterr().err

@@ -179,9 +179,9 @@ def measure(args: argparse.Namespace) -> None:
 
 def add(args: argparse.Namespace) -> None:
     """Ingest N new demo filings (a corpus of its own seed) into the library, and into an empty one."""
-    new = args.home.parent / f"{args.home.name}-add{args.n}"
+    new = args.home.parent / f"{args.home.name}-add{args.n}-{args.seed}"
     if not (new / "documents.jsonl").exists():
-        generate_corpus(new, args.n, seed=DEMO_SEED + 1000)
+        generate_corpus(new, args.n, seed=DEMO_SEED + 1000 + args.seed)
     settings = Settings(home=args.home)
     embedder = load_embedder(settings.models)
     empty = args.home.parent / f"{args.home.name}-empty"
@@ -248,6 +248,7 @@ def main() -> None:
     a = sub.add_parser("add")
     a.add_argument("--home", type=Path, required=True)
     a.add_argument("--n", type=int, default=100)
+    a.add_argument("--seed", type=int, default=0, help="another seed: other new filings (the last ones are stored)")
     a.set_defaults(func=add)
     g = sub.add_parser("app")
     g.add_argument("--home", type=Path, required=True)

@@ -162,7 +162,9 @@ class _Reader:
         from pebble import ProcessPool
 
         self.settings_json, self.timeout = settings_json, timeout
-        self.pool = ProcessPool(max_workers=1, context=mp.get_context("spawn"))
+        from engine.ingest.parse import warm_worker
+
+        self.pool = ProcessPool(max_workers=1, context=mp.get_context("spawn"), initializer=warm_worker)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
         from engine.indexing import summary_document

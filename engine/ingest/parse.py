@@ -138,3 +138,11 @@ def pool_outcome(future: Future, timeout: float) -> ParsedFiling | str:
         return f"the process reading it died (exit code {exc.exitcode}); the other files went on"
     except Exception as exc:  # noqa: BLE001 - any other failure of the pool is this file's outcome
         return f"parser process failed: {type(exc).__name__}: {exc}"
+
+
+def warm_worker() -> None:
+    """A reading process's start: load what reading a file needs (the readers, the term tokenizer) before the
+    first file, so that ``ingest.file_timeout_s`` measures reading, not the process's start-up."""
+    from engine.lexicon import tokenizer
+
+    tokenizer()

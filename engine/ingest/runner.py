@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING
 from pebble import ProcessPool
 
 from engine.ingest.folio import FOLIO_VERSION, printed_folios
-from engine.ingest.parse import FACTS_VERSION, SUPPORTED_SUFFIXES, parse_job, pool_outcome, reads_pages_alike
+from engine.ingest.parse import (
+    FACTS_VERSION,
+    SUPPORTED_SUFFIXES,
+    parse_job,
+    pool_outcome,
+    reads_pages_alike,
+    warm_worker,
+)
 from engine.models.hashing import sha256_file
 from engine.pages import reader_page
 from engine.records import ParsedFiling
@@ -185,8 +192,7 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
     for path, reason in skipped:
         yield event(path, "skipped", reason)
 
-    known = library.known_hashes()
-    stored_at = library.filing_paths()  # a changed file replaces the filing stored from the same path
+    reread: dict[str, int] = {}  # files stored by an older reader of their kind: read again in their place
     seen: dict[str, Path] = {}
     todo: list[tuple[Path, str]] = []
     for f in files:
@@ -199,11 +205,12 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
         if empty:  # every empty file has one sha256: none is a "duplicate" of another
             yield event(f, "failed", "empty file (0 bytes)", sha)
             continue
-        if sha in known and reads_pages_alike(known[sha][1], str(f)):
-            library.update_path(known[sha][0], str(f))
-            yield event(f, "unchanged", "already in the library (same sha256)", sha, known[sha][0])
-        elif sha in known:  # stored by an older reader of its kind of file: read it again, in its place
-            stored_at[str(f)] = known[sha][0]
+        known = library.filing_by_sha(sha)
+        if known is not None and reads_pages_alike(known[1], str(f)):
+            library.update_path(known[0], str(f))
+            yield event(f, "unchanged", "already in the library (same sha256)", sha, known[0])
+        elif known is not None:  # stored by an older reader of its kind of file: read it again, in its place
+            reread[str(f)] = known[0]
             seen[sha] = f
             todo.append((f, sha))
         elif sha in seen:
@@ -212,11 +219,13 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
             seen[sha] = f
             todo.append((f, sha))
 
-    if prune:
+    # a changed file replaces the filing stored from the same path
+    stored_at = {**library.filings_at([str(f) for f, _ in todo]), **reread}
+    if prune:  # the filings stored from inside the folders given (a range of the path index), not every filing
         present = {str(f) for f in files}
-        for stored, fid in library.filing_paths().items():
-            inside = any(Path(stored).is_relative_to(r) for r in roots if r.is_dir())
-            if inside and stored not in present and not Path(stored).exists():
+        inside = {p: fid for r in roots if r.is_dir() for p, fid in library.filings_under(r).items()}
+        for stored, fid in inside.items():
+            if stored not in present and not Path(stored).exists():
                 library.remove_filings([fid])
                 total += 1
                 yield event(stored, "removed", "file no longer exists", filing_id=fid)
@@ -235,7 +244,8 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
         yield from _store_all(library, results, event, cancel, stored_at)
     elif todo:
         workers = min(settings.ingest.workers, len(todo))
-        pool = ProcessPool(max_workers=workers, context=mp.get_context("spawn"))  # fork is unsafe with threads
+        pool = ProcessPool(max_workers=workers, context=mp.get_context("spawn"),  # fork is unsafe with threads
+                           initializer=warm_worker)
         try:
             parsed = _bounded_map(pool, todo, settings_json, lofin, 2 * workers, settings.ingest.file_timeout_s,
                                   cancel)

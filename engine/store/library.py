@@ -115,9 +115,25 @@ class Library:
         row = self.conn.execute("SELECT id FROM filings WHERE sha256=?", (sha256,)).fetchone()
         return None if row is None else int(row[0])
 
-    def known_hashes(self) -> dict[str, tuple[int, str]]:
-        """sha256 → (filing id, the parser version that read it)."""
-        return {r[0]: (int(r[1]), r[2]) for r in self.conn.execute("SELECT sha256, id, parser_version FROM filings")}
+    def filing_by_sha(self, sha256: str) -> tuple[int, str] | None:
+        """(filing id, the parser version that read it) of the filing stored from a file with this sha256."""
+        row = self.conn.execute("SELECT id, parser_version FROM filings WHERE sha256=?", (sha256,)).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def filings_at(self, paths: Sequence[str]) -> dict[str, int]:
+        """Path → id of the filings stored from these paths (through the path index, not a scan)."""
+        out: dict[str, int] = {}
+        for start in range(0, len(paths), 500):
+            batch = list(paths[start : start + 500])
+            out.update((r[0], int(r[1])) for r in self.conn.execute(
+                f"SELECT path, id FROM filings WHERE path IN ({','.join('?' * len(batch))})", batch))
+        return out
+
+    def filings_under(self, folder: Path) -> dict[str, int]:
+        """Path → id of the filings stored from files inside ``folder`` (a range of the path index)."""
+        base = str(folder).rstrip("/")
+        return {r[0]: int(r[1]) for r in self.conn.execute(
+            "SELECT path, id FROM filings WHERE path >= ? AND path < ?", (base + "/", base + "0"))}  # "0" follows "/"
 
     def add_filing(self, parsed: ParsedFiling, replaces: int | None = None) -> int:
         """Store a parsed filing with its pages, chunks and facts in one transaction; return its id. ``replaces``:
@@ -314,9 +330,6 @@ class Library:
                              registrant.key, conflict)
         self._view = (generation, view)
         return view
-
-    def filing_paths(self) -> dict[str, int]:
-        return {r[0]: int(r[1]) for r in self.conn.execute("SELECT path, id FROM filings")}
 
     def count(self, table: str) -> int:
         if table not in {"filings", "pages", "chunks", "facts", "runs", "stage_events", "ingest_reports"}:

@@ -186,6 +186,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = 
     (6, "m006_page_index_and_folios", M006_PAGE_INDEX),
     (7, "m007_cards", M007_CARDS),
     (8, "m008_chunk_terms", lambda conn: _m008_chunk_terms(conn)),
+    (9, "m009_filings_by_path", "CREATE INDEX IF NOT EXISTS filings_by_path ON filings(path);"),
 ]
 
 

@@ -22,6 +22,7 @@ from typing import Literal
 
 from engine.errors import EngineError
 from engine.settings import Settings
+from engine.store import terms
 from engine.store.library import DB_NAME
 from engine.store.migrations import library_schema, schema_version
 
@@ -45,7 +46,8 @@ MIN_FREE_BYTES = 1 << 30  # below 1 GiB free an ingest or an index build can fai
 
 # Rows that belong to a filing or a run: (table, column, parent table).
 CHILD_ROWS = (("pages", "filing_id", "filings"), ("chunks", "filing_id", "filings"),
-              ("facts", "filing_id", "filings"), ("stage_events", "run_id", "runs"), ("cards", "chunk_id", "chunks"))
+              ("facts", "filing_id", "filings"), ("stage_events", "run_id", "runs"), ("cards", "chunk_id", "chunks"),
+              ("chunk_terms", "filing_id", "filings"))
 
 
 @dataclass(frozen=True)
@@ -361,6 +363,9 @@ def _orphan_findings(conn: sqlite3.Connection, db: Path) -> list[Finding]:
     if problem := _fts_problem(db):
         found.append(Finding("library", "problem", f"the facts' full-text index disagrees with the facts: {problem}",
                              "filinglens doctor --repair"))
+    if chunk_terms := terms.problems(conn):
+        found.append(Finding("library", "problem", "the chunk terms that questions score BM25 with disagree with "
+                             "the library: " + "; ".join(chunk_terms), "filinglens doctor --repair"))
     if not orphans and not short:
         found.append(Finding("library", "ok", "no orphan rows; every filing holds the chunks it records"))
     running = conn.execute("SELECT COUNT(*) FROM runs WHERE status = 'running'").fetchone()[0]
@@ -391,6 +396,15 @@ def repair_library(home: Path) -> list[str]:
                 conn.execute("ROLLBACK")
                 raise
             done += [f"deleted {n} orphan row(s) of {t}" for t, n in orphans.items()]
+        if terms.problems(conn):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                n = terms.rebuild(conn)
+                conn.execute("COMMIT")
+            except sqlite3.Error:
+                conn.execute("ROLLBACK")
+                raise
+            done.append(f"made the chunk terms of {n} filing(s) and the library's BM25 statistics again")
         if _fts_problem(library.home / DB_NAME):
             conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
             done.append("rebuilt the facts' full-text index from the facts")

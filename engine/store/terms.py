@@ -94,6 +94,15 @@ def backfill(conn: sqlite3.Connection) -> int:
     return len(missing)
 
 
+def rebuild(conn: sqlite3.Connection) -> int:
+    """Make every filing's terms and the statistics again from the stored chunks (inside the caller's
+    transaction); returns how many filings."""
+    conn.execute("DELETE FROM chunk_terms")
+    conn.execute("DELETE FROM term_df")
+    conn.execute("UPDATE meta SET value = '0' WHERE key IN ('term_chunks', 'term_count')")
+    return backfill(conn)
+
+
 def problems(conn: sqlite3.Connection) -> list[str]:
     """Where the stored statistics disagree with the stored terms (``filinglens doctor``)."""
     out = []

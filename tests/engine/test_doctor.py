@@ -103,3 +103,21 @@ def test_the_command_exits_1_naming_the_fix_and_0_when_all_is_well(library_copy,
 def test_compiled_features_read_from_llama_system_info():
     info = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 0 | F16C = 1 | FMA = 1 | LLAMAFILE = 1 | "
     assert compiled_features(info) == {"SSE3", "SSSE3", "AVX", "AVX2", "F16C", "FMA"}
+
+
+def test_chunk_terms_out_of_step_with_the_library_are_found_and_made_again(library_copy):
+    """The statistics questions score BM25 with are kept in each filing's transaction; a damaged writer that left
+    them out of step is found, and --repair makes them again from the stored chunks."""
+    conn = sqlite3.connect(library_copy / "library.sqlite3")
+    conn.execute("UPDATE term_df SET df = df + 3 WHERE term IN (SELECT term FROM term_df LIMIT 5)")
+    conn.execute("DELETE FROM chunk_terms WHERE filing_id = (SELECT MIN(id) FROM filings)")
+    conn.commit()
+    conn.close()
+    report = run_doctor(_tiny(library_copy))
+    (found,) = [f for f in report.problems if f.text.startswith("the chunk terms")]
+    assert "1 filing(s) without chunk terms" in found.text and "disagree" in found.text
+    assert found.fix == "filinglens doctor --repair" and not report.ok
+
+    repaired = run_doctor(_tiny(library_copy), repair=True)
+    assert repaired.repaired == ["made the chunk terms of 8 filing(s) and the library's BM25 statistics again"]
+    assert run_doctor(_tiny(library_copy)).ok

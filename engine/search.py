@@ -111,8 +111,10 @@ class Searcher:
         else:  # a library too large for a whole-library index: inside the filters' or the summaries' filings
             scope = self.scope(qvec, allowed, allowed_set)
             res.lexical_scope = len(scope)
-            bm25 = self.terms.top(query, k, scope)
-            best_in = lambda fid: self.terms.top(query, 1, [fid])  # noqa: E731
+            scored = self.terms.by_filing(query, scope)
+            bm25 = self.terms.best(scored, k)
+            best_in = lambda fid: (self.terms.best({fid: scored[fid]}, 1) if fid in scored  # noqa: E731
+                                   else self.terms.top(query, 1, [fid]))
         t2 = time.perf_counter()
         if self.chunk_vectors is not None and len(self.chunk_vectors):
             res.dense_source = "chunk vectors"

@@ -199,12 +199,10 @@ class _Embedder:
     """An embed actor: the bi-encoder, loaded once, on the actor's GPU when it was given one."""
 
     def __init__(self, models_json: str, chunk_vectors: bool) -> None:
-        from engine.models.embedder import SentenceTransformerEmbedder
+        from engine.models.registry import load_embedder
         from engine.settings import ModelSettings
 
-        models = ModelSettings.model_validate_json(models_json)
-        self.embedder = SentenceTransformerEmbedder(models.embedder, device="auto", batch_size=models.embed_batch,
-                                                    threads=models.threads)
+        self.embedder = load_embedder(ModelSettings.model_validate_json(models_json), device="auto")
         self.chunk_vectors = chunk_vectors
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:

@@ -518,20 +518,21 @@ def load_chat_model(settings: ModelSettings, home: Path) -> LlamaChatModel:
         return model
 
 
-def load_embedder(settings: ModelSettings) -> SentenceTransformerEmbedder:
-    """Load (or reuse) the bi-encoder named by ``settings.embedder``.
+def load_embedder(settings: ModelSettings, device: str = "cpu") -> SentenceTransformerEmbedder:
+    """Load (or reuse) the bi-encoder named by ``settings.embedder``, on ``device`` (``"auto"``: CUDA when
+    available, as a Ray embed actor given a GPU asks).
 
     ``settings.threads`` also caps torch's CPU threads, so the two runtimes never ask for more
     cores than the user allowed.
     """
     from engine.models.embedder import SentenceTransformerEmbedder
 
-    key = (settings.embedder, settings.embed_batch, settings.threads)
+    key = (settings.embedder, settings.embed_batch, settings.threads, device)
     with _cache_lock:
         embedder = _embedder_cache.get(key)
         if embedder is None:
             embedder = SentenceTransformerEmbedder(
-                settings.embedder, batch_size=settings.embed_batch, threads=settings.threads
+                settings.embedder, device=device, batch_size=settings.embed_batch, threads=settings.threads
             )
             _embedder_cache[key] = embedder
         return embedder

@@ -79,10 +79,10 @@ class PassageReranker:
         """Every chunk of the filings by BM25 score; chunks sharing no word with the query follow in document
         order (the filings' order, then reading order)."""
         fids = [f.id for f in filings]
-        ids = {fid: self.terms.chunk_ids_of([fid]) for fid in fids}
-        top = self.terms.top(lexical_query, sum(map(len, ids.values())), fids)
+        scored = self.terms.by_filing(lexical_query, fids)
+        top = self.terms.best(scored, sum(len(ids) for ids, _ in scored.values()))
         have = {c for c, _ in top}  # the rest in document order: the filings' order, then reading order
-        return top + [(c, 0.0) for fid in fids for c in ids[fid] if c not in have]
+        return top + [(int(c), 0.0) for fid in fids if fid in scored for c in scored[fid][0] if c not in have]
 
     def stage1(self, lexical_query: str, filings: Sequence[Filing]) -> tuple[list[tuple[int, float]], int]:
         """FinCards Stage 1: the N best chunks of the filings by BM25, N from eq. 5 over their L chunks."""

@@ -26,8 +26,9 @@ class FilingLexicon:
     def __init__(self, library: Library) -> None:
         self.library = library
 
-    def scored(self, query: str, filing_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk ids, scores) of every chunk of the filings, in the filings' id order then reading order."""
+    def by_filing(self, query: str, filing_ids: Sequence[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Filing id → (its chunk ids in reading order, their scores), for the filings given that are stored; one
+        read of their terms."""
         asked = query_terms(query)
         with self.library.snapshot():  # the terms and the statistics of one state of the library
             tables = terms.tables(self.library.conn, filing_ids)
@@ -38,23 +39,19 @@ class FilingLexicon:
             if df.get(t):
                 weights[t] = weights.get(t, 0.0) + idf(df[t], n_chunks)
         avg_len = n_terms / n_chunks if n_chunks else 0.0
-        ids, scores = [], []
-        for fid in sorted(tables):
-            chunk_ids, table = tables[fid]
-            ids.append(chunk_ids)
-            scores.append(bm25(table, weights, avg_len))
-        if not ids:
-            return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        return np.concatenate(ids), np.concatenate(scores)
+        return {fid: (chunk_ids, bm25(table, weights, avg_len)) for fid, (chunk_ids, table) in tables.items()}
 
-    def top(self, query: str, k: int, filing_ids: Sequence[int]) -> list[tuple[int, float]]:
-        """Top-k (chunk id, score) inside the filings; chunks sharing no term with the query are left out; ties
-        in reading order."""
-        ids, scores = self.scored(query, filing_ids)
+    @staticmethod
+    def best(scored: dict[int, tuple[np.ndarray, np.ndarray]], k: int) -> list[tuple[int, float]]:
+        """Top-k (chunk id, score) of :meth:`by_filing`'s scores; chunks sharing no term with the query are left
+        out; ties in the filings' id order, then reading order."""
+        if not scored:
+            return []
+        ids = np.concatenate([scored[fid][0] for fid in sorted(scored)])
+        scores = np.concatenate([scored[fid][1] for fid in sorted(scored)])
         order = np.argsort(-scores, kind="stable")
         return [(int(ids[i]), float(scores[i])) for i in order[:k] if scores[i] > 0]
 
-    def chunk_ids_of(self, filing_ids: Sequence[int]) -> list[int]:
-        """The chunk ids of these filings, in the filings' id order then reading order."""
-        tables = terms.tables(self.library.conn, filing_ids)
-        return [int(c) for fid in sorted(tables) for c in tables[fid][0]]
+    def top(self, query: str, k: int, filing_ids: Sequence[int]) -> list[tuple[int, float]]:
+        """Top-k (chunk id, score) inside the filings (see :meth:`best`)."""
+        return self.best(self.by_filing(query, filing_ids), k)

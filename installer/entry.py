@@ -1,0 +1,15 @@
+"""The bundle's program: the ``filinglens`` console script, frozen by PyInstaller (installer/filinglens.spec).
+
+With no arguments it opens the desktop application, so the ``.desktop`` entry and a double click need no
+flags. ``freeze_support`` comes first: the ingest's reader pool starts its processes with ``spawn``, which
+in a frozen program re-runs this executable.
+"""
+
+import multiprocessing
+import sys
+
+if __name__ == "__main__":
+    multiprocessing.freeze_support()
+    from analyst_app.launcher import main
+
+    sys.exit(main(sys.argv[1:] or ["gui"]))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QProgressDialog
+from PySide6.QtWidgets import QProgressDialog
 
 from analyst_app.workers import Job
 from engine.errors import Cancelled
@@ -82,17 +82,23 @@ def prepare_chat_model(window: MainWindow) -> InstallModelJob | None:
         dialog.setMaximum(max(total, 1))
         dialog.setValue(min(done, max(total, 1)))
 
-    def done(path: Any) -> None:
+    def finish() -> bool:
+        """Close the dialog; True when the user had cancelled (closing a QProgressDialog emits ``canceled``)."""
+        cancelled = job.cancelled
+        dialog.canceled.disconnect(job.cancel)
         dialog.close()
+        return cancelled
+
+    def done(path: Any) -> None:
+        finish()
         ctx.message.emit(f"chat model {pack} ready (sha256 verified): {path}", 10000)
         window.model_setup_finished.emit(str(path))
 
     def failed(text: str) -> None:
-        dialog.close()
-        if not job.cancelled:
-            QMessageBox.warning(window, "Chat model not prepared", text)
-        else:
+        if finish():
             ctx.message.emit(text, 10000)
+        else:
+            window.show_error("Chat model not prepared", text)
         window.model_setup_finished.emit("")
 
     dialog.canceled.connect(job.cancel)

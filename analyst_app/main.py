@@ -49,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("FilingLens")
     app.setApplicationName("FilingLens")
     app.setApplicationDisplayName("FilingLens")
+    from PySide6.QtGui import QIcon
+
+    from engine.settings import RESOURCES_DIR
+
+    app.setWindowIcon(QIcon(str(RESOURCES_DIR / "filinglens.svg")))
     from analyst_app.window import MainWindow
     from engine.errors import EngineError
 
@@ -69,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
             app.exit(0 if ok else 1)
 
         QTimer.singleShot(1500, shoot)  # let the library table and the first tab paint
+    else:
+        from PySide6.QtCore import QTimer
+
+        from analyst_app.first_run import prepare_chat_model
+
+        QTimer.singleShot(0, lambda: prepare_chat_model(window))  # the bundle's first run: assemble the chat model
     from analyst_app.workers import freeze_heap
 
     freeze_heap()  # Qt and the window's objects live until exit: keep them out of full collections

@@ -67,6 +67,7 @@ def app_settings() -> QSettings:
 class MainWindow(QMainWindow):
     export_finished = Signal(object)  # list of written paths, or a readable error string
     doctor_finished = Signal(object)  # the DoctorReport shown, or a readable error string
+    model_setup_finished = Signal(str)  # the first run's assembled chat model, or "" when it was not prepared
 
     def __init__(self, home: Path, *, store: QSettings | None = None, preset: str = "default") -> None:
         super().__init__()
@@ -75,6 +76,8 @@ class MainWindow(QMainWindow):
         self.last_error = ""
         self._closed = False
         self.unfinished_work = False
+        self.model_setup: Any = None  # the first run's InstallModelJob and its dialog (analyst_app.first_run)
+        self.model_setup_dialog: Any = None
         self.setAcceptDrops(True)
 
         self.viewer = PageViewer()

@@ -15,6 +15,7 @@ import importlib.metadata
 import platform
 import shutil
 import sqlite3
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,9 +107,19 @@ def run_doctor(settings: Settings, *, verify_hashes: bool = False, repair: bool 
 
 # -- installation -------------------------------------------------------------------------------------------------
 
+def program_text() -> str:
+    """Which FilingLens runs: the desktop bundle (PyInstaller sets ``sys.frozen``) or the engine's source folder
+    and the Python environment it runs in."""
+    import engine
+
+    if getattr(sys, "frozen", False):
+        return f"FilingLens bundle at {Path(sys.executable).resolve().parent}"
+    return f"FilingLens engine at {Path(engine.__file__).resolve().parent} (python environment {sys.prefix})"
+
+
 def installation_findings(settings: Settings) -> list[Finding]:
     found = [Finding("installation", "ok", f"python {platform.python_version()} on {platform.system()} "
-                                          f"{platform.machine()}")]
+                                          f"{platform.machine()}; {program_text()}")]
     versions = []
     for name in REQUIRED:
         try:

@@ -317,6 +317,38 @@ def _split_pages(text: str, page_chars: int) -> list[str]:
     return pages
 
 
+def _cap_pages(pages: list[str], max_chars: int) -> list[str]:
+    """Cut a page longer than ``max_chars`` (without sentinels) into pages of at most that: at line ends, else
+    at the last space before the limit, else at the limit. Only pathological input reaches it (a 5 MB single
+    line, a document whose printed breaks are missing for hundreds of pages); printed pages are far shorter.
+    A tagged value that straddles a cut is not recorded (see :func:`_locate`)."""
+    out: list[str] = []
+    for page in pages:
+        if len(_bare(page)) <= max_chars:
+            out.append(page)
+            continue
+        current: list[str] = []
+        size = 0
+        for line in page.split("\n"):
+            while len(_bare(line)) > max_chars:  # one overlong line: cut it at a space near the limit
+                cut = line.rfind(" ", max_chars // 2, max_chars)
+                cut = max_chars if cut < 0 else cut
+                if current:
+                    out.append("\n".join(current))
+                    current, size = [], 0
+                out.append(line[:cut].strip())
+                line = line[cut:].strip()
+            length = len(_bare(line))
+            if current and size + 1 + length > max_chars:
+                out.append("\n".join(current))
+                current, size = [], 0
+            current.append(line)
+            size += length + 1
+        if current:
+            out.append("\n".join(current))
+    return [p for p in out if p.strip()]
+
+
 def _locate(pages: list[str], tags: list[dict[str, str]]) -> tuple[list[str], list[TaggedValue]]:
     """Strip the sentinels from each page; each balanced pair becomes a :class:`TaggedValue`."""
     clean_pages: list[str] = []
@@ -360,12 +392,13 @@ def _tagged(page_index: int, start: int, end: int, printed: str, attrs: dict[str
                        printed, attrs.get("decimals", ""))
 
 
-def read_html_document(path: str, *, page_chars: int = 3500) -> HtmlDocument:
+def read_html_document(path: str, *, page_chars: int = 3500, max_page_chars: int = 20_000) -> HtmlDocument:
     """Read an HTML filing: its page texts and its inline XBRL facts, contexts and units.
 
     Args:
         path: The ``.htm``/``.html`` file.
         page_chars: Page size, in characters, for a document without printed page breaks.
+        max_page_chars: No page is longer: a longer one (a 5 MB single line) is cut (:func:`_cap_pages`).
 
     Raises:
         IngestError: The file cannot be read, is empty, is not HTML or has no text.
@@ -392,7 +425,7 @@ def read_html_document(path: str, *, page_chars: int = 3500) -> HtmlDocument:
         pages = [p for p in pages if p]
     else:
         pages = _split_pages(_tidy(body), page_chars)
-    pages, tagged = _locate(pages, parser.tags)
+    pages, tagged = _locate(_cap_pages(pages, max_page_chars), parser.tags)
     if not pages or not any(p.strip() for p in pages):
         raise IngestError("HTML has no text")
     return HtmlDocument(tuple(pages), tuple(tagged), parser.header.contexts, parser.header.units, parser.dei,

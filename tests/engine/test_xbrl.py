@@ -281,3 +281,22 @@ def test_tags_survive_page_splitting_and_odd_markup(tmp_path: Path) -> None:
     assert document.tagged[-1].printed == "77"
     facts = merge_xbrl(document, [])
     assert [f.value for f in facts][:2] == [1001.0, 2002.0] and all(f.scale == "millions" for f in facts[:39])
+
+
+def test_a_5mb_single_line_is_cut_into_pages_and_the_tags_before_it_stay(tmp_path: Path) -> None:
+    statement = f"<p>Total revenue {_ix('1,234', 'FY2023', scale='6')} for the year.</p>"
+    line = "revenue 1,234 " * 375_000  # 5.25 MB, one paragraph, one line
+    text = f"<html><body>{_HEADER}{statement}<p>{line}</p><p>Signatures</p></body></html>"
+    document = read_html_document(_write(tmp_path, "one_line.htm", text), max_page_chars=20_000)
+    assert max(len(p) for p in document.pages) <= 20_000
+    assert len(document.pages) > 250
+    words = " ".join(document.pages).split()
+    assert words.count("revenue") == 375_000 + 1 and words[-1] == "Signatures"  # nothing lost or doubled
+    assert all(not p.startswith(" ") and not p.endswith(" ") for p in document.pages)
+    (tag,) = document.tagged
+    assert document.pages[tag.page_index][tag.char_start: tag.char_end] == "1,234"
+    # A page of ordinary length is left as it was.
+    short = read_html_document(_write(tmp_path, "short.htm", f"<html><body>{_HEADER}{statement}</body></html>"))
+    assert short.pages == read_html_document(_write(tmp_path, "short2.htm",
+                                                    f"<html><body>{_HEADER}{statement}</body></html>"),
+                                             max_page_chars=10**9).pages

@@ -57,6 +57,8 @@ def test_every_hostile_file_is_ingested_or_rejected_with_a_reason(tmp_path, demo
     assert library.count("filings") == len(added) > 0
     assert library.integrity_problems() == [] and orphan_counts(library.conn) == {}
     assert library.conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    longest = library.conn.execute("SELECT MAX(LENGTH(text)) FROM pages").fetchone()[0]
+    assert longest <= 20_000, longest  # the 5 MB single line is cut into pages a viewer can show
     stored = {r["path"] for r in library.reports()}
     assert {os.path.normpath(e.path) for e in report.events} <= {os.path.normpath(p) for p in stored}
     print(f"\n{len(cases)} hostile files ingested in {seconds:.0f} s: "

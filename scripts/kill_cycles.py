@@ -1,9 +1,12 @@
-"""Crash safety: SIGKILL the CLI at random moments of an ingest, a removal, an index rebuild (which re-reads
-outdated facts) and a question, again and again, checking the library after every kill; then let the work finish and compare it with a clean run.
+"""Crash safety: SIGKILL the CLI at random moments of an ingest, a removal, an index rebuild, a re-read of
+outdated statement facts, a reranker training and a question, again and again, checking the library after every
+kill; then let the work finish and compare it with a clean run.
 
 After each kill: SQLite's integrity check, the cross-table checks (page and chunk counts, orphans, duplicates),
-no orphan rows, the builder lock free, and the published index readable (``index verify`` may say it lags
-behind, never that it is torn). At the end an uninterrupted ingest and index build complete the work, and the
+no orphan rows, the builder lock free, the published index readable (``index verify`` may say it lags
+behind, never that it is torn), and a registered reranker whose folder holds the weights it was registered with.
+The fact re-read marks a random third of the filings as read by an older fact reader first (what an upgrade
+does), so ``index rebuild`` re-reads their facts when it is killed. At the end an uninterrupted ingest and index build complete the work, and the
 library must hold the same filings, chunks and facts as one built without interruption, and an index that
 verifies. Prints the figures; exit 1 on any problem.
 
@@ -29,6 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from engine.demo_corpus import generate_corpus
 from engine.doctor import orphan_counts
+from engine.models.embedder import weights_fingerprint
+from engine.models.registry import reranker_registry_path
 from engine.store import Library
 from engine.store.index_sets import lock_is_free
 
@@ -73,6 +78,14 @@ def problems_after_kill(home: Path) -> list[str]:
             found.append(f"orphans: {orphans}")
     if not lock_is_free(home):
         found.append("the builder lock is still held")
+    registry = reranker_registry_path(home)
+    if registry.exists():
+        try:
+            entry = json.loads(registry.read_text(encoding="utf-8"))
+            if weights_fingerprint(Path(entry["folder"])) != entry["fingerprint"]:
+                found.append(f"the registered reranker {entry['folder']} no longer holds its registered weights")
+        except Exception as exc:  # noqa: BLE001 - any failure to read it back is the finding
+            found.append(f"the registered reranker does not read back: {exc}")
     verify = run(cli(home, "index", "verify"), timeout=300)
     torn = [ln for ln in verify.stdout.splitlines() if ln.startswith("problem:") and
             ("missing" in ln or "damaged" in ln or "does not open" in ln or "torn" in ln)]
@@ -108,18 +121,33 @@ def main() -> int:
 
     home = work / "killed"
     docs = [json.loads(line)["doc_name"] for line in (corpus / "documents.jsonl").open()]
-    operations = {  # (command, typical seconds); a removal gives the next ingest work to redo
-        "ingest": (lambda: cli(home, "ingest", str(corpus)), clean_seconds),
-        "remove": (lambda: cli(home, "remove", *rng.sample(docs, 8)), 10.0),
-        "index rebuild": (lambda: cli(home, "index", "rebuild"), 20.0),
-        "question": (lambda: cli(home, "ask", question), 15.0),
+    def stale_facts() -> list[str]:
+        """Mark a third of the stored filings as read by an older fact reader; ``index rebuild`` re-reads them."""
+        if (home / "library.sqlite3").exists():
+            with Library(home) as lib:
+                ids = [r[0] for r in lib.conn.execute("SELECT id FROM filings")]
+                stale = rng.sample(ids, len(ids) // 3)
+                lib.conn.executemany("UPDATE filings SET facts_version='facts-old' WHERE id=?",
+                                     [(i,) for i in stale])
+                lib.conn.commit()
+        return cli(home, "index", "rebuild")
+
+    operations = {  # (command, typical seconds, weight); a removal gives the next ingest work to redo
+        "ingest": (lambda: cli(home, "ingest", str(corpus)), clean_seconds, 4),
+        "remove": (lambda: cli(home, "remove", *rng.sample(docs, 8)), 10.0, 2),
+        "index rebuild": (lambda: cli(home, "index", "rebuild"), 20.0, 2),
+        "fact re-read": (stale_facts, 20.0, 2),
+        "reranker training": (lambda: cli(home, "train-reranker", "--pairs", "12", "--batch-size", "9",
+                                          "--max-length", "64", "--device", "cpu"), 40.0, 1),
+        "question": (lambda: cli(home, "ask", question), 15.0, 2),
     }
-    typical = {name: seconds for name, (_, seconds) in operations.items()}
+    typical = {name: seconds for name, (_, seconds, _) in operations.items()}
+    weights = [weight for _, _, weight in operations.values()]
     outcome: Counter[str] = Counter()
     failures = []
     for cycle in range(1, args.cycles + 1):
-        name = rng.choices(list(operations), weights=(4, 2, 2, 2))[0]
-        make, _ = operations[name]
+        name = rng.choices(list(operations), weights=weights)[0]
+        make, _, _ = operations[name]
         cmd = make()
         delay = rng.uniform(0.5, 0.95 * typical[name])  # inside the run: its length is learnt as it goes
         began = time.monotonic()
@@ -130,8 +158,8 @@ def main() -> int:
         found = problems_after_kill(home)
         if found:
             failures.append((cycle, name, round(delay, 1), found))
-        print(f"cycle {cycle:3d}: {name:13s} killed after {delay:5.1f} s" if code is None else
-              f"cycle {cycle:3d}: {name:13s} finished (exit {code}) before {delay:.1f} s",
+        print(f"cycle {cycle:3d}: {name:17s} killed after {delay:5.1f} s" if code is None else
+              f"cycle {cycle:3d}: {name:17s} finished (exit {code}) before {delay:.1f} s",
               "" if not found else f" PROBLEMS: {found}", flush=True)
     final = run(cli(home, "ingest", str(corpus)))
     verify = run(cli(home, "index", "verify"))

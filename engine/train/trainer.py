@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.errors import EngineError, ModelError
-from engine.models.registry import RUN_MODEL_DIR, RUN_REPORT_FILE
+from engine.models.registry import RUN_MODEL_DIR, RUN_REPORT_FILE, prune_reranker_versions
 from engine.settings import Settings
 from engine.store.library import Library
 from engine.train.mining import HELDOUT, TRAIN, MinedExample, examples_digest, mine_pairs, write_examples
@@ -263,13 +263,35 @@ def _load_checkpoint(path: Path, run_id: str) -> dict | None:
     return state
 
 
-def _replace_dir(tmp: Path, final: Path) -> None:
-    old = final.with_name(f".{final.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
-        os.replace(final, old)
-    os.replace(tmp, final)
-    shutil.rmtree(old, ignore_errors=True)
+def _publish_model(ce: Any, out_dir: Path) -> Path:
+    """Save the model as a new version folder ``model-<sha256[:12]>`` and point the ``model`` link at it.
+
+    Each step is atomic (a rename, then a link swapped by rename), so a kill at any moment leaves the
+    registered version, and the previous ``model``, whole: the registry never names a folder whose weights
+    change under it. A ``model`` folder written by an older version becomes a version folder of its own.
+    """
+    from engine.models.embedder import weights_fingerprint
+
+    tmp = out_dir / f".{MODEL_DIR}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    ce.save(str(tmp), create_model_card=False)
+    version = out_dir / f"{MODEL_DIR}-{weights_fingerprint(tmp)[:12]}"
+    if version.is_dir():  # the same weights again (a rerun of the same data and seed)
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        os.replace(tmp, version)
+    link = out_dir / MODEL_DIR
+    if link.is_dir() and not link.is_symlink():  # an older version's plain folder becomes a version
+        legacy = out_dir / f"{MODEL_DIR}-{weights_fingerprint(link)[:12]}"
+        if legacy.exists():
+            shutil.rmtree(link)
+        else:
+            os.replace(link, legacy)
+    tmp_link = out_dir / f".{MODEL_DIR}.link"
+    tmp_link.unlink(missing_ok=True)
+    tmp_link.symlink_to(version.name, target_is_directory=True)
+    os.replace(tmp_link, link)
+    return version
 
 
 def train_reranker(
@@ -476,15 +498,13 @@ def train_reranker(
 
     after, infer_rate = _evaluate(model, heldout, batch_size * 2)
     log.info("held-out after training: hit@1 %.3f, MRR %.3f", after.hit_at_1, after.mrr)
-    tmp = out_dir / f".{MODEL_DIR}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    ce.save(str(tmp), create_model_card=False)
-    _replace_dir(tmp, out_dir / MODEL_DIR)
-    fingerprint = weights_fingerprint(out_dir / MODEL_DIR)
-    report = replace(interrupted, model_dir=out_dir / MODEL_DIR, completed=True, after=after,
-                     infer_pairs_per_s=infer_rate, fingerprint=fingerprint)
+    model_dir = _publish_model(ce, out_dir)
+    report = replace(interrupted, model_dir=model_dir, completed=True, after=after,
+                     infer_pairs_per_s=infer_rate, fingerprint=weights_fingerprint(model_dir))
     _write_report(report, examples, base_id, base_fp, params)
     shutil.rmtree(out_dir / CHECKPOINT_DIR, ignore_errors=True)  # done: the model and report replace it
+    if library is not None:  # without it the registry is unknown; register_reranker prunes instead
+        prune_reranker_versions(out_dir, library.home)
     return report
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 
 import json
+from pathlib import Path
 import re
 from collections import Counter
 
@@ -383,3 +384,43 @@ def test_smollm2_writes_or_is_refused(ingested_demo, tmp_path):
             assert e.query != p.query and e.query.endswith("?") and e.answer.replace(",", "") not in _numbers(e.query)
         else:
             assert e.question_source == "template" and e.query == p.query
+
+
+class _Saver:
+    """Stands in for a CrossEncoder's ``save``: writes a weights file and a config."""
+
+    def __init__(self, weights: bytes) -> None:
+        self.weights = weights
+
+    def save(self, folder: str, create_model_card: bool = False) -> None:
+        Path(folder).mkdir(parents=True)
+        (Path(folder) / "config.json").write_text("{}")
+        (Path(folder) / "model.safetensors").write_bytes(self.weights)
+
+
+def test_a_new_training_never_changes_the_registered_weights_and_superseded_versions_go(tmp_path):
+    from engine.models.embedder import weights_fingerprint
+    from engine.models.registry import register_reranker, registered_reranker_folder
+    from engine.train.trainer import _publish_model
+
+    home, out = tmp_path / "lib", tmp_path / "lib" / "models" / "reranker-trained"
+    out.mkdir(parents=True)
+    (out / "model").mkdir()  # a run folder written before versions: its plain model folder is kept as one
+    _Saver(b"legacy").save(str(out / "model" / "x"))
+    legacy_fp = weights_fingerprint(out / "model")
+    first = _publish_model(_Saver(b"first"), out)
+    assert (out / "model").is_symlink() and (out / "model").resolve() == first.resolve()
+    assert (out / f"model-{legacy_fp[:12]}").is_dir()
+    register_reranker(home, out)
+    entry = json.loads((home / "models" / "reranker.json").read_text())
+    assert Path(entry["folder"]) == first.resolve() and entry["fingerprint"] == weights_fingerprint(first)
+    assert not (out / f"model-{legacy_fp[:12]}").exists()  # superseded and not registered: pruned
+
+    second = _publish_model(_Saver(b"second"), out)  # e.g. `train-reranker --no-register`, or killed before it
+    assert (out / "model").resolve() == second.resolve() != first.resolve()
+    assert registered_reranker_folder(home) == first.resolve()
+    assert weights_fingerprint(first) == entry["fingerprint"]  # the registered weights are untouched
+    assert _publish_model(_Saver(b"second"), out) == second  # the same weights again: the same version
+    register_reranker(home, out / "model")
+    assert registered_reranker_folder(home) == second.resolve() and not first.exists()
+    assert sorted(p.name for p in out.iterdir()) == ["model", second.name]

@@ -40,6 +40,7 @@ def main() -> int:
     seconds = time.monotonic() - start
     by_path = {Path(e.path): e for e in report.events}
     table: dict[str, Counter] = defaultdict(Counter)
+    why: dict[str, str] = {}  # the reason, for a kind of a single file
     missing = 0
     for case in cases:
         event = by_path.get(case.path.resolve() if case.path.exists() else case.path)
@@ -47,9 +48,11 @@ def main() -> int:
             missing += 1
             continue
         table[case.kind][event.status] += 1
+        why[case.kind] = "" if case.kind in why else (event.reason or "")
     print(f"{len(cases)} hostile files (seed {args.seed}) ingested in {seconds:.1f} s; {missing} without an outcome")
     for kind, counts in sorted(table.items()):
-        print(f"  {kind:24s} " + ", ".join(f"{status} {n}" for status, n in sorted(counts.items())))
+        reason = f"  ({why[kind][:90]})" if why.get(kind) and counts.total() == 1 else ""
+        print(f"  {kind:24s} " + ", ".join(f"{status} {n}" for status, n in sorted(counts.items())) + reason)
     reasons = Counter(e.reason.split(":")[0] for e in report.events if e.status in ("failed", "skipped"))
     print("rejections by reason:")
     for reason, n in reasons.most_common():

@@ -392,6 +392,41 @@ def _tagged(page_index: int, start: int, end: int, printed: str, attrs: dict[str
                        printed, attrs.get("decimals", ""))
 
 
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+         (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+_DECLARED = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)|<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9._:-]+)""",
+                       re.IGNORECASE)
+
+
+def decode_html(raw: bytes) -> str:
+    """The text of an HTML file, its encoding found as a browser finds it (WHATWG's sniffing order, shortened):
+    a byte-order mark; UTF-16 without one (NULs between ASCII characters, as a Windows "Unicode" save writes);
+    the charset the document declares in its first 4 KB (``<meta charset>``, ``http-equiv``, ``<?xml encoding>``);
+    then UTF-8 when the bytes are valid UTF-8, else windows-1252, the default for legacy documents (many older
+    EDGAR filings are windows-1252: its non-breaking space 0xA0 and dashes are not UTF-8). Never fails: bytes no
+    encoding explains become U+FFFD."""
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            return raw.decode(encoding, errors="replace")
+    head = raw[:4096]
+    if len(head) >= 4 and head.count(0) * 3 > len(head):  # UTF-16 without a BOM: every other byte is NUL
+        return raw.decode("utf-16-le" if head[1] == 0 else "utf-16-be", errors="replace")
+    declared = _DECLARED.search(head)
+    if declared:
+        name = (declared.group(1) or declared.group(2)).decode("ascii").lower()
+        # WHATWG: a declared Latin-1 / ASCII means windows-1252; a declared UTF-16 in a byte stream is UTF-8
+        name = {"iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "us-ascii": "cp1252",
+                "ascii": "cp1252", "utf-16": "utf-8", "utf-16le": "utf-8", "utf-16be": "utf-8"}.get(name, name)
+        try:
+            return raw.decode(name, errors="replace")
+        except LookupError:  # an encoding Python does not know: sniff as if none were declared
+            pass
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")
+
+
 def read_html_document(path: str, *, page_chars: int = 3500, max_page_chars: int = 20_000) -> HtmlDocument:
     """Read an HTML filing: its page texts and its inline XBRL facts, contexts and units.
 
@@ -410,7 +445,7 @@ def read_html_document(path: str, *, page_chars: int = 3500, max_page_chars: int
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     if not raw.strip():
         raise IngestError("empty file (0 bytes)")
-    html = _SENTINELS.sub("", raw.decode("utf-8", errors="replace"))  # never in a filing; only ours are found
+    html = _SENTINELS.sub("", decode_html(raw))  # never in a filing; only ours are found
     if "<" not in html[:4096]:
         raise IngestError("not HTML: no markup in the first 4 KB")
     parser = _Extractor()

@@ -34,8 +34,9 @@ log = logging.getLogger(__name__)
 # html-2: inline XBRL headers are not page text; html-3: the reader keeps the dei cover tags (CIK, fiscal-year end),
 # so HTML filings stored before are read again on their next ingest; pdf-rows-2 / html-4: invisible format
 # characters (zero-width, bidirectional controls) are dropped as text is read (engine.invisible); html-5: no page is
-# longer than 20,000 characters (a 5 MB single line is cut into pages)
-PARSER_VERSION = "pdf-rows-2/html-5/chunk-2"
+# longer than 20,000 characters (a 5 MB single line is cut into pages); html-6: the file's encoding is found (byte-order
+# mark, UTF-16, the declared charset, else UTF-8 or windows-1252) instead of reading every file as UTF-8
+PARSER_VERSION = "pdf-rows-2/html-6/chunk-2"
 # The statement-fact reader's version, apart from the parser's: a new one re-reads facts (``filinglens reindex``)
 # without invalidating chunks and their indexes.
 FACTS_VERSION = "facts-4"

@@ -300,3 +300,36 @@ def test_a_5mb_single_line_is_cut_into_pages_and_the_tags_before_it_stay(tmp_pat
     assert short.pages == read_html_document(_write(tmp_path, "short2.htm",
                                                     f"<html><body>{_HEADER}{statement}</body></html>"),
                                              max_page_chars=10**9).pages
+
+
+def test_a_filing_is_read_the_same_whatever_its_encoding(html_filings: list, tmp_path: Path) -> None:
+    """UTF-16 (with and without a byte-order mark), windows-1252 declared or not, ISO-8859-1 declared (read as
+    windows-1252, as browsers do) and UTF-8 with a BOM give the pages and facts of the UTF-8 file: before the
+    reader found the encoding, a UTF-16 filing had no text it could read and was rejected as "not an SEC filing",
+    and a windows-1252 one had every non-breaking space and dash replaced by U+FFFD."""
+    path, _, _ = html_filings[0]
+    text = path.read_text(encoding="utf-8")
+    end = text.lower().rindex("</body")
+    text = text[:end] + "<p>Management’s view — net sales rose 5\u00a0% (“organic”).</p>" + text[end:]
+    reference = read_html_document(_write(tmp_path, "utf8.htm", text))
+    head = text.lower().index("<head>") + len("<head>")
+
+    def declared(charset: str) -> str:
+        return f'{text[:head]}<meta http-equiv="Content-Type" content="text/html; charset={charset}">{text[head:]}'
+
+    variants = {
+        "utf16_bom.htm": text.encode("utf-16"),
+        "utf16le.htm": text.encode("utf-16-le"),
+        "utf16be.htm": text.encode("utf-16-be"),
+        "utf8_bom.htm": b"\xef\xbb\xbf" + text.encode("utf-8"),
+        "cp1252.htm": text.encode("cp1252"),
+        "cp1252_declared.htm": declared("windows-1252").encode("cp1252"),
+        "latin1_declared.htm": declared("ISO-8859-1").encode("cp1252"),
+    }
+    for name, data in variants.items():
+        (tmp_path / name).write_bytes(data)
+        document = read_html_document(str(tmp_path / name))
+        assert document.pages == reference.pages, name
+        assert "\ufffd" not in "".join(document.pages), name
+        assert _facts(document) == _facts(reference), name
+    assert "Management’s view — net sales rose 5" in reference.pages[-1]

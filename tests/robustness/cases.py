@@ -34,6 +34,16 @@ def pdf_bytes(pages: int, text: str = "Annual report page {i}", lines: int = 1) 
     return doc.tobytes()
 
 
+def _long_filing(source: bytes, pages: int) -> bytes:
+    """The real filing followed by dense exhibit pages up to ``pages`` pages: read whole, not rejected at its cover."""
+    doc = pymupdf.open(stream=source, filetype="pdf")
+    filler = pymupdf.open(stream=pdf_bytes(1, "Exhibit 99 schedule line {i}: net sales 1,234 5,678 operating income",
+                                           lines=100), filetype="pdf")
+    while doc.page_count < pages:
+        doc.insert_pdf(filler)
+    return doc.tobytes()
+
+
 def _encrypted(source: bytes) -> bytes:
     doc = pymupdf.open(stream=source, filetype="pdf")
     return doc.tobytes(encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="owner", user_pw="secret")
@@ -112,8 +122,7 @@ def write_cases(out: Path, pdf: Path, html: Path, *, seed: int = 0, damaged: int
     put("zero_pages.pdf", _deeply_nested_pdf(1).replace(b"/Kids [3 0 R] /Count 1", b"/Kids [] /Count 0"),
         "zero-page pdf")
     put("image_only.pdf", _image_only(), "image-only pdf")
-    put("two_thousand_pages.pdf", pdf_bytes(2000, "Net sales {i} 1,234 5,678 operating income", lines=100),
-        "2,000-page pdf")
+    put("two_thousand_pages.pdf", _long_filing(good_pdf, 2000), "2,000-page pdf")
     put("many_objects.pdf", _many_objects(100_000), "huge object count pdf")
     put("deep_nesting.pdf", _deeply_nested_pdf(10_000), "deeply nested pdf")
     put("not_a_pdf.pdf", b"MZ\x90\x00" + bytes(rng.randrange(256) for _ in range(4096)), "binary named .pdf")
@@ -124,8 +133,13 @@ def write_cases(out: Path, pdf: Path, html: Path, *, seed: int = 0, damaged: int
         "5 MB single-line html")  # a real filing with one 5 MB line after its statements
     put("deep_10000.html", good_html[:body] + b"<div>" * 10_000 + good_html[body:] + b"</div>" * 10_000,
         "10,000-deep html")
-    put("latin1.html", "<html><body>Caf\xe9 revenue \xa3 5</body></html>".encode("latin-1"), "broken encoding html")
-    put("utf16.html", "<html><body>Total revenue 1,000</body></html>".encode("utf-16-le"), "utf-16 html")
+    # the real filing in other encodings: read as the UTF-8 file is (a legacy windows-1252 one has bytes that are
+    # not UTF-8), and bytes that no encoding explains
+    put("cp1252.html", good_html.decode("utf-8").replace("</body>", "<p>Management’s view — 5\u00a0%</p></body>")
+        .encode("cp1252"), "windows-1252 html")
+    put("utf16.html", good_html.decode("utf-8").encode("utf-16-le"), "utf-16 html")
+    put("broken_utf8.html", good_html.replace(b"</body>", b"<p>caf\xc3 \xff\xfe revenue</p></body>"),
+        "broken encoding html")
     put("random_bytes.html", bytes(rng.randrange(256) for _ in range(20_000)), "random bytes html")
     put("recipe.html", "<html><body><h1>Lemon cake</h1><p>Mix flour and sugar. Bake 40 minutes.</p></body></html>",
         "non-filing html")

@@ -51,7 +51,8 @@ def test_every_hostile_file_is_ingested_or_rejected_with_a_reason(tmp_path, demo
     for kind, status in (("zero-byte pdf", "failed"), ("zero-byte html", "failed"), ("encrypted pdf", "failed"),
                          ("zero-page pdf", "failed"), ("image-only pdf", "failed"), ("non-filing html", "failed"),
                          ("non-filing pdf", "failed"), ("binary named .pdf", "failed"),
-                         ("dangling symlink", "skipped")):
+                         ("dangling symlink", "skipped"), ("2,000-page pdf", "added"), ("utf-16 html", "added"),
+                         ("windows-1252 html", "added"), ("broken encoding html", "added")):
         assert outcome[(kind, status)] == 1, (kind, outcome)
     added = [e for e in report.events if e.status == "added"]
     assert library.count("filings") == len(added) > 0

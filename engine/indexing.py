@@ -59,7 +59,7 @@ def _hnsw(folder: Path, settings: Settings, embedder: Embedder, name: str) -> Hn
         identity |= {"chunking": _chunking_id(settings)}
     r = settings.retrieval
     return HnswIndex(folder, name, identity, m=r.hnsw_m, ef_construction=r.hnsw_ef_construction,
-                     ef_search=r.hnsw_ef_search)
+                     ef_search=r.hnsw_ef_search, merge_fraction=r.hnsw_merge_fraction)
 
 
 def summary_document(summary: str, lofin_summary: str | None) -> str:
@@ -352,7 +352,7 @@ def _build(library: Library, settings: Settings, embedder: Embedder, *, rebuild:
         try:
             report = _build_into(build, library, settings, embedder, base, generation, stamps, want_cvec,
                                  progress, cancel)
-            pset = publish(index_dir, build, generation, stamps)
+            pset = publish(index_dir, build, generation, stamps, carried=base)
         except BaseException:
             shutil.rmtree(build, ignore_errors=True)
             raise

@@ -116,6 +116,10 @@ class RetrievalSettings(_Section):
     hnsw_m: int = Field(16, ge=4, description="HNSW graph degree.")
     hnsw_ef_construction: int = Field(200, ge=10, description="HNSW build-time beam width.")
     hnsw_ef_search: int = Field(128, ge=10, description="HNSW query-time beam width.")
+    hnsw_merge_fraction: float = Field(
+        0.1, gt=0, description="An index build adds new vectors to a small delta graph beside the unchanged base "
+        "(which the new index set hard-links, not rewrites); the delta is merged into the base once it holds more "
+        "than this fraction of it.")
 
 
 class RerankSettings(_Section):

@@ -10,12 +10,14 @@ Layout of a library folder::
         set.json            the library generation and filings (id -> stamp) the set was built from, and the
                             size and sha256 of every file in the folder
         lexical.manifest.json, bm25.g42/            BM25 over chunks
-        filing-summaries.hnsw (+ .manifest.json)    HNSW over filing summaries
-        chunk-vectors.hnsw (+ .manifest.json)       HNSW over chunks (optional; may lag, see its manifest)
+        filing-summaries.hnsw (+ .manifest.json)    HNSW over filing summaries: the base graph, hard-linked from the
+        filing-summaries.delta.hnsw                 set before while unchanged, and a delta of what was added since
+        chunk-vectors[.delta].hnsw (+ .manifest.json)  HNSW over chunks (optional; may lag, see its manifest)
     index/.build-<uuid>/    a build in progress, or what a killed builder left (the next builder deletes it)
     index/.resume/          chunk vectors a build embedded before it was killed (the next build starts from them)
 
-A builder writes a whole new set into its own ``.build-*`` folder, fsyncs it, renames it to its ``g*`` name and
+A builder writes a whole new set into its own ``.build-*`` folder (hard-linking the files of the published set that
+did not change; they are never written again, so a link is as good as a copy), fsyncs it, renames it to its ``g*`` name and
 only then replaces ``current.json``. A published folder is never written again. The set published before stays
 on disk until the next publish, so a reader that read ``current.json`` just before a publish still finds the files
 it names; a reader slower than two publishes sees a file vanish, reads ``current.json`` again and retries.
@@ -154,10 +156,18 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _inventory(folder: Path) -> dict[str, tuple[int, str]]:
-    """Every file under ``folder`` (size, sha256), each fsynced: the set is on disk before it is named."""
+def _inventory(folder: Path, carried: PublishedSet | None = None) -> dict[str, tuple[int, str]]:
+    """Every file under ``folder`` (size, sha256), each fsynced: the set is on disk before it is named.
+
+    ``carried``: the set this one was built from; a file hard-linked from it (the same file, never written since it
+    was published) keeps the size and sha256 its manifest records instead of being read again."""
     files: dict[str, tuple[int, str]] = {}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        known = carried.files.get(rel) if carried is not None else None
+        if known is not None and carried is not None and _same_file(path, carried.folder / rel) and path.stat().st_size == known[0]:
+            files[rel] = known
+            continue
         with path.open("rb") as fh:
             digest = hashlib.file_digest(fh, "sha256").hexdigest()
             os.fsync(fh.fileno())
@@ -167,12 +177,21 @@ def _inventory(folder: Path) -> dict[str, tuple[int, str]]:
     return files
 
 
-def publish(index_dir: Path, build_dir: Path, generation: int, filings: dict[int, str]) -> PublishedSet:
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def publish(index_dir: Path, build_dir: Path, generation: int, filings: dict[int, str],
+            carried: PublishedSet | None = None) -> PublishedSet:
     """Make ``build_dir`` the published set: manifest, fsync, rename to its final name, then ``current.json``.
 
+    ``carried``: the published set the build started from (its hard-linked files are not hashed again).
     A crash before the last step leaves the previous set published (and a folder the next builder removes).
     """
-    files = _inventory(build_dir)
+    files = _inventory(build_dir, carried)
     write_atomic(build_dir / SET_MANIFEST, json.dumps({
         "generation": generation, "filings": {str(k): v for k, v in sorted(filings.items())},
         "files": {k: list(v) for k, v in files.items()}, "built_at": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -404,3 +404,34 @@ def test_chunk_vectors_cancelled_or_killed_are_resumed_by_the_next_build(tmp_pat
     final = open_indexes(library, settings, embedder)
     assert len(final.chunk_vectors) == total and not (library.index_dir / ".resume").exists()
     assert main(["--home", str(library.home), "index", "verify"]) == 0
+
+
+def test_an_ingest_appends_summary_vectors_beside_the_published_graph(tmp_path, corpora, embedder):
+    """Adding filings writes a delta graph and hard-links the published base (neither rewritten nor hashed again);
+    questions see both; the delta is merged once it outgrows retrieval.hnsw_merge_fraction."""
+    from engine.indexing import verify_indexes
+
+    library, settings = _library(tmp_path, [corpora["a"]], embedder)
+    first = read_current(library.index_dir)
+    ingest(library, [corpora["b"]], settings)
+    sync_indexes(library, settings.with_overrides(retrieval={"hnsw_merge_fraction": 1.0}), embedder)
+    second = read_current(library.index_dir)
+    assert second.folder != first.folder
+    assert os.path.samefile(first.folder / "filing-summaries.hnsw", second.folder / "filing-summaries.hnsw")
+    assert second.files["filing-summaries.hnsw"] == first.files["filing-summaries.hnsw"]
+    assert (second.folder / "filing-summaries.delta.hnsw").exists()
+    summaries = summary_index(library, settings, embedder)
+    assert summaries.segments == 2 and summaries.labels() == {f.id for f in library.filings()}
+    assert verify_indexes(library, settings, embedder).ok
+    for filing in library.filings():  # every filing, base or delta, is found by its own summary
+        row = library.conn.execute("SELECT summary, lofin_summary FROM filings WHERE id=?", (filing.id,)).fetchone()
+        best = summaries.query(embedder.embed_batch([summary_document(row[0], row[1])])[0], 1)
+        assert best[0][0] == filing.id
+
+    ingest(library, [corpora["c"]], settings)
+    sync_indexes(library, settings.with_overrides(retrieval={"hnsw_merge_fraction": 0.1}), embedder)
+    third = read_current(library.index_dir)
+    assert not (third.folder / "filing-summaries.delta.hnsw").exists()
+    merged = summary_index(library, settings, embedder)
+    assert merged.segments == 1 and merged.labels() == {f.id for f in library.filings()} and len(merged) == 9
+    assert verify_indexes(library, settings, embedder).ok

@@ -179,3 +179,72 @@ def test_runs_left_running_by_a_dead_process_are_marked_interrupted(tmp_path):
         assert statuses == {"mine": "running", "dead": "interrupted", "legacy": "interrupted", "remote": "running"}
         assert "ended before the run finished" in store.get("dead")["error"]
         assert store.settle_orphans() == 0  # settled once
+
+
+def test_hnsw_adds_into_a_delta_beside_the_unchanged_base_and_merges_it_past_the_fraction(tmp_path):
+    ident = {"kind": "filing-summaries", "model_id": "m", "fingerprint": "abc", "dims": 8}
+    rng = np.random.default_rng(1)
+    vecs = rng.normal(size=(300, 8)).astype(np.float32)
+    first, second, third = tmp_path / "g1", tmp_path / "g2", tmp_path / "g3"
+    for folder in (first, second, third):
+        folder.mkdir()
+    base = HnswIndex(first, "summ", ident, merge_fraction=0.1)
+    base.add(list(range(200)), vecs[:200])
+    base.save(generation=1)
+    written = (first / "summ.hnsw").read_bytes()
+
+    # the next set: 10 added and 3 removed, the base graph carried as a hard link and never written
+    nxt = HnswIndex(first, "summ", ident, merge_fraction=0.1)
+    nxt.delete([4, 5, 6])
+    nxt.add(list(range(200, 210)), vecs[200:210])
+    nxt.save(generation=2, folder=second)
+    assert os.path.samefile(first / "summ.hnsw", second / "summ.hnsw")
+    assert (first / "summ.hnsw").read_bytes() == written
+    assert (second / "summ.delta.hnsw").stat().st_size < len(written) / 5
+    again = HnswIndex(second, "summ", ident, merge_fraction=0.1)
+    assert again.segments == 2 and len(again) == 207 and again.generation == 2
+    assert again.labels() == set(range(200, 210)) | set(range(200)) - {4, 5, 6}
+    for label in (3, 4, 205):  # each live vector is its own nearest; a removed one is never returned
+        hits = [lb for lb, _ in again.query(vecs[label], 5)]
+        assert (hits[0] == label) if label != 4 else (4 not in hits)
+    assert [lb for lb, _ in again.query(vecs[205], 3, lambda lb: lb < 200)] == [
+        lb for lb, _ in _single(vecs, set(range(200)) - {4, 5, 6}, ident, tmp_path).query(vecs[205], 3)]
+    assert again.query_among(vecs[205], [205, 4, 7], 3)[0][0] == 205 and len(again.query_among(vecs[205], [4], 3)) == 0
+    assert np.allclose(again.get_items([205, 7]), [v / np.linalg.norm(v) for v in vecs[[205, 7]]], atol=1e-5)
+    with pytest.raises(KeyError):
+        again.get_items([5])
+
+    # a label removed from the base and added again (SQLite reuses ids) lives in the delta only, once
+    again.add([6], vecs[250:251])
+    assert len(again) == 208 and again.query(vecs[250], 1)[0][0] == 6
+    # past the fraction (25 > 0.1 x 197) the delta is merged into the base, which is then written anew
+    again.add(list(range(211, 225)), vecs[211:225])
+    again.save(generation=3, folder=third)
+    merged = HnswIndex(third, "summ", ident, merge_fraction=0.1)
+    assert merged.segments == 1 and not (third / "summ.delta.hnsw").exists()
+    assert not os.path.samefile(first / "summ.hnsw", third / "summ.hnsw")
+    assert merged.labels() == again.labels() and len(merged) == 222
+    assert merged.query(vecs[250], 1)[0][0] == 6 and merged.query(vecs[6], 1)[0][0] != 6
+
+
+def _single(vecs, labels, ident, tmp_path):
+    one = HnswIndex(tmp_path / "single", "summ", ident)
+    one.add(sorted(labels), vecs[sorted(labels)])
+    return one
+
+
+def test_hnsw_reads_a_manifest_written_before_segments(tmp_path):
+    import json
+
+    ident = {"kind": "filing-summaries", "model_id": "m", "fingerprint": "abc", "dims": 8}
+    vecs = np.random.default_rng(2).normal(size=(30, 8)).astype(np.float32)
+    idx = HnswIndex(tmp_path, "summ", ident)
+    idx.add(list(range(30)), vecs)
+    idx.delete([3])
+    idx.save(generation=4)
+    manifest = json.loads((tmp_path / "summ.manifest.json").read_text())
+    (segment,) = manifest.pop("segments")
+    manifest |= {"capacity": segment["capacity"], "deleted": segment["deleted"]}  # the layout of schema <= 9
+    (tmp_path / "summ.manifest.json").write_text(json.dumps(manifest))
+    old = HnswIndex(tmp_path, "summ", ident)
+    assert old.segments == 1 and len(old) == 29 and 3 not in old.labels() and old.query(vecs[7], 1)[0][0] == 7

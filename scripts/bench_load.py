@@ -89,15 +89,18 @@ def main() -> int:
                  and t["metric"] in ("Total revenue", "Net income", "Operating income", "Gross profit")]
         questions = [{"question": f"What was {t['company']}'s {t['metric'].lower()} in fiscal {t['period']}, "
                                   f"in USD millions?", "value": t["value"]} for t in facts]
-        peak: dict[str, int] = {}
+        peak: dict[str, int] = {}  # resident memory (RSS): shared pages (the mapped model files) counted in each
+        unique: dict[str, int] = {}  # memory of its own (USS): what each further process costs
 
         def watch(procs: dict[str, subprocess.Popen], stop: threading.Event) -> None:
             while not stop.is_set():
                 for name, p in procs.items():
                     try:
                         proc = psutil.Process(p.pid)
-                        rss = proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(True))
-                        peak[name] = max(peak.get(name, 0), rss)
+                        family = [proc, *proc.children(True)]
+                        full = [q.memory_full_info() for q in family]
+                        peak[name] = max(peak.get(name, 0), sum(m.rss for m in full))
+                        unique[name] = max(unique.get(name, 0), sum(m.uss for m in full))
                     except psutil.Error:
                         pass
                 stop.wait(0.2)
@@ -147,6 +150,7 @@ def main() -> int:
         shutil.copytree(home, copy)
         ingest_alone = phase("ingest-alone", 0, copy)
         peak.clear()
+        unique.clear()
         loaded = phase("loaded", args.askers, home)
         with Library(home) as lib:
             runs_after = lib.count("runs")
@@ -162,8 +166,12 @@ def main() -> int:
               f"{loaded['right']} right, p50 {loaded['p50'] * 1000:.0f} ms, p95 {loaded['p95'] * 1000:.0f} ms; "
               f"ingest {args.more / loaded['ingest_s']:.2f} filings/s ({loaded['ingest_s']:.1f} s)")
         askers_peak = max(v for k, v in peak.items() if k.startswith("asker"))
-        print(f"largest resident memory while loaded: an asker {askers_peak / 2**20:.0f} MB, "
-              f"the ingest (with its readers) {peak.get('ingest', 0) / 2**20:.0f} MB")
+        askers_own = max(v for k, v in unique.items() if k.startswith("asker"))
+        everything = sum(unique.values())
+        print(f"largest memory while loaded: an asker {askers_peak / 2**20:.0f} MB resident, "
+              f"{askers_own / 2**20:.0f} MB of its own (the rest is shared: the mapped model files); the ingest (with "
+              f"its readers) {peak.get('ingest', 0) / 2**20:.0f} MB resident; all processes' own memory together "
+              f"{everything / 2**30:.1f} GB")
         print(f"runs stored while loaded: {runs_after - runs_before} of {loaded['asked']}; "
               f"filings {filings}; library consistent: {consistent}")
         problems = alone["errors"] + ingest_alone["errors"] + loaded["errors"]

@@ -115,7 +115,8 @@ class Models:
 def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = True,
                 chat_loader: Callable[[Settings], ChatModel] | None = None,
                 status: Callable[[str], None] | None = None) -> Models:
-    """Load the embedder, the chat model (unless ``chat`` is false) and the reranker the settings name.
+    """Load the embedder, the chat model (unless ``chat`` is false: found now, loaded by its first call, so a
+    question the statement facts answer never loads it) and the reranker the settings name.
 
     Args:
         chat: Load a chat model at all (retrieval-only work does not need one).
@@ -127,16 +128,15 @@ def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = 
     Raises:
         ModelError: a model cannot be loaded (the chat model only when ``chat_required``).
     """
-    from engine.models.registry import load_chat_model, load_cross_scorer, load_embedder
+    from engine.models.registry import deferred_chat_model, load_cross_scorer, load_embedder
 
     say = status or (lambda _text: None)
     say("loading the embedder…")
     models = Models(load_embedder(settings.models))
     if chat:
-        say(f"loading the chat model {settings.models.chat_model}…")
-        try:
+        try:  # the model file is found now and loaded by the first call (a facts answer makes none)
             models.chat = (chat_loader(settings) if chat_loader is not None
-                           else load_chat_model(settings.models, settings.library_home()))
+                           else deferred_chat_model(settings.models, settings.library_home(), status))
         except ModelError as exc:
             if chat_required:
                 raise

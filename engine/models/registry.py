@@ -49,6 +49,7 @@ from engine.settings import ModelSettings, Settings, user_data_dir
 if TYPE_CHECKING:
     from engine.models.base import CrossScorer
     from engine.models.cross import SentenceTransformerCrossScorer
+    from engine.models.deferred import DeferredChat
     from engine.models.embedder import SentenceTransformerEmbedder
     from engine.models.llama import LlamaChatModel
 
@@ -603,6 +604,17 @@ def load_chat_model(settings: ModelSettings, home: Path) -> LlamaChatModel:
         )
         _chat_cache[key] = model
         return model
+
+
+def deferred_chat_model(settings: ModelSettings, home: Path,
+                        on_load: Callable[[str], None] | None = None) -> DeferredChat:
+    """The chat model :func:`load_chat_model` loads, loaded at its first call (a run the statement facts answer
+    never loads it; ``on_load`` is told when the load starts). The file is found and checked now: a model that
+    is not installed raises ModelError here."""
+    from engine.models.deferred import DeferredChat
+
+    path = resolve_gguf(settings.chat_model, home)
+    return DeferredChat(lambda: load_chat_model(settings, home), _chat_model_id(settings.chat_model, path), on_load)
 
 
 def load_embedder(settings: ModelSettings, device: str = "cpu") -> SentenceTransformerEmbedder:

@@ -125,6 +125,36 @@ def test_prefix_session_reuses_the_shared_prompt_prefix_and_stays_reproducible(s
 
 
 @pytest.mark.slow
+def test_a_deferred_chat_model_loads_at_its_first_call_inside_the_session_that_made_it(smollm, tmp_path) -> None:
+    """``load_models`` finds the chat model and leaves it unloaded (a question the facts answer never pays for
+    it); the first call loads it, and a prefix session opened before the load holds for the calls after it."""
+    from engine.pipeline import load_models
+    from engine.settings import Settings
+
+    settings = Settings(home=tmp_path, models={"chat_model": "smollm2-135m", "n_ctx": 1024, "threads": THREADS})
+    chat = load_models(settings).chat
+    assert not chat.loaded and chat.model_id.startswith("smollm2-135m@")
+    passages = "Passages:\n\n[1] Acme Corp 10-K 2021, page 40\n<<<\nNet sales  24,306  22,100\n>>>\n\n"
+    calls = [[QUESTION[0], {"role": "user", "content": passages + q}]
+             for q in ("Which passage names net sales?", "What were net sales in 2021?")]
+    with chat.prefix_session():
+        assert not chat.loaded
+        first, second = (chat.complete_json(m, ANSWER_SCHEMA, max_tokens=32) for m in calls)
+        assert chat.loaded
+    assert first.cached_tokens == 0 and 20 < second.cached_tokens < second.prompt_tokens
+    assert chat.complete_json(calls[1], ANSWER_SCHEMA, max_tokens=32).cached_tokens == 0  # the session ended
+
+    missing = Settings(home=tmp_path, models={"chat_model": str(tmp_path / "none.gguf")})
+    with pytest.raises(ModelError, match="none.gguf"):  # a model that is not there is said at once, not later
+        load_models(missing)
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\0" * 64)
+    deferred = load_models(Settings(home=tmp_path, models={"chat_model": str(broken)})).chat
+    with pytest.raises(ModelError, match="broken.gguf"):  # a file that does not load fails the call, clearly
+        deferred.complete_json(calls[0], ANSWER_SCHEMA, max_tokens=8)
+
+
+@pytest.mark.slow
 def test_output_that_keeps_failing_validation_raises_after_bounded_retries(smollm, monkeypatch) -> None:
     """Generation is real; only the validator is forced to reject, as for a schema the model can't meet."""
     import engine.models.llama as llama_mod

@@ -390,15 +390,22 @@ def test_delete_runs_removes_their_traces(ingested_demo, demo_truth, embedder, c
 
 @pytest.mark.slow
 def test_real_path_with_smollm2(ingested_demo, demo_truth, embedder):
-    """The tiny real GGUF through every stage: the trace is complete and cited pages exist."""
-    from engine.models.registry import load_chat_model
+    """The tiny real GGUF through every stage: the trace is complete and cited pages exist. The chat model is
+    loaded by the first run that calls it: a question the statement facts answer leaves it unloaded."""
+    from engine.pipeline import load_models
 
     library, settings, _ = ingested_demo
     settings = settings.with_overrides(models={"chat_model": "smollm2-135m", "n_ctx": 4096},
                                        curation={"max_rounds": 2}, answer={"max_tokens": 200})
-    chat = load_chat_model(settings.models, settings.library_home())
+    models = load_models(settings)
     fact = revenue_fact(demo_truth, "2023")
-    run = build_pipeline(settings, library, Models(embedder, chat)).run(f"What was {fact['company']}'s total revenue in fiscal 2023?")
+    facts_on = settings.with_overrides(answer={"from_facts": True})  # this module's fixture turns them off
+    by_facts = build_pipeline(facts_on, library, models).run(
+        f"What was {fact['company']}'s total revenue in fiscal 2023, in USD millions?")
+    assert by_facts.status == "answered" and f"{fact['value']:,.0f}" in by_facts.answer.text
+    assert not models.chat.loaded and by_facts.tokens_in == 0
+    run = build_pipeline(settings, library, models).run(f"What was {fact['company']}'s total revenue in fiscal 2023?")
+    assert models.chat.loaded
     stages = [t.stage for t in run.traces]
     assert stages[:4] == ["intent", "documents", "passages", "curation"] and stages[-1] == "answer"
     assert run.tokens_in > 0

@@ -408,16 +408,14 @@ def _build_into(build: Path, library: Library, settings: Settings, embedder: Emb
 
     base_stamps = base.filings if base is not None else None
     summ = _hnsw(base.folder if base is not None else build, settings, embedder, SUMMARIES)
-    rows = {int(r[0]): summary_document(r[1], r[2])
-            for r in library.conn.execute("SELECT id, summary, lofin_summary FROM filings")}
     have = summ.labels()
-    stale = (have - rows.keys()) | _changed(have, stamps, base_stamps)
+    stale = (have - stamps.keys()) | _changed(have, stamps, base_stamps)
     summ.delete(sorted(stale))
-    todo = sorted(rows.keys() - (have - stale))
+    todo = sorted(stamps.keys() - (have - stale))  # only their summaries are read: the rest are in the graph
     batch = settings.models.embed_batch
     for start in range(0, len(todo), batch):
         ids = todo[start : start + batch]
-        summ.add(ids, embedder.embed_batch([rows[i] for i in ids]))
+        summ.add(ids, embedder.embed_batch(_summary_documents(library, ids)))
         if progress:
             progress("summary vectors", start + len(ids), len(todo))
     summ.save(generation, folder=build)
@@ -429,6 +427,16 @@ def _build_into(build: Path, library: Library, settings: Settings, embedder: Emb
                                                         progress, cancel)
     return SyncReport(lexical_rebuilt, len(todo), len(stale), cv_added, cv_removed, generation,
                       chunk_vectors_complete=complete, lexical_skipped=skipped)
+
+
+def _summary_documents(library: Library, ids: list[int]) -> list[str]:
+    """The summary documents of ``ids``, in their order (read in slices under SQLite's variable limit)."""
+    texts: dict[int, str] = {}
+    for at in range(0, len(ids), 900):
+        part = ids[at : at + 900]
+        texts |= {int(r[0]): summary_document(r[1], r[2]) for r in library.conn.execute(
+            f"SELECT id, summary, lofin_summary FROM filings WHERE id IN ({','.join('?' * len(part))})", part)}
+    return [texts[i] for i in ids]
 
 
 def _lexical_skip_reason(library: Library, settings: Settings) -> str:

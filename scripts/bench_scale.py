@@ -125,9 +125,10 @@ def build(args: argparse.Namespace) -> None:
               f"{library.count('chunks')} chunks")
 
 
-def questions(home: Path, n: int) -> list[tuple[str, str]]:
-    """(question, gold doc name): a 10-K's own-year figure of a demo company."""
-    rows = [json.loads(line) for line in (demo_dir(home) / "truth.jsonl").open()]
+def questions(home: Path, n: int, corpus: Path | None = None) -> list[tuple[str, str]]:
+    """(question, gold doc name): a 10-K's own-year figure of a demo company (of the library's demo corpus, or
+    of ``corpus``)."""
+    rows = [json.loads(line) for line in ((corpus or demo_dir(home)) / "truth.jsonl").open()]
     rows = [r for r in rows if r["form"] == "10-K" and r["fiscal_year_column"] == r["period"]]
     random.Random(0).shuffle(rows)
     return [(f"What was {r['company']}'s {r['metric'].lower()} in fiscal year {r['period']}?", r["doc_name"])
@@ -198,6 +199,20 @@ def add(args: argparse.Namespace) -> None:
         bm25 = "not built" if sync.lexical_skipped else "rebuilt" if sync.lexical_rebuilt else "kept"
         print(f"{label} ({before} filings): {report.summary()}; read and stored {read:.1f} s, indexes "
               f"{total - read:.1f} s (whole-library BM25 {bm25}), total {total:.1f} s")
+    # the added filings are in the summary vectors' delta graph: the document stage must find them there
+    from engine.indexing import summary_index
+    from engine.pipeline import build_pipeline, load_models
+
+    with Library(args.home) as library:
+        summaries = summary_index(library, settings, embedder)
+        asked = questions(args.home, 20, corpus=new)
+        pipeline = build_pipeline(settings, library, load_models(settings, chat=False, chat_required=False))
+        hits = 0
+        for question, gold in asked:
+            run = pipeline.run(question, stop_after="passages", store=False)
+            hits += gold in [c.doc_name for s in run.stages("documents") for c in s.payload.candidates if c.kept]
+    print(f"summary vectors: {len(summaries):,} in {summaries.segments} graph(s); document recall on questions "
+          f"about the added filings: {hits}/{len(asked)}")
 
 
 def app(args: argparse.Namespace) -> None:

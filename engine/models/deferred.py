@@ -10,7 +10,9 @@ question), the model is loaded, once, by the first call that needs it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
@@ -18,6 +20,8 @@ from typing import Any
 
 from engine.errors import ModelError
 from engine.models.base import ChatMessage, ChatModel, ChatResult
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -41,6 +45,7 @@ class DeferredChat:
         self._on_load = on_load  # told "loading the chat model …" when the load starts (the app's status line)
         self.model_id = model_id
         self._model: ChatModel | None = None
+        self.load_seconds: float | None = None  # how long the load took, once loaded
         self._lock = threading.Lock()
         self._local = threading.local()  # this thread's open sessions: ExitStacks, innermost last
 
@@ -54,12 +59,17 @@ class DeferredChat:
             if self._model is None:
                 if self._on_load is not None:
                     self._on_load(f"loading the chat model {self.model_id}…")
+                began = time.perf_counter()
                 try:
                     self._model = self._load()
                 except ModelError:
                     raise
                 except Exception as exc:  # llama.cpp's own errors: a damaged file, too little memory
                     raise ModelError(f"the chat model {self.model_id} could not be loaded: {exc}") from exc
+                self.load_seconds = time.perf_counter() - began
+                log.info("loaded the chat model %s in %.1f s", self.model_id, self.load_seconds)
+                if self._on_load is not None:
+                    self._on_load(f"loaded the chat model in {self.load_seconds:.1f} s; running…")
             model = self._model
         for session in getattr(self._local, "sessions", []):  # sessions this thread opened before the load
             if not session.on_model:

@@ -132,7 +132,8 @@ def test_a_deferred_chat_model_loads_at_its_first_call_inside_the_session_that_m
     from engine.settings import Settings
 
     settings = Settings(home=tmp_path, models={"chat_model": "smollm2-135m", "n_ctx": 1024, "threads": THREADS})
-    chat = load_models(settings).chat
+    said: list[str] = []
+    chat = load_models(settings, status=said.append).chat
     assert not chat.loaded and chat.model_id.startswith("smollm2-135m@")
     passages = "Passages:\n\n[1] Acme Corp 10-K 2021, page 40\n<<<\nNet sales  24,306  22,100\n>>>\n\n"
     calls = [[QUESTION[0], {"role": "user", "content": passages + q}]
@@ -140,7 +141,9 @@ def test_a_deferred_chat_model_loads_at_its_first_call_inside_the_session_that_m
     with chat.prefix_session():
         assert not chat.loaded
         first, second = (chat.complete_json(m, ANSWER_SCHEMA, max_tokens=32) for m in calls)
-        assert chat.loaded
+        assert chat.loaded and chat.load_seconds is not None
+    assert said[-2:] == [f"loading the chat model {chat.model_id}…",
+                         f"loaded the chat model in {chat.load_seconds:.1f} s; running…"]
     assert first.cached_tokens == 0 and 20 < second.cached_tokens < second.prompt_tokens
     assert chat.complete_json(calls[1], ANSWER_SCHEMA, max_tokens=32).cached_tokens == 0  # the session ended
 

@@ -17,6 +17,7 @@ give, for the filing's identity.
 
 from __future__ import annotations
 
+import codecs
 import logging
 import re
 from dataclasses import dataclass, field
@@ -394,6 +395,7 @@ def _tagged(page_index: int, start: int, end: int, printed: str, attrs: dict[str
 
 _BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
          (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+_SINGLE_BYTE = {"cp1252", "iso8859-1", "iso8859-15", "ascii", "cp1250", "cp437", "mac-roman"}
 _DECLARED = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)|<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9._:-]+)""",
                        re.IGNORECASE)
 
@@ -411,6 +413,10 @@ def decode_html(raw: bytes) -> str:
     head = raw[:4096]
     if len(head) >= 4 and head.count(0) * 3 > len(head):  # UTF-16 without a BOM: every other byte is NUL
         return raw.decode("utf-16-le" if head[1] == 0 else "utf-16-be", errors="replace")
+    try:
+        utf8: str | None = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        utf8 = None
     declared = _DECLARED.search(head)
     if declared:
         name = (declared.group(1) or declared.group(2)).decode("ascii").lower()
@@ -418,13 +424,14 @@ def decode_html(raw: bytes) -> str:
         name = {"iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "us-ascii": "cp1252",
                 "ascii": "cp1252", "utf-16": "utf-8", "utf-16le": "utf-8", "utf-16be": "utf-8"}.get(name, name)
         try:
-            return raw.decode(name, errors="replace")
+            legacy = codecs.lookup(name).name in _SINGLE_BYTE
         except LookupError:  # an encoding Python does not know: sniff as if none were declared
-            pass
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("cp1252", errors="replace")
+            legacy, name = False, ""
+        # a file saved as UTF-8 under an old single-byte declaration: its non-ASCII bytes form valid UTF-8
+        # sequences, which real windows-1252 text (an accented letter followed by a symbol) almost never does
+        if name and not (legacy and utf8 is not None and not raw.isascii()):
+            return raw.decode(name, errors="replace")
+    return utf8 if utf8 is not None else raw.decode("cp1252", errors="replace")
 
 
 def read_html_document(path: str, *, page_chars: int = 3500, max_page_chars: int = 20_000) -> HtmlDocument:

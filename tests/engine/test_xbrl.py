@@ -325,6 +325,7 @@ def test_a_filing_is_read_the_same_whatever_its_encoding(html_filings: list, tmp
         "cp1252.htm": text.encode("cp1252"),
         "cp1252_declared.htm": declared("windows-1252").encode("cp1252"),
         "latin1_declared.htm": declared("ISO-8859-1").encode("cp1252"),
+        "utf8_declared_1252.htm": declared("windows-1252").encode("utf-8"),  # re-saved as UTF-8, label kept
     }
     for name, data in variants.items():
         (tmp_path / name).write_bytes(data)

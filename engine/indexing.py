@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import threading
 from collections.abc import Callable
@@ -38,7 +37,7 @@ from engine.store.index_sets import (
 )
 from engine.store import terms
 from engine.store.library import Library
-from engine.store.manifest import read_manifest, write_atomic
+from engine.store.manifest import link_or_copy, read_manifest, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -312,16 +311,9 @@ def _link_member(src: Path, dst: Path, names: list[str]) -> None:
     for name in names:
         source = src / name
         if source.is_dir():
-            shutil.copytree(source, dst / name, copy_function=_link_or_copy)
+            shutil.copytree(source, dst / name, copy_function=link_or_copy)
         elif source.exists():
-            _link_or_copy(source, dst / name)
-
-
-def _link_or_copy(src: str | Path, dst: str | Path) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
+            link_or_copy(source, dst / name)
 
 
 def _build(library: Library, settings: Settings, embedder: Embedder, *, rebuild: bool, progress: Progress | None,

@@ -97,8 +97,3 @@ class DeferredChat:
                 yield
             finally:
                 sessions.remove(session)
-
-    def __getattr__(self, name: str) -> Any:  # the model's other attributes (n_ctx, gguf_path, ...) load it
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.model(), name)

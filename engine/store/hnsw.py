@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import MissingDependencyError
-from engine.store.manifest import check_compatible, read_manifest, write_manifest
+from engine.store.manifest import check_compatible, link_or_copy, read_manifest, write_manifest
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +224,7 @@ class HnswIndex:
                 seg.index.save_index(str(tmp))
                 os.replace(tmp, path)
             elif seg.source != path:
-                _place(seg.source, path)
+                link_or_copy(seg.source, path)
             seg.source, seg.dirty = path, False
             described.append({"file": path.name, "count": len(seg), "capacity": int(seg.index.get_max_elements()),
                               "deleted": sorted(seg.deleted)})
@@ -254,17 +253,3 @@ def _rank(vectors: np.ndarray, labels: Sequence[int], vector: np.ndarray, k: int
     order = np.argsort(-sims, kind="stable")[:k]
     return [(int(labels[i]), float(sims[i])) for i in order]
 
-
-def _place(src: Path, dst: Path) -> None:
-    """``dst`` becomes the same file as ``src``: a hard link (no copy, and nothing written into the file), made
-    under a temporary name and renamed, so an existing ``dst`` (perhaps a link to a published file) is replaced,
-    never written into. A copy where links are not possible."""
-    if dst.exists() and os.path.samefile(src, dst):
-        return
-    tmp = dst.with_name(f".{dst.name}.tmp")
-    tmp.unlink(missing_ok=True)
-    try:
-        os.link(src, tmp)
-    except OSError:
-        shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)

@@ -164,8 +164,8 @@ def _inventory(folder: Path, carried: PublishedSet | None = None) -> dict[str, t
     files: dict[str, tuple[int, str]] = {}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder).as_posix()
-        known = carried.files.get(rel) if carried is not None else None
-        if known is not None and carried is not None and _same_file(path, carried.folder / rel) and path.stat().st_size == known[0]:
+        if (carried is not None and (known := carried.files.get(rel)) is not None
+                and _same_file(path, carried.folder / rel) and path.stat().st_size == known[0]):
             files[rel] = known
             continue
         with path.open("rb") as fh:

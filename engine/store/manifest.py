@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,23 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def link_or_copy(src: str | Path, dst: str | Path) -> None:
+    """``dst`` becomes the same file as ``src``: a hard link (no copy, and nothing written into the file), made under
+    a temporary name and renamed, so an existing ``dst`` (perhaps a link to a published file) is replaced, never
+    written into. A copy where links are not possible. Published index files are never written again, so a link to
+    one is as good as a copy."""
+    src, dst = Path(src), Path(dst)
+    if dst.exists() and os.path.samefile(src, dst):
+        return
+    tmp = dst.with_name(f".{dst.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(src, tmp)
+    except OSError:
+        shutil.copy2(src, tmp)
+    os.replace(tmp, dst)
 
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> None:

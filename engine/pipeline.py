@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any, Protocol
 
 from engine.answer.catalogue import Term, formula_terms, load_catalogue
@@ -31,6 +32,7 @@ from engine.answer.generate import NOT_ANSWERABLE, answer_question
 from engine.curation import curate
 from engine.errors import Cancelled, ModelError
 from engine.intent import lexical_query, parse_intent
+from engine.intent.periods import asked_date
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
 from engine.prompts import prompt
 from engine.records import (
@@ -365,7 +367,7 @@ class HirecPipeline:
             calls.append(call)
             if note:
                 result = replace(result, reason="; ".join(x for x in (note, result.reason) if x))
-        result = self._check_evidence_years(result, intent, kept)
+        result = self._check_evidence_date(self._check_evidence_years(result, intent, kept), intent, kept)
         run.answer = result
         refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
         yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, tuple(calls)))
@@ -387,6 +389,25 @@ class HirecPipeline:
         return replace(result, status="not_answerable", text=NOT_ANSWERABLE, value=None, unit=None,
                        reason=f"the answer {result.text!r} rests on filings for {cited} only, which cannot report "
                               f"{asked}, the year the question asks about; no answer is given")
+
+    def _check_evidence_date(self, result: AnswerResult, intent: QueryIntent,
+                             passages: Sequence[Passage]) -> AnswerResult:
+        """A numeric answer "as of" a day the question names cannot rest only on filings that report on an
+        earlier time: a release for the quarter ended March 31 cannot know a gain booked in August. A filing
+        counts up to :data:`REPORTING_LAG` after the last day it reports on (it is filed, with its subsequent
+        events, weeks later); a filing whose reporting day is not known (an undated 8-K) is not judged."""
+        asked = asked_date(intent.question)
+        if result.status != "answered" or not intent.numeric or asked is None or not result.citations:
+            return result
+        filings = {p.chunk.doc_name: p.chunk.filing_id for p in passages}
+        through = {c.doc_name: self.library.filing(filings[c.doc_name]).identity.reports_through()
+                   if c.doc_name in filings else None for c in result.citations}
+        if any(d is None or d + REPORTING_LAG >= asked for d in through.values()):
+            return result
+        cited = ", ".join(f"{doc} (reports through {d})" for doc, d in through.items())
+        return replace(result, status="not_answerable", text=NOT_ANSWERABLE, value=None, unit=None,
+                       reason=f"the answer {result.text!r} rests on {cited} only, which cannot report as of "
+                              f"{asked}, the day the question asks about; no answer is given")
 
     def _facts(self, run: Run, record: Callable[[StageTrace], StageTrace], intent: QueryIntent, plan: FactPlan,
                company_check: str, cancel: Callable[[], bool] | None) -> Generator[StageTrace, None, None]:
@@ -490,6 +511,9 @@ class HirecPipeline:
         run.retrieval_seconds += time.perf_counter() - t0 - model_seconds
         yield record(StageTrace(round_no, pas_payload, time.perf_counter() - t))
         return passages
+
+
+REPORTING_LAG = timedelta(days=92)  # the latest a filing is filed after the last day it reports on
 
 
 class _Stop(Exception):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from typing import Any, ClassVar
 
 from engine.lexicon import ChunkTerms
@@ -30,6 +31,22 @@ class FilingIdentity:
     def company_key(self) -> str:
         """The key a company's filings share (an :class:`IssuerRef`'s key): issuer token, else ticker."""
         return self.issuer_key or self.ticker or self.doc_name
+
+    def reports_through(self) -> date | None:
+        """The last day the filing reports on: its period's end as the cover states it; else, for a period
+        labelled "2023Q1" or "2023", the calendar end of that quarter or year (a fiscal quarter ends near it:
+        within a month for the fiscal calendars that name a quarter by the year it ends in or starts in); an 8-K's
+        date; None when the filing states neither (an 8-K known only by its year)."""
+        for stated in (self.period_end, self.period):  # (an 8-K's period is its date)
+            try:
+                return date.fromisoformat(stated or "")
+            except ValueError:
+                pass
+        m = re.fullmatch(r"((?:19|20)\d\d)(?:Q([1-4]))?", self.period or "")
+        if m is None or self.form == "8-K":
+            return None
+        year, month = int(m[1]), 3 * int(m[2] or 4)
+        return date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)
 
 
 @dataclass(frozen=True)

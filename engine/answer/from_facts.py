@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
 from engine.answer.catalogue import (
@@ -73,6 +73,9 @@ class FactPlan:
     # is read over (3, or 6/9 for "H1"/"nine months"); balances are read at that date. None: a fiscal year.
     quarter_end: str | None = None
     flow_months: int = 12
+    # mode "choice": which of these amounts (``metric`` is the first) is the largest, or the smallest
+    options: tuple[Metric, ...] = ()
+    largest: bool = True
 
     @property
     def period(self) -> str:
@@ -133,6 +136,7 @@ class Gathered:
     formula: str = ""  # the formula whose inputs were all found ("" when none)
     inputs: list[FactInput] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)  # of the first formula, when none could be filled
+    parts: list[Gathered] = field(default_factory=list)  # a choice: each option's own, in the plan's order
 
 
 _SCOPE = re.compile(r"\b(?:segments?|divisions?|business units?|domestic|international|geographic(?:al)?|"
@@ -151,10 +155,44 @@ def scoped(intent: QueryIntent) -> bool:
     return bool(regions) or bool(_SCOPE.search(q))
 
 
+_WHICH = re.compile(r"\bwhich\b(?:\s+(?:one\s+)?of\s+(?:the|these|those)\b)?(?:\s+(\w+))?", re.IGNORECASE)
+_MOST = re.compile(r"\b(?:most|highest|largest|biggest|greatest|larger|higher|bigger|greater|more)\b", re.IGNORECASE)
+_LEAST = re.compile(r"\b(?:least|lowest|smallest|smaller|lower|less)\b", re.IGNORECASE)
+# "which year / segment / company …" chooses among something other than line items
+_DIMENSION = re.compile(r"(?:years?|quarters?|periods?|months?|compan(?:y|ies)|segments?|regions?|divisions?|"
+                        r"products?|categor(?:y|ies)|countr(?:y|ies)|business(?:es)?|units?|lines?|geograph(?:y|ies)|"
+                        r"markets?|brands?|subsidiar(?:y|ies)|customers?|channels?)", re.IGNORECASE)
+_LISTED = re.compile(r"\s*(?:,\s*)?(?:(?:and|or|vs\.?|versus)\s+)?(?:the\s+)?", re.IGNORECASE)
+
+
+def choice(question: str, catalogue: Catalogue) -> tuple[tuple[Metric, ...], bool] | None:
+    """The amounts a "which of these is the largest / smallest" question lists, and whether it asks for the
+    largest ("Among operating, investing and financing activities, which brought in the most cash?"): two or more
+    catalogue amounts named one after another as a list (", ", "and", "or", "vs"), a "which" that does not choose
+    among years, segments or companies, and a superlative or comparative word (the first one read decides)."""
+    which = _WHICH.search(question)
+    most, least = _MOST.search(question), _LEAST.search(question)
+    if which is None or (most is None and least is None) or (which[1] and _DIMENSION.fullmatch(which[1])):
+        return None
+    spans = [(n, a, b) for n, a, b in metric_spans(question)
+             if n in catalogue.metrics and catalogue.metrics[n].unit == "USD"]
+    listed = [spans[0]] if spans else []
+    for prev, cur in pairwise(spans):
+        if not _LISTED.fullmatch(question[prev[2]:cur[1]]):
+            return None  # amounts the question relates otherwise ("revenue higher than cost of sales")
+        listed.append(cur)
+    options = tuple(catalogue.metrics[n] for n in dict.fromkeys(n for n, _, _ in listed))
+    if len(options) < 2:
+        return None
+    return options, least is None or (most is not None and most.start() < least.start())
+
+
 def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> FactPlan | None:
-    """The plan for a numeric question about one company's one fiscal year and a catalogue metric, or None when
-    the question is of another kind (the model-written path answers it)."""
-    if not intent.numeric or len(intent.quarters) > 1:
+    """The plan for a numeric question about one company's one fiscal year and a catalogue metric (or a choice
+    among listed amounts, see :func:`choice`), or None when the question is of another kind (the model-written
+    path answers it)."""
+    chosen = choice(intent.question, catalogue)
+    if (not intent.numeric and chosen is None) or len(intent.quarters) > 1:
         return None
     if scoped(intent):
         return None  # a segment's or a region's figure: the statement facts are the whole company's
@@ -177,7 +215,11 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
             return None  # the question defines the metric over something the catalogue has no line item for
         own = defined.metric
     metric: Metric | None
-    if (pair := _difference(question, catalogue)) is not None:
+    if chosen is not None:
+        if span:
+            return None  # a choice over several years: not read here
+        mode, metric = "choice", chosen[0][0]
+    elif (pair := _difference(question, catalogue)) is not None:
         # "EBITDA less capex": each side the question's definition of it, else the catalogue's
         a, b = (own if own is not None and own.name == m.name else m for m in pair)
         metric = difference(a, b)
@@ -196,17 +238,20 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
         return None  # two companies named (not one under two keys): not one company's metric
     annual = {f.id: f.identity.fiscal_year for f in filings
               if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
+    options, largest = chosen if chosen is not None else ((), True)
     if not intent.quarters:
-        return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual)
+        return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual,
+                        options=options, largest=largest)
     # a quarter: read at the end its own 10-Q's cover states (fiscal quarters end on the company's dates)
     (quarter,) = intent.quarters
     tenq = {f.id: f.identity.period_end for f in filings if f.identity.period == quarter and f.identity.period_end}
-    if len(set(tenq.values())) != 1 or mode != "value" or not any(
-            all(t.back == 0 for t in formula_terms(f)) for f in metric.formulas):
+    if len(set(tenq.values())) != 1 or mode not in ("value", "choice") or not all(any(
+            all(t.back == 0 for t in formula_terms(f)) for f in m.formulas) for m in options or (metric,)):
         return None  # no 10-Q of that quarter loaded, or a change or average over quarters: not read here
     months = next((m for m, rx in _YEAR_TO_DATE if rx.search(question)), 3)
     return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span,
-                    dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())), flow_months=months)
+                    dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())), flow_months=months,
+                    options=options, largest=largest)
 
 
 def _difference(question: str, catalogue: Catalogue) -> tuple[Metric, Metric] | None:
@@ -234,6 +279,13 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
         found: Candidates of a term the company's facts of its concepts lack, found by a complementary round
             among the rows of the pages it retrieved (:func:`gap_facts`).
     """
+    if plan.mode == "choice":  # each option as its own value; the gaps of all
+        parts = [gather(replace(plan, metric=o, mode="value", options=()), library, catalogue, chosen=chosen,
+                        found=found) for o in plan.options]
+        if any(p.gaps for p in parts):
+            return Gathered("", [], [g for p in parts for g in p.gaps], parts)
+        inputs = list({i.term: i for p in parts for i in p.inputs}.values())
+        return Gathered("choice", inputs, [], parts)
     chosen, found = chosen or {}, found or {}
     best: Gathered | None = None
     for formula in plan.metric.formulas:
@@ -406,11 +458,31 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
                     format_value(float(value), None if shown_unit == "ratio" else shown_unit, decimals))
 
 
+def _choose(plan: FactPlan, got: Gathered, intent: QueryIntent) -> Computed:
+    """A choice among amounts: each computed as its own value (signed: an outflow is below an inflow), the
+    largest or smallest named last, with its value (the conclusion), after the others'."""
+    values = [compute(replace(plan, metric=o, mode="value", options=()), part, intent.unit_hint, intent.decimals)
+              for o, part in zip(plan.options, got.parts)]
+    pick_ = (max if plan.largest else min)(range(len(values)), key=lambda k: values[k].value)
+    others = "; ".join(f"{plan.options[k].words}: {values[k].text}" for k in range(len(values)) if k != pick_)
+    which = "largest" if plan.largest else "smallest"
+    text = f"{others[:1].upper()}{others[1:]}. The {which}: {plan.options[pick_].words}, {values[pick_].text}"
+    program = "\n".join(f"# {o.words}\n{v.program}" for o, v in zip(plan.options, values))
+    return Computed(values[pick_].value, values[pick_].unit, program, text)
+
+
+def _listing(words: Sequence[str]) -> str:
+    """"a, b and c"."""
+    return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
+
+
 def facts_payload(plan: FactPlan, got: Gathered, query: str = "") -> FactsPayload:
     """The trace of one sufficiency check: every input found and every gap still open."""
     what = {"value": plan.metric.words, "growth": f"the change in {plan.metric.words} over {plan.span} year(s)",
             "cagr": f"the compound annual growth of {plan.metric.words} over {plan.span} years",
-            "average": f"the {plan.span + 1}-year average of {plan.metric.words}"}[plan.mode]
+            "average": f"the {plan.span + 1}-year average of {plan.metric.words}",
+            "choice": f"which of {_listing([o.words for o in plan.options])} is the "
+                      f"{'largest' if plan.largest else 'smallest'}"}[plan.mode]
     if plan.quarter_end is not None:
         what += f" for the {plan.flow_months} months to {plan.quarter_end}"
     return FactsPayload(plan.company, plan.fiscal_year, plan.metric.name, plan.mode, what,
@@ -426,7 +498,10 @@ def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> AnswerRe
         text = f"{NOT_ANSWERABLE}: missing {'; '.join(gaps)}"
         return AnswerResult("not_answerable", text, method="facts", reason=f"missing {'; '.join(gaps)}")
     try:
-        c = compute(plan, got, intent.unit_hint, intent.decimals)
+        if plan.mode == "choice":
+            c = _choose(plan, got, intent)
+        else:
+            c = compute(plan, got, intent.unit_hint, intent.decimals)
     except ProgramFailed as exc:
         return AnswerResult("not_answerable", f"{NOT_ANSWERABLE}: {exc}", method="facts", reason=str(exc))
     citations: list[Citation] = []

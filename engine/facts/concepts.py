@@ -343,11 +343,12 @@ _LEADING = re.compile(r"^(?:less|add|plus|deduct)\s*:?\s+")
 _PPE = re.compile(r"\b(?:property,?\s+plant,?\s+and\s+equipment|property\s+and\s+equipment|"
                   r"premises\s+and\s+equipment|plant\s+and\s+equipment|fixed\s+assets|pp\s*and\s*e|ppe)\b")
 _HOLDERS = re.compile(r"\b(?:stock|share)(?:holder|owner)s?'?s?'?(?=\s|$)|\bshare\s+owners'?")
-# "cash provided by (used in) operating activities" in all its printings -> "cash from operating activities"
+# "cash provided by (used in) operating activities" in all its printings -> "cash from operating activities";
+# "cash provided by operations" is the operating activities' total too
 _CASH_FROM = re.compile(
     r"\bcash\s+(?:flows?\s+)?(?:(?:provided|used|generated|realized|received)(?:\s+(?:by|in|for|from))?|from|by|in)"
-    r"(?:\s+(?:and\s+)?(?:provided|used|generated)(?:\s+(?:by|in|for|from))?)?\s+(operating|investing|financing)"
-    r"\s+activities\b")
+    r"(?:\s+(?:and\s+)?(?:provided|used|generated)(?:\s+(?:by|in|for|from))?)?\s+"
+    r"(?:(operating|investing|financing)\s+activities|(operations))\b")
 
 
 @lru_cache(maxsize=8192)  # a filing repeats its labels in every period column and statement
@@ -374,7 +375,7 @@ def normalise_label(label: str) -> str:
     s = re.sub(r"\bcash and equivalents\b", "cash and cash equivalents", s)
     s = re.sub(r"[,.:;$\"'()\[\]/+-]", " ", s)
     s = " ".join(s.split())
-    s = _CASH_FROM.sub(r"cash from \1 activities", s)
+    s = _CASH_FROM.sub(lambda m: f"cash from {m[1] or 'operating'} activities", s)  # "by operations": operating
     return s
 
 

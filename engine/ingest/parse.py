@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 PARSER_VERSION = "pdf-rows-2/html-6/chunk-2"
 # The statement-fact reader's version, apart from the parser's: a new one re-reads facts (``filinglens reindex``)
 # without invalidating chunks and their indexes.
-FACTS_VERSION = "facts-4"
+FACTS_VERSION = "facts-5"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 

@@ -147,14 +147,27 @@ def find_metrics(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name, _, _ in metric_spans(text)))
 
 
+# The three classes of a cash-flow statement named with one shared head: "operating, investing and financing
+# activities", "investing or financing cash flows" (each conjunct is its own metric; the head is printed once)
+_ACTIVITY = r"(?:operat(?:ing|ions)|investing|financing)"
+_SHARED_HEAD = re.compile(rf"\b{_ACTIVITY}(?:(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+){_ACTIVITY})+"
+                          r"\s+(?:activities|cash[\s-]+flows?)\b", re.IGNORECASE)
+_ACTIVITY_METRIC = {"o": "cash from operations", "i": "cash from investing", "f": "cash from financing"}
+
+
 def metric_spans(text: str) -> list[tuple[str, int, int]]:
-    """``(canonical name, start, end)`` of every metric mention in ``text``, in order."""
+    """``(canonical name, start, end)`` of every metric mention in ``text``, in order. Conjuncts that share one
+    head ("operating, investing and financing activities") are each a mention of their own metric."""
     out = []
+    for m in _SHARED_HEAD.finditer(text):
+        for w in re.finditer(_ACTIVITY, m[0], re.IGNORECASE):
+            out.append((_ACTIVITY_METRIC[w[0][0].lower()], m.start() + w.start(), m.start() + w.end()))
+        text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]  # (offsets kept)
     for m in _METRIC_RE.finditer(text):
         name = _METRICS[_METRIC_GROUP[m.lastgroup or ""]][0]
         if name:
             out.append((name, m.start(), m.end()))
-    return out
+    return sorted(out, key=lambda x: x[1])
 
 
 def metric_named_by(label: str) -> str | None:

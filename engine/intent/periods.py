@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from datetime import date
 
 from engine.records import QueryIntent
 
@@ -124,6 +125,21 @@ def asked_periods(text: str, today_year: int | None = None) -> AskedPeriods:
         fiscal_years=tuple(sorted(set(annual) | {y for y, _ in quarters})),
         stated_quarters=tuple(q for _, q in raw_quarters),
     )
+
+
+_DATE = re.compile(rf"\b(?P<m>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<d>\d{{1,2}}),?\s+"
+                   rf"(?P<y>{_Y4})\b", re.IGNORECASE)
+
+
+def asked_date(text: str) -> date | None:
+    """The latest day a question names ("as of August 30, 2023", "the quarter ended June 30, 2023"), or None."""
+    days = []
+    for m in _DATE.finditer(text):
+        try:
+            days.append(date(int(m["y"]), _MONTHS.index(m["m"].lower()) + 1, int(m["d"])))
+        except ValueError:  # "February 30"
+            continue
+    return max(days, default=None)
 
 
 def with_fiscal_years(low: str) -> str:

@@ -310,6 +310,8 @@ def test_unmappable_labels(label: str, statement: str) -> None:
     ("Total stockholders’ equity (deficit)", "total stockholders equity"),
     ("Income/(loss) before income taxes:", "income before income taxes"),
     ("Net cash (used in) provided by operating activities", "net cash from operating activities"),
+    ("Cash provided (used) by operations", "cash from operating activities"),
+    ("Net cash used in discontinued operations", "net cash used in discontinued operations"),
     ("Inventories (Notes 1 and 3)", "inventories"),
     ("Cash and cash equivalents included in other assets1",
      "cash and cash equivalents included in other assets"),

@@ -305,6 +305,49 @@ def test_a_numeric_answer_resting_only_on_earlier_years_filings_is_withdrawn(sta
             assert f"filings for FY{y} only" in out.reason and f"FY{year}" in out.reason
 
 
+def test_a_numeric_answer_as_of_a_day_after_what_its_filings_report_is_withdrawn(statement, ingested_demo,
+                                                                                  embedder) -> None:
+    """"As of <day>": a figure cited only from filings that report on an earlier time (more than the filing lag
+    before that day) cannot be that day's; a filing of that time or later keeps the answer."""
+    from datetime import timedelta
+
+    from engine.pipeline import REPORTING_LAG, Models, build_pipeline
+    from engine.records import AnswerResult, Citation
+
+    library, passages, c = statement
+    pipeline = build_pipeline(ingested_demo[1], library, Models(embedder))
+    through = library.filing(passages[0].chunk.filing_id).identity.reports_through()
+    assert through is not None
+    answered = AnswerResult("answered", "123 USD millions", 123.0, "USD millions", method="pot",
+                            citations=(Citation.of(1, passages[0]),))
+    for day, kept in ((through - timedelta(days=40), True), (through + REPORTING_LAG, True),
+                      (through + REPORTING_LAG + timedelta(days=1), False)):
+        intent = parse_intent(f"What was {c['company']}'s cash balance as of {day:%B} {day.day}, {day.year}, "
+                              "in USD millions?")
+        out = pipeline._check_evidence_date(answered, intent, passages)
+        assert (out == answered) is kept, day
+        if not kept:
+            assert out.status == "not_answerable" and out.value is None
+            assert f"reports through {through}" in out.reason and str(day) in out.reason
+
+
+def test_the_last_day_a_filing_reports_on_and_the_day_a_question_asks_about() -> None:
+    from datetime import date
+
+    from engine.intent.periods import asked_date
+    from engine.records import FilingIdentity
+
+    assert FilingIdentity("A_2023Q1_EARNINGS", form="EARNINGS", period="2023Q1").reports_through() == date(2023, 3, 31)
+    assert FilingIdentity("A_2022_10K", form="10-K", period="2022").reports_through() == date(2022, 12, 31)
+    assert FilingIdentity("A_10K", form="10-K", period="2023", period_end="2023-01-28").reports_through() == date(
+        2023, 1, 28)  # the cover's own date first
+    assert FilingIdentity("A_8K", form="8-K", period="2023-08-30").reports_through() == date(2023, 8, 30)
+    assert FilingIdentity("A_8K", form="8-K", period="2023").reports_through() is None  # no day known
+    assert asked_date("What was the gain as of August 30, 2023?") == date(2023, 8, 30)
+    assert asked_date("for the quarter ended Sept. 30, 2022 and as of Dec 31, 2022") == date(2022, 12, 31)
+    assert asked_date("What was FY2023 revenue?") is None and asked_date("as of February 30, 2023") is None
+
+
 def test_a_year_column_of_unstated_length_in_an_interim_report_is_not_listed_for_a_years_question(tmp_path):
     """A 10-Q table headed only "2023  2022" may hold a quarter or a year to date: it does not answer "in 2023"
     (an earnings release's segment table was read as the year's figure that way). The 10-K's same table is the

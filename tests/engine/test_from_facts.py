@@ -166,3 +166,46 @@ def test_a_company_defined_measure_is_not_read_as_the_gaap_line(pipeline, questi
     the GAAP loss from operations. The facts path leaves it to the passages."""
     run, facts = ask(pipeline, question)
     assert facts is None and run.answer.method != "facts"
+
+
+def test_a_choice_among_listed_amounts_is_read_from_the_facts(pipeline, demo_truth) -> None:  # noqa: ANN001
+    """"Which of these amounts is the largest / smallest": each listed amount from the facts (signed: an outflow
+    is below an inflow), the winner named last with its value, no model call."""
+    op = truth(demo_truth, "HRBR", "Net cash provided by operating activities", 2023)
+    inv = truth(demo_truth, "HRBR", "Net cash used in investing activities", 2023)
+    for question, largest in (
+            ("Among operating and investing activities, which brought in the most cash for Harborview "
+             "Therapeutics in FY2023?", True),
+            ("Which was smaller for Harborview Therapeutics in FY2023: cash provided by operating activities or "
+             "cash used in investing activities?", False)):
+        run, facts = ask(pipeline, question)
+        assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer.text
+        assert facts is not None and facts.mode == "choice" and not facts.gaps
+        assert {i.variable for i in facts.inputs} == {"operating_cash_flow", "investing_cash_flow"}
+        values = {i.variable: i.value for i in facts.inputs}
+        assert values["operating_cash_flow"] / 1e6 == pytest.approx(op)
+        assert abs(values["investing_cash_flow"]) / 1e6 == pytest.approx(abs(inv))
+        winner = (max if largest else min)(values, key=lambda k: values[k])
+        words = {"operating_cash_flow": "operating activities", "investing_cash_flow": "investing activities"}
+        assert run.answer.value == pytest.approx(values[winner] / 1e6)
+        conclusion = run.answer.text.rsplit(". The ", 1)[1]
+        assert conclusion.startswith("largest" if largest else "smallest") and words[winner] in conclusion
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Among operations, investing, and financing activities, which brought in the most (or lost the least) cash "
+     "for Acme in FY2023?", (("cash from operations", "cash from investing", "cash from financing"), True)),
+    ("Which is lower for Acme in FY2022, capital expenditures or dividends?",
+     (("capital expenditures", "dividends"), False)),
+    # not a choice among listed amounts: one amount related to another, a choice of years or segments, one amount
+    ("In which fiscal year was revenue higher than cost of goods sold for Acme?", None),
+    ("Which year had the higher revenue and net income for Acme?", None),
+    ("Which segment had the highest revenue and operating income for Acme in FY2023?", None),
+    ("Which of Acme's quarters had the highest revenue in FY2023?", None),
+    ("Did Acme's revenue or its net income grow more in FY2023?", None),
+])
+def test_which_questions_that_choose_among_listed_amounts(question, expected) -> None:  # noqa: ANN001
+    from engine.answer.from_facts import choice
+
+    got = choice(question, load_catalogue())
+    assert (None if got is None else (tuple(m.name for m in got[0]), got[1])) == expected

@@ -265,6 +265,16 @@ def test_find_metrics_also_reads_filing_text() -> None:
     assert find_metrics(text) == ("free cash flow", "sg&a", "research and development", "debt")
 
 
+def test_conjuncts_sharing_one_head_are_each_a_metric() -> None:
+    from engine.intent.lexicon import metric_spans
+
+    text = "Among operations, investing, and financing activities, which brought in the most cash flow?"
+    assert metric_spans(text)[:3] == [("cash from operations", 6, 16), ("cash from investing", 18, 27),
+                                      ("cash from financing", 33, 42)]
+    assert find_metrics("investing or financing cash flows") == ("cash from investing", "cash from financing")
+    assert find_metrics("operating activities") == ()  # a single one, named without "cash": no mention
+
+
 # --- question shape -------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("question", "numeric"),

@@ -12,7 +12,12 @@ company in two years).
 
 Every question is judged "reason first, then score" (1–5, §3.3.1) with its passages; a question below the
 threshold is dropped. A multi-document question is kept only if it is more answerable with all its passages than
-with any one of them (eq. 8). Near-identical questions are dropped (cosine of their embeddings).
+with any one of them (eq. 8). Its answerability F is read part by part: a multi-document question is made of
+parts, one per passage (a merged question's parts are the questions merged; the model that writes a deepening or
+comparing question names what it asks of each passage), the judge scores each part, and F is the lowest part
+score, since a question is answered only when every part is (the rubric's 5). A small judge shown one passage
+gives a compound question 5 when that passage answers half of it; asked about the missing half on its own, it
+does not. Near-identical questions are dropped (cosine of their embeddings).
 
 Each finished item is appended to ``<out>.progress.jsonl`` under a key made from its passages and kind, so a run
 that was killed resumes without duplicates; the question set (JSONL that ``filinglens eval`` reads), the
@@ -79,6 +84,9 @@ class Item:
     score: int | None = None  # answerability with all its passages (1–5)
     reasoning: str = ""
     single_scores: list[int | None] = field(default_factory=list)  # eq. 8: with each passage alone
+    parts: list[str] = field(default_factory=list)  # a multi-document question: what it asks of each passage
+    part_scores: list[int | None] = field(default_factory=list)  # each part's score with all the passages
+    single_part_scores: list[list[int | None]] = field(default_factory=list)  # … with each passage alone
     kept: bool = False
     dropped: str = ""  # the filter that dropped it, and why
     repaired: str = ""  # what the engine changed in the model's question
@@ -248,10 +256,14 @@ class QueryGenerator:
     def write_multi(self, kind: str, parts: Sequence[Item], chunks: Sequence[Chunk],
                     cancel: Callable[[], bool] | None = None) -> Item:
         """One multi-document question of ``kind`` from single questions (merge, deepen) or passages (compare)."""
-        schema = {"type": "object", "properties": {
+        schema: dict[str, Any] = {"type": "object", "properties": {
             "question": {"type": "string", "maxLength": 400},
             "answer": {"type": "string", "maxLength": 400}},
             "required": ["question", "answer"], "additionalProperties": False}
+        if kind != "topic-merge":  # (a merged question's parts are the questions merged)
+            schema["properties"]["parts"] = {"type": "array", "minItems": len(chunks), "maxItems": len(chunks),
+                                             "items": {"type": "string", "maxLength": 200}}
+            schema["required"].append("parts")
         if kind == "topic-merge":
             user = ("Questions:\n" + "\n".join(f"{n}. {p.question}" for n, p in enumerate(parts, start=1))
                     + "\n\nMerge these into one natural question that asks all of them.")
@@ -272,8 +284,12 @@ class QueryGenerator:
         q, ans = (" ".join(str(out.get(k, "")).split()) for k in ("question", "answer"))
         item = Item(key, kind, q, ans, "model", sources, company=", ".join(dict.fromkeys(p.company for p in parts
                                                                                          if p.company)))
+        item.parts = ([p.question for p in parts] if kind == "topic-merge"
+                      else [" ".join(str(x).split()) for x in out.get("parts", [])])
         if not q.endswith("?") or len(q) < 15:
             item.dropped = "generation: not a question"
+        elif len(item.parts) != len(chunks) or any(len(x) < 10 for x in item.parts):
+            item.dropped = "generation: the parts the question asks of each passage are missing"
         if kind == "topic-merge":  # the merged question asks what its parts ask: their checked answers, not the model's
             item.answer = " · ".join(p.answer for p in parts)
             item.answer_source = "parts"
@@ -293,6 +309,27 @@ class QueryGenerator:
         if out is None:
             return None, "the judge's output was unusable"
         return parse_score(out.get("score")), " ".join(str(out.get("reasoning", "")).split())
+
+    def judge_parts(self, question: str, parts: Sequence[str], chunks: Sequence[Chunk],
+                    cancel: Callable[[], bool] | None = None) -> tuple[int | None, list[int | None], str]:
+        """A multi-document question's answerability F from these passages, part by part: reason first, then
+        score each part 1–5; F is the lowest part score (None when any part has no usable score)."""
+        n = len(parts)
+        schema = {"type": "object", "properties": {
+            "reasoning": {"type": "string", "maxLength": 900},
+            "scores": {"type": "array", "minItems": n, "maxItems": n, "items": {"type": "integer"}}},
+            "required": ["reasoning", "scores"], "additionalProperties": False}
+        user = ("\n\n".join(self._quote(c, k) for k, c in enumerate(chunks, start=1))
+                + f"\n\nQuestion: {question}\nIts parts:\n"
+                + "\n".join(f"({k}) {x}" for k, x in enumerate(parts, start=1))
+                + f"\n\nFor each part in turn, say what it needs and whether these passages give it; then score each "
+                  f"of the {n} parts (1–5) from these passages alone.")
+        out = self._ask("querygen: judge parts", "querygen_judge_parts", user, schema, 500, cancel)
+        if out is None:
+            return None, [None] * n, "the judge's output was unusable"
+        scores = [parse_score(v) for v in out.get("scores", [])]
+        low = None if len(scores) != n or None in scores else min(s for s in scores if s is not None)
+        return low, scores, " ".join(str(out.get("reasoning", "")).split())
 
     # -- the run --------------------------------------------------------------------------------------
     def run(self, filings: Sequence[Filing], single: int, multi: int, seed: int, out: Path,
@@ -333,10 +370,13 @@ class QueryGenerator:
             if key not in done:
                 item = self.write_multi(kind, parts, group, cancel)
                 if not item.dropped:
-                    item.score, item.reasoning = self.judge(item.question, group, cancel)
+                    item.score, item.part_scores, item.reasoning = self.judge_parts(item.question, item.parts, group,
+                                                                                    cancel)
                     item.dropped = _score_drop(item.score, self.threshold)
                 if not item.dropped:  # eq. 8: more answerable with all its passages than with any one
-                    item.single_scores = [self.judge(item.question, [c], cancel)[0] for c in group]
+                    alone = [self.judge_parts(item.question, item.parts, [c], cancel) for c in group]
+                    item.single_scores = [a[0] for a in alone]
+                    item.single_part_scores = [a[1] for a in alone]
                     best = max((s or 0) for s in item.single_scores)
                     if item.score is not None and item.score <= best:
                         item.dropped = (f"dependency (eq. 8): one passage alone scores {best}, all together "
@@ -459,11 +499,12 @@ def write_outputs(items: Sequence[Item], out: Path, summary: Summary) -> None:
     """The question set (kept questions, the eval's JSONL), every item for review (CSV and Markdown), the summary."""
     kept = [it for it in items if it.kept]
     _atomic(out, "".join(json.dumps(it.eval_row(), ensure_ascii=False) + "\n" for it in kept))
-    rows = [["kept", "kind", "question", "answer", "answer from", "score", "single scores", "dropped", "repaired",
-             "sources", "evidence", "reasoning"]]
+    rows = [["kept", "kind", "question", "answer", "answer from", "score", "single scores", "parts", "dropped",
+             "repaired", "sources", "evidence", "reasoning"]]
     for it in items:
         rows.append(["yes" if it.kept else "no", it.kind, it.question, it.answer, it.answer_source,
                      "" if it.score is None else str(it.score), " ".join(str(s) for s in it.single_scores),
+                     " | ".join(it.parts),
                      it.dropped, it.repaired, "; ".join(f"{s.doc_name} p. {s.page_index + 1}" for s in it.sources),
                      " | ".join(s.evidence for s in it.sources), it.reasoning])
     csv_path = out.with_suffix(".review.csv")
@@ -474,6 +515,9 @@ def write_outputs(items: Sequence[Item], out: Path, summary: Summary) -> None:
         md += [f"## {it.kind}: {it.question}", "",
                f"- answer ({it.answer_source}): {it.answer}",
                f"- answerability {it.score}" + (f" (each passage alone: {it.single_scores})" if it.single_scores else ""),
+               *[f"- part {k}: {x} (scores {it.part_scores[k - 1] if k <= len(it.part_scores) else '–'} with all "
+                 f"passages; alone: {[ps[k - 1] for ps in it.single_part_scores if k <= len(ps)]})"
+                 for k, x in enumerate(it.parts, start=1)],
                *[f"- {s.doc_name} p. {s.page_index + 1}: “{s.evidence}”" for s in it.sources],
                f"- judge: {it.reasoning}", ""]
     out.with_suffix(".review.md").write_text("\n".join(md), encoding="utf-8")

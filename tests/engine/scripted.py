@@ -27,7 +27,8 @@ def purpose_of(messages) -> str:  # noqa: ANN001
         return "card"
     for cue, purpose in (("You write test questions", "qg-single"), ("You combine test questions", "qg-merge"),
                          ("You write harder test questions", "qg-deepen"),
-                         ("You write comparison questions", "qg-compare"), ("You check test questions", "qg-judge")):
+                         ("You write comparison questions", "qg-compare"), ("You check test questions", "qg-judge"),
+                         ("You check multi-part test questions", "qg-judge-parts")):
         if messages[0]["content"].startswith(cue):
             return purpose
     for cue, purpose in (("Select between", "screen"), ("Rank all", "rank"), ("Pick up to", "pick"),

@@ -31,7 +31,8 @@ TOPICS = ("revenue growth", "long-term debt maturities", "employee headcount", "
 
 def script(single_alone: int = 2, same: bool = False):  # noqa: ANN201
     """Questions whose evidence is the passage's first line; the judge scores 5 with every passage a question was
-    made from and ``single_alone`` for a multi-document question shown one of them."""
+    made from; a multi-document question shown one of its passages gets 5 for the part that passage answers and
+    ``single_alone`` for the other part."""
     def answer(purpose, messages, n):  # noqa: ANN001, ANN202
         if purpose == "qg-single":
             line = _first_line(_passages(messages)[0])
@@ -40,11 +41,15 @@ def script(single_alone: int = 2, same: bool = False):  # noqa: ANN201
         if purpose in ("qg-merge", "qg-deepen", "qg-compare"):
             k = n + {"qg-merge": 0, "qg-deepen": 4, "qg-compare": 8}[purpose]
             a, b = TOPICS[k % len(TOPICS)], TOPICS[(k + 5) % len(TOPICS)]
-            return {"question": f"Across the filings, how does {a} relate to {b} ({purpose})?", "answer": "both"}
+            out = {"question": f"Across the filings, how does {a} relate to {b} ({purpose})?", "answer": "both"}
+            if purpose != "qg-merge":
+                out["parts"] = [f"What does the filing report about {a}?", f"What does the filing report about {b}?"]
+            return out
         if purpose == "qg-judge":
-            question = messages[1]["content"].rsplit("Question: ", 1)[1].splitlines()[0]
-            alone = question.startswith("Across") and len(_passages(messages)) == 1
-            return {"reasoning": "The passages give what the question asks.", "score": single_alone if alone else 5}
+            return {"reasoning": "The passage gives what the question asks.", "score": 5}
+        if purpose == "qg-judge-parts":
+            alone = len(_passages(messages)) == 1
+            return {"reasoning": "Part by part.", "scores": [5, single_alone] if alone else [5, 5]}
         raise AssertionError(purpose)
     return answer
 
@@ -86,6 +91,15 @@ def test_every_kind_is_generated_with_its_provenance(library_copy, embedder, tmp
         assert (len(r["chunk_ids"]) == 1) == (r["question_type"] == "single")
     merges = [r for r in rows if r["question_type"] == "topic-merge"]
     assert all(r["question_reasoning"] == "parts" and " · " in r["answer"] for r in merges)
+    # a multi-document question's parts: the questions merged, or what the writer asks of each passage; each part
+    # scored with all the passages and with each alone (eq. 8 over the lowest part score)
+    items = {i["key"]: i for i in map(json.loads, out.with_name(out.name + ".progress.jsonl").read_text().splitlines())}
+    multi = [items[r["qid"]] for r in rows if r["question_type"] != "single"]
+    for i in multi:
+        assert len(i["parts"]) == 2 and i["part_scores"] == [5, 5] and i["single_scores"] == [2, 2]
+        assert i["single_part_scores"] == [[5, 2], [5, 2]]
+        if i["kind"] == "topic-merge":
+            assert set(i["parts"]) <= {items[r["qid"]]["question"] for r in rows if r["question_type"] == "single"}
     compare = [r for r in rows if r["question_type"] == "compare"]
     assert all(len(set(r["gold_docs"])) == 2 for r in compare)  # two filings
     # tables and narrative both sampled (by their cards' evidence type)
@@ -129,6 +143,29 @@ def test_dependency_rule_drops_a_question_one_passage_answers(library_copy, embe
     items = [json.loads(line) for line in out.with_name(out.name + ".progress.jsonl").read_text().splitlines()]
     multi = [i for i in items if i["kind"] != "single"]
     assert multi and all(i["dropped"].startswith("dependency (eq. 8)") and max(i["single_scores"]) == 5 for i in multi)
+
+
+def test_a_compound_question_one_passage_answers_in_part_is_kept_and_parts_missing_drop_it(
+        library_copy, embedder, tmp_path) -> None:
+    """The per-part judge: a passage that answers one part of a two-part question does not make it a
+    single-document question (the small judge had scored such questions 5 as a whole); a writer that names no
+    part for a passage has its question dropped, with the reason."""
+    library, settings = library_copy
+    filings = select_filings(library, _two_companies(library))
+
+    def no_parts(purpose, messages, n):  # noqa: ANN001, ANN202
+        out = script()(purpose, messages, n)
+        if purpose in ("qg-deepen", "qg-compare"):
+            out["parts"] = [out["parts"][0], ""]
+        return out
+
+    out = tmp_path / "gen.jsonl"
+    _gen(library, settings, ScriptedChat(no_parts), embedder).run(filings, 6, 6, 0, out)
+    items = [json.loads(line) for line in out.with_name(out.name + ".progress.jsonl").read_text().splitlines()]
+    made = [i for i in items if i["kind"] in ("deepen", "compare")]
+    assert made and all(i["dropped"] == "generation: the parts the question asks of each passage are missing"
+                        for i in made)
+    assert any(i["kind"] == "topic-merge" and i["kept"] for i in items)
 
 
 def test_the_judge_score_parser_and_unusable_outputs(library_copy, embedder, tmp_path) -> None:

@@ -261,9 +261,10 @@ class QueryGenerator:
             "answer": {"type": "string", "maxLength": 400}},
             "required": ["question", "answer"], "additionalProperties": False}
         if kind != "topic-merge":  # (a merged question's parts are the questions merged)
-            schema["properties"]["parts"] = {"type": "array", "minItems": len(chunks), "maxItems": len(chunks),
-                                             "items": {"type": "string", "maxLength": 200}}
-            schema["required"].append("parts")
+            for k in range(1, len(chunks) + 1):
+                schema["properties"][f"question_for_passage_{k}"] = {"type": "string", "minLength": 15,
+                                                                    "maxLength": 200}
+                schema["required"].append(f"question_for_passage_{k}")
         if kind == "topic-merge":
             user = ("Questions:\n" + "\n".join(f"{n}. {p.question}" for n, p in enumerate(parts, start=1))
                     + "\n\nMerge these into one natural question that asks all of them.")
@@ -284,11 +285,12 @@ class QueryGenerator:
         q, ans = (" ".join(str(out.get(k, "")).split()) for k in ("question", "answer"))
         item = Item(key, kind, q, ans, "model", sources, company=", ".join(dict.fromkeys(p.company for p in parts
                                                                                          if p.company)))
-        item.parts = ([p.question for p in parts] if kind == "topic-merge"
-                      else [" ".join(str(x).split()) for x in out.get("parts", [])])
+        item.parts = ([p.question for p in parts] if kind == "topic-merge" else
+                      [" ".join(str(out.get(f"question_for_passage_{k}", "")).split())
+                       for k in range(1, len(chunks) + 1)])
         if not q.endswith("?") or len(q) < 15:
             item.dropped = "generation: not a question"
-        elif len(item.parts) != len(chunks) or any(len(x) < 10 for x in item.parts):
+        elif any(len(x) < 15 or not x.endswith("?") for x in item.parts):
             item.dropped = "generation: the parts the question asks of each passage are missing"
         if kind == "topic-merge":  # the merged question asks what its parts ask: their checked answers, not the model's
             item.answer = " · ".join(p.answer for p in parts)
@@ -312,24 +314,38 @@ class QueryGenerator:
 
     def judge_parts(self, question: str, parts: Sequence[str], chunks: Sequence[Chunk],
                     cancel: Callable[[], bool] | None = None) -> tuple[int | None, list[int | None], str]:
-        """A multi-document question's answerability F from these passages, part by part: reason first, then
-        score each part 1–5; F is the lowest part score (None when any part has no usable score)."""
+        """A multi-document question's answerability F from these passages, part by part: reason first, then, for
+        each part, the words of the passages that answer it and a score 1–5. A part whose quoted words the passages
+        shown do not print scores 1 (they do not answer it, whatever the judge believed); F is the lowest part
+        score (None when any part has no usable score)."""
         n = len(parts)
+        part = {"type": "object", "properties": {"quote": {"type": "string", "maxLength": 300},
+                                                 "score": {"type": "integer"}},
+                "required": ["quote", "score"], "additionalProperties": False}
         schema = {"type": "object", "properties": {
-            "reasoning": {"type": "string", "maxLength": 900},
-            "scores": {"type": "array", "minItems": n, "maxItems": n, "items": {"type": "integer"}}},
-            "required": ["reasoning", "scores"], "additionalProperties": False}
+            "reasoning": {"type": "string", "maxLength": 700},
+            "parts": {"type": "array", "minItems": n, "maxItems": n, "items": part}},
+            "required": ["reasoning", "parts"], "additionalProperties": False}
         user = ("\n\n".join(self._quote(c, k) for k, c in enumerate(chunks, start=1))
                 + f"\n\nQuestion: {question}\nIts parts:\n"
                 + "\n".join(f"({k}) {x}" for k, x in enumerate(parts, start=1))
-                + f"\n\nFor each part in turn, say what it needs and whether these passages give it; then score each "
-                  f"of the {n} parts (1–5) from these passages alone.")
-        out = self._ask("querygen: judge parts", "querygen_judge_parts", user, schema, 500, cancel)
+                + f"\n\nFor each part in turn, say what it needs and whether these passages give it; then, for each "
+                  f"of the {n} parts, copy the exact words of the passages that answer it (\"\" if none do) and "
+                  "score it (1–5) from these passages alone.")
+        out = self._ask("querygen: judge parts", "querygen_judge_parts", user, schema, 600, cancel)
         if out is None:
             return None, [None] * n, "the judge's output was unusable"
-        scores = [parse_score(v) for v in out.get("scores", [])]
+        shown = [c.indexed_text[:PASSAGE_CHARS] for c in chunks]
+        scores: list[int | None] = []
+        notes = []
+        for k, p in enumerate(out.get("parts", []), start=1):
+            score = parse_score(p.get("score"))
+            if score is not None and score > 1 and not any(printed_in(str(p.get("quote", "")), t) for t in shown):
+                notes.append(f"part {k}: scored {score}, but its quote is not printed in these passages: 1")
+                score = 1
+            scores.append(score)
         low = None if len(scores) != n or None in scores else min(s for s in scores if s is not None)
-        return low, scores, " ".join(str(out.get("reasoning", "")).split())
+        return low, scores, " ".join([*str(out.get("reasoning", "")).split(), *notes])
 
     # -- the run --------------------------------------------------------------------------------------
     def run(self, filings: Sequence[Filing], single: int, multi: int, seed: int, out: Path,

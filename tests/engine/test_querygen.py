@@ -31,8 +31,8 @@ TOPICS = ("revenue growth", "long-term debt maturities", "employee headcount", "
 
 def script(single_alone: int = 2, same: bool = False):  # noqa: ANN201
     """Questions whose evidence is the passage's first line; the judge scores 5 with every passage a question was
-    made from; a multi-document question shown one of its passages gets 5 for the part that passage answers and
-    ``single_alone`` for the other part."""
+    made from, quoting it; a multi-document question shown one of its passages gets 5 for the part that passage
+    answers and ``single_alone`` for the other part (quoting the shown passage when it claims 5, else nothing)."""
     def answer(purpose, messages, n):  # noqa: ANN001, ANN202
         if purpose == "qg-single":
             line = _first_line(_passages(messages)[0])
@@ -43,13 +43,17 @@ def script(single_alone: int = 2, same: bool = False):  # noqa: ANN201
             a, b = TOPICS[k % len(TOPICS)], TOPICS[(k + 5) % len(TOPICS)]
             out = {"question": f"Across the filings, how does {a} relate to {b} ({purpose})?", "answer": "both"}
             if purpose != "qg-merge":
-                out["parts"] = [f"What does the filing report about {a}?", f"What does the filing report about {b}?"]
+                out |= {"question_for_passage_1": f"What does the filing report about {a}?",
+                        "question_for_passage_2": f"What does the filing report about {b}?"}
             return out
         if purpose == "qg-judge":
             return {"reasoning": "The passage gives what the question asks.", "score": 5}
         if purpose == "qg-judge-parts":
-            alone = len(_passages(messages)) == 1
-            return {"reasoning": "Part by part.", "scores": [5, single_alone] if alone else [5, 5]}
+            lines = [_first_line(p) for p in _passages(messages)]
+            if len(lines) == 1:
+                other = {"quote": lines[0] if single_alone == 5 else "", "score": single_alone}
+                return {"reasoning": "Part by part.", "parts": [{"quote": lines[0], "score": 5}, other]}
+            return {"reasoning": "Part by part.", "parts": [{"quote": line, "score": 5} for line in lines]}
         raise AssertionError(purpose)
     return answer
 
@@ -96,8 +100,8 @@ def test_every_kind_is_generated_with_its_provenance(library_copy, embedder, tmp
     items = {i["key"]: i for i in map(json.loads, out.with_name(out.name + ".progress.jsonl").read_text().splitlines())}
     multi = [items[r["qid"]] for r in rows if r["question_type"] != "single"]
     for i in multi:
-        assert len(i["parts"]) == 2 and i["part_scores"] == [5, 5] and i["single_scores"] == [2, 2]
-        assert i["single_part_scores"] == [[5, 2], [5, 2]]
+        assert len(i["parts"]) == 2 and i["part_scores"] == [5, 5] and i["single_scores"] == [1, 1]
+        assert i["single_part_scores"] == [[5, 1], [5, 1]]  # (a score of 2 without a quote counts 1)
         if i["kind"] == "topic-merge":
             assert set(i["parts"]) <= {items[r["qid"]]["question"] for r in rows if r["question_type"] == "single"}
     compare = [r for r in rows if r["question_type"] == "compare"]
@@ -145,27 +149,32 @@ def test_dependency_rule_drops_a_question_one_passage_answers(library_copy, embe
     assert multi and all(i["dropped"].startswith("dependency (eq. 8)") and max(i["single_scores"]) == 5 for i in multi)
 
 
-def test_a_compound_question_one_passage_answers_in_part_is_kept_and_parts_missing_drop_it(
+def test_a_part_scored_without_words_the_shown_passage_prints_counts_as_unanswered(
         library_copy, embedder, tmp_path) -> None:
-    """The per-part judge: a passage that answers one part of a two-part question does not make it a
-    single-document question (the small judge had scored such questions 5 as a whole); a writer that names no
-    part for a passage has its question dropped, with the reason."""
+    """The per-part judge is held to its quotes: a lenient judge that scores both parts 5 from one passage, quoting
+    words that passage does not print for the other part, does not make a two-part question a single-document one
+    (the 1.5B judge did this to every multi-document question). A writer that names no question for a passage has
+    its question dropped, with the reason."""
     library, settings = library_copy
     filings = select_filings(library, _two_companies(library))
 
-    def no_parts(purpose, messages, n):  # noqa: ANN001, ANN202
+    def lenient(purpose, messages, n):  # noqa: ANN001, ANN202
         out = script()(purpose, messages, n)
-        if purpose in ("qg-deepen", "qg-compare"):
-            out["parts"] = [out["parts"][0], ""]
+        if purpose == "qg-judge-parts" and len(_passages(messages)) == 1:
+            out["parts"][1] = {"quote": "the answer is in the other filing", "score": 5}
+        if purpose == "qg-deepen":
+            out["question_for_passage_2"] = "Amazon, fiscal year 2019"  # not a question
         return out
 
     out = tmp_path / "gen.jsonl"
-    _gen(library, settings, ScriptedChat(no_parts), embedder).run(filings, 6, 6, 0, out)
+    _gen(library, settings, ScriptedChat(lenient), embedder).run(filings, 6, 6, 0, out)
     items = [json.loads(line) for line in out.with_name(out.name + ".progress.jsonl").read_text().splitlines()]
-    made = [i for i in items if i["kind"] in ("deepen", "compare")]
-    assert made and all(i["dropped"] == "generation: the parts the question asks of each passage are missing"
-                        for i in made)
-    assert any(i["kind"] == "topic-merge" and i["kept"] for i in items)
+    deepen = [i for i in items if i["kind"] == "deepen"]
+    assert deepen and all(i["dropped"] == "generation: the parts the question asks of each passage are missing"
+                          for i in deepen)
+    merged = [i for i in items if i["kind"] in ("topic-merge", "compare")]
+    assert merged and all(i["kept"] and i["single_part_scores"] == [[5, 1], [5, 1]] for i in merged)
+    assert all(i["part_scores"] == [5, 5] for i in merged)
 
 
 def test_the_judge_score_parser_and_unusable_outputs(library_copy, embedder, tmp_path) -> None:

@@ -43,6 +43,7 @@ from engine.answer.from_facts import facts_answer, gather, plan_metric
 from engine.errors import Cancelled, EngineError
 from engine.export import safe_cell
 from engine.intent import parse_intent
+from engine.intent.periods import asked_periods
 from engine.pipeline import issuer_refs
 from engine.models.base import ChatMessage, ChatModel
 from engine.prompts import prompt
@@ -319,11 +320,12 @@ class QueryGenerator:
         shown do not print scores 1 (they do not answer it, whatever the judge believed); F is the lowest part
         score (None when any part has no usable score)."""
         n = len(parts)
-        part = {"type": "object", "properties": {"quote": {"type": "string", "maxLength": 300},
+        # (bounds the grammar holds: a small judge otherwise loops inside a string to the token limit)
+        part = {"type": "object", "properties": {"quote": {"type": "string", "maxLength": 200},
                                                  "score": {"type": "integer"}},
                 "required": ["quote", "score"], "additionalProperties": False}
         schema = {"type": "object", "properties": {
-            "reasoning": {"type": "string", "maxLength": 700},
+            "reasoning": {"type": "string", "maxLength": 250},
             "parts": {"type": "array", "minItems": n, "maxItems": n, "items": part}},
             "required": ["reasoning", "parts"], "additionalProperties": False}
         user = ("\n\n".join(self._quote(c, k) for k, c in enumerate(chunks, start=1))
@@ -338,14 +340,29 @@ class QueryGenerator:
         shown = [c.indexed_text[:PASSAGE_CHARS] for c in chunks]
         scores: list[int | None] = []
         notes = []
-        for k, p in enumerate(out.get("parts", []), start=1):
+        for k, (p, asked) in enumerate(zip(out.get("parts", []), parts), start=1):
             score = parse_score(p.get("score"))
-            if score is not None and score > 1 and not any(printed_in(str(p.get("quote", "")), t) for t in shown):
+            quoting = [c for c, t in zip(chunks, shown) if printed_in(str(p.get("quote", "")), t)]
+            if score is not None and score > 1 and not quoting:
                 notes.append(f"part {k}: scored {score}, but its quote is not printed in these passages: 1")
+                score = 1
+            elif score is not None and score > 1 and (late := self._later_than(asked, quoting)):
+                notes.append(f"part {k}: scored {score}, but it asks about FY{late}, which the quoted filing "
+                             "cannot report: 1")
                 score = 1
             scores.append(score)
         low = None if len(scores) != n or None in scores else min(s for s in scores if s is not None)
         return low, scores, " ".join([*str(out.get("reasoning", "")).split(), *notes])
+
+    def _later_than(self, question: str, chunks: Sequence[Chunk]) -> int | None:
+        """The fiscal year a question asks about that all these passages' filings are too early to report (a
+        filing reports its own year and earlier ones), else None."""
+        asked = asked_periods(question).fiscal_years
+        filings = [self.library.filing(c.filing_id) for c in chunks]
+        years = [f.identity.fiscal_year for f in filings if f is not None]
+        if not asked or len(years) != len(chunks) or None in years:
+            return None
+        return min(asked) if max(y for y in years if y is not None) < min(asked) else None
 
     # -- the run --------------------------------------------------------------------------------------
     def run(self, filings: Sequence[Filing], single: int, multi: int, seed: int, out: Path,

@@ -101,7 +101,9 @@ def test_every_kind_is_generated_with_its_provenance(library_copy, embedder, tmp
     multi = [items[r["qid"]] for r in rows if r["question_type"] != "single"]
     for i in multi:
         assert len(i["parts"]) == 2 and i["part_scores"] == [5, 5] and i["single_scores"] == [1, 1]
-        assert i["single_part_scores"] == [[5, 1], [5, 1]]  # (a score of 2 without a quote counts 1)
+        # a score of 2 without a quote counts 1 (and a merged part about the other filing's later year, quoted
+        # from this one, too)
+        assert i["single_part_scores"][0] == [5, 1] and i["single_part_scores"][1][1] == 1
         if i["kind"] == "topic-merge":
             assert set(i["parts"]) <= {items[r["qid"]]["question"] for r in rows if r["question_type"] == "single"}
     compare = [r for r in rows if r["question_type"] == "compare"]
@@ -173,7 +175,7 @@ def test_a_part_scored_without_words_the_shown_passage_prints_counts_as_unanswer
     assert deepen and all(i["dropped"] == "generation: the parts the question asks of each passage are missing"
                           for i in deepen)
     merged = [i for i in items if i["kind"] in ("topic-merge", "compare")]
-    assert merged and all(i["kept"] and i["single_part_scores"] == [[5, 1], [5, 1]] for i in merged)
+    assert merged and all(i["kept"] and i["single_part_scores"][0] == [5, 1] for i in merged)
     assert all(i["part_scores"] == [5, 5] for i in merged)
 
 
@@ -273,3 +275,22 @@ def test_smollm2_generates_and_judges_through_the_grammar(library_copy, embedder
     assert all(i["kept"] or i["dropped"] for i in items)
     assert all(i["score"] is None or 1 <= i["score"] <= 5 for i in items)
     registry.clear_model_cache()
+
+
+def test_a_part_about_a_year_the_quoted_filing_cannot_report_counts_as_unanswered(library_copy, embedder) -> None:
+    """A quote printed in a filing for an earlier year does not answer a part about a later one (a compare
+    question asked 3M's 2020 figure of its 2018 10-K, and the judge quoted the 2018 row)."""
+    library, settings = library_copy
+    chunk = next(c for c in library.chunks_of_filings([select_filings(library, _one_10k(library))[0].id])
+                 if len(c.text) > 300)
+    year = library.filing(chunk.filing_id).identity.fiscal_year
+
+    def judge(purpose, messages, n):  # noqa: ANN001, ANN202
+        line = _first_line(_passages(messages)[0])
+        return {"reasoning": "Both parts are in the passage.", "parts": [{"quote": line, "score": 5}] * 3}
+
+    gen = _gen(library, settings, ScriptedChat(judge), embedder)
+    low, scores, why = gen.judge_parts("Three parts?", [f"What did the company report for fiscal {year + 1}?",
+                                                        f"What did the company report for fiscal {year}?",
+                                                        "What does the filing say about its business?"], [chunk])
+    assert scores == [1, 5, 5] and low == 1 and f"asks about FY{year + 1}" in why

@@ -291,7 +291,7 @@ class QueryGenerator:
                        for k in range(1, len(chunks) + 1)])
         if not q.endswith("?") or len(q) < 15:
             item.dropped = "generation: not a question"
-        elif any(len(x) < 15 or not x.endswith("?") for x in item.parts):
+        elif any(len(x) < 15 or not x.endswith("?") for x in item.parts) or len(set(item.parts)) < len(item.parts):
             item.dropped = "generation: the parts the question asks of each passage are missing"
         if kind == "topic-merge":  # the merged question asks what its parts ask: their checked answers, not the model's
             item.answer = " · ".join(p.answer for p in parts)
@@ -346,23 +346,28 @@ class QueryGenerator:
             if score is not None and score > 1 and not quoting:
                 notes.append(f"part {k}: scored {score}, but its quote is not printed in these passages: 1")
                 score = 1
-            elif score is not None and score > 1 and (late := self._later_than(asked, quoting)):
-                notes.append(f"part {k}: scored {score}, but it asks about FY{late}, which the quoted filing "
-                             "cannot report: 1")
+            elif score is not None and score > 1 and (wrong := self._not_of(asked, quoting)):
+                notes.append(f"part {k}: scored {score}, but {wrong}: 1")
                 score = 1
             scores.append(score)
         low = None if len(scores) != n or None in scores else min(s for s in scores if s is not None)
         return low, scores, " ".join([*str(out.get("reasoning", "")).split(), *notes])
 
-    def _later_than(self, question: str, chunks: Sequence[Chunk]) -> int | None:
-        """The fiscal year a question asks about that all these passages' filings are too early to report (a
-        filing reports its own year and earlier ones), else None."""
+    def _not_of(self, question: str, chunks: Sequence[Chunk]) -> str:
+        """Why passages that print a part's quote still cannot answer it: the part names companies none of their
+        filings is of, or asks about a fiscal year they are all too early to report (a filing reports its own
+        year and earlier ones); "" when neither."""
+        identities = [f.identity for c in chunks if (f := self.library.filing(c.filing_id)) is not None]
+        if len(identities) != len(chunks):
+            return ""
+        named = parse_intent(question, self.refs).issuers
+        if named and not {i.company_key for i in identities} & set(named):
+            return f"it names {', '.join(named)}, and the quoted filing is {identities[0].company_key}'s"
         asked = asked_periods(question).fiscal_years
-        filings = [self.library.filing(c.filing_id) for c in chunks]
-        years = [f.identity.fiscal_year for f in filings if f is not None]
-        if not asked or len(years) != len(chunks) or None in years:
-            return None
-        return min(asked) if max(y for y in years if y is not None) < min(asked) else None
+        years = [i.fiscal_year for i in identities]
+        if asked and None not in years and max(y for y in years if y is not None) < min(asked):
+            return f"it asks about FY{min(asked)}, which the quoted filing cannot report"
+        return ""
 
     # -- the run --------------------------------------------------------------------------------------
     def run(self, filings: Sequence[Filing], single: int, multi: int, seed: int, out: Path,

@@ -277,20 +277,26 @@ def test_smollm2_generates_and_judges_through_the_grammar(library_copy, embedder
     registry.clear_model_cache()
 
 
-def test_a_part_about_a_year_the_quoted_filing_cannot_report_counts_as_unanswered(library_copy, embedder) -> None:
-    """A quote printed in a filing for an earlier year does not answer a part about a later one (a compare
-    question asked 3M's 2020 figure of its 2018 10-K, and the judge quoted the 2018 row)."""
+def test_a_part_about_another_company_or_a_later_year_than_the_quoted_filing_counts_as_unanswered(
+        library_copy, embedder) -> None:
+    """A quote printed in a filing for an earlier year does not answer a part about a later one, nor one printed
+    in one company's filing a part about another (a compare question asked 3M's 2020 figure, and the judge quoted
+    Kraft Heinz's 2020 row)."""
     library, settings = library_copy
-    chunk = next(c for c in library.chunks_of_filings([select_filings(library, _one_10k(library))[0].id])
-                 if len(c.text) > 300)
-    year = library.filing(chunk.filing_id).identity.fiscal_year
+    filing = select_filings(library, _one_10k(library))[0]
+    chunk = next(c for c in library.chunks_of_filings([filing.id]) if len(c.text) > 300)
+    year = filing.identity.fiscal_year
+    other = next(f.identity.registrant for f in library.filings()
+                 if f.identity.company_key != filing.identity.company_key and f.identity.registrant)
 
     def judge(purpose, messages, n):  # noqa: ANN001, ANN202
         line = _first_line(_passages(messages)[0])
-        return {"reasoning": "Both parts are in the passage.", "parts": [{"quote": line, "score": 5}] * 3}
+        return {"reasoning": "Every part is in the passage.", "parts": [{"quote": line, "score": 5}] * 4}
 
     gen = _gen(library, settings, ScriptedChat(judge), embedder)
-    low, scores, why = gen.judge_parts("Three parts?", [f"What did the company report for fiscal {year + 1}?",
-                                                        f"What did the company report for fiscal {year}?",
-                                                        "What does the filing say about its business?"], [chunk])
-    assert scores == [1, 5, 5] and low == 1 and f"asks about FY{year + 1}" in why
+    low, scores, why = gen.judge_parts("Four parts?", [f"What did the company report for fiscal {year + 1}?",
+                                                       f"What did the company report for fiscal {year}?",
+                                                       "What does the filing say about its business?",
+                                                       f"What did {other} report for fiscal {year}?"], [chunk])
+    assert scores == [1, 5, 5, 1] and low == 1 and f"asks about FY{year + 1}" in why
+    assert f"and the quoted filing is {filing.identity.company_key}'s" in why

@@ -471,8 +471,10 @@ class QueryGenerator:
             yield kind, parts, group_chunks
 
     def _comparable(self, filings: Sequence[Filing], rng: random.Random) -> list[tuple[Chunk, Chunk]]:
-        """Pairs of table passages from two filings whose cards report the same metric."""
+        """Pairs of table passages from two filings whose cards report the same metric: two companies' filings
+        for the same fiscal year, or one company's for two years (what a comparison can ask of both)."""
         by_metric: dict[str, list[Chunk]] = {}
+        who = {f.id: (f.identity.company_key, f.identity.fiscal_year) for f in filings}
         for f in filings:
             tables, _, cards = self._usable(f)
             for c in tables:
@@ -480,11 +482,11 @@ class QueryGenerator:
                     by_metric.setdefault(m, []).append(c)
         pairs = []
         for m in sorted(by_metric):
-            cs = by_metric[m]
-            per_filing = {c.filing_id: c for c in cs}
-            if len(per_filing) >= 2:
-                a, b = rng.sample(sorted(per_filing.values(), key=lambda c: c.id), 2)
-                pairs.append((a, b))
+            per_filing = sorted({c.filing_id: c for c in by_metric[m]}.values(), key=lambda c: c.id)
+            comparable = [(a, b) for i, a in enumerate(per_filing) for b in per_filing[i + 1:]
+                          if (who[a.filing_id][0] == who[b.filing_id][0]) != (who[a.filing_id][1] == who[b.filing_id][1])]
+            if comparable:
+                pairs.append(rng.choice(comparable))
         rng.shuffle(pairs)
         return pairs
 

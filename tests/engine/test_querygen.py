@@ -108,6 +108,10 @@ def test_every_kind_is_generated_with_its_provenance(library_copy, embedder, tmp
             assert set(i["parts"]) <= {items[r["qid"]]["question"] for r in rows if r["question_type"] == "single"}
     compare = [r for r in rows if r["question_type"] == "compare"]
     assert all(len(set(r["gold_docs"])) == 2 for r in compare)  # two filings
+    ids = {f.identity.doc_name: f.identity for f in filings}
+    for r in compare:  # two companies in one fiscal year, or one company in two
+        a, b = (ids[d] for d in r["gold_docs"])
+        assert (a.company_key == b.company_key) != (a.fiscal_year == b.fiscal_year)
     # tables and narrative both sampled (by their cards' evidence type)
     from engine.rerank.cards import CardMaker
 

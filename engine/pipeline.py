@@ -41,6 +41,7 @@ from engine.records import (
     CurationPayload,
     CurationStopPayload,
     DocumentsPayload,
+    FilingIdentity,
     IntentPayload,
     IssuerRef,
     LlmCall,
@@ -372,6 +373,17 @@ class HirecPipeline:
         refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
         yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, tuple(calls)))
 
+    def _cited(self, result: AnswerResult, passages: Sequence[Passage]) -> dict[str, FilingIdentity | None]:
+        """The identity of each filing an answer cites (None: a citation outside the passages it was given)."""
+        filings = {p.chunk.doc_name: p.chunk.filing_id for p in passages}
+        return {c.doc_name: self.library.filing(filings[c.doc_name]).identity if c.doc_name in filings else None
+                for c in result.citations}
+
+    @staticmethod
+    def _withdrawn(result: AnswerResult, why: str) -> AnswerResult:
+        return replace(result, status="not_answerable", text=NOT_ANSWERABLE, value=None, unit=None,
+                       reason=f"the answer {result.text!r} rests on {why}; no answer is given")
+
     def _check_evidence_years(self, result: AnswerResult, intent: QueryIntent,
                               passages: Sequence[Passage]) -> AnswerResult:
         """A numeric answer about a fiscal year cannot rest only on filings for earlier years: a filing reports
@@ -379,16 +391,13 @@ class HirecPipeline:
         as the asked one) becomes not answerable, naming the years."""
         if result.status != "answered" or not intent.numeric or not intent.fiscal_years or not result.citations:
             return result
-        filings = {p.chunk.doc_name: p.chunk.filing_id for p in passages}
-        years = {self.library.filing(filings[c.doc_name]).identity.fiscal_year if c.doc_name in filings else None
-                 for c in result.citations}
+        years = {i.fiscal_year if i is not None else None for i in self._cited(result, passages).values()}
         if None in years or max(y for y in years if y is not None) >= min(intent.fiscal_years):
             return result
         cited = ", ".join(f"FY{y}" for y in sorted(y for y in years if y is not None))
         asked = ", ".join(f"FY{y}" for y in intent.fiscal_years)
-        return replace(result, status="not_answerable", text=NOT_ANSWERABLE, value=None, unit=None,
-                       reason=f"the answer {result.text!r} rests on filings for {cited} only, which cannot report "
-                              f"{asked}, the year the question asks about; no answer is given")
+        return self._withdrawn(result, f"filings for {cited} only, which cannot report {asked}, the year the "
+                                       "question asks about")
 
     def _check_evidence_date(self, result: AnswerResult, intent: QueryIntent,
                              passages: Sequence[Passage]) -> AnswerResult:
@@ -399,15 +408,13 @@ class HirecPipeline:
         asked = asked_date(intent.question)
         if result.status != "answered" or not intent.numeric or asked is None or not result.citations:
             return result
-        filings = {p.chunk.doc_name: p.chunk.filing_id for p in passages}
-        through = {c.doc_name: self.library.filing(filings[c.doc_name]).identity.reports_through()
-                   if c.doc_name in filings else None for c in result.citations}
+        through = {doc: i.reports_through() if i is not None else None
+                   for doc, i in self._cited(result, passages).items()}
         if any(d is None or d + REPORTING_LAG >= asked for d in through.values()):
             return result
         cited = ", ".join(f"{doc} (reports through {d})" for doc, d in through.items())
-        return replace(result, status="not_answerable", text=NOT_ANSWERABLE, value=None, unit=None,
-                       reason=f"the answer {result.text!r} rests on {cited} only, which cannot report as of "
-                              f"{asked}, the day the question asks about; no answer is given")
+        return self._withdrawn(result, f"{cited} only, which cannot report as of {asked}, the day the question "
+                                       "asks about")
 
     def _facts(self, run: Run, record: Callable[[StageTrace], StageTrace], intent: QueryIntent, plan: FactPlan,
                company_check: str, cancel: Callable[[], bool] | None) -> Generator[StageTrace, None, None]:

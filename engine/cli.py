@@ -40,6 +40,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides.setdefault("models", {})["chat_model"] = args.model
     if getattr(args, "reranker", None):
         _reranker_overrides(args.reranker, overrides)
+    if getattr(args, "model_intent", False):
+        overrides.setdefault("rerank", {})["model_intent"] = True
     if getattr(args, "rerank_seed", None) is not None:
         overrides.setdefault("rerank", {})["seed"] = args.rerank_seed
     if getattr(args, "gpu_layers", None) is not None:
@@ -388,6 +390,8 @@ def _explain(traces: Sequence[StageTrace]) -> None:
             print(f"   {p.mode} (seed {p.seed}): {p.stage1} of {p.n_chunks} chunks by BM25, {p.finalists} finalists, "
                   f"{len(p.groups)} model calls" + (f", {p.rounds} bootstrap rounds: {p.stop}" if p.rounds else ""))
             print(f"   intent: {'; '.join(p.intent_fields)}\n   cards: {p.cards}")
+            for line in p.intent_pass:
+                print(f"   intent pass: {line}")
             for r in p.rows[:10]:
                 terms = [f"bm25 #{r.stage1_rank}"] + [f"{k} {v}" for k, v in (
                     ("screen", r.screen_score), ("borda", r.borda), ("judge #", r.listwise_rank), ("elo", r.elo))
@@ -776,6 +780,8 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
                    "cards, engine.rerank) | cross-encoder (the trained one) | none | untrained | path to a "
                    "CrossEncoder folder")
     s.add_argument("--seed", dest="rerank_seed", type=int, help="seed of the tournament's bootstrap groups")
+    s.add_argument("--model-intent", action="store_true", help="with a card-based --reranker: a model pass over the "
+                   "question's intent before the cards are matched (checked; the trace lists what it added)")
     s.set_defaults(func=cmd_ask)
 
     s = sub.add_parser("runs", help="past runs and their traces")

@@ -680,6 +680,7 @@ class RerankPayload:
     rows: tuple[RerankRow, ...] = ()  # best first
     fallbacks: tuple[str, ...] = ()
     jaccards: tuple[float, ...] = ()  # Stage 3: the top-k Jaccard of each round with the one before (from round 2)
+    intent_pass: tuple[str, ...] = ()  # the model intent pass: what it added and what was dropped, and why
 
     @property
     def kept(self) -> tuple[RerankRow, ...]:

@@ -134,6 +134,11 @@ class RerankSettings(_Section):
     model_cards: bool = Field(
         True, description="Narrative chunks' cards get a model pass (validated against the text) in the model "
         "modes; off: cards by rules and statement facts only (much faster on a CPU).")
+    model_intent: bool = Field(
+        False, description="A model pass over the question's intent (FinCards Fig. 4) before the cards are matched: "
+        "it may add metrics the question implies, search words for Stage 1, a topic or relation the rules left "
+        "open; each proposed value is checked and the trace lists what was taken and dropped. One model call a "
+        "question; the answer step keeps the rules' intent.")
     stage1_ratio: float = Field(0.5, gt=0, le=1, description="FinCards eq. 5: r in N = clamp(⌈rL⌉, N_min, N_max).")
     stage1_min: int = Field(60, ge=5, description="FinCards N_min (all chunks when the filings hold fewer).")
     stage1_max: int = Field(150, ge=5, description="FinCards N_max.")

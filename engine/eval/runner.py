@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 # Within-filing chunk ranking (the FinCards setting): the candidates are every chunk of the question's gold
 # filing(s), so the ranking step alone is measured. pipeline -> the passage scorer.
 WITHIN_FILING = {"wf-bm25": "bm25", "wf-fused": "fused", "wf-ce": "cross-encoder", "wf-cards": "cards",
-                 "wf-tournament-s2": "tournament-s2", "wf-tournament": "tournament", "wf-multiagent": "multiagent"}
+                 "wf-cards+intent": "cards+intent", "wf-tournament-s2": "tournament-s2",
+                 "wf-tournament": "tournament", "wf-multiagent": "multiagent"}
 PIPELINES = ("bm25", "dense", "hybrid", "hirec-retrieval", "hirec-retrieval+ce", "hirec-retrieval+ce-only",
              "hirec-retrieval+untrained", "hirec-retrieval+cards", "hirec-retrieval+tournament", "hirec",
              "hirec-model", "dense-answer", *WITHIN_FILING)
@@ -43,7 +44,8 @@ RERANKER_VARIANTS = {"hirec-retrieval": ("none", None, "off"), "hirec-retrieval+
                      "hirec-retrieval+cards": ("none", None, "cards"),
                      "hirec-retrieval+tournament": ("none", None, "tournament")}
 ANSWERING = {"hirec", "hirec-model", "dense-answer"}
-NEEDS_CHAT = ANSWERING | {"hirec-retrieval+tournament", "wf-tournament-s2", "wf-tournament", "wf-multiagent"}
+NEEDS_CHAT = ANSWERING | {"hirec-retrieval+tournament", "wf-cards+intent", "wf-tournament-s2", "wf-tournament",
+                          "wf-multiagent"}
 
 
 @dataclass
@@ -180,13 +182,15 @@ class Evaluator:
             head = [c.chunk_id for c in payload.candidates]
             pred.note = payload.scorer
         else:
-            got = self._reranker.passages(q.question, lq, filings, intent, mode=scorer)
+            mode, _, extra = scorer.partition("+")  # "cards+intent": cards with the model intent pass
+            got = self._reranker.passages(q.question, lq, filings, intent, mode=mode, model_intent=extra == "intent")
             head = [r.chunk_id for r in got.rerank.rows]
             pred.tokens_in = sum(c.tokens_in for c in got.calls)
             pred.tokens_out = sum(c.tokens_out for c in got.calls)
             pred.llm_calls = len(got.calls)
             pred.rank_variance = got.rerank.rank_variance
-            pred.note = "; ".join((got.payload.scorer, f"cards: {got.rerank.cards}", *got.rerank.fallbacks[:3]))
+            pred.note = "; ".join((got.payload.scorer, f"cards: {got.rerank.cards}", *got.rerank.fallbacks[:3],
+                                   *got.rerank.intent_pass))
         taken = set(head)
         pred.ranked_chunks = head + [c for c in bm25 if c not in taken]
         chunks = {c.id: c for c in self.library.chunks(pred.ranked_chunks[:10])}

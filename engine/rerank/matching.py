@@ -34,6 +34,7 @@ class Demand:
     items: tuple[str, ...] = ()  # line-item metrics (a ratio's components)
     statements: tuple[str, ...] = ()
     annual: bool = False  # whole fiscal years asked (no quarter): an interim period does not match them
+    model: tuple[str, ...] = ()  # the values the model intent pass added (engine.rerank.intent_pass)
 
     @classmethod
     def of(cls, intent: QueryIntent, catalogue: Catalogue | None = None) -> Demand:
@@ -63,6 +64,8 @@ class Demand:
             out.append("period: the latest reported")
         if self.entities:
             out.append("entities: " + ", ".join(self.entities))
+        if self.model:
+            out.append("added by the model: " + "; ".join(self.model))
         return tuple(out)
 
 

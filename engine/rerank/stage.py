@@ -26,6 +26,7 @@ from engine.records import (
 from engine.rerank.algorithms import stage1_cutoff
 from engine.rerank.calls import Calls, Candidate
 from engine.rerank.cards import CardMaker
+from engine.rerank.intent_pass import model_intent as refine_intent
 from engine.rerank.matching import Demand, align, card_fit, matched_fields, terms_text
 from engine.rerank.tournament import Ranking, cards_only, fincards, multiagent
 from engine.answer.catalogue import load_catalogue
@@ -91,7 +92,9 @@ class PassageReranker:
         return ranked[:stage1_cutoff(len(ranked), s.stage1_ratio, s.stage1_min, s.stage1_max)], len(ranked)
 
     def passages(self, query: str, lexical_query: str, filings: Sequence[Filing], intent: QueryIntent,
-                 cancel: Callable[[], bool] | None = None, mode: str | None = None) -> Reranked:
+                 cancel: Callable[[], bool] | None = None, mode: str | None = None,
+                 model_intent: bool | None = None) -> Reranked:
+        """Rank the filings' passages; ``mode`` and ``model_intent`` override the settings'."""
         t = time.perf_counter()
         s = self.settings.rerank
         mode = mode or s.mode
@@ -100,6 +103,18 @@ class PassageReranker:
         if mode in MODEL_MODES and chat is None:
             fallbacks.append(f"{mode} needs a chat model and none is loaded: ranked by cards only")
             mode = "cards"
+        demand = Demand.of(intent, self.catalogue)
+        first_calls: list[LlmCall] = []
+        intent_lines: tuple[str, ...] = ()
+        if s.model_intent if model_intent is None else model_intent:
+            if self.chat is None:
+                fallbacks.append("the model intent pass needs a chat model and none is loaded: the rules' intent")
+            else:
+                passed, call = refine_intent(demand, intent.question, self.chat, self.settings.prompts, cancel)
+                first_calls.append(call)
+                demand, intent_lines = passed.demand, passed.lines()
+                if passed.keywords:
+                    lexical_query = f"{lexical_query} {' '.join(passed.keywords)}"
         titles = {f.id: filing_title(f) for f in filings}
         years = {f.id: f.identity.fiscal_year for f in filings}
         top, n_chunks = self.stage1(lexical_query, filings)
@@ -115,7 +130,6 @@ class PassageReranker:
         base = self._base_order(query, [chunks[i] for i in bm25_rank if i in chunks], bm25_rank, items, titles,
                                 {f.id: n for n, f in enumerate(filings)})
         batch = self.maker.cards([chunks[c] for c in base], titles, chat if s.model_cards else None, cancel)
-        demand = Demand.of(intent, self.catalogue)
         cands: list[Candidate] = []
         for cid in base:
             chunk, card = chunks[cid], batch.cards[cid]
@@ -124,7 +138,7 @@ class PassageReranker:
                                    matched_fields(card, demand, fy), card_fit(card, demand),
                                    base_rank=len(cands) + 1))
         calls = Calls(intent.question, "; ".join(demand.fields()), demand.relation, chat, s,  # type: ignore[arg-type]
-                      self.settings.prompts, cancel, list(batch.calls))
+                      self.settings.prompts, cancel, [*first_calls, *batch.calls])
         if mode == "cards" or chat is None:
             ranking = cards_only(cands, s)
             scorer = "cards: 1/(ζ + BM25 rank) + λ·(alignment + card fit), section diversity"
@@ -145,7 +159,7 @@ class PassageReranker:
         payload = RerankPayload(mode, s.seed, demand.fields(), n_chunks, len(cands), len(ranking.finalists),
                                 tuple(calls.groups), tuple(ranking.matches), ranking.rounds, ranking.stop,
                                 ranking.rank_variance, batch.sources(), rows, tuple(fallbacks),
-                                tuple(ranking.jaccards))
+                                tuple(ranking.jaccards), intent_lines)
         cand_rows = tuple(PassageCandidate(
             r.chunk_id, r.doc_name, r.page_index, r.kept, r.rank, round(r.final, 6), r.rrf or 0.0, r.bm25,
             r.stage1_rank, 0.0, 0, " ".join(by_id[r.chunk_id].chunk.text.split())[:200],

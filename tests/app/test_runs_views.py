@@ -330,6 +330,35 @@ def test_a_stored_card_ranked_run_reopens_with_its_rerank_stage(make_window, app
     assert "No tournament" in window.inspect_view.select_tab("Tournament").chart.title
 
 
+def test_the_cards_view_shows_what_the_model_intent_pass_added_and_dropped(make_window, app_home, demo_truth,
+                                                                              embedder):
+    """A cards run with the model intent pass: the Cards tab's intent line lists the metric the model added and the
+    proposal it dropped, and the metric is marked on a card that names it. Read back from the library."""
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from tests.engine.scripted import ScriptedChat
+
+    proposal = {"topic": "Profitability", "entities": ["Atlantis region"], "metrics": ["operating income"],
+                "temporal_scope": [], "requires_numeric_evidence": True, "relation": "lookup",
+                "keywords": ["operating income"]}
+    fact = revenue_fact(demo_truth, "2023")
+    settings = Settings(home=app_home).with_overrides(rerank={"mode": "cards", "model_intent": True,
+                                                              "model_cards": False})
+    with Library(app_home) as library:
+        run = build_pipeline(settings, library, Models(embedder, ScriptedChat(lambda *a: proposal))).run(
+            question_for(fact), stop_after="passages")
+    window = make_window(app_home)
+    window.inspect_view.load_run(Library(app_home), run.id)
+    p = events_by(check_inspect_matches_store(window, run.id), "rerank")[0].payload
+    assert "model added metric: operating income" in p.intent_pass
+    cards = window.inspect_view.select_tab("Cards")
+    note = cards.note.text()
+    assert "added by the model: metric: operating income" in note and "Atlantis region" in note
+    row = next(n for n in range(cards.model.rowCount()) if "metric: operating income" in p.rows[n].matched)
+    cards.table.selectRow(row)
+    assert "✓ operating income" in cards.card.toPlainText()
+
+
 def _stored_tournament(app_home, demo_truth, mode: str):  # noqa: ANN001, ANN202
     from engine.models.registry import load_embedder
     from engine.pipeline import Models, build_pipeline

@@ -25,6 +25,8 @@ def purpose_of(messages) -> str:  # noqa: ANN001
         return "choose"
     if "as an evidence card" in messages[0]["content"]:
         return "card"
+    if messages[0]["content"].startswith("You read an analyst's question"):
+        return "intent"
     for cue, purpose in (("You write test questions", "qg-single"), ("You combine test questions", "qg-merge"),
                          ("You write harder test questions", "qg-deepen"),
                          ("You write comparison questions", "qg-compare"), ("You check test questions", "qg-judge"),

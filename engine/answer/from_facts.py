@@ -48,6 +48,11 @@ __all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compute", "facts_answer"
            "gap_query", "gather", "pick", "plan_metric"]
 
 _CHANGE = re.compile(r"\bchange\b", re.IGNORECASE)
+# a change between two years asked as an amount (or, for a rate, in percentage points): "how much has X changed",
+# "the increase in X from FY2021 to FY2022"; a change asked as a rate is ASKS_GROWTH's
+_ASKS_DIFFERENCE = re.compile(r"\bchang(?:e|ed|es|ing)\b|\b(?:increase|decrease|decline|drop|rise)[ds]?\b|\brose\b|"
+                              r"\bfell\b|\bwent\s+(?:up|down)\b", re.IGNORECASE)
+_DEFINITION = re.compile(r"\b(?:define|defined|calculated|computed|using)\b", re.IGNORECASE)
 _CAGR = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual\s+growth", re.IGNORECASE)
 _YEARS_AVERAGE = re.compile(r"\b(?:\d+|two|three|four|five)[- ]years?\s+(?:average|avg|mean)\b", re.IGNORECASE)
 # a quarter's question that asks for the year to date, not the three months: "H1", "first half", "nine months"
@@ -66,7 +71,9 @@ class FactPlan:
     filing_ids: tuple[int, ...]
     fiscal_year: int  # the latest year asked
     metric: Metric
-    mode: str = "value"  # value | growth (over ``span`` years, in %) | cagr | average (of the metric over the years)
+    # value | growth (over ``span`` years, in %) | change (the difference over ``span`` years: an amount, or
+    # percentage points of a rate) | cagr | average (of the metric over the years) | choice
+    mode: str = "value"
     span: int = 0  # years between the first year asked and ``fiscal_year``
     annual_years: dict[int, int] = field(default_factory=dict)  # filing id -> fiscal year, for its 10-Ks
     # A quarter asked ("Q2 FY2024"): the date its 10-Q's cover states as the period's end, and the months a flow
@@ -205,9 +212,10 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
         return None
     question = intent.question
     span = years[-1] - years[0]
+    asked = _DEFINITION.split(question, maxsplit=1)[0]  # not the words of a definition the question gives
     mode = ("cagr" if _CAGR.search(question) else "average" if _YEARS_AVERAGE.search(question)
             else "growth" if ASKS_GROWTH.search(question) or (_CHANGE.search(question) and ASKS_SHARE.search(question))
-            else "value") if span else "value"
+            else "change" if _ASKS_DIFFERENCE.search(asked) else "value") if span else "value"
     relative = mode in ("value", "average") and (bool(ASKS_SHARE.search(question)) or intent.unit_hint == "percent")
     own = None  # the question's own definition of a metric
     if (defined := defined_formula(question, catalogue)) is not None:
@@ -348,7 +356,7 @@ def gap_facts(library: Library, gap: Gap, pages: Sequence[tuple[int, int]],
 
 def _backs(plan: FactPlan) -> tuple[int, ...]:
     """The years (back from the latest asked) the metric is computed for."""
-    if plan.mode in ("growth", "cagr"):
+    if plan.mode in ("growth", "cagr", "change"):
         return (0, plan.span)
     if plan.mode == "average":
         return tuple(range(plan.span + 1))
@@ -437,25 +445,44 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
         expression = f"(({at[0]} / {at[plan.span]}) ** (1 / {plan.span}) - 1) * 100"
     elif plan.mode == "average":
         expression = f"({' + '.join(at.values())}) / {len(at)}"
+    elif plan.mode == "change":
+        expression = f"{at[0]} - {at[plan.span]}"
     else:
         expression = at[0]
     lines = [f"    {variable(i.term)} = {i.value!r}" for i in got.inputs]
-    program = "def solution():\n" + "\n".join(lines) + f"\n    return {expression}\n"
-    try:
-        value = run_program(program).value
-    except ProgramRejected as exc:  # the catalogue's own formula: a bug, not the question's fault
-        raise ProgramFailed(str(exc)) from exc
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProgramFailed(f"the formula gave {value!r}, not a number")
+
+    def run(expr: str) -> tuple[str, float]:
+        program = "def solution():\n" + "\n".join(lines) + f"\n    return {expr}\n"
+        try:
+            value = run_program(program).value
+        except ProgramRejected as exc:  # the catalogue's own formula: a bug, not the question's fault
+            raise ProgramFailed(str(exc)) from exc
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ProgramFailed(f"the formula gave {value!r}, not a number")
+        return program, float(value)
+
     unit = "percent" if plan.mode in ("growth", "cagr") else plan.metric.unit
-    shown_unit = unit
+    scale = "millions"
     if unit == "USD":
         scale = (unit_hint or "").removeprefix("USD ").strip()
         if scale not in SCALE_FACTORS:
             scale = "millions"
-        value, shown_unit = value / SCALE_FACTORS[scale], f"USD {scale}"
-    return Computed(float(value), shown_unit, program,
-                    format_value(float(value), None if shown_unit == "ratio" else shown_unit, decimals))
+
+    def shown(value: float) -> tuple[float, str, str]:
+        shown_unit = unit
+        if unit == "USD":
+            value, shown_unit = value / SCALE_FACTORS[scale], f"USD {scale}"
+        return value, shown_unit, format_value(value, None if shown_unit == "ratio" else shown_unit, decimals)
+
+    program, raw = run(expression)
+    value, shown_unit, text = shown(raw)
+    if plan.mode == "change":  # the difference, then the two values it is taken between
+        (_, new), (_, old) = run(at[0]), run(at[plan.span])
+        if unit == "percent":
+            shown_unit, text = "percentage points", f"{value:.{2 if decimals is None else decimals}f} percentage points"
+        text += (f" (from {shown(old)[2]} in FY{plan.fiscal_year - plan.span} to {shown(new)[2]} in "
+                 f"FY{plan.fiscal_year})")
+    return Computed(value, shown_unit, program, text)
 
 
 def _choose(plan: FactPlan, got: Gathered, intent: QueryIntent) -> Computed:
@@ -479,6 +506,8 @@ def _listing(words: Sequence[str]) -> str:
 def facts_payload(plan: FactPlan, got: Gathered, query: str = "") -> FactsPayload:
     """The trace of one sufficiency check: every input found and every gap still open."""
     what = {"value": plan.metric.words, "growth": f"the change in {plan.metric.words} over {plan.span} year(s)",
+            "change": f"the difference in {plan.metric.words} between FY{plan.fiscal_year - plan.span} and "
+                      f"FY{plan.fiscal_year}",
             "cagr": f"the compound annual growth of {plan.metric.words} over {plan.span} years",
             "average": f"the {plan.span + 1}-year average of {plan.metric.words}",
             "choice": f"which of {_listing([o.words for o in plan.options])} is the "

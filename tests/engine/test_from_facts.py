@@ -93,6 +93,38 @@ def test_growth_cagr_averages_and_scale(pipeline, demo_truth, question, expected
     assert run.answer.value == pytest.approx(want)
 
 
+def test_a_change_between_two_years_is_their_difference_with_both_values(pipeline, demo_truth) -> None:  # noqa: ANN001
+    """"How much did X change between FY A and FY B": the difference, in percentage points for a rate and in the
+    asked scale for an amount, followed by the two values it is taken between; no model call."""
+    def t(metric: str, year: int) -> float:
+        return truth(demo_truth, "HRBR", metric, year)
+
+    margin = {y: t("Operating income", y) / t("Total revenue", y) * 100 for y in (2022, 2023)}
+    run, facts = ask(pipeline, "How much did Harborview Therapeutics' operating margin change between FY2022 and "
+                               "FY2023?")
+    assert run.status == "answered" and run.llm_calls == 0 and facts is not None and facts.mode == "change"
+    assert run.answer.value == pytest.approx(margin[2023] - margin[2022]) and run.answer.unit == "percentage points"
+    assert run.answer.text == (f"{margin[2023] - margin[2022]:.2f} percentage points (from {margin[2022]:.2f}% in "
+                               f"FY2022 to {margin[2023]:.2f}% in FY2023)")
+    run, _ = ask(pipeline, "By how much did Harborview Therapeutics' total revenue increase from FY2022 to FY2023, "
+                           "in USD billions?")
+    assert run.answer.value == pytest.approx((t("Total revenue", 2023) - t("Total revenue", 2022)) / 1000)
+    assert run.answer.unit == "USD billions" and "in FY2022 to" in run.answer.text
+
+
+def test_change_words_inside_a_definition_do_not_ask_for_a_change(ingested_demo) -> None:  # noqa: ANN001
+    from engine.answer.catalogue import load_catalogue
+    from engine.answer.from_facts import plan_metric
+    from engine.intent import parse_intent
+    from engine.pipeline import issuer_refs
+
+    library, _, _ = ingested_demo
+    q = ("What is Harborview Therapeutics' FY2023 inventory turnover? Inventory turnover is defined as cost of "
+         "revenue divided by the average of inventories at the end of FY2022 and FY2023, whether they increased or not.")
+    plan = plan_metric(parse_intent(q, issuer_refs(library)), library, load_catalogue())
+    assert plan is not None and plan.mode == "value"
+
+
 def test_a_missing_input_ends_not_answerable_and_names_it(pipeline) -> None:  # noqa: ANN001
     """Kingsley's FY2021 return on assets averages its total assets at the end of FY2020, which no loaded filing
     prints: no number, and the answer says which input is missing."""

@@ -19,6 +19,7 @@ from engine.answer.catalogue import Term, formula_terms, load_catalogue
 from engine.answer.choose import choose_facts
 from engine.answer.fact_formula import answer_from_fact_formula
 from engine.answer.fact_lines import passage_facts
+from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.from_facts import (
     FactPlan,
     facts_answer,
@@ -363,8 +364,11 @@ class HirecPipeline:
                                                           s.prompts, cancel)
             calls.append(call)
         if result is None:  # no fact listed, or none the model could use: the answer from the passages' text
+            metrics = computed_metrics(self.library, intent, self.catalogue) \
+                if s.answer.from_facts and not intent.numeric else ()
             result, call = answer_question(question, intent, kept, self.chat, s.answer, s.prompts, facts=lines,
-                                           cancel=cancel)
+                                           computed=render_metric_lines(metrics),
+                                           known=[m.value for m in metrics], cancel=cancel)
             calls.append(call)
             if note:
                 result = replace(result, reason="; ".join(x for x in (note, result.reason) if x))

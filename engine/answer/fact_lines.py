@@ -90,10 +90,15 @@ def passage_facts(library: Library, passages: Sequence[Passage], intent: QueryIn
     return tuple(FactLine(i, pid, s) for i, (_, pid, s) in enumerate(ordered, start=1))
 
 
-def render_fact_lines(lines: Sequence[FactLine]) -> str:
-    """The block an answer prompt shows after its passages ("" when there are none)."""
+def fenced(title: str, lines: Sequence[str]) -> str:
+    """Lines a prompt shows as quoted data under a title ("" when there are none); a fence inside is broken."""
     if not lines:
         return ""
-    body = "\n".join(line.render() for line in lines).replace("<<<", "< < <").replace(">>>", "> > >")
-    return ("Facts read from the statement tables of these passages (id, [passage], row | period | value as "
-            f"printed):\n<<<\n{body}\n>>>")
+    body = "\n".join(lines).replace("<<<", "< < <").replace(">>>", "> > >")
+    return f"{title}:\n<<<\n{body}\n>>>"
+
+
+def render_fact_lines(lines: Sequence[FactLine]) -> str:
+    """The block an answer prompt shows after its passages ("" when there are none)."""
+    return fenced("Facts read from the statement tables of these passages (id, [passage], row | period | value as "
+                  "printed)", [line.render() for line in lines])

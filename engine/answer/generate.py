@@ -96,12 +96,15 @@ def ground(variables: Sequence[ProgramVariable], passages: Sequence[Passage]) ->
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 
 
-def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: Sequence[int]) -> list[Grounding]:
+def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: Sequence[int],
+                known: Sequence[float] = ()) -> list[Grounding]:
     """Check each figure a written answer states against the passages it cites.
 
     Years and figures already in the question are skipped; a figure counts as printed when it appears
     in a cited passage as is or a thousand times larger or smaller (billions written for a table in
-    millions). A figure that is not printed was computed by the model, or invented: the note says so.
+    millions), and as grounded when it is one of the ``known`` values the engine computed from the statement
+    facts, as written (rounded to the figure's decimals). Any other figure was computed by the model, or
+    invented: the note says so.
     """
     asked = passage_numbers(question)
     nums = {i: passage_numbers(p.prompt_text()) for i, p in enumerate(passages, start=1)}
@@ -112,6 +115,11 @@ def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: 
         if value is None or _YEAR.match(digits) or abs(value) in asked:
             continue
         found = tuple(_printed_in(value, nums))
+        places = len(token.split(".", 1)[1].rstrip("%").strip()) if "." in token else 0
+        if any(round(abs(k), places) == round(abs(value), places) for k in known):
+            rows.append(Grounding(f"stated {token}", value, tuple(cited), True, found,
+                                  label="computed by the engine from the statement facts"))
+            continue
         rows.append(Grounding(f"stated {token}", value, tuple(cited), any(i in found for i in cited), found))
     return rows
 
@@ -146,13 +154,17 @@ def _citations(ids: Sequence[int], passages: Sequence[Passage]) -> tuple[Citatio
 
 def answer_question(question: str, intent: QueryIntent, passages: Sequence[Passage], chat: ChatModel,
                     settings: AnswerSettings, prompts: PromptSettings, *, facts: Sequence[FactLine] = (),
+                    computed: str = "", known: Sequence[float] = (),
                     cancel: Callable[[], bool] | None = None) -> tuple[AnswerResult, LlmCall]:
-    """Answer from the curated passages, with ``facts`` (the statement facts they print) listed after them;
-    raises :class:`engine.errors.Cancelled` when ``cancel`` fires."""
+    """Answer from the curated passages, with ``facts`` (the statement facts they print) listed after them and,
+    for a written answer, ``computed`` (metrics the engine computed from the facts,
+    :mod:`engine.answer.metric_lines`) whose values ``known`` count as grounded; raises
+    :class:`engine.errors.Cancelled` when ``cancel`` fires."""
     block = render_fact_lines(facts)
     if intent.numeric and settings.numeric_mode == "pot":
         return _answer_program(question, intent, passages, block, chat, settings, prompts, cancel)
-    return _answer_text(question, passages, block, chat, settings, prompts, cancel)
+    block = "\n\n".join(b for b in (block, computed) if b)
+    return _answer_text(question, passages, block, chat, settings, prompts, cancel, known)
 
 
 _NAME = re.compile(r"[^a-z0-9_]")
@@ -256,7 +268,8 @@ def _answer_program(question: str, intent: QueryIntent, passages: Sequence[Passa
 
 
 def _answer_text(question: str, passages: Sequence[Passage], facts: str, chat: ChatModel, settings: AnswerSettings,
-                 prompts: PromptSettings, cancel: Callable[[], bool] | None) -> tuple[AnswerResult, LlmCall]:
+                 prompts: PromptSettings, cancel: Callable[[], bool] | None,
+                 known: Sequence[float] = ()) -> tuple[AnswerResult, LlmCall]:
     messages = evidence_messages(prompt("answer_text", prompts), question, passages, prompts, facts)
     res, call = call_llm(chat, "answer (chain of thought)", messages, text_schema(len(passages)), settings.max_tokens,
                          cancel)
@@ -268,7 +281,7 @@ def _answer_text(question: str, passages: Sequence[Passage], facts: str, chat: C
                             reason=res.data["answer"]), call
     text = res.data["answer"].strip()
     cited = list(dict.fromkeys(i for i in res.data["used_ids"] if 1 <= i <= len(passages)))
-    grounding = ground_text(text, question, passages, cited)
+    grounding = ground_text(text, question, passages, cited, known)
     unsupported = [g.variable.removeprefix("stated ") for g in grounding if not g.verified]
     reason = (f"figure(s) {', '.join(unsupported)} not printed in the cited passages: computed by the model or "
               "unsupported; check them" if unsupported else "")

@@ -74,21 +74,39 @@ def computed_metrics(library: Library, intent: QueryIntent, catalogue: Catalogue
                   if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
         name = next((f.identity.registrant for f in filings if f.identity.registrant), issuer)
         for metric in metrics:
+            before: MetricLine | None = None
             for year in years:
                 plan = FactPlan(issuer, tuple(f.id for f in filings), year, metric, "value", 0, annual)
                 got = gather(plan, library, catalogue)
                 if got.gaps:
+                    before = None
                     continue
                 try:
                     c = compute(plan, got, None, None)
                 except ProgramFailed:
+                    before = None
                     continue
                 inputs = tuple(_input(i.ref()) for i in got.inputs)
-                lines.append(MetricLine(len(lines) + 1, name, metric.words, plan.period, c.value, c.unit, c.text,
-                                        inputs))
+                line = MetricLine(len(lines) + 1, name, metric.words, plan.period, c.value, c.unit, c.text, inputs)
+                lines.append(line)
+                if before is not None:  # the change from the year before, stated (a small model swaps the years)
+                    lines.append(_change(len(lines) + 1, before, line))
+                before = line
                 if len(lines) >= limit:
-                    return tuple(lines)
+                    return tuple(lines[:limit])
     return tuple(lines)
+
+
+def _change(number: int, a: MetricLine, b: MetricLine) -> MetricLine:
+    """The change of a metric from one year's line to the next year's: its difference (percentage points for a
+    rate) and its direction."""
+    delta = b.value - a.value
+    unit = "percentage points" if a.unit == "percent" else a.unit
+    direction = "an increase" if delta > 0 else "a decrease" if delta < 0 else "no change"
+    amount = f"{delta:+,.2f}" if unit != "ratio" else f"{delta:+.4f}"
+    text = f"{amount} {unit} ({direction})" if unit != "ratio" else f"{amount} ({direction})"
+    return MetricLine(number, a.company, a.metric, f"{a.period} → {b.period}", delta, unit, text,
+                      (f"M{b.id} − M{a.id}",))
 
 
 def _input(ref: FactInputRef) -> str:

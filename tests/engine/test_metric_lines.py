@@ -29,13 +29,18 @@ def test_the_named_metric_is_computed_for_the_asked_year_and_the_one_before(inge
     intent = parse_intent(QUESTION, issuer_refs(library))
     assert not intent.numeric
     lines = computed_metrics(library, intent, load_catalogue())
-    assert [(m.period, m.unit) for m in lines] == [("FY2022", "percent"), ("FY2023", "percent")]
-    for m in lines:
+    assert [(m.period, m.unit) for m in lines] == [("FY2022", "percent"), ("FY2023", "percent"),
+                                                   ("FY2022 → FY2023", "percentage points")]
+    change = lines[2]  # the direction is stated, so the answer need not compare the two years itself
+    delta = _margin(demo_truth, 2023) - _margin(demo_truth, 2022)
+    assert change.value == pytest.approx(delta) and change.inputs == ("M2 − M1",)
+    assert change.text == f"{delta:+,.2f} percentage points ({'an increase' if delta > 0 else 'a decrease'})"
+    for m in lines[:2]:
         year = int(m.period[2:])
         assert m.value == pytest.approx(_margin(demo_truth, year)) and m.text == f"{_margin(demo_truth, year):.2f}%"
         assert len(m.inputs) == 2 and all(re.search(r"HRBR_20\d\d_10K p\. \d+", i) for i in m.inputs)
     block = render_metric_lines(lines)
-    assert block.startswith("Metrics the engine computed from the statement facts") and "\nM2 " in block
+    assert block.startswith("Metrics the engine computed from the statement facts") and "\nM3 " in block
     # a question naming no catalogue metric, or a quarter, gets none
     assert computed_metrics(library, parse_intent("What risks does Harborview Therapeutics face in FY2023?",
                                                   issuer_refs(library)), load_catalogue()) == ()

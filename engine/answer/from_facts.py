@@ -39,6 +39,7 @@ from engine.records import (
     Computation,
     FactInputRef,
     FactsPayload,
+    Filing,
     QueryIntent,
     StoredFact,
 )
@@ -244,8 +245,7 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     registrants = {re.sub(r"[^a-z]", "", f.identity.registrant.lower()) for f in filings if f.identity.registrant}
     if not filings or (len(intent.issuers) > 1 and len(registrants) != 1):
         return None  # two companies named (not one under two keys): not one company's metric
-    annual = {f.id: f.identity.fiscal_year for f in filings
-              if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
+    annual = annual_reports(filings)
     options, largest = chosen if chosen is not None else ((), True)
     if not intent.quarters:
         return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual,
@@ -260,6 +260,12 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span,
                     dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())), flow_months=months,
                     options=options, largest=largest)
+
+
+def annual_reports(filings: Sequence[Filing]) -> dict[int, int]:
+    """Filing id -> fiscal year of the 10-Ks among ``filings`` (a year's figures as first reported)."""
+    return {f.id: f.identity.fiscal_year for f in filings
+            if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
 
 
 def _difference(question: str, catalogue: Catalogue) -> tuple[Metric, Metric] | None:

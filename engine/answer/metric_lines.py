@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from engine.answer.catalogue import Catalogue, Metric
 from engine.answer.evaluator import ProgramFailed
 from engine.answer.fact_lines import fenced
-from engine.answer.from_facts import FactPlan, compute, gather
+from engine.answer.from_facts import FactPlan, annual_reports, compute, gather
 from engine.intent.units import ASKS_MARGIN, ASKS_SHARE
 from engine.pages import cite
 from engine.records import FactInputRef, QueryIntent
@@ -70,8 +70,7 @@ def computed_metrics(library: Library, intent: QueryIntent, catalogue: Catalogue
     lines: list[MetricLine] = []
     for issuer in intent.issuers:
         filings = library.filings_of_companies([issuer])
-        annual = {f.id: f.identity.fiscal_year for f in filings
-                  if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
+        annual = annual_reports(filings)
         name = next((f.identity.registrant for f in filings if f.identity.registrant), issuer)
         for metric in metrics:
             before: MetricLine | None = None

@@ -391,7 +391,8 @@ def _explain(traces: Sequence[StageTrace]) -> None:
                   f"{len(p.groups)} model calls" + (f", {p.rounds} bootstrap rounds: {p.stop}" if p.rounds else ""))
             print(f"   intent: {'; '.join(p.intent_fields)}\n   cards: {p.cards}")
             for line in p.intent_pass:
-                print(f"   intent pass: {line}")
+                if not line.startswith("model added "):  # the intent line lists what was added
+                    print(f"   intent pass: {line}")
             for r in p.rows[:10]:
                 terms = [f"bm25 #{r.stage1_rank}"] + [f"{k} {v}" for k, v in (
                     ("screen", r.screen_score), ("borda", r.borda), ("judge #", r.listwise_rank), ("elo", r.elo))

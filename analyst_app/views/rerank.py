@@ -247,7 +247,8 @@ class CardsTab(_RerankTab):
         self.note.setText(
             f"<b>{html.escape(p.mode)}</b> · {p.n_chunks} chunks in the chosen filings, {p.stage1} Stage 1 candidates"
             f" · cards: {html.escape(p.cards or '—')}<br>Intent: {html.escape(' · '.join(p.intent_fields))}"
-            + "".join(f"<br><span style='color:#555'>{html.escape(f)}</span>" for f in p.intent_pass)
+            + "".join(f"<br><span style='color:#555'>{html.escape(f)}</span>" for f in p.intent_pass
+                    if not f.startswith("model added "))  # the intent line lists what was added
             + "".join(f"<br><span style='color:#8a5a00'>{html.escape(f)}</span>" for f in p.fallbacks)
             + "<br><span style='color:#777'>Select a passage to see its card; double-click to open its page.</span>")
         self.model.set_records(list(p.rows))

@@ -30,6 +30,7 @@ class Candidate:
     matched: tuple[str, ...]
     fit: float  # card_fit: line-item coverage, statement, evidence type, role, topic
     base_rank: int = 0  # in the fused order of BM25, dense and line items the rankers start from
+    matching: bool = True  # the question asks for card fields (Demand.card_matching); else the card terms count 0
 
     @property
     def id(self) -> int:
@@ -37,8 +38,8 @@ class Candidate:
 
     @property
     def card_score(self) -> float:
-        """The model-free order: alignment plus card fit."""
-        return self.align.total + self.fit
+        """The model-free order: alignment plus card fit, when the question asks for fields the cards carry."""
+        return self.align.total + self.fit if self.matching else 0.0
 
 
 @dataclass

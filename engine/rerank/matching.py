@@ -48,6 +48,16 @@ class Demand:
                    intent.numeric, intent.relation, intent.topic, items, tuple(dict.fromkeys(statements)),
                    bool(intent.annual_years) and not intent.quarters)
 
+    @property
+    def card_matching(self) -> bool:
+        """Whether the cards can tell this question's evidence from the rest: it asks for a metric, a line item
+        or a statement, which cards carry as fields. A question that asks for none ("what inventory risks does
+        the filing name?") would be matched on what every candidate of its filing shares — the asked year,
+        printed figures, a topic or a role — which says nothing about the passage it needs, and as a bonus of
+        up to several times the whole fused ranking's spread it would bury the passage that the question's
+        words and meaning found."""
+        return bool(self.metrics or self.items or self.statements)
+
     def fields(self) -> tuple[str, ...]:
         """The intent as the trace lists it."""
         out = [f"topic: {self.topic}", f"relation: {self.relation}",

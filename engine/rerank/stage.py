@@ -136,7 +136,10 @@ class PassageReranker:
             fy = years.get(chunk.filing_id)
             cands.append(Candidate(chunk, card, bm25.get(cid, 0.0), bm25_rank[cid], align(card, demand, fy, s),
                                    matched_fields(card, demand, fy), card_fit(card, demand),
-                                   base_rank=len(cands) + 1))
+                                   base_rank=len(cands) + 1, matching=demand.card_matching))
+        if not demand.card_matching:
+            fallbacks.append("the question asks for no metric, line item or statement: card terms not used, the "
+                             "candidates keep the fused order (BM25 + dense + line items)")
         calls = Calls(intent.question, "; ".join(demand.fields()), demand.relation, chat, s,  # type: ignore[arg-type]
                       self.settings.prompts, cancel, [*first_calls, *batch.calls])
         if mode == "cards" or chat is None:

@@ -123,6 +123,24 @@ def test_cards_mode_needs_no_model_and_a_model_mode_without_one_says_so(library_
     top = p.rows[0]
     assert top.doc_name.startswith(issuer) and top.matched and top.align > 0
     assert "revenue" in " ".join(top.matched)
+    assert top.final > 1 / (settings.rerank.rrf_zeta + 1), "the card terms add to the fused rank's 1/(ζ + rank)"
+    assert not any("card terms not used" in f for f in p.fallbacks)
+
+
+def test_a_question_that_asks_for_no_card_field_keeps_the_fused_order(library_copy) -> None:
+    """A question that names no metric, line item or statement: every card would match it only on what the
+    filing's passages share (the year, figures), so the card terms are left out and the fused order stands."""
+    library, settings = library_copy
+    f = next(f for f in library.filings() if f.identity.form == "10-K")
+    question = f"What risks does {f.identity.registrant} describe for its business in fiscal {f.identity.fiscal_year}?"
+    p = _rerank(_pipeline(library, settings, None, mode="cards").run(question, stop_after="passages", store=False))
+    assert any("card terms not used" in line for line in p.fallbacks)
+    assert any(r.matched for r in p.rows), "fields still match (the period) and are shown, but do not score"
+    zeta = settings.rerank.rrf_zeta
+    in_place = [r.final for r in p.rows if not r.moved]
+    assert in_place == sorted(in_place, reverse=True)
+    assert {round(1 / r.final - zeta) for r in p.rows} == set(range(1, len(p.rows) + 1)), \
+        "each final score is 1/(ζ + fused rank): no card bonus"
 
 
 def test_instructions_in_a_filing_change_only_that_passage_s_card(library_copy) -> None:

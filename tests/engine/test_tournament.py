@@ -133,8 +133,11 @@ def test_a_question_that_asks_for_no_card_field_keeps_the_fused_order(library_co
     library, settings = library_copy
     f = next(f for f in library.filings() if f.identity.form == "10-K")
     question = f"What risks does {f.identity.registrant} describe for its business in fiscal {f.identity.fiscal_year}?"
-    p = _rerank(_pipeline(library, settings, None, mode="cards").run(question, stop_after="passages", store=False))
+    run = _pipeline(library, settings, None, mode="cards").run(question, stop_after="passages", store=False)
+    p = _rerank(run)
     assert any("card terms not used" in line for line in p.fallbacks)
+    scorer = next(t.payload.scorer for t in run.traces if isinstance(t.payload, PassagesPayload))
+    assert "asks for no card field" in scorer
     assert any(r.matched for r in p.rows), "fields still match (the period) and are shown, but do not score"
     zeta = settings.rerank.rrf_zeta
     in_place = [r.final for r in p.rows if not r.moved]

@@ -144,8 +144,8 @@ class PassageReranker:
                       self.settings.prompts, cancel, [*first_calls, *batch.calls])
         if mode == "cards" or chat is None:
             ranking = cards_only(cands, s)
-            scorer = ("cards: 1/(ζ + fused rank) + λ·(alignment + card fit), section diversity" if demand.card_matching
-                      else "cards: 1/(ζ + fused rank) (the question asks for no card field), section diversity")
+            bonus = " + λ·(alignment + card fit)" if demand.card_matching else " (the question asks for no card field)"
+            scorer = f"cards: 1/(ζ + fused rank){bonus}, section diversity"
         elif mode == "multiagent":
             ranking = multiagent(cands, calls)
             scorer = f"multi-agent: picker, listwise judge, referee Elo, RRF + λ·alignment (seed {s.seed})"

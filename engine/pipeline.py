@@ -34,6 +34,7 @@ from engine.curation import curate
 from engine.errors import Cancelled, ModelError
 from engine.intent import lexical_query, parse_intent
 from engine.intent.periods import asked_date
+from engine.intent.reader import asks_a_number, read_plan, unread_answer
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
 from engine.prompts import prompt
 from engine.records import (
@@ -284,6 +285,8 @@ class HirecPipeline:
         question = run.question
         t = time.perf_counter()
         intent = parse_intent(question, list(self.refs.values()))
+        # the question reader: what a numeric question asks to be computed, or the words it could not read
+        intent = replace(intent, plan=read_plan(intent, self.catalogue, list(self.refs.values())))
         yield record(StageTrace(0, IntentPayload(intent), time.perf_counter() - t))
         if self.library.count("filings") == 0:
             run.answer = AnswerResult("failed", "", reason="the library is empty: ingest filings first")
@@ -296,6 +299,13 @@ class HirecPipeline:
             yield record(StageTrace(1, DocumentsPayload(document_query(intent, self.refs), "company check",
                                                         "none", 0, 0, (), 0, check.note), time.perf_counter() - t))
             run.answer = AnswerResult("not_answerable", check.refusal, reason=check.note)
+            yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
+            return
+        read = intent.plan
+        if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
+                and stop_after not in RETRIEVAL_STAGES):
+            # a metric half read is not answered for the half: the answer says what was and was not read
+            run.answer = unread_answer(read)
             yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
             return
         plan = (plan_metric(intent, self.library, self.catalogue)

@@ -163,6 +163,56 @@ class IssuerRef:
 
 
 @dataclass(frozen=True)
+class PlanNode:
+    """One node of a metric plan's expression tree (:class:`MetricPlan`).
+
+    kind:
+      item      a catalogue line item (``name``)
+      metric    a catalogue metric (``name``); ``args`` are its formulas, tried in order (the first whose inputs
+                are all found is used), or the one definition the question writes for it
+      number    a number the question writes (``value``)
+      add, sub, mul, div   arithmetic over ``args``
+      percent   ``args[0]`` times 100
+      at        ``args[0]`` at ``backs[0]`` fiscal years before
+      average   the mean of ``args[0]`` at each of ``backs``
+      change    ``args[0]`` at ``backs[0]`` less at ``backs[1]`` (percentage points for a percentage)
+      growth    the change as a percentage of the earlier value
+      cagr      the compound annual growth from ``backs[1]`` to ``backs[0]``
+    """
+
+    kind: str
+    name: str = ""
+    args: tuple[PlanNode, ...] = ()
+    value: float = 0.0
+    backs: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class MetricPlan:
+    """What a numeric question asks to be computed, as the question reader read it (:mod:`engine.intent.reader`).
+
+    ``status``: "complete" (every word of the asked metric is read: the engine computes ``tree``), "unread"
+    (words the reader could not place: no number is given, ``unread`` names them), "scope" (part of the company or
+    its own measure: a segment, "adjusted": no statement fact answers it), "outside" (a metric the catalogue does
+    not compute from the statements), or "none" (the question names no metric).
+    """
+
+    status: str
+    tree: PlanNode | None = None
+    unit: str = ""  # by dimensional analysis: USD | ratio | percent | days
+    words: str = ""  # the plan in words
+    read: tuple[str, ...] = ()  # what was read: "phrase: meaning"
+    unread: tuple[str, ...] = ()  # words of the asked metric not accounted for
+    scope: tuple[str, ...] = ()  # words that ask for a part of the company or a company-defined measure
+    definitions: tuple[str, ...] = ()  # definitions the question writes, as read
+    reader: str = "grammar"  # grammar | model
+    choice: str = ""  # "largest" | "smallest": which of the amounts in ``tree.args`` is asked for
+    flow_months: int = 0  # a quarter's year to date asked ("H1": 6, "nine months": 9); 0: not stated
+    suggestions: tuple[str, ...] = ()  # the closest catalogue metrics, for an answer that could not be read
+    note: str = ""  # why the reading stopped, or what it changed (an asked unit the expression cannot have)
+
+
+@dataclass(frozen=True)
 class QueryIntent:
     """What a question demands of the evidence (see :mod:`engine.intent.periods` for the period rules)."""
 
@@ -185,6 +235,7 @@ class QueryIntent:
     temporal: tuple[str, ...] = ()  # normalised periods: "FY2022", "2023Q2", "latest year", "latest quarter"
     entities: tuple[str, ...] = ()  # named segments, geographies and products (companies are ``issuers``)
     statements: tuple[str, ...] = ()  # primary statements the question names: income statement | balance sheet | ...
+    plan: MetricPlan | None = None  # the metric plan (engine.intent.reader), read once the catalogue is at hand
 
 
 # --- statement facts ----------------------------------------------------------------------------------------

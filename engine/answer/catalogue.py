@@ -20,7 +20,7 @@ from engine.errors import EngineError
 from engine.facts.concepts import known_concepts
 from engine.settings import RESOURCES_DIR
 
-__all__ = ["Catalogue", "LineItem", "Metric", "Term", "difference", "formula_terms", "load_catalogue",
+__all__ = ["Catalogue", "LineItem", "Metric", "Term", "formula_terms", "load_catalogue",
            "python_formula", "variable"]
 
 UNITS = ("USD", "percent", "ratio", "days", "USD/share")
@@ -40,9 +40,10 @@ class LineItem:
 @dataclass(frozen=True)
 class Metric:
     name: str  # the intent lexicon's canonical metric
-    formulas: tuple[str, ...]
+    formulas: tuple[str, ...]  # over line items only (another metric's ``{name}`` written out)
     unit: str
     words: str
+    source: tuple[str, ...] = ()  # the formulas as the catalogue writes them, ``{name}`` references kept
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,6 @@ class Catalogue:
                       f"{part.words} as a percentage of {whole.words}")
 
 
-def difference(minuend: Metric, subtrahend: Metric) -> Metric:
-    """One amount less another ("EBITDA less capex", "operating cash flow minus dividends")."""
-    formula = f"({minuend.formulas[0]}) - ({subtrahend.formulas[0]})"
-    return Metric(f"{minuend.name} less {subtrahend.name}", (formula,), "USD", f"{minuend.words} less {subtrahend.words}")
-
-
 _AVG = re.compile(r"\bavg\(\s*([a-z_]+)\s*\)")
 _PRIOR = re.compile(r"\bprior\(\s*([a-z_]+)\s*\)")
 
@@ -135,6 +130,28 @@ def formula_terms(formula: str, back: int = 0) -> tuple[Term, ...]:
     return tuple(dict.fromkeys(_term(n) for n in names))
 
 
+REFERENCE = re.compile(r"\{([^{}]+)\}")
+
+
+def _written_out(formula: str, specs: dict, seen: tuple[str, ...]) -> tuple[str, ...]:
+    """A formula with each ``{metric}`` reference replaced by that metric's formulas, parenthesised: one formula per
+    combination of the referenced metrics' formulas, in their order.
+
+    Raises:
+        KeyError: a reference to no metric, or a metric that refers back to itself.
+    """
+    m = REFERENCE.search(formula)
+    if m is None:
+        return (formula,)
+    name = m[1].strip()
+    if name in seen:
+        raise KeyError(f"{name!r} (a circular reference)")
+    out: list[str] = []
+    for inner in (x for f in specs[name]["formulas"] for x in _written_out(f, specs, (*seen, name))):
+        out += _written_out(formula[:m.start()] + f"({inner})" + formula[m.end():], specs, seen)
+    return tuple(dict.fromkeys(out))
+
+
 def load_catalogue(path: Path | None = None) -> Catalogue:
     """Read and check the catalogue; :class:`EngineError` names what is wrong with it."""
     return _load(str(path or RESOURCES_DIR / "metrics.toml"))
@@ -156,8 +173,13 @@ def _load(path: str) -> Catalogue:
             raise EngineError(f"metric catalogue: item {name!r}: kind {item.kind!r}, unknown concepts {unknown}")
         items[name] = item
     metrics: dict[str, Metric] = {}
-    for name, spec in data.get("metrics", {}).items():
-        metric = Metric(name, tuple(spec["formulas"]), spec["unit"], spec["words"])
+    specs = data.get("metrics", {})
+    for name, spec in specs.items():
+        try:
+            formulas = tuple(x for f in spec["formulas"] for x in _written_out(f, specs, (name,)))
+        except KeyError as exc:
+            raise EngineError(f"metric catalogue: metric {name!r} refers to {exc}, not a metric") from exc
+        metric = Metric(name, formulas, spec["unit"], spec["words"], tuple(spec["formulas"]))
         if metric.unit not in UNITS or not metric.formulas:
             raise EngineError(f"metric catalogue: metric {name!r}: unit {metric.unit!r}")
         for formula in metric.formulas:

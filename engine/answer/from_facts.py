@@ -15,24 +15,22 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from itertools import pairwise
+from itertools import product
 
 from engine.answer.catalogue import (
     Catalogue,
     LineItem,
     Metric,
     Term,
-    difference,
     formula_terms,
     python_formula,
     variable,
 )
-from engine.answer.definition import defined_formula
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, run_program
 from engine.answer.generate import NOT_ANSWERABLE, format_value
 from engine.facts.numbers import SCALE_FACTORS
-from engine.intent.lexicon import find_metrics, metric_spans
-from engine.intent.units import ASKS_GROWTH, ASKS_MARGIN, ASKS_SHARE
+from engine.intent.lexicon import find_metrics
+from engine.intent.reader import asks_a_number, dimension_of, plan_words, read_plan
 from engine.records import (
     AnswerResult,
     Citation,
@@ -40,26 +38,14 @@ from engine.records import (
     FactInputRef,
     FactsPayload,
     Filing,
+    PlanNode,
     QueryIntent,
     StoredFact,
 )
 from engine.store.library import Library
 
-__all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compute", "facts_answer", "facts_payload", "gap_facts",
-           "gap_query", "gather", "pick", "plan_metric"]
-
-_CHANGE = re.compile(r"\bchange\b", re.IGNORECASE)
-# a change between two years asked as an amount (or, for a rate, in percentage points): "how much has X changed",
-# "the increase in X from FY2021 to FY2022"; a change asked as a rate is ASKS_GROWTH's
-_ASKS_DIFFERENCE = re.compile(r"\bchang(?:e|ed|es|ing)\b|\b(?:increase|decrease|decline|drop|rise)[ds]?\b|\brose\b|"
-                              r"\bfell\b|\bwent\s+(?:up|down)\b", re.IGNORECASE)
-_DEFINITION = re.compile(r"\b(?:define|defined|calculated|computed|using)\b", re.IGNORECASE)
-_CAGR = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual\s+growth", re.IGNORECASE)
-_YEARS_AVERAGE = re.compile(r"\b(?:\d+|two|three|four|five)[- ]years?\s+(?:average|avg|mean)\b", re.IGNORECASE)
-# a quarter's question that asks for the year to date, not the three months: "H1", "first half", "nine months"
-_YEAR_TO_DATE = ((6, re.compile(r"\bh1\b|\bfirst\s+half\b|\bsix\s+months\b|\b6\s*m\b", re.IGNORECASE)),
-                 (9, re.compile(r"\bnine\s+months\b|\b9\s*m\b|\bfirst\s+three\s+quarters\b", re.IGNORECASE)))
-
+__all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compiled", "compute", "facts_answer", "facts_payload",
+           "gap_facts", "gap_query", "gather", "pick", "plan_metric"]
 
 CHOSEN = "the model's choice among the rows printed"  # FactInput.found_by of a row the model chose
 
@@ -147,106 +133,46 @@ class Gathered:
     parts: list[Gathered] = field(default_factory=list)  # a choice: each option's own, in the plan's order
 
 
-_SCOPE = re.compile(r"\b(?:segments?|divisions?|business units?|domestic|international|geographic(?:al)?|"
-                    r"regions?|regional)\b", re.IGNORECASE)
-_COMPANY_DEFINED = re.compile(r"\b(?:non-gaap|adjusted|core|organic|pro forma|underlying)\b", re.IGNORECASE)
-_CURRENCY = re.compile(r"^\s*dollars?\b", re.IGNORECASE)
-
-
-def scoped(intent: QueryIntent) -> bool:
-    """The question asks for part of the company (a segment, a region, a geography: "total domestic revenue",
-    "revenue in Europe"), not the consolidated figure the primary statements print ("U.S. dollars" is a currency,
-    not a region)."""
-    q = intent.question
-    regions = [e for e in intent.entities if not any(_CURRENCY.match(q[m.end():])
-                                                     for m in re.finditer(re.escape(e), q))]
-    return bool(regions) or bool(_SCOPE.search(q))
-
-
-_WHICH = re.compile(r"\bwhich\b(?:\s+(?:one\s+)?of\s+(?:the|these|those)\b)?(?:\s+(\w+))?", re.IGNORECASE)
-_MOST = re.compile(r"\b(?:most|highest|largest|biggest|greatest|larger|higher|bigger|greater|more)\b", re.IGNORECASE)
-_LEAST = re.compile(r"\b(?:least|lowest|smallest|smaller|lower|less)\b", re.IGNORECASE)
-# "which year / segment / company …" chooses among something other than line items
-_DIMENSION = re.compile(r"(?:years?|quarters?|periods?|months?|compan(?:y|ies)|segments?|regions?|divisions?|"
-                        r"products?|categor(?:y|ies)|countr(?:y|ies)|business(?:es)?|units?|lines?|geograph(?:y|ies)|"
-                        r"markets?|brands?|subsidiar(?:y|ies)|customers?|channels?)", re.IGNORECASE)
-_LISTED = re.compile(r"\s*(?:,\s*)?(?:(?:and|or|vs\.?|versus)\s+)?(?:the\s+)?", re.IGNORECASE)
-
-
-def choice(question: str, catalogue: Catalogue) -> tuple[tuple[Metric, ...], bool] | None:
-    """The amounts a "which of these is the largest / smallest" question lists, and whether it asks for the
-    largest ("Among operating, investing and financing activities, which brought in the most cash?"): two or more
-    catalogue amounts named one after another as a list (", ", "and", "or", "vs"), a "which" that does not choose
-    among years, segments or companies, and a superlative or comparative word (the first one read decides)."""
-    which = _WHICH.search(question)
-    most, least = _MOST.search(question), _LEAST.search(question)
-    if which is None or (most is None and least is None) or (which[1] and _DIMENSION.fullmatch(which[1])):
-        return None
-    spans = [(n, a, b) for n, a, b in metric_spans(question)
-             if n in catalogue.metrics and catalogue.metrics[n].unit == "USD"]
-    listed = [spans[0]] if spans else []
-    for prev, cur in pairwise(spans):
-        if not _LISTED.fullmatch(question[prev[2]:cur[1]]):
-            return None  # amounts the question relates otherwise ("revenue higher than cost of sales")
-        listed.append(cur)
-    options = tuple(catalogue.metrics[n] for n in dict.fromkeys(n for n, _, _ in listed))
-    if len(options) < 2:
-        return None
-    return options, least is None or (most is not None and most.start() < least.start())
-
-
 def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> FactPlan | None:
-    """The plan for a numeric question about one company's one fiscal year and a catalogue metric (or a choice
-    among listed amounts, see :func:`choice`), or None when the question is of another kind (the model-written
-    path answers it)."""
-    chosen = choice(intent.question, catalogue)
-    if (not intent.numeric and chosen is None) or len(intent.quarters) > 1:
+    """The plan for a numeric question about one company's fiscal year (or quarter), from the question reader's
+    complete metric plan (:func:`engine.intent.reader.read_plan`; ``intent.plan`` when the pipeline read it
+    already), or None when the question is not one the statement facts answer (the reader's status says why)."""
+    read = intent.plan if intent.plan is not None else read_plan(intent, catalogue)
+    if read.status != "complete" or read.tree is None or len(intent.quarters) > 1:
         return None
-    if scoped(intent):
-        return None  # a segment's or a region's figure: the statement facts are the whole company's
-    if _COMPANY_DEFINED.search(intent.question):
-        return None  # "core operating loss", "adjusted EBITDA": the company's own measure, not a statement line
+    if not asks_a_number(intent) and not read.choice:
+        return None
     years = sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years))
     if intent.quarters:
         years = [int(intent.quarters[0][:4])]
     if not years:
         return None
-    question = intent.question
     span = years[-1] - years[0]
-    asked = _DEFINITION.split(question, maxsplit=1)[0]  # not the words of a definition the question gives
-    mode = ("cagr" if _CAGR.search(question) else "average" if _YEARS_AVERAGE.search(question)
-            else "growth" if ASKS_GROWTH.search(question) or (_CHANGE.search(question) and ASKS_SHARE.search(question))
-            else "change" if _ASKS_DIFFERENCE.search(asked) else "value") if span else "value"
-    relative = mode in ("value", "average") and (bool(ASKS_SHARE.search(question)) or intent.unit_hint == "percent")
-    own = None  # the question's own definition of a metric
-    if (defined := defined_formula(question, catalogue)) is not None:
-        if defined.metric is None:
-            return None  # the question defines the metric over something the catalogue has no line item for
-        own = defined.metric
-    metric: Metric | None
-    if chosen is not None:
-        if span:
-            return None  # a choice over several years: not read here
-        mode, metric = "choice", chosen[0][0]
-    elif (pair := _difference(question, catalogue)) is not None:
-        # "EBITDA less capex": each side the question's definition of it, else the catalogue's
-        a, b = (own if own is not None and own.name == m.name else m for m in pair)
-        metric = difference(a, b)
-    elif own is not None:
-        metric = own
+    tree, mode = read.tree, "value"
+    options: tuple[Metric, ...] = ()
+    if read.choice:
+        options = tuple(Metric(o.name, compiled(o), "USD", catalogue.metrics[o.name].words) for o in tree.args)
+        metric, mode = options[0], "choice"
     else:
-        metric = catalogue.metric_for(intent.metrics, relative=relative, margin=bool(ASKS_MARGIN.search(question)))
-    if metric is None or (intent.comparison and mode == "value"):
-        return None  # (a comparison: of companies, or of periods the question does not compute a change over)
-    if mode == "value" and span and not any(t.back >= span for f in metric.formulas for t in formula_terms(f)):
-        return None  # years the metric's own averages do not explain: not a question the catalogue reads
+        if tree.kind in ("change", "growth", "cagr") and tree.backs[0] == 0 and tree.backs[1] > 0:
+            mode, span, inner = tree.kind, tree.backs[1], tree.args[0]
+        elif tree.kind == "average" and tree.backs == tuple(range(len(tree.backs))) and len(tree.backs) > 2:
+            mode, span, inner = "average", len(tree.backs) - 1, tree.args[0]
+        else:
+            inner = tree
+        unit = read.unit if mode in ("value", "average", "change") else dimension_of(inner, catalogue).unit
+        name = inner.name if inner.kind == "metric" else "the question's metric"
+        metric = Metric(name, compiled(inner), unit or read.unit, plan_words(inner, catalogue))
+        reach = max((t.back for f in metric.formulas for t in formula_terms(f)), default=0)
+        if mode == "value" and span and reach < span:
+            return None  # several years asked of one value: not one computation
     # one company, possibly filed under two keys ("AMAZON", "AMZN")
     filings = library.filings_of_companies(intent.issuers)
     registrants = {re.sub(r"[^a-z]", "", f.identity.registrant.lower()) for f in filings if f.identity.registrant}
     if not filings or (len(intent.issuers) > 1 and len(registrants) != 1):
         return None  # two companies named (not one under two keys): not one company's metric
     annual = annual_reports(filings)
-    options, largest = chosen if chosen is not None else ((), True)
+    largest = read.choice != "smallest"
     if not intent.quarters:
         return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual,
                         options=options, largest=largest)
@@ -256,29 +182,47 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     if len(set(tenq.values())) != 1 or mode not in ("value", "choice") or not all(any(
             all(t.back == 0 for t in formula_terms(f)) for f in m.formulas) for m in options or (metric,)):
         return None  # no 10-Q of that quarter loaded, or a change or average over quarters: not read here
-    months = next((m for m, rx in _YEAR_TO_DATE if rx.search(question)), 3)
     return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span,
-                    dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())), flow_months=months,
-                    options=options, largest=largest)
+                    dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())),
+                    flow_months=read.flow_months or 3, options=options, largest=largest)
+
+
+_MAX_FORMULAS = 8  # alternatives of one plan (a metric with two formulas inside another with two: four)
+
+
+def compiled(node: PlanNode, back: int = 0) -> tuple[str, ...]:
+    """A plan tree as formulas over line items at years back (``inventory_1``: a year before), one per choice of
+    its metrics' formulas, in the catalogue's order; what :func:`gather` fills and :func:`compute` runs."""
+    k = node.kind
+    if k == "item":
+        return (variable(Term(node.name, back)),)
+    if k == "number":
+        return (repr(node.value),)
+    if k == "metric":
+        return tuple(dict.fromkeys(f for a in node.args for f in compiled(a, back)))[:_MAX_FORMULAS]
+    if k in ("add", "sub", "mul", "div"):
+        op = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[k]
+        return tuple(f"({a} {op} {b})" for a, b in product(compiled(node.args[0], back),
+                                                             compiled(node.args[1], back)))[:_MAX_FORMULAS]
+    if k == "percent":
+        return tuple(f"({a}) * 100" for a in compiled(node.args[0], back))
+    if k == "at":
+        return compiled(node.args[0], back + node.backs[0])
+    at = [compiled(node.args[0], back + b) for b in node.backs]
+    if k == "average":
+        return tuple(f"(({' + '.join(xs)}) / {len(xs)})" for xs in product(*at))[:_MAX_FORMULAS]
+    span = node.backs[-1] - node.backs[0]
+    forms = {"change": "({0} - {1})", "growth": "(({0}) / ({1}) - 1) * 100",
+             "cagr": f"((({{0}}) / ({{1}})) ** (1 / {span}) - 1) * 100"}
+    if k in forms:
+        return tuple(forms[k].format(a, b) for a, b in product(at[0], at[-1]))[:_MAX_FORMULAS]
+    raise ValueError(f"a plan node of kind {k!r} cannot be computed")
 
 
 def annual_reports(filings: Sequence[Filing]) -> dict[int, int]:
     """Filing id -> fiscal year of the 10-Ks among ``filings`` (a year's figures as first reported)."""
     return {f.id: f.identity.fiscal_year for f in filings
             if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
-
-
-def _difference(question: str, catalogue: Catalogue) -> tuple[Metric, Metric] | None:
-    """The two amounts of "X less Y" / "X minus Y" / "X net of Y" the question asks for, when both are catalogue
-    amounts (the question's own definitions are read apart)."""
-    text = re.split(r"\b(?:define|defined|calculated|computed)\b", question, maxsplit=1, flags=re.IGNORECASE)[0]
-    spans = metric_spans(text)
-    for (a, _, a_end), (b, b_start, _) in pairwise(spans):
-        if (re.fullmatch(r"\s*(?:less|minus|net\s+of)\s*", text[a_end:b_start], re.IGNORECASE)
-                and a in catalogue.metrics and b in catalogue.metrics
-                and catalogue.metrics[a].unit == catalogue.metrics[b].unit == "USD"):
-            return catalogue.metrics[a], catalogue.metrics[b]
-    return None
 
 
 def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,

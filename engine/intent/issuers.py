@@ -120,6 +120,23 @@ def match_issuers(question: str, issuers: Sequence[IssuerRef]) -> tuple[tuple[st
     """Matched keys in order of first mention, and how many distinct companies were mentioned. Only the issuers
     whose names could start in the question are tried (:func:`_candidates`): a library of thousands of companies
     costs a question what a few cost."""
+    hits = _hits(question, issuers)
+    groups: list[set[str]] = []  # keys whose mentions overlap (AMZN and AMAZON on "Amazon") are one company
+    for start, end, _, key in hits:
+        same = {k for s, e, _, k in hits if s < end and start < e} | {key}
+        for g in [g for g in groups if g & same]:
+            groups.remove(g)
+            same |= g
+        groups.append(same)
+    return tuple(dict.fromkeys(h[3] for h in hits)), len(groups)
+
+
+def issuer_spans(question: str, issuers: Sequence[IssuerRef]) -> list[tuple[int, int, str]]:
+    """(start, end, key) of every mention of a library company in ``question`` (see :func:`match_issuers`)."""
+    return [(start, end, key) for start, end, _, key in _hits(question, issuers)]
+
+
+def _hits(question: str, issuers: Sequence[IssuerRef]) -> list[tuple[int, int, int, str]]:
     norm, hits = _norm(question), list[tuple[int, int, int, str]]()
     for order in _candidates(question, issuers):
         ref = issuers[order]
@@ -134,14 +151,7 @@ def match_issuers(question: str, issuers: Sequence[IssuerRef]) -> tuple[tuple[st
     hits = [h for h in hits if not any(s <= h[0] and h[1] <= e and e - s > h[1] - h[0] for s, e, _, k in hits
                                        if k != h[3])]
     hits.sort()
-    groups: list[set[str]] = []  # keys whose mentions overlap (AMZN and AMAZON on "Amazon") are one company
-    for start, end, _, key in hits:
-        same = {k for s, e, _, k in hits if s < end and start < e} | {key}
-        for g in [g for g in groups if g & same]:
-            groups.remove(g)
-            same |= g
-        groups.append(same)
-    return tuple(dict.fromkeys(h[3] for h in hits)), len(groups)
+    return hits
 
 
 # --- companies the library does not hold ------------------------------------------------------------------

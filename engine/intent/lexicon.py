@@ -4,93 +4,18 @@ statement line items each metric is printed under (what lexical retrieval and li
 from __future__ import annotations
 
 import re
+import tomllib
 
 from engine.records import QueryIntent
+from engine.settings import RESOURCES_DIR
 
-# canonical name -> surface forms (regex; a space matches any run of spaces or hyphens). Forms are tried
-# longest first and a matched span is consumed, so "cost of sales" never also counts as "sales".
-# None marks consumed non-metrics: statement names would otherwise read as "cash flow" or "income".
-_CF = r"cash (?:flows? )?(?:(?:was |were )?(?:provided|generated|used) (?:by|from|in) |from )?"
-_METRICS: tuple[tuple[str | None, str], ...] = (
-    (None, (r"cash flows? statements?|statements? of (?:consolidated )?(?:cash flows?|income|operations|"
-            r"earnings|financial position)|income statements?|balance sheets?|p&l(?: statements?)?")),
-    ("days payable outstanding", r"days payables? outstanding|dpo"),
-    ("days sales outstanding", r"days sales outstanding|dso"),
-    ("days inventory outstanding", r"days (?:of )?inventory(?: outstanding)?|dio"),
-    ("inventory turnover", r"inventory turnover(?: ratio)?|(?:sold|turned over) (?:its |their )?inventory"),
-    ("fixed asset turnover", r"fixed assets? turnover(?: ratio)?"),
-    ("asset turnover", r"(?:total )?assets? turnover(?: ratio)?"),
-    ("operating cash flow ratio", r"operating cash ?flow ratio"),
-    ("interest coverage ratio", r"interest coverage(?: ratio)?|times interest earned"),
-    ("quick ratio", r"quick ratio|acid test(?: ratio)?"),
-    ("current ratio", r"current ratio"),
-    ("debt to equity", r"debt to equity(?: ratio)?|leverage ratio"),
-    ("return on assets", r"return on (?:total |average )?assets|roa"),
-    ("return on equity", r"return on (?:average )?(?:common |shareholders'? |stockholders'? )?equity|roe"),
-    ("return on invested capital", r"return on invested capital|roic"),
-    ("dividend payout ratio", r"(?:dividend )?payout ratio"),
-    ("free cash flow", r"free cash ?flows?|fcf"),
-    ("cash from operations", rf"{_CF}operat(?:ing activities|ions)|operating cash ?flows?"),
-    ("cash from investing", rf"{_CF}investing(?: activities)?|investing cash ?flows?"),
-    ("cash from financing", rf"{_CF}financing(?: activities)?|financing cash ?flows?"),
-    ("cash and equivalents", (r"cash (?:and|&) (?:cash )?equivalents|cash balances?|cash on hand|"
-                              r"cash position")),
-    ("capital expenditures", (r"capital expenditures?|capex|capital spending|(?:purchases?|additions?|"
-                              r"payments?) (?:of|to|for) (?:property,? (?:plant,? )?(?:and|&) equipment|"
-                              r"pp&e|ppe|fixed assets)")),
-    ("property plant and equipment",
-     r"property,? (?:plant,? )?(?:and|&) equipment|pp&e|ppne|ppe|fixed assets"),
-    ("depreciation and amortization",
-     r"depreciation,? (?:and|&) amortization|d&a|depreciation|amortization"),
-    ("ebitda margin", r"ebitda (?:% )?margins?"),
-    ("ebitdar", r"ebitdar"),
-    ("ebitda", r"ebitda"),
-    ("gross margin", r"gross (?:profit )?margins?"),
-    ("operating margin", r"operating (?:profit )?margins?|ebit margins?"),
-    ("net profit margin", r"net (?:profit|income|earnings) margins?|profit margins?|net margins?"),
-    ("ebit", r"ebit"),
-    ("gross profit", r"gross profits?"),
-    ("operating income", r"operating (?:income|profits?|earnings|loss(?:es)?)|income from operations"),
-    ("earnings per share", (r"(?:diluted |basic )?(?:earnings|income|loss) per (?:common |"
-                            r"diluted )?share|eps")),
-    ("net income", (r"net (?:income|earnings|profits?|loss(?:es)?)|bottom line|(?:profit|"
-                    r"earnings) attributable")),
-    ("cost of goods sold", (r"costs? of (?:goods|products|merchandise) sold|costs? of (?:sales|"
-                            r"revenues?)|cogs")),
-    ("sales and marketing", r"sales (?:and|&) marketing|marketing (?:and|&) advertising|advertising"),
-    ("revenue", r"(?:total |net )*revenues?|(?:total |net )*sales|top ?line"),
-    ("sg&a", r"sg&a|selling,? general,? (?:and|&) administrative(?: expenses?)?"),
-    ("operating expenses", (r"operating (?:expenses|costs|expenditures?)|opex|operational (?:expenses|"
-                            r"expenditures?|spending|costs)")),
-    ("research and development", r"r&d|research (?:and|&) development"),
-    ("interest expense", r"interest (?:expenses?|costs?)"),
-    ("effective tax rate", r"effective (?:income )?tax rates?|income tax rates?|tax rates?|etr"),
-    ("income tax expense", r"(?:provision for )?income tax(?:es| expense| provision)?|tax expense"),
-    # the balance sheet's other total equals total assets: "total liabilities and equity" is not total liabilities
-    ("total assets", (r"total assets|total liabilities,? (?:and|&) (?:total )?(?:(?:share|stock)holders'?\s|"
-                      r"owners'?\s)?(?:equity|deficit)")),
-    ("current assets", r"(?:total )?current assets"),
-    ("current liabilities", r"(?:total )?current liabilities"),
-    ("total liabilities", r"total liabilities"),
-    ("shareholders equity", r"(?:total )?(?:shareholders'?|stockholders'?) equity|book value"),
-    ("working capital", r"(?:net )?working capital"),
-    ("inventory", r"(?:merchandise )?inventor(?:y|ies)"),
-    ("accounts receivable", r"(?:accounts|trade) receivables?|receivables"),
-    ("accounts payable", r"(?:accounts|trade) payables?|payables"),
-    ("debt", (r"(?:total |long term |short term |net )?(?:debt|borrowings?)|notes payable|"
-              r"revolving credit|credit (?:facility|facilities|agreements?)")),
-    ("dividends", r"(?:cash )?dividends?(?: paid| per share)?"),
-    ("share repurchases", (r"(?:share|stock) (?:repurchases?|buybacks?)|buybacks?|"
-                           r"repurchases? of (?:common )?(?:stock|shares)|treasury stock")),
-    ("stock-based compensation", r"(?:stock|share) based compensation"),
-    ("goodwill", r"goodwill"),
-    ("impairment", r"impairments?"),
-    ("restructuring costs", r"restructuring(?: costs?| charges?| expenses?)?"),
-    ("shares outstanding", r"shares outstanding|share count"),
-    ("backlog", r"backlog|remaining performance obligations?"),
-    ("headcount", r"headcount|number of employees"),
-    ("cash flow", r"cash ?flows?"),
-)
+# canonical name -> surface forms (regex), from resources/lexicon.toml (its header says how forms are read)
+def _load_metrics() -> tuple[tuple[str | None, str], ...]:
+    data = tomllib.loads((RESOURCES_DIR / "lexicon.toml").read_text(encoding="utf-8"))
+    return tuple((m["name"] or None, m["forms"]) for m in data["metric"])
+
+
+_METRICS: tuple[tuple[str | None, str], ...] = _load_metrics()
 # metrics computed from other line items: asking for one means the answer step has to calculate
 _DERIVED = frozenset(name for name, _ in _METRICS if name and re.search(
     r"\b(?:ratio|margin|turnover|days|return|free|ebit\w*|working|debt to)\b", name))
@@ -158,15 +83,19 @@ _ACTIVITY_METRIC = {"o": "cash from operations", "i": "cash from investing", "f"
 def metric_spans(text: str) -> list[tuple[str, int, int]]:
     """``(canonical name, start, end)`` of every metric mention in ``text``, in order. Conjuncts that share one
     head ("operating, investing and financing activities") are each a mention of their own metric."""
-    out = []
+    return [(name, a, b) for name, a, b in lexicon_spans(text) if name]
+
+
+def lexicon_spans(text: str) -> list[tuple[str | None, int, int]]:
+    """As :func:`metric_spans`, with the words the lexicon consumes but that name no metric (statement names:
+    "cash flow statement") as ``(None, start, end)``."""
+    out: list[tuple[str | None, int, int]] = []
     for m in _SHARED_HEAD.finditer(text):
         for w in re.finditer(_ACTIVITY, m[0], re.IGNORECASE):
             out.append((_ACTIVITY_METRIC[w[0][0].lower()], m.start() + w.start(), m.start() + w.end()))
         text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]  # (offsets kept)
     for m in _METRIC_RE.finditer(text):
-        name = _METRICS[_METRIC_GROUP[m.lastgroup or ""]][0]
-        if name:
-            out.append((name, m.start(), m.end()))
+        out.append((_METRICS[_METRIC_GROUP[m.lastgroup or ""]][0], m.start(), m.end()))
     return sorted(out, key=lambda x: x[1])
 
 

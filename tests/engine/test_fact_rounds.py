@@ -9,8 +9,7 @@ import re
 import pytest
 
 from engine.answer.catalogue import load_catalogue
-from engine.answer.definition import defined_formula
-from engine.answer.from_facts import CHOSEN
+from engine.answer.from_facts import CHOSEN, compiled
 from engine.records import DocumentsPayload, FactsPayload
 from tests.engine.scripted import ScriptedChat
 from tests.engine.test_from_facts import truth
@@ -31,13 +30,18 @@ def expected_turnover(demo_truth) -> float:
 
 def test_a_definition_written_in_the_question_overrides_the_catalogue(ingested_demo, embedder, demo_truth) -> None:
     catalogue = load_catalogue()
-    dpo = defined_formula("DPO is defined as: 365 * (average accounts payable between FY2016 and FY2017) / "
-                          "(FY2017 COGS + change in inventory between FY2016 and FY2017).", catalogue)
-    assert dpo is not None and dpo.metric is not None and dpo.metric.unit == "days"
-    assert dpo.metric.formulas == (
-        "365 * ( avg(accounts_payable) ) / ( cost_of_revenue + (inventory - prior(inventory)) )",)
-    unknown = defined_formula("Churn is defined as lost subscribers / total subscribers.", catalogue)
-    assert unknown is not None and unknown.metric is None  # not guessed at: the model's path answers it
+    from engine.intent import parse_intent
+    from engine.intent.reader import read_plan
+
+    question = ("What was the FY2017 DPO? DPO is defined as: 365 * (average accounts payable between FY2016 and "
+                "FY2017) / (FY2017 COGS + change in inventory between FY2016 and FY2017).")
+    dpo = read_plan(parse_intent(question), catalogue)
+    assert dpo.status == "complete" and dpo.unit == "days" and dpo.definitions
+    assert compiled(dpo.tree) == (
+        "((365.0 * ((accounts_payable + accounts_payable_1) / 2)) / (cost_of_revenue + (inventory - inventory_1)))",)
+    unknown = read_plan(parse_intent("What was the FY2017 churn? Churn is defined as lost subscribers / total "
+                                     "subscribers."), catalogue)
+    assert unknown.status != "complete" and unknown.tree is None  # not guessed at: no statement metric is computed
 
     library, settings, _ = ingested_demo
     run = pipeline_over(library, settings, embedder).run(
@@ -47,7 +51,7 @@ def test_a_definition_written_in_the_question_overrides_the_catalogue(ingested_d
     want = t("Total revenue", 2023) / ((t("Inventories", 2023) + t("Inventories", 2022)) / 2)
     assert run.status == "answered" and run.llm_calls == 0
     assert run.answer.value == pytest.approx(want) and want != pytest.approx(expected_turnover(demo_truth))
-    assert "as the question defines it" in run.answer.reasoning
+    assert "as defined" in run.answer.reasoning
 
 
 def test_one_amount_less_another(ingested_demo, embedder, demo_truth) -> None:

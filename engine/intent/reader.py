@@ -1,0 +1,955 @@
+"""The question reader: the words of a numeric question turned into a typed metric plan, or the words it could not
+read.
+
+Three steps, each over data that is reviewed like code:
+
+1. **Tagging.** Every word of the question gets its kinds: a metric or line item of the lexicon
+   (``resources/lexicon.toml``), a word of the reader's vocabulary (``resources/reader/vocabulary.toml``: operators,
+   operations over years, qualifiers, frame words), a year, a company the library knows, a unit. A word can be of
+   several kinds ("less": a minus or a "least"); a word of no kind is *not read*.
+2. **Segmentation.** The definitions the question writes ("define X as …", "X is defined as …", "X = …", "where
+   X = …", "X: …", "X (A / B)", "computing it as …") are cut out, each a name and an expression; the asked metric
+   is what is left of the question's asked sentences once the frame (company, periods, units, instructions,
+   question words) is set aside.
+3. **Parsing.** The asked metric and each definition's expression are parsed with the grammar
+   (``resources/reader/metric.lark``, lark's Earley parser, so the parse decides what an ambiguous word is). The
+   parse is a :class:`~engine.records.PlanNode` tree: a metric of the catalogue is its formula (a definition the
+   question writes for it replaces it there, and only there, also inside another metric's formula), a name the
+   question defines is its definition.
+
+The plan is complete only when every word of the asked metric and of its definitions is accounted for; its unit
+follows from dimensional analysis of the tree (USD / USD is a ratio, × 100 a percentage, 365 × USD / USD days), so
+an asked unit the expression cannot have ("in USD millions" for a ratio) is never printed. Why lark: an Earley
+parser takes an ambiguous grammar over ambiguous words as it is written, the grammar stays a file, and the library
+is pure Python with no dependencies.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError
+
+from engine.intent.issuers import issuer_spans
+from engine.intent.lexicon import lexicon_spans
+from engine.intent.shape import core_question, is_numeric
+from engine.records import AnswerResult, IssuerRef, MetricPlan, PlanNode, QueryIntent
+from engine.settings import RESOURCES_DIR
+
+if TYPE_CHECKING:
+    from engine.answer.catalogue import Catalogue
+
+__all__ = ["Dimension", "asks_a_number", "dimension_of", "plan_words", "read_plan", "tree_of_formula",
+           "unread_answer"]
+
+_READER = RESOURCES_DIR / "reader"
+_STRUCTURAL = ("DIV", "TIMES", "PLUS", "MINUS", "LPAR", "RPAR", "PCT", "MARGIN", "RATIO", "OF", "AS", "TO", "AND",
+               "AVG", "CHANGE", "GROWTH", "CAGR", "YOY", "SUM", "ONE", "NYEAR")
+_FRAME = frozenset({"FILLER", "QUALIFIER", "COMPANY", "PERIOD", "UNIT", "STATEMENT", "NAME"})
+_SOFT = frozenset({"OF", "AND", "TO", "AS", "EQ", "USING", "DEFINE", "WHICH", "SUM", "OR", "COMMA", "YOY", "DIV"})
+
+
+@dataclass
+class _Tok:
+    start: int
+    end: int
+    text: str
+    kinds: frozenset[str]
+    value: str = ""  # METRIC: the metric; YEAR: the year; NUMBER: the number; COMPANY: the key
+
+    @property
+    def pure_frame(self) -> bool:
+        return bool(self.kinds) and self.kinds <= _FRAME
+
+    def render(self) -> str:
+        if "METRIC" in self.kinds:
+            return f"<m:{self.value.replace(' ', '_')}>"
+        if "NUMBER" in self.kinds:
+            return f"<n:{self.value}>"
+        if "YEARS" in self.kinds:
+            return f"<y:{self.value}>"
+        if "DEFINED_REF" in self.kinds:
+            return f"<d:{self.value}>"
+        text = self.text.lower()
+        return " ".join((text if text in ("-", "–") else text.replace("-", " ")).split())
+
+
+# --- the vocabulary and the grammar ------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> dict[str, re.Pattern[str]]:
+    data = tomllib.loads((_READER / "vocabulary.toml").read_text(encoding="utf-8"))
+    out = {}
+    for kind, spec in data.items():
+        forms = sorted(spec["forms"], key=len, reverse=True)
+        out[kind] = re.compile("|".join(_bounded(f.replace(" ", r"[\s-]+")) for f in forms), re.IGNORECASE)
+    return out
+
+
+def _bounded(form: str) -> str:
+    """A form that starts (ends) with a letter or digit matches only at a word's start (end); "%", ":", "(" anywhere."""
+    head = r"(?<![\w$%])" if re.match(r"[\w(]", form) and not form.startswith("(?<") else ""
+    tail = r"(?![\w%])" if re.search(r"[\w)?+*]$", form) and not form.endswith((r"\)", r"\*", r"\+")) else ""
+    return f"{head}(?:{form}){tail}"
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    grammar = (_READER / "metric.lark").read_text(encoding="utf-8")
+    data = tomllib.loads((_READER / "vocabulary.toml").read_text(encoding="utf-8"))
+    used = set(re.findall(r"\b([A-Z][A-Z_]+)\b", grammar)) - {"METRIC", "NUMBER", "YEARS", "DEFINED_REF"}
+    for kind in sorted(used & set(data)):
+        forms = sorted(data[kind]["forms"], key=len, reverse=True)
+        body = "|".join(f.replace(" ", r"\s+").replace("/", r"\/") for f in forms)
+        grammar += f"\n{kind}: /(?:{body})(?![a-z])/i"
+    return Lark(grammar, start="phrase", parser="earley", lexer="dynamic", ambiguity="resolve")
+
+
+# --- tagging -----------------------------------------------------------------------------------------------
+
+_YEAR = re.compile(r"(?<![\w$.,])(?:fy\s?'?|fiscal\s+(?:year\s+)?'?)?((?:19[89]|20\d)\d|(?<=fy)\d\d|(?<=fy\s)\d\d|"
+                   r"(?<=')\d\d)(?![\d%]|[.,]\d|\s*(?:%|percent|million|billion|thousand|bn|mn)\b)", re.IGNORECASE)
+_PERIOD = re.compile(r"\b(?:q[1-4]|[1-4]q|h[12]|first half|second half|(?:three|six|nine|twelve|3|6|9|12) months|"
+                     r"(?:first|second|third|fourth) (?:fiscal )?quarter|ytd|year to date|ttm|trailing twelve months)"
+                     r"\b", re.IGNORECASE)
+_YTD_MONTHS = ((6, re.compile(r"\bh1\b|\bfirst\s+half\b|\bsix\s+months\b|\b6\s+months\b", re.IGNORECASE)),
+               (9, re.compile(r"\bnine\s+months\b|\b9\s+months\b|\bfirst\s+three\s+quarters\b", re.IGNORECASE)))
+_UNIT = re.compile(r"\(?\s*(?:in\s+)?(?:units\s+of\s+)?(?:usd|us\$|\$)\s*(?:in\s+)?(?:millions?|billions?|thousands?)"
+                   r"\s*\)?|\(?\s*in\s+(?:usd\s+)?(?:millions?|billions?|thousands?)(?:\s+of\s+(?:us\s+)?dollars)?\s*\)?"
+                   r"|\b(?:millions?|billions?|thousands?)\s+of\s+(?:us\s+)?dollars|\(?\s*in\s+(?:units\s+of\s+)?"
+                   r"(?:percents?|percentage|%|days|times)\s*\)?|\bunits\s+of\s+percents?\b|\bpercentage\s+points?\b",
+                   re.IGNORECASE)
+_ROUND = re.compile(r"\b(?:round(?:ed)?|rounding)\b[^.?;]*?(?:decimal(?:\s+(?:places?|points?|digits?)|s)?|"
+                    r"whole\s+number|integer|nearest\s+\w+)|\bto\s+(?:\w+\s+)?decimal\s+places?", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
+_WORD = re.compile(r"[A-Za-z][A-Za-z&'’./-]*[A-Za-z]|[A-Za-z]|[()\[\]/%=:+×÷*,?.;!–—-]")
+_BOUNDARY = frozenset({"?", ".", ";", "!"})
+_ABBREVIATION = re.compile(r"(?:\b(?:[A-Za-z]\.)+[A-Za-z]|\b(?:Inc|Corp|Co|Ltd|vs|No|St|approx))$")
+
+
+def _tag(text: str, issuers: Sequence[IssuerRef]) -> list[_Tok]:
+    """Every word of ``text`` with its kinds; spans claimed in order: companies, units and rounding, periods, then
+    the longest of the lexicon's metrics and the vocabulary's words."""
+    taken = [False] * len(text)
+    toks: list[_Tok] = []
+
+    def claim(start: int, end: int, kinds: frozenset[str], value: str = "") -> None:
+        if end > start and not any(taken[start:end]):
+            toks.append(_Tok(start, end, text[start:end], kinds, value))
+            for i in range(start, end):
+                taken[i] = True
+
+    for start, end, key in issuer_spans(text, issuers):
+        claim(start, end + (2 if re.match(r"['’]s\b", text[end:end + 3]) else 0), frozenset({"COMPANY"}), key)
+    for m in _UNIT.finditer(text):
+        claim(m.start(), m.end(), frozenset({"UNIT"}))
+    for m in _ROUND.finditer(text):
+        claim(m.start(), m.end(), frozenset({"UNIT"}))
+    for m in _PERIOD.finditer(text):
+        claim(m.start(), m.end(), frozenset({"PERIOD"}))
+    for m in _YEAR.finditer(text):
+        year = int(m[1]) if len(m[1]) == 4 else 2000 + int(m[1])
+        claim(m.start(), m.end(), frozenset({"YEAR"}), str(year))
+    # the longest of a lexicon metric and a vocabulary word wins where they overlap
+    spans: list[tuple[int, int, frozenset[str], str]] = []
+    for name, start, end in lexicon_spans(text):
+        spans.append((start, end, frozenset({"METRIC"} if name else {"STATEMENT"}), name or ""))
+    by_span: dict[tuple[int, int], set[str]] = {}
+    for kind, rx in _vocabulary().items():
+        for m in rx.finditer(text):
+            by_span.setdefault((m.start(), m.end()), set()).add(kind)
+    spans += [(a, b, frozenset(k), "") for (a, b), k in by_span.items()]
+    for m in _NUMBER.finditer(text):
+        spans.append((m.start(), m.end(), frozenset({"NUMBER"} | ({"ONE"} if float(m[0].replace(",", "")) == 1
+                                                                   else set())), m[0].replace(",", "")))
+    for start, end, kinds, value in sorted(spans, key=lambda s: (-(s[1] - s[0]), "METRIC" not in s[2], s[0])):
+        if not any(taken[start:end]):
+            # a word of several kinds: every kind whose form matches exactly this span
+            all_kinds = set(kinds) | by_span.get((start, end), set())
+            claim(start, end, frozenset(all_kinds), value)
+    for m in _WORD.finditer(text):
+        if not any(taken[m.start():m.end()]):
+            word = m[0]
+            if word == "." and _ABBREVIATION.search(text[:m.start()]):
+                claim(m.start(), m.end(), frozenset({"FILLER"}))  # "U.S.", "Inc.": not a sentence's end
+                continue
+            kind = ("BOUNDARY" if word in _BOUNDARY else "COMMA" if word == "," else
+                    "NAME" if word[0].isupper() and m.start() > 0 and not _sentence_start(text, m.start())
+                    else "WORD")
+            claim(m.start(), m.end(), frozenset({kind}))
+    return sorted(toks, key=lambda t: t.start)
+
+
+def _sentence_start(text: str, pos: int) -> bool:
+    before = text[:pos].rstrip()
+    return not before or before[-1] in ".?!:;\"“("
+
+
+# --- segmentation ------------------------------------------------------------------------------------------
+
+
+def _sentences(toks: list[_Tok]) -> list[list[_Tok]]:
+    out: list[list[_Tok]] = [[]]
+    for t in toks:
+        if "BOUNDARY" in t.kinds and t.text in "?.;!":
+            out[-1].append(t)
+            out.append([])
+        else:
+            out[-1].append(t)
+    return [s for s in out if any("BOUNDARY" not in t.kinds for t in s)]
+
+
+@dataclass
+class _Definition:
+    subject: list[_Tok]
+    expression: list[_Tok]
+    text: str
+
+
+_STRONG_EQ = frozenset({"=", ":", "equals", "equal", "is equal to", "means"})
+
+
+def _subject_before(sent: list[_Tok], i: int) -> list[_Tok]:
+    """The name a definition cue at ``i`` defines: the run of metric, qualifier, scope and unread words before it."""
+    j = i
+    while j > 0 and (sent[j - 1].kinds & {"METRIC", "WORD", "SCOPE", "NAME", "QUALIFIER", "PCT", "MARGIN",
+                                          "RATIO", "AVG", "CHANGE", "GROWTH", "YOY", "DEFINED_REF"}) and \
+            not sent[j - 1].kinds & {"COMPANY"} and not sent[j - 1].text.lower() in ("the", "a", "an"):
+        j -= 1
+    return sent[j:i]
+
+
+def _definitions(sent: list[_Tok]) -> tuple[list[_Definition], set[int]]:
+    """The definitions one sentence writes and the positions (in ``sent``) they take up."""
+    found: list[_Definition] = []
+    used: set[int] = set()
+    cues: list[tuple[int, int, str]] = []  # (position of the cue, where the expression starts, form)
+    for i, t in enumerate(sent):
+        low = " ".join(t.text.lower().split())
+        if "DEFINED" in t.kinds and not low.startswith(("with", "which", "where")):
+            cues.append((i, i + 1, "defined"))
+        elif low in _STRONG_EQ or (low == "as" and any("DEFINE" in s.kinds for s in sent[max(0, i - 8):i])):
+            cues.append((i, i + 1, low))
+        elif low in ("is", "are") and i > 0 and any(s.text.lower() == "where" for s in sent[max(0, i - 6):i]):
+            cues.append((i, i + 1, "is"))
+    merged: list[tuple[int, int, str]] = []
+    for cue in cues:  # "is defined as:" is one cue
+        if merged and cue[0] == merged[-1][1]:
+            merged[-1] = (merged[-1][0], cue[1], merged[-1][2])
+        else:
+            merged.append(cue)
+    cues = merged
+    for n, (i, start, form) in enumerate(cues):
+        if i in used:
+            continue
+        subject = _subject_before(sent, i)
+        if form == "as":  # "define X as", "taking X as", "computing it as"
+            k = max(k for k in range(max(0, i - 8), i) if "DEFINE" in sent[k].kinds)
+            subject = sent[k + 1:i]
+            first = k
+        else:
+            first = i - len(subject)
+            if first > 0 and sent[first - 1].text.lower() == "where":
+                first -= 1
+        if not subject and form not in ("as", "defined"):
+            continue
+        end = cues[n + 1][0] - len(_subject_before(sent, cues[n + 1][0])) if n + 1 < len(cues) else len(sent)
+        expression = sent[start:end]
+        while expression and (expression[-1].kinds & {"BOUNDARY", "COMMA"} or expression[-1].text.lower() in
+                               ("and", "where")):
+            expression = expression[:-1]
+        if not expression:
+            continue
+        found.append(_Definition(subject, expression, " ".join(t.text for t in sent[first:end]
+                                                               if "BOUNDARY" not in t.kinds).strip(" ,")))
+        used.update(range(first, end))
+    # "X (A / B)": a parenthesis that writes arithmetic right after a name
+    for i, t in enumerate(sent):
+        if i in used or "LPAR" not in t.kinds:
+            continue
+        close = next((k for k in range(i + 1, len(sent)) if "RPAR" in sent[k].kinds), None)
+        inner = sent[i + 1:close] if close is not None else []
+        subject = _subject_before(sent, i)
+        if close is None or not subject or not any(s.kinds & {"DIV", "TIMES", "PLUS", "MINUS"} for s in inner) \
+                or used & set(range(i, close + 1)):
+            continue
+        if inner and "USING" in inner[0].kinds:
+            continue  # "(using dividends paid and net income)": what it is computed from, not how
+        found.append(_Definition(subject, inner, " ".join(s.text for s in sent[i - len(subject):close + 1])))
+        used.update(range(i + 1 - 1, close + 1))
+    return found, used
+
+
+# --- parsing -----------------------------------------------------------------------------------------------
+
+
+class _ToTree(Transformer):
+    """The parse as plan nodes; metrics stay named (``metric`` without arguments) until :func:`_resolve`."""
+
+    def __init__(self, defined: dict[str, PlanNode]) -> None:
+        super().__init__()
+        self.defined = defined
+
+    def METRIC(self, tok: Token) -> PlanNode:
+        return PlanNode("metric", tok[3:-1].replace("_", " "))
+
+    def NUMBER(self, tok: Token) -> PlanNode:
+        return PlanNode("number", value=float(tok[3:-1]))
+
+    def DEFINED_REF(self, tok: Token) -> PlanNode:
+        return self.defined[tok[3:-1]]
+
+    def add(self, a: list) -> PlanNode:
+        nodes = [x for x in a if isinstance(x, PlanNode)]
+        return PlanNode("add", args=(nodes[0], nodes[-1]))
+
+    def sub(self, a: list) -> PlanNode:
+        return PlanNode("sub", args=(a[0], a[2]))
+
+    def mul(self, a: list) -> PlanNode:
+        return PlanNode("mul", args=(a[0], a[2]))
+
+    def div(self, a: list) -> PlanNode:
+        nodes = [x for x in a if isinstance(x, PlanNode)]
+        return PlanNode("div", args=(nodes[0], nodes[1]))
+
+    def share(self, a: list) -> PlanNode:
+        return PlanNode("percent", args=(PlanNode("div", args=(a[0], a[-1])),))
+
+    def margin(self, a: list) -> PlanNode:
+        return PlanNode("percent", args=(PlanNode("div", args=(a[0], PlanNode("metric", "revenue"))),))
+
+    def one_minus(self, a: list) -> PlanNode:
+        return PlanNode("sub", args=(PlanNode("number", value=1.0), a[-1]))
+
+    def average(self, a: list) -> str:
+        return "average"
+
+    def change(self, a: list) -> str:
+        return "change"
+
+    def growth(self, a: list) -> str:
+        return "growth"
+
+    def cagr(self, a: list) -> str:
+        return "cagr"
+
+    def apply(self, a: list) -> PlanNode:
+        return PlanNode(a[0], args=(a[-1],))
+
+    def apply_after(self, a: list) -> PlanNode:
+        return PlanNode(a[1], args=(a[0],))
+
+    def span_words(self, a: list) -> PlanNode:
+        return a[-1]  # "2 year revenue CAGR": the years are the question's (engine.intent.periods)
+
+    def pct_change(self, a: list) -> PlanNode:
+        return PlanNode("growth", args=(next(x for x in a if isinstance(x, PlanNode)),))
+
+    def at_years(self, a: list) -> PlanNode:
+        years = next(x for x in a if isinstance(x, Token) and x.type == "YEARS")
+        node = next(x for x in a if isinstance(x, PlanNode))
+        return PlanNode("years", str(years)[3:-1], args=(node,))
+
+    def atom(self, a: list) -> PlanNode:
+        return next(x for x in a if isinstance(x, PlanNode))
+
+
+def _parse(toks: list[_Tok], defined: dict[str, PlanNode]) -> PlanNode | None:
+    text = " ".join(t.render() for t in toks)
+    if not text:
+        return None
+    parser = _parser()  # (a grammar that does not load is a bug, not a question it cannot read)
+    try:
+        tree = parser.parse(text)
+    except LarkError:
+        return None
+    out = _ToTree(defined).transform(tree)
+    if isinstance(out, Token):
+        out = _ToTree(defined).transform(tree)
+    return _unwrap(out)
+
+
+def _unwrap(node: object) -> PlanNode | None:
+    """Lark's bracketing rules ("( expr )") leave a token list around a node."""
+    while not isinstance(node, PlanNode):
+        if hasattr(node, "children"):
+            kids = [c for c in node.children if isinstance(c, PlanNode) or hasattr(c, "children")]
+            if len(kids) != 1:
+                return None
+            node = kids[0]
+        else:
+            return None
+    return node
+
+
+# --- the catalogue's formulas as trees ---------------------------------------------------------------------
+
+
+def tree_of_formula(formula: str, catalogue: Catalogue, defined: dict[str, PlanNode] | None = None,
+                    seen: tuple[str, ...] = ()) -> PlanNode:
+    """A catalogue formula as a plan tree: ``avg(x)`` the mean of x at two year-ends, ``prior(x)`` x a year before,
+    ``{metric}`` that metric (or the question's definition of it, ``defined``)."""
+    refs: dict[str, str] = {}
+
+    def ref(m: re.Match[str]) -> str:
+        key = f"ref{len(refs)}"
+        refs[key] = m[1].strip()
+        return key
+
+    body = re.sub(r"\{([^{}]+)\}", ref, formula)
+
+    def node(n: ast.AST) -> PlanNode:
+        if isinstance(n, ast.Expression):
+            return node(n.body)
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)):
+            return PlanNode("number", value=float(n.value))
+        if isinstance(n, ast.Name):
+            if n.id in refs:
+                return metric_node(refs[n.id], catalogue, defined or {}, seen)
+            return PlanNode("item", n.id)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and len(n.args) == 1:
+            inner = node(n.args[0])
+            if n.func.id == "avg":
+                return PlanNode("average", args=(inner,), backs=(0, 1))
+            if n.func.id == "prior":
+                return PlanNode("at", args=(inner,), backs=(1,))
+        if isinstance(n, ast.BinOp):
+            ops = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+            if type(n.op) in ops:
+                kind = ops[type(n.op)]
+                left, right = node(n.left), node(n.right)
+                if kind == "mul" and right.kind == "number" and right.value == 100:
+                    return PlanNode("percent", args=(left,))
+                return PlanNode(kind, args=(left, right))
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return PlanNode("sub", args=(PlanNode("number", value=0.0), node(n.operand)))
+        raise ValueError(f"catalogue formula {formula!r}: {ast.dump(n)} is not arithmetic over line items")
+
+    return node(ast.parse(body, mode="eval"))
+
+
+def metric_node(name: str, catalogue: Catalogue, defined: dict[str, PlanNode], seen: tuple[str, ...] = ()) -> PlanNode:
+    """A catalogue metric as a node: the question's definition of it, else its formulas (its own metric
+    references resolved the same way)."""
+    if name in defined:
+        return PlanNode("metric", name, (defined[name],))
+    if name in seen:
+        raise ValueError(f"metric {name!r} is defined through itself")
+    m = catalogue.metrics[name]
+    return PlanNode("metric", name, tuple(tree_of_formula(f, catalogue, defined, (*seen, name))
+                                          for f in (m.source or m.formulas)))
+
+
+# --- dimensions --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A value's unit as powers: USD^usd · days^days · (1/100)^-percent."""
+
+    usd: int = 0
+    days: int = 0
+    percent: int = 0
+
+    @property
+    def unit(self) -> str | None:
+        return {Dimension(1): "USD", Dimension(): "ratio", Dimension(percent=1): "percent",
+                Dimension(days=1): "days"}.get(self)
+
+
+class DimensionError(ValueError):
+    """The expression adds or compares values of different units."""
+
+
+_DAYS_IN_YEAR = frozenset({360.0, 365.0, 366.0})
+
+
+def dimension_of(node: PlanNode, catalogue: Catalogue) -> Dimension:
+    """The unit of ``node`` by dimensional analysis. Raises :class:`DimensionError` where it has none."""
+    k = node.kind
+    if k == "item":
+        return Dimension(1)
+    if k == "number":
+        return Dimension(days=1) if node.value in _DAYS_IN_YEAR else Dimension()
+    if k == "metric":
+        dims = {dimension_of(a, catalogue) for a in node.args}
+        if len(dims) != 1:
+            raise DimensionError(f"the formulas of {node.name} have different units")
+        return dims.pop()
+    args = [dimension_of(a, catalogue) for a in node.args]
+    if k in ("add", "sub"):
+        a, b = args
+        if a != b and not (node.args[0].kind == "number" and a == Dimension() or
+                           node.args[1].kind == "number" and b == Dimension()):
+            raise DimensionError(f"{_unit_words(a)} and {_unit_words(b)} cannot be added or subtracted")
+        return a if node.args[0].kind != "number" else b
+    if k == "mul":
+        a, b = args
+        return Dimension(a.usd + b.usd, a.days + b.days, a.percent + b.percent)
+    if k == "div":
+        a, b = args
+        return Dimension(a.usd - b.usd, a.days - b.days, a.percent - b.percent)
+    if k == "percent":
+        (a,) = args
+        return Dimension(a.usd, a.days, a.percent + 1)
+    if k in ("growth", "cagr"):
+        return Dimension(percent=1)
+    return args[0]  # at, average, change, years
+
+
+def _unit_words(d: Dimension) -> str:
+    return {"USD": "an amount", "ratio": "a ratio", "percent": "a percentage", "days": "days"}.get(
+        d.unit or "", "a value of another unit")
+
+
+# --- the plan in words -------------------------------------------------------------------------------------
+
+
+def plan_words(node: PlanNode, catalogue: Catalogue) -> str:
+    """The tree as an analyst reads it: "cost of sales / average(inventories at two year-ends)"."""
+    k = node.kind
+    if k == "item":
+        return catalogue.items[node.name].words if node.name in catalogue.items else node.name
+    if k == "number":
+        return f"{node.value:g}"
+    if k == "metric":
+        if len(node.args) == 1 and (node.name not in catalogue.metrics or node.args[0] != metric_node(
+                node.name, catalogue, {}).args[0]):
+            return f"{node.name} [as defined: {plan_words(node.args[0], catalogue)}]"
+        return node.name
+    a = [plan_words(x, catalogue) for x in node.args]
+    op = {"add": "+", "sub": "-", "mul": "×", "div": "/"}.get(k)
+    if op:
+        return f"({a[0]} {op} {a[1]})"
+    if k == "percent":
+        return f"{a[0]} × 100"
+    if k == "at":
+        return f"{a[0]} {node.backs[0]} year(s) before"
+    if k == "average":
+        return f"average of {a[0]} over {len(node.backs)} year(s)" if len(node.backs) != 2 or node.backs != (0, 1) \
+            else f"average of {a[0]} at two year-ends"
+    years = node.backs[-1] - node.backs[0] if node.backs else 1  # (a definition's, before its years are placed)
+    if k == "change":
+        return f"change in {a[0]} over {years} year(s)"
+    if k == "growth":
+        return f"growth of {a[0]} over {years} year(s), %"
+    if k == "cagr":
+        return f"CAGR of {a[0]} over {years} year(s)"
+    return a[0] if a else k
+
+
+def _metric_words(node: PlanNode, catalogue: Catalogue) -> str:
+    """A metric node spelt out: its name and the formula used (the first, or the question's definition)."""
+    if node.kind != "metric" or not node.args:
+        return plan_words(node, catalogue)
+    return f"{node.name} = {plan_words(node.args[0], catalogue)}"
+
+
+# --- the reading -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Reading:
+    read: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+    scope: list[str] = field(default_factory=list)
+    definitions: list[str] = field(default_factory=list)
+
+
+def _asked(sentences: list[list[_Tok]]) -> list[int]:
+    """The sentences that ask: those ending in "?", else those that are not instructions."""
+    asks = [i for i, s in enumerate(sentences) if s and s[-1].text == "?"]
+    if asks:
+        return asks
+    return [i for i, s in enumerate(sentences)
+            if not (s[0].text.lower() in ("please", "round", "answer", "give", "provide", "base", "respond", "assume",
+                                          "note", "use", "using") or "DEFINE" in s[0].kinds)] or [0]
+
+
+def _phrase(sent: list[_Tok], used: set[int], definition: bool = False) -> list[_Tok]:
+    """The asked metric of a sentence: without its definitions, its frame, and the function words around it."""
+    kept: list[_Tok] = []
+    for i, t in enumerate(sent):
+        if i in used or "BOUNDARY" in t.kinds or t.pure_frame:
+            continue
+        if t.kinds <= _FRAME | _SOFT | {"EQ", "WHICH", "DEFINE", "USING", "LEAST", "MOST", "COMMA", "DEFINED"} \
+                and not t.kinds & set(_STRUCTURAL):
+            continue  # a frame word that the grammar composes nothing with ("is", "what", "using")
+        kept.append(t)
+    # years: a run "2018 and 2019" inside the phrase qualifies what it stands next to; around it, the frame's
+    merged: list[_Tok] = []
+    for t in kept:
+        if "YEAR" in t.kinds and merged and "YEARS" in merged[-1].kinds:
+            merged[-1] = _Tok(merged[-1].start, t.end, "", frozenset({"YEARS"}), f"{merged[-1].value},{t.value}")
+        elif "YEAR" in t.kinds:
+            merged.append(_Tok(t.start, t.end, t.text, frozenset({"YEARS"}), t.value))
+        elif merged and "YEARS" in merged[-1].kinds and t.text.lower() in ("and", "-", "–", "to", "through", "&"):
+            merged.append(t)  # (joined below)
+        else:
+            merged.append(t)
+    out: list[_Tok] = []
+    for t in merged:
+        if "YEARS" in t.kinds and len(out) >= 2 and "YEARS" in out[-2].kinds and \
+                out[-1].text.lower() in ("and", "-", "–", "to", "through", "&"):
+            out.pop()
+            prev = out.pop()
+            t = _Tok(prev.start, t.end, "", frozenset({"YEARS"}), f"{prev.value},{t.value}")
+        out.append(t)
+    out = _balanced(_parentheticals(out))
+    soft = _SOFT | _FRAME | {"COMMA", "WHICH", "DEFINE", "USING", "EQ"}
+    cleaned = out
+    while True:  # function words around the metric, and parentheses the frame left empty "(in USD millions)"
+        # (the asked metric's years are the question's; a definition's years qualify its operands)
+        while cleaned and (cleaned[0].kinds <= soft or "YEARS" in cleaned[0].kinds and not definition):
+            cleaned = cleaned[1:]
+        while cleaned and (cleaned[-1].kinds <= soft or "YEARS" in cleaned[-1].kinds and not definition):
+            cleaned = cleaned[:-1]
+        empty = next((i for i in range(len(cleaned) - 1) if "LPAR" in cleaned[i].kinds and "RPAR" in
+                      cleaned[i + 1].kinds), None)
+        if empty is None:
+            break
+        cleaned = cleaned[:empty] + cleaned[empty + 2:]
+    return cleaned
+
+
+def _balanced(toks: list[_Tok]) -> list[_Tok]:
+    """Without a parenthesis whose partner the frame took ("… (in percent and round to one decimal)")."""
+    depth, keep = 0, [True] * len(toks)
+    opened: list[int] = []
+    for i, t in enumerate(toks):
+        if "LPAR" in t.kinds:
+            opened.append(i)
+        elif "RPAR" in t.kinds:
+            if opened:
+                opened.pop()
+            else:
+                keep[i] = False
+    for i in opened:
+        keep[i] = False
+    del depth
+    return [t for t, k in zip(toks, keep) if k]
+
+
+def _parentheticals(toks: list[_Tok]) -> list[_Tok]:
+    """A parenthesis that names what stands before it again ("days payable outstanding (DPO)"), or says what it is
+    computed from ("(using dividends paid and net income)", "(from the cash flow statement)"), is read apart: the
+    names it lists must be inputs of the plan (:func:`read_plan` checks), and it computes nothing itself."""
+    out: list[_Tok] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        close = next((k for k in range(i + 1, len(toks)) if "RPAR" in toks[k].kinds), None) \
+            if "LPAR" in t.kinds else None
+        if close is not None:
+            inner = [x for x in toks[i + 1:close] if not x.pure_frame]
+            arithmetic = any(x.kinds & {"DIV", "TIMES", "PLUS", "MINUS", "PCT", "AVG", "CHANGE"} and
+                             "USING" not in x.kinds for x in inner[1:] or inner[:0])
+            alias = len(inner) == 1 and inner[0].kinds & {"METRIC", "WORD", "NAME"} and out and \
+                (out[-1].kinds & {"METRIC", "WORD", "NAME"})
+            hint = not inner or "USING" in inner[0].kinds or all(
+                x.kinds & {"METRIC", "AND", "COMMA", "USING", "OF"} for x in inner)
+            if (alias or hint) and not arithmetic:
+                out.append(_Tok(t.start, toks[close].end, "", frozenset({"HINT"}),
+                                ",".join(x.value for x in inner if "METRIC" in x.kinds)))
+                i = close + 1
+                continue
+        out.append(t)
+        i += 1
+    return out
+
+
+def _name_key(toks: Sequence[_Tok]) -> tuple[str, ...]:
+    return tuple(t.value if "METRIC" in t.kinds else t.text.lower() for t in toks
+                 if not t.kinds & {"QUALIFIER", "FILLER"} or t.kinds & {"METRIC", "WORD", "SCOPE"})
+
+
+def _substitute(toks: list[_Tok], names: dict[tuple[str, ...], str]) -> list[_Tok]:
+    """Each run of words that a definition names, as a reference to it (longest name first)."""
+    out: list[_Tok] = []
+    i = 0
+    ordered = sorted(names.items(), key=lambda kv: -len(kv[0]))
+    while i < len(toks):
+        for key, ref in ordered:
+            n = len(key)
+            if n and _name_key(toks[i:i + n]) == key and len(toks[i:i + n]) == n:
+                out.append(_Tok(toks[i].start, toks[i + n - 1].end, " ".join(t.text for t in toks[i:i + n]),
+                                frozenset({"DEFINED_REF"}), ref))
+                i += n
+                break
+        else:
+            out.append(toks[i])
+            i += 1
+    return out
+
+
+def _resolve(node: PlanNode, catalogue: Catalogue, defined: dict[str, PlanNode], outside: list[str]) -> PlanNode:
+    """Metric names replaced by their formulas (or the question's definitions of them)."""
+    if node.kind == "metric" and not node.args:
+        if node.name in defined:
+            return PlanNode("metric", node.name, (defined[node.name],))
+        if node.name not in catalogue.metrics:
+            outside.append(node.name)
+            return node
+        return metric_node(node.name, catalogue, defined)
+    if not node.args:
+        return node
+    return replace(node, args=tuple(_resolve(a, catalogue, defined, outside) for a in node.args))
+
+
+def _place_years(node: PlanNode, latest: int, asked: tuple[int, ...], root: bool = True) -> PlanNode:
+    """Operations over years get their years: those written beside them, else (at the root of the asked metric) the
+    years the question asks, else a balance's two year-ends (the year and the one before)."""
+    k = node.kind
+    if k == "years":
+        years = sorted({int(y) for y in node.name.split(",")})
+        inner = node.args[0]
+        if inner.kind in ("average", "change", "growth", "cagr") and not inner.backs:
+            return _with_backs(inner, years, latest, asked)
+        if len(years) == 1:
+            back = latest - years[0]
+            placed = _place_years(inner, latest, asked, root=False)
+            return PlanNode("at", args=(placed,), backs=(back,)) if back else placed
+        return _with_backs(PlanNode("average", args=(inner,)), years, latest, asked)  # "2018 and 2019 inventories"
+    if k in ("average", "change", "growth", "cagr") and not node.backs:
+        if node.args[0].kind == "years":  # "the average of 2018 and 2019 inventories", "change in X between …"
+            written = sorted({int(y) for y in node.args[0].name.split(",")})
+            if len(written) > 1:
+                return _with_backs(replace(node, args=node.args[0].args), written, latest, asked)
+        years = sorted(asked) if root and len(asked) > 1 else [latest - 1, latest]
+        return _with_backs(node, years, latest, asked)
+    if not node.args:
+        return node
+    return replace(node, args=tuple(_place_years(a, latest, asked, root=False) for a in node.args))
+
+
+def _with_backs(node: PlanNode, years: list[int], latest: int, asked: tuple[int, ...]) -> PlanNode:
+    backs = tuple(sorted({latest - y for y in years}))
+    inner = _place_years(node.args[0], latest, asked, root=False)
+    if node.kind == "average":
+        return PlanNode("average", args=(inner,), backs=backs)
+    return PlanNode(node.kind, args=(inner,), backs=(backs[0], backs[-1]))
+
+
+def _items(node: PlanNode) -> set[str]:
+    """The line items a tree reads (of its metrics, every formula's)."""
+    return ({node.name} if node.kind == "item" else set()).union(*(_items(a) for a in node.args))
+
+
+def _closest(words: str, catalogue: Catalogue) -> tuple[str, ...]:
+    return tuple(difflib.get_close_matches(words.lower(), list(catalogue.metrics), n=3, cutoff=0.6))
+
+
+def _is_choice(sent: list[_Tok], catalogue: Catalogue) -> tuple[list[str], str] | None:
+    """"Which of A, B and C is the largest": two or more catalogue amounts listed one after another, a "which" that
+    does not choose among years, segments or companies, and a superlative."""
+    kinds = [t.kinds for t in sent]
+    if not any("WHICH" in k for k in kinds) or not any(k & {"MOST", "LEAST"} for k in kinds):
+        return None
+    w = next(i for i, k in enumerate(kinds) if "WHICH" in k)
+    if w + 1 < len(sent) and ("SCOPE" in kinds[w + 1] or re.search(
+            r"\b(?:years?|quarters?|periods?|months?|compan(?:y|ies)|products?|countr(?:y|ies)|brands?|markets?)\b",
+            sent[w + 1].text, re.IGNORECASE)):
+        return None  # chooses among years, companies or parts of the company, not among listed amounts
+    listed: list[str] = []
+    run: list[str] = []
+    for t in sent:
+        if "METRIC" in t.kinds and t.value in catalogue.metrics and catalogue.metrics[t.value].unit == "USD":
+            run.append(t.value)
+        elif run and t.kinds & {"COMMA", "AND", "OR", "TO"} or t.text.lower() == "the":
+            continue
+        elif run:
+            if len(run) > len(listed):
+                listed = run
+            run = []
+    if len(run) > len(listed):
+        listed = run
+    listed = list(dict.fromkeys(listed))
+    if len(listed) < 2:
+        return None
+    first = next(t for t in sent if t.kinds & {"MOST", "LEAST"})
+    return listed, "largest" if "MOST" in first.kinds and not (
+        "LEAST" in first.kinds and first.text.lower() == "less") else "smallest"
+
+
+def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[IssuerRef] = ()) -> MetricPlan:
+    """Read the metric a question asks for into a plan (see the module's docstring)."""
+    text = " ".join(intent.question.split())
+    toks = _tag(text, issuers)
+    entities = {e.lower() for e in intent.entities}  # named segments, geographies, products (engine.intent.topics)
+    for t in toks:
+        if t.kinds & {"NAME", "WORD"} and t.text.lower().rstrip(".") in entities and not re.match(
+                r"\.?\s*dollars?\b", text[t.end:], re.IGNORECASE):  # "U.S. dollars" is a currency
+            t.kinds = frozenset({"SCOPE"})
+    sentences = _sentences(toks)
+    reading = _Reading()
+    months = next((m for m, rx in _YTD_MONTHS if rx.search(text)), 0)
+    years = tuple(sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years)))
+    if intent.quarters:
+        years = (int(intent.quarters[0][:4]),)
+    latest = years[-1] if years else 0
+
+    # definitions, in every sentence
+    defs: list[_Definition] = []
+    used: dict[int, set[int]] = {}
+    for n, sent in enumerate(sentences):
+        found, positions = _definitions(sent)
+        defs += found
+        used[n] = positions
+    asked_idx = _asked(sentences)
+    phrase: list[_Tok] = []
+    for n in asked_idx:
+        if (chosen := _is_choice(sentences[n], catalogue)) is not None:
+            if len(years) > 1:
+                return MetricPlan("unread", note="a choice among amounts over several years is not read",
+                                  unread=("which … over several years",))
+            options = tuple(metric_node(m, catalogue, {}) for m in chosen[0])
+            return MetricPlan("complete", PlanNode("choice", chosen[1], options), "USD",
+                              f"which of {', '.join(chosen[0])} is the {chosen[1]}",
+                              read=tuple(f"{m}: {catalogue.metrics[m].words}" for m in chosen[0]),
+                              choice=chosen[1], flow_months=months)
+        own = _phrase(sentences[n], used[n])
+        if not any(t.kinds & {"METRIC", "DEFINED_REF", "WORD", "NAME"} for t in own):
+            # "Kraft Heinz 2019 inventory turns: cost of sales divided by …?": the asked metric is what it defines
+            own = next((d.subject for d in defs if d.subject and d.subject[0].start >= sentences[n][0].start and
+                        d.subject[-1].end <= sentences[n][-1].end), own)
+        phrase += own
+    # names a definition gives: a catalogue metric's name, or any run of words ("unadjusted EBITDA")
+    defined: dict[str, PlanNode] = {}
+    names: dict[tuple[str, ...], str] = {}
+    refs: dict[str, PlanNode] = {}
+    for d in defs:
+        subject = [t for t in d.subject if not t.pure_frame or t.kinds & {"NAME"}]
+        if not subject:  # "computing it as …": the asked metric
+            subject = [t for t in phrase if t.kinds & {"METRIC", "WORD", "NAME", "DEFINED_REF"}][:4]
+        d.subject = subject
+    pending = list(range(len(defs)))
+    for _ in range(len(defs) + 1):  # definitions that use other definitions are read after them
+        progress = False
+        for i in list(pending):
+            d = defs[i]
+            expression = _substitute([t for t in _phrase(d.expression, set(), definition=True)], names)
+            tree = _parse(expression, refs)
+            if tree is None:
+                continue
+            pending.remove(i)
+            progress = True
+            ref = str(i)
+            outside: list[str] = []
+            tree = _resolve(tree, catalogue, defined, outside)
+            if outside:
+                reading.unread += [f"'{o}' in the definition of {d.text!r} (not a statement metric)" for o in outside]
+            refs[ref] = PlanNode("metric", " ".join(t.text for t in d.subject), (tree,))
+            key = _name_key(d.subject)
+            names[key] = ref
+            metrics = [t.value for t in d.subject if "METRIC" in t.kinds]
+            if len(key) == 1 and len(metrics) == 1:  # "unadjusted EBITDA": the catalogue's EBITDA, as defined here
+                defined[metrics[0]] = tree
+                refs[ref] = PlanNode("metric", metrics[0], (tree,))
+            reading.definitions.append(d.text)
+        if not progress:
+            break
+    for i in pending:
+        shown = [t.text for t in _phrase(defs[i].expression, set(), definition=True)]
+        reading.unread.append(f"the definition {defs[i].text!r} ({' '.join(shown)})")
+    # the asked metric
+    hints = [m for t in phrase if "HINT" in t.kinds for m in t.value.split(",") if m]
+    phrase = [t for t in phrase if "HINT" not in t.kinds]
+    scope = [t.text for t in phrase if "SCOPE" in t.kinds and "METRIC" not in t.kinds]
+    phrase = [t for t in phrase if not ("SCOPE" in t.kinds and "METRIC" not in t.kinds)]
+    phrase = _substitute(phrase, names)
+    unread = [t.text for t in phrase if t.kinds <= {"WORD", "NAME"}]
+    named = [t.value for t in phrase if "METRIC" in t.kinds]
+    if not phrase or not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
+        # no metric of the lexicon named ("how many stores"): not a statement metric; the passages answer it
+        return MetricPlan("none", unread=tuple(unread), scope=tuple(scope), note="no metric named")
+    if scope:
+        return MetricPlan("scope", scope=tuple(scope), unread=tuple(unread),
+                          note=f"'{' '.join(scope)}' asks for part of the company or its own measure, which the "
+                               "statement facts do not give")
+    outside = [m for m in named if m not in catalogue.metrics and m not in defined]
+    if outside:
+        return MetricPlan("outside", unread=tuple(unread), note=f"{', '.join(outside)}: not a metric the catalogue "
+                          "computes from the statements", suggestions=_closest(outside[0], catalogue))
+    if unread or reading.unread:
+        words = " ".join(unread)
+        return MetricPlan("unread", unread=tuple(unread) + tuple(reading.unread),
+                          definitions=tuple(reading.definitions),
+                          note=f"could not read {words!r} as part of a statement metric" if unread else
+                          "a definition the question writes could not be read",
+                          suggestions=_closest(" ".join(t.text for t in phrase), catalogue))
+    tree = _parse(phrase, refs)
+    if tree is None:
+        # the soft words ("total", "of", "per") tried as frame
+        lean = [t for t in phrase if not (t.kinds & {"QUALIFIER", "FILLER"})]
+        tree = _parse(lean, refs) if lean != phrase else None
+    if tree is None:
+        words = " ".join(t.text for t in phrase)
+        return MetricPlan("unread", unread=(words,), definitions=tuple(reading.definitions),
+                          note=f"could not compose {words!r} into one computation",
+                          suggestions=_closest(words, catalogue))
+    outside_names: list[str] = []
+    tree = _resolve(tree, catalogue, defined, outside_names)
+    if outside_names:
+        return MetricPlan("outside", note=f"{', '.join(outside_names)}: not a metric the catalogue computes",
+                          suggestions=_closest(outside_names[0], catalogue))
+    if latest:
+        tree = _place_years(tree, latest, years)
+    inputs = _items(tree)
+    for m in hints:  # "(using dividends paid and net income)": each must be an input of the plan
+        if m not in catalogue.metrics or not _items(metric_node(m, catalogue, defined)) <= inputs:
+            return MetricPlan("unread", unread=(m,), note=f"the question says it uses {m}, which the metric read "
+                              f"({plan_words(tree, catalogue)}) does not use")
+    try:
+        dim = dimension_of(tree, catalogue)
+    except DimensionError as exc:
+        return MetricPlan("unread", tree=tree, note=f"the expression has no unit: {exc}",
+                          unread=(" ".join(t.text for t in phrase),))
+    unit = dim.unit
+    if unit is None:
+        return MetricPlan("unread", tree=tree, note="the expression's unit is none an answer can have",
+                          unread=(" ".join(t.text for t in phrase),))
+    note = ""
+    asked = intent.unit_hint or ""
+    if unit == "ratio" and asked == "percent":
+        tree, unit = PlanNode("percent", args=(tree,)), "percent"
+    elif unit != "USD" and asked.startswith("USD"):
+        note = f"the question asks for {asked}; the expression is {_unit_words(dim)}, stated as such"
+    elif unit == "USD" and asked == "percent" and tree.kind == "change":  # "change in revenue, in percent"
+        tree, unit = PlanNode("growth", args=tree.args, backs=tree.backs), "percent"
+    elif unit == "USD" and asked == "percent" and tree.kind not in ("growth", "cagr"):
+        return MetricPlan("unread", tree=tree, unread=(" ".join(t.text for t in phrase),),
+                          note="the question asks for a percentage and the words read make an amount")
+    reading.read += [f"{t.text}: {_metric_words(metric_node(t.value, catalogue, defined), catalogue)}"
+                     for t in phrase if "METRIC" in t.kinds and t.value in catalogue.metrics]
+    return MetricPlan("complete", tree, unit, plan_words(tree, catalogue), tuple(reading.read), (),
+                      (), tuple(reading.definitions), flow_months=months, note=note)
+
+
+def unread_answer(plan: MetricPlan) -> AnswerResult:
+    """The answer to a numeric question whose metric was not fully read: no number; what was read, what was not,
+    and the closest metrics the catalogue computes."""
+    parts = [f"could not read {', '.join(repr(u) for u in plan.unread)}" if plan.unread else plan.note]
+    if plan.read:
+        parts.append("read: " + "; ".join(plan.read))
+    if plan.note and plan.unread:
+        parts.append(plan.note)
+    if plan.suggestions:
+        parts.append("the closest metrics computed from the statements: " + ", ".join(plan.suggestions))
+    text = "No number is given: " + ". ".join(parts)
+    return AnswerResult("not_answerable", text, method="reader", reason="; ".join(parts))
+
+
+def asks_a_number(intent: QueryIntent) -> bool:
+    """Whether a question whose metric was read asks for its value: the shape reader says numeric, or its asked
+    sentence is neither a yes/no nor a textual question ("Acme FY2023 revenue?", "What was X's cash coverage?")."""
+    return intent.numeric or is_numeric(core_question(" ".join(intent.question.split())), True)

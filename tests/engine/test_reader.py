@@ -1,0 +1,298 @@
+"""The question reader (engine.intent.reader): a suite of questions generated from the demo corpus — every catalogue
+metric the demo statements can give × value / change / growth / average / CAGR / "% of" / defined-in-question, each
+in several wordings an analyst types — answered through the real facts path and checked against the generator's own
+values (the formulas below are written here, not read from the catalogue). Questions the statements cannot answer
+must be refused, never answered with a number. Also: unit algebra, nested definitions, a definition overriding one
+leaf only."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+
+from engine.answer.catalogue import load_catalogue
+from engine.records import PlanNode
+from tests.engine.test_from_facts import truth
+
+CO = "Harborview Therapeutics"
+T = Callable[[str, int], float]
+
+# metric -> (wordings an analyst uses, its value from the generator's rows, its kind)
+# kind: "flow" (an amount over the year), "balance" (at year end), "rate" (a percentage), "ratio", "days";
+# "avg" marks metrics that average two year-ends (no 3-year average: FY2020 is not printed)
+METRICS: dict[str, tuple[tuple[str, ...], Callable[[T, int], float], str]] = {
+    "revenue": (("revenue", "total revenue", "net sales", "top line"), lambda t, y: t("Total revenue", y), "flow"),
+    "cogs": (("cost of revenue", "COGS", "cost of sales"), lambda t, y: t("Cost of revenue", y), "flow"),
+    "gross profit": (("gross profit",), lambda t, y: t("Gross profit", y), "flow"),
+    "operating income": (("operating income", "income from operations", "operating profit"),
+                         lambda t, y: t("Operating income", y), "flow"),
+    "net income": (("net income", "net earnings", "bottom line"), lambda t, y: t("Net income", y), "flow"),
+    "capex": (("capex", "capital expenditures", "capital spending"), lambda t, y: abs(t("Capital expenditures", y)),
+              "flow"),
+    "d&a": (("D&A", "depreciation and amortization"), lambda t, y: t("Depreciation and amortization", y), "flow"),
+    "ocf": (("cash from operations", "operating cash flow", "net cash provided by operating activities"),
+            lambda t, y: t("Net cash provided by operating activities", y), "flow"),
+    "dividends": (("dividends paid", "cash dividends"), lambda t, y: abs(t("Dividends paid", y)), "flow"),
+    "inventory": (("inventory", "inventories"), lambda t, y: t("Inventories", y), "balance"),
+    "receivables": (("accounts receivable", "net AR", "receivables"), lambda t, y: t("Accounts receivable", y),
+                    "balance"),
+    "total assets": (("total assets",), lambda t, y: t("Total assets", y), "balance"),
+    "equity": (("shareholders' equity", "stockholders' equity"), lambda t, y: t("Total shareholders' equity", y),
+               "balance"),
+    "fcf": (("free cash flow", "FCF"), lambda t, y: t("Net cash provided by operating activities", y)
+            - abs(t("Capital expenditures", y)), "flow"),
+    "ebitda": (("EBITDA",), lambda t, y: t("Operating income", y) + t("Depreciation and amortization", y), "flow"),
+    "working capital": (("working capital",), lambda t, y: t("Total current assets", y)
+                        - t("Total current liabilities", y), "balance"),
+    "gross margin": (("gross margin", "gross profit margin"), lambda t, y: t("Gross profit", y)
+                     / t("Total revenue", y) * 100, "rate"),
+    "operating margin": (("operating margin", "operating profit margin", "EBIT margin"),
+                         lambda t, y: t("Operating income", y) / t("Total revenue", y) * 100, "rate"),
+    "net margin": (("net profit margin", "net margin"), lambda t, y: t("Net income", y) / t("Total revenue", y) * 100,
+                   "rate"),
+    "ebitda margin": (("EBITDA margin",), lambda t, y: (t("Operating income", y) + t("Depreciation and amortization", y))
+                      / t("Total revenue", y) * 100, "rate"),
+    "tax rate": (("effective tax rate",), lambda t, y: t("Provision for income taxes", y)
+                 / t("Income before income taxes", y) * 100, "rate"),
+    "current ratio": (("current ratio", "working capital ratio"), lambda t, y: t("Total current assets", y)
+                      / t("Total current liabilities", y), "ratio"),
+    "quick ratio": (("quick ratio", "acid test ratio"), lambda t, y: (t("Cash and cash equivalents", y)
+                    + t("Accounts receivable", y)) / t("Total current liabilities", y), "ratio"),
+    "cash ratio": (("cash ratio",), lambda t, y: t("Cash and cash equivalents", y) / t("Total current liabilities", y),
+                   "ratio"),
+    "debt to equity": (("debt to equity ratio", "debt-to-equity"), lambda t, y: t("Long-term debt", y)
+                       / t("Total shareholders' equity", y), "ratio"),
+    "ocf ratio": (("operating cash flow ratio",), lambda t, y: t("Net cash provided by operating activities", y)
+                  / t("Total current liabilities", y), "ratio"),
+    "interest coverage": (("interest coverage ratio", "times interest earned"), lambda t, y: t("Operating income", y)
+                          / t("Interest expense", y), "ratio"),
+    "payout": (("dividend payout ratio", "payout ratio"), lambda t, y: abs(t("Dividends paid", y)) / t("Net income", y)
+               * 100, "rate"),
+    "retention": (("retention ratio", "plowback ratio"), lambda t, y: 1 - abs(t("Dividends paid", y))
+                  / t("Net income", y), "ratio"),
+    "inventory turnover": (("inventory turnover", "inventory turns"), lambda t, y: t("Cost of revenue", y)
+                           / ((t("Inventories", y) + t("Inventories", y - 1)) / 2), "avg"),
+    "asset turnover": (("asset turnover", "total asset turnover"), lambda t, y: t("Total revenue", y)
+                       / ((t("Total assets", y) + t("Total assets", y - 1)) / 2), "avg"),
+    "dio": (("days inventory outstanding", "DIO"), lambda t, y: 365 * (t("Inventories", y) + t("Inventories", y - 1))
+            / 2 / t("Cost of revenue", y), "avg"),
+    "dso": (("days sales outstanding", "DSO"), lambda t, y: 365 * (t("Accounts receivable", y)
+            + t("Accounts receivable", y - 1)) / 2 / t("Total revenue", y), "avg"),
+    "roa": (("return on assets", "ROA"), lambda t, y: t("Net income", y) / ((t("Total assets", y)
+            + t("Total assets", y - 1)) / 2) * 100, "avg"),
+    "roe": (("return on equity", "ROE"), lambda t, y: t("Net income", y) / ((t("Total shareholders' equity", y)
+            + t("Total shareholders' equity", y - 1)) / 2) * 100, "avg"),
+}
+
+VALUE = ("What is {co}'s FY{y} {m}?", "What was the {m} of {co} in fiscal {y}?", "{co} FY{y} {m}?",
+         "Calculate {co}'s {m} for FY{y}.")
+CHANGE = ("How much did {co}'s {m} change from FY{p} to FY{y}?", "What is the change in {co}'s {m} between FY{p} and "
+          "FY{y}?")
+GROWTH = ("What was {co}'s {m} growth from FY{p} to FY{y}?", "By what percent did {co}'s {m} change between FY{p} "
+          "and FY{y}?", "What is the year-over-year change in {m} for {co} in FY{y}, in percent?")
+AVERAGE = ("What is the FY2021 - FY2023 3 year average {m} for {co}?",
+           "What was {co}'s average {m} over FY2021 to FY2023?")
+CAGR = ("What is {co}'s 2 year {m} CAGR from FY2021 to FY2023?",
+        "What was the compound annual growth rate of {co}'s {m} from FY2021 to FY2023?")
+SHARE = ("What is {co}'s FY{y} {a} as a % of {b}?", "What was {a} as a percentage of {b} for {co} in FY{y}?",
+         "{co}: FY{y} {a} over {b}, in percent?")
+DEFINED = ("Define cash coverage as {a} divided by {b}. What was {co}'s FY{y} cash coverage?",
+           "What is {co}'s FY{y} cash coverage, defined as {a} / {b}?",
+           "What is {co}'s FY{y} cash coverage (cash coverage = {a} over {b})?")
+PAIRS = (("capex", "revenue"), ("d&a", "revenue"), ("dividends", "net income"), ("ocf", "net income"),
+         ("inventory", "total assets"), ("receivables", "revenue"), ("gross profit", "revenue"))
+REFUSED = ("What is {co}'s FY2023 customer churn rate?", "What was {co}'s same-store sales growth in FY2023?",
+           "What is {co}'s FY2023 adjusted EBITDA?", "What was {co}'s FY2023 segment revenue?",
+           "What is {co}'s FY2023 capex per employee?", "What was {co}'s FY2023 revenue in Europe?",
+           "What is {co}'s FY2023 net AR turnover multiple?", "What is {co}'s FY2023 adjusted operating margin?",
+           "What is {co}'s FY2019 total revenue?", "What is {co}'s FY2023 days payable outstanding?",
+           "What is {co}'s FY2023 cash conversion cycle?", "What was {co}'s FY2023 revenue per share?")
+
+
+def _cases() -> list[tuple[str, str, str, Callable[[T], float] | None]]:
+    """(operation, metric, question, expected value from the generator's rows or None for a refusal)."""
+    out: list[tuple[str, str, str, Callable[[T], float] | None]] = []
+    for key, (words, f, kind) in METRICS.items():
+        for n, w in enumerate(words):
+            for k, tpl in enumerate(VALUE):
+                if (n + k) % 2 == 0 or len(words) == 1:
+                    out.append(("value", key, tpl.format(co=CO, y=2023, m=w), lambda t, f=f: f(t, 2023)))
+            if kind in ("flow", "balance", "rate", "ratio", "avg") and n == 0:
+                for tpl in CHANGE:
+                    out.append(("change", key, tpl.format(co=CO, p=2022, y=2023, m=w),
+                                lambda t, f=f: f(t, 2023) - f(t, 2022)))
+            if kind in ("flow", "balance") and n < 2:
+                tpl = GROWTH[n % len(GROWTH)] if n else GROWTH[2]
+                out.append(("growth", key, tpl.format(co=CO, p=2022, y=2023, m=w),
+                            lambda t, f=f: (f(t, 2023) / f(t, 2022) - 1) * 100))
+            if kind in ("flow", "rate", "ratio") and n < 2 and key not in ("current ratio", "quick ratio"):
+                out.append(("average", key, AVERAGE[n].format(co=CO, m=w),
+                            lambda t, f=f: sum(f(t, y) for y in (2021, 2022, 2023)) / 3))
+            if kind == "flow" and n == 0 and key not in ("fcf",):
+                for tpl in CAGR:
+                    out.append(("cagr", key, tpl.format(co=CO, m=w),
+                                lambda t, f=f: ((f(t, 2023) / f(t, 2021)) ** 0.5 - 1) * 100))
+    for a, b in PAIRS:
+        fa, fb = METRICS[a][1], METRICS[b][1]
+        for k, tpl in enumerate(SHARE):
+            out.append(("share", f"{a}/{b}", tpl.format(co=CO, y=2023, a=METRICS[a][0][k % len(METRICS[a][0])],
+                                                         b=METRICS[b][0][0]),
+                        lambda t, fa=fa, fb=fb: fa(t, 2023) / fb(t, 2023) * 100))
+        for k, tpl in enumerate(DEFINED):
+            out.append(("defined", f"{a}/{b}", tpl.format(co=CO, y=2023, a=METRICS[a][0][0], b=METRICS[b][0][-1]),
+                        lambda t, fa=fa, fb=fb: fa(t, 2023) / fb(t, 2023)))
+    out += [("refused", "", tpl.format(co=CO), None) for tpl in REFUSED]
+    return out
+
+
+CASES = _cases()
+
+
+def test_the_suite_is_large_and_covers_every_operation() -> None:
+    ops = Counter(op for op, *_ in CASES)
+    assert len(CASES) >= 300 and set(ops) == {"value", "change", "growth", "average", "cagr", "share", "defined",
+                                              "refused"}
+
+
+@pytest.fixture(scope="module")
+def pipeline(ingested_demo, embedder):  # noqa: ANN001, ANN201
+    from engine.pipeline import Models, build_pipeline
+
+    library, settings, _ = ingested_demo
+    return build_pipeline(settings, library, Models(embedder))  # no chat model: the reader and the facts path
+
+
+def test_generated_questions_are_read_and_computed_or_refused(pipeline, demo_truth, capsys) -> None:  # noqa: ANN001
+    """Every generated question: the right number (within 0.5 % for the rounding of printed figures), or no number
+    at all. The per-operation figures are printed (``pytest -s``); a wrong number fails the test outright."""
+    def t(metric: str, year: int) -> float:
+        return truth(demo_truth, "HRBR", metric, year)
+
+    tally: dict[str, Counter[str]] = {}
+    wrong: list[str] = []
+    abstained: list[str] = []
+    for op, metric, question, expected in CASES:
+        run = pipeline.run(question, store=False)
+        c = tally.setdefault(op, Counter())
+        given = run.status == "answered" and run.answer.value is not None
+        assert run.llm_calls == 0, question
+        if expected is None:
+            c["refused right" if not given else "answered wrongly"] += 1
+            if given:
+                wrong.append(f"{question} -> {run.answer.text} (should be refused)")
+            continue
+        want = expected(t)
+        if not given:
+            c["abstained"] += 1
+            abstained.append(f"{question} -> {run.answer.text[:160]}")
+        elif run.answer.value == pytest.approx(want, rel=5e-3, abs=1e-6):
+            c["right"] += 1
+        else:
+            c["wrong"] += 1
+            wrong.append(f"{question} -> {run.answer.text}, want {want:.4f}")
+    with capsys.disabled():
+        for op, c in tally.items():
+            print(f"reader suite {op:8s} {dict(c)}")
+        print("abstained:", *abstained, sep="\n  ")
+    assert not wrong, "\n".join(wrong)
+    answerable = sum(sum(c.values()) for op, c in tally.items() if op != "refused")
+    right = sum(c["right"] for c in tally.values())
+    assert right >= 0.8 * answerable, {op: dict(c) for op, c in tally.items()}
+
+
+# --- units by dimensional analysis, definitions -------------------------------------------------------------
+
+
+def _plan(question: str):  # noqa: ANN202
+    from engine.intent import parse_intent
+    from engine.intent.reader import read_plan
+
+    return read_plan(parse_intent(question), load_catalogue())
+
+
+@pytest.mark.parametrize(("tree", "unit"), [
+    (PlanNode("div", args=(PlanNode("item", "revenue"), PlanNode("item", "total_assets"))), "ratio"),
+    (PlanNode("percent", args=(PlanNode("div", args=(PlanNode("item", "revenue"), PlanNode("item", "cash"))),)),
+     "percent"),
+    (PlanNode("div", args=(PlanNode("mul", args=(PlanNode("number", value=365.0), PlanNode("item", "inventory"))),
+                           PlanNode("item", "cost_of_revenue"))), "days"),
+    (PlanNode("sub", args=(PlanNode("item", "revenue"), PlanNode("item", "cost_of_revenue"))), "USD"),
+    (PlanNode("sub", args=(PlanNode("number", value=1.0), PlanNode("div", args=(PlanNode("item", "cash"),
+                                                                                  PlanNode("item", "revenue"))))),
+     "ratio"),
+    (PlanNode("mul", args=(PlanNode("item", "cash"), PlanNode("item", "revenue"))), None),  # USD²: no answer's unit
+])
+def test_units_follow_the_expression(tree: PlanNode, unit: str | None) -> None:
+    from engine.intent.reader import dimension_of
+
+    assert dimension_of(tree, load_catalogue()).unit == unit
+
+
+def test_an_amount_added_to_a_ratio_has_no_unit() -> None:
+    from engine.intent.reader import DimensionError, dimension_of
+
+    with pytest.raises(DimensionError):
+        dimension_of(PlanNode("add", args=(PlanNode("item", "cash"), PlanNode("metric", "current ratio", (
+            PlanNode("div", args=(PlanNode("item", "current_assets"), PlanNode("item", "current_liabilities"))),)))),
+                     load_catalogue())
+
+
+def test_every_catalogue_metric_has_the_unit_its_formula_makes() -> None:
+    from engine.intent.reader import dimension_of, metric_node
+
+    catalogue = load_catalogue()
+    for name, metric in catalogue.metrics.items():
+        assert dimension_of(metric_node(name, catalogue, {}), catalogue).unit == metric.unit, name
+
+
+def test_a_ratio_asked_in_usd_millions_is_stated_as_a_ratio() -> None:
+    plan = _plan("Define working capital ratio as total current assets divided by total current liabilities. What "
+                 "is Acme's FY2020 working capital ratio in USD millions?")
+    assert plan.status == "complete" and plan.unit == "ratio" and "USD millions" in plan.note
+
+
+def test_a_definition_overrides_one_leaf_inside_a_catalogue_metric() -> None:
+    """CCC = DIO + DSO − DPO from the catalogue; the question's DPO replaces the catalogue's DPO there only."""
+    from engine.answer.from_facts import compiled
+
+    plan = _plan("What was Acme's FY2023 cash conversion cycle? DPO is defined as 365 * average accounts payable / "
+                 "(COGS + change in inventory).")
+    assert plan.status == "complete" and plan.unit == "days"
+    (formula,) = compiled(plan.tree)
+    assert "(cost_of_revenue + (inventory - inventory_1))" in formula  # the question's DPO
+    assert formula.count("cost_of_revenue") == 2 and "receivables" in formula  # DIO and DSO as the catalogue's
+
+
+def test_nested_definitions_are_read_in_order() -> None:
+    from engine.answer.from_facts import compiled
+
+    plan = _plan("What is Acme's FY2023 cash cycle score? Cash cycle score is defined as turns plus margin. Turns is "
+                 "defined as revenue / total assets. Margin is defined as operating income / revenue.")
+    assert plan.status == "complete" and plan.unit == "ratio", plan
+    assert compiled(plan.tree) == ("((revenue / total_assets) + (operating_income / revenue))",)
+
+
+def test_a_definition_fills_the_margin_it_names() -> None:
+    from engine.answer.from_facts import compiled
+
+    plan = _plan("What is the FY2021 - FY2023 3 year average unadjusted EBITDA % margin for Acme? Define unadjusted "
+                 "EBITDA as unadjusted operating income + D&A + interest expense.")
+    assert plan.status == "complete" and plan.unit == "percent" and plan.tree.kind == "average"
+    assert plan.tree.backs == (0, 1, 2)
+    assert all("interest_expense" in f for f in compiled(plan.tree))
+
+
+@pytest.mark.parametrize("question", [
+    "What is Acme's FY2023 revenue churn retention multiple?",
+    "What is Acme's FY2023 EBITDA to customer ratio?",
+    "What was Acme's FY2023 retention ratio (using total cash dividends paid and total assets)?",
+])
+def test_a_half_read_metric_gets_no_number_and_says_what_was_not_read(question: str) -> None:
+    from engine.intent.reader import unread_answer
+
+    plan = _plan(question)
+    assert plan.status == "unread", plan
+    answer = unread_answer(plan)
+    assert answer.status == "not_answerable" and answer.value is None and "could not read" in answer.text

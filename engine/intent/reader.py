@@ -406,7 +406,9 @@ def tree_of_formula(formula: str, catalogue: Catalogue, defined: dict[str, PlanN
         refs[key] = m[1].strip()
         return key
 
-    body = re.sub(r"\{([^{}]+)\}", ref, formula)
+    from engine.answer.catalogue import REFERENCE  # the catalogue's own syntax (it moves down with issue 42)
+
+    body = REFERENCE.sub(ref, formula)
 
     def node(n: ast.AST) -> PlanNode:
         if isinstance(n, ast.Expression):

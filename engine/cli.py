@@ -364,7 +364,9 @@ def _explain(traces: Sequence[StageTrace]) -> None:
         RerankPayload,
         RewritePayload,
     )
+    from engine.trace import plan_lines
 
+    plan = plan_lines(traces)  # the reading, with the fact each leaf used (answer stages come later in the run)
     for t in traces:
         p = t.payload
         print(f"-- {t.stage} (round {t.round}, {t.seconds:.2f}s, tokens {t.tokens_in}/{t.tokens_out})")
@@ -372,6 +374,8 @@ def _explain(traces: Sequence[StageTrace]) -> None:
             it = p.intent
             print(f"   issuers={list(it.issuers)} forms={list(it.forms)} years={list(it.fiscal_years)} "
                   f"quarters={list(it.quarters)} metrics={list(it.metrics)} numeric={it.numeric}")
+            for line in plan:
+                print(f"   {line}")
         elif isinstance(p, RewritePayload):
             print(f"   q' = {p.rewritten}")
         elif isinstance(p, DocumentsPayload):

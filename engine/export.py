@@ -22,7 +22,7 @@ from engine.invisible import visible
 from engine.pages import page_label, reader_page
 from engine.records import StageTrace, StoredRun
 from engine.store.library import Library
-from engine.trace import event_json, read_run, stage_summary, to_json
+from engine.trace import event_json, plan_lines, read_run, stage_summary, to_json
 
 FORMATS = ("json", "csv", "md", "html")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -38,7 +38,8 @@ def evidence_set(library: Library, run_id: str) -> dict[str, Any]:
     """Question, answer, cited passages (filing, page, text) and the full trace of one run, as JSON-ready data
     (the ``json`` export; the other formats are written from the same data). A cited passage's ``page`` is the
     PDF reader's page number (from 1), ``page_index`` the same page counted from 0 (as traces store it), and
-    ``printed_folio`` the number the page prints, or null."""
+    ``printed_folio`` the number the page prints, or null. ``plan``: the metric plan the question was read into,
+    as lines of text with the fact each leaf used (:func:`engine.trace.plan_lines`; empty when there is none)."""
     return _evidence_json(read_run(library, run_id), library)
 
 
@@ -62,7 +63,7 @@ def _evidence_json(run: StoredRun, library: Library) -> dict[str, Any]:
         "run_id": run.id, "question": run.question, "status": run.status, "started_at": run.started_at,
         "finished_at": run.finished_at, "answer": to_json(run.answer) if run.answer else {}, "cited_passages": cited,
         "cost": {k: cost.get(k) for k in ("seconds", "retrieval_seconds", "tokens_in", "tokens_out", "llm_calls")},
-        "error": run.error, "trace": [event_json(t) for t in run.traces]
+        "error": run.error, "plan": plan_lines(run.traces), "trace": [event_json(t) for t in run.traces]
     }
 
 
@@ -141,11 +142,12 @@ def to_csv(ev: dict[str, Any]) -> str:
     out = io.StringIO()
     w = csv.writer(out)
     w.writerow(["run_id", "question", "answer", "status", "passage_id", "doc_name", "page", "printed_folio",
-                "title", "text"])
+                "title", "text", "plan"])
+    plan = "\n".join(ev.get("plan") or ())
     for c in ev["cited_passages"] or [{}]:
         row = (ev["run_id"], ev["question"], ev["answer"].get("text", ""), ev["status"],
                c.get("passage_id", ""), c.get("doc_name", ""), c.get("page", ""),
-               c.get("printed_folio") or "", c.get("title", ""), c.get("text", ""))
+               c.get("printed_folio") or "", c.get("title", ""), c.get("text", ""), plan)
         w.writerow([safe_cell(v) for v in row])
     return out.getvalue()
 
@@ -187,7 +189,10 @@ def to_markdown(ev: dict[str, Any], summary: Sequence[str], images: dict[int, st
              f"**Status:** {ev['status']}"]
     if a.get("reason"):
         lines.append(f"**Note:** {_md_line(a['reason'])}")
-    lines += ["", _cost_line(ev), "", "## Evidence", ""]
+    lines += ["", _cost_line(ev), ""]
+    if ev.get("plan"):
+        lines += ["## Plan", "", *_fence("\n".join(ev["plan"])), ""]
+    lines += ["## Evidence", ""]
     for i, c in enumerate(ev["cited_passages"]):
         where = _md_line(f"{c['doc_name']}, {_page(c)}")
         lines += [f"### [{c['passage_id']}] {_md_line(c['title'])} — {where}", ""]
@@ -222,7 +227,10 @@ def to_html(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] |
              f"<p><b>Status:</b> {e(ev['status'])}</p>"]
     if a.get("reason"):
         parts.append(f"<p class=\"note\"><b>Note:</b> {e(a['reason'])}</p>")
-    parts += [f"<p class=\"cost\">{e(_cost_line(ev))}</p>", "<h2>Evidence</h2>"]
+    parts.append(f"<p class=\"cost\">{e(_cost_line(ev))}</p>")
+    if ev.get("plan"):
+        parts += ["<h2>Plan</h2>", "<pre>" + e("\n".join(ev["plan"])) + "</pre>"]
+    parts.append("<h2>Evidence</h2>")
     for i, c in enumerate(ev["cited_passages"]):
         parts += [f"<h3>[{c['passage_id']}] {e(c['title'])} — {e(c['doc_name'])}, {e(_page(c))}</h3>",
                   f"<pre>{e(_passage_text(c))}</pre>"]

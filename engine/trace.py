@@ -1,6 +1,8 @@
 """The audit trace: model calls recorded as :class:`LlmCall`, stage traces written to and read back from the
 library. This module is the one place where trace records (:mod:`engine.records`) become JSON and back;
 every reader (CLI, export, eval, the app) gets typed records from :func:`read_run` / :func:`trace_from_json`.
+What a run's stages say in words is written here too, once for every reader: :func:`stage_summary` (one line a
+stage) and :func:`plan_lines` (the metric plan, each leaf with the fact it used).
 
 Stored runs written before the payloads were typed (no ``"schema"`` key) are read by :func:`_upgrade_v1`; runs
 written before pages were named ``page_index`` (layouts 1 and 2: ``"page"``, ``"page_no"``) by
@@ -20,9 +22,9 @@ from engine.errors import StoreError
 from engine.models.base import ChatMessage, ChatModel, ChatResult
 from engine.pages import cite
 from engine.records import (
-    PAYLOAD_TYPES, AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactsPayload,
-    IntentPayload, LlmCall, PassagesPayload, RerankPayload, RewritePayload, RunCost, StagePayload, StageTrace,
-    StoredRun,
+    PAYLOAD_TYPES, AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactInputRef,
+    FactsPayload, IntentPayload, LlmCall, MetricPlan, PassagesPayload, PlanNode, QueryIntent, RerankPayload,
+    RewritePayload, RunCost, StagePayload, StageTrace, StoredRun,
 )
 
 if TYPE_CHECKING:
@@ -168,6 +170,131 @@ def stage_summary(trace: StageTrace) -> str:
                 + (f"; missing: {'; '.join(p.gaps)}" if p.gaps else ""))
     assert isinstance(p, AnswerPayload)
     return f"{p.answer.status}: {p.answer.text or p.answer.reason}"
+
+
+# --- the metric plan, as the analyst checks it ----------------------------------------------------------------
+
+_OPERATORS = {"add": "+", "sub": "−", "mul": "×", "div": "÷", "percent": "× 100 (a percentage)"}
+_INDENT = "  "
+
+
+def plan_lines(traces: Sequence[StageTrace]) -> list[str]:
+    """The metric plan of a run as lines of text: what the question reader read (in words, what it read and what
+    it did not), then the plan's tree, one node a line, indented; each leaf is a catalogue line item at a period
+    and, when the answer was computed from statement facts, the fact it used (row, column, printed value,
+    filing and page). What ``ask --explain``, Inspect › Answer and the exports show; [] when the run has no plan
+    (a question that names no metric, or a run stored before plans were read)."""
+    intent = next((t.payload.intent for t in reversed(traces) if isinstance(t.payload, IntentPayload)), None)
+    plan = intent.plan if intent is not None else None
+    if intent is None or plan is None or plan.status == "none":
+        return []
+    facts = next((t.payload for t in reversed(traces) if isinstance(t.payload, FactsPayload)), None)
+    answer = next((t.payload.answer for t in reversed(traces) if isinstance(t.payload, AnswerPayload)), None)
+    inputs = answer.inputs if answer is not None and answer.inputs else facts.inputs if facts is not None else ()
+    years = intent.annual_years if intent.annual_years is not None else intent.fiscal_years
+    latest = facts.fiscal_year if facts is not None else max(years, default=None)
+    quarter = intent.quarters[0] if len(intent.quarters) == 1 else ""
+    return _plan_head(plan, intent) + ([f"{_INDENT}tree:"]
+                                       + _node_lines(plan.tree, 0, 2, _Leaves(latest, quarter, inputs))
+                                       if plan.tree is not None else [])
+
+
+def _plan_head(plan: MetricPlan, intent: QueryIntent) -> list[str]:
+    """The plan in words: its status and reader, the company and periods asked, then what was read (the metrics
+    the question names, where the reading stopped before composing them) and what was not."""
+    unit = f"; unit: {plan.unit}" if plan.unit else ""
+    lines = [f"Plan: {plan.status} (read by the {plan.reader}){unit}"]
+    periods = intent.quarters or tuple(f"FY{y}" for y in intent.fiscal_years)
+    read = "; ".join(plan.read) or (f"metrics named: {', '.join(intent.metrics)}" if intent.metrics else "")
+    fields = (("in words", plan.words), ("company", ", ".join(intent.issuers)), ("periods", ", ".join(periods)),
+              ("read", read), ("not read", "; ".join(plan.unread) or ("—" if plan.status in ("complete", "unread")
+                                                                      else "")),
+              ("defined in the question", "; ".join(plan.definitions)), ("scope", "; ".join(plan.scope)),
+              ("which", plan.choice), ("note", plan.note), ("closest metrics", ", ".join(plan.suggestions)))
+    return lines + [f"{_INDENT}{name}: {value}" for name, value in fields if value]
+
+
+class _Leaves:
+    """Where a leaf sits: its period (``back`` fiscal years before the latest asked), and the fact the answer
+    read for it, found by the formula's name for the value (:func:`engine.answer.catalogue.variable`)."""
+
+    def __init__(self, latest: int | None, quarter: str, inputs: Sequence[FactInputRef]) -> None:
+        self.latest, self.quarter = latest, quarter
+        self.inputs = {i.variable: i for i in inputs}
+
+    def when(self, back: int) -> str:
+        if self.quarter and back == 0:
+            return self.quarter
+        if self.latest is not None:
+            return f"FY{self.latest - back}"
+        return "the asked year" if back == 0 else f"{back} year(s) before the asked year"
+
+    def fact(self, item: str, back: int) -> FactInputRef | None:
+        from engine.answer.catalogue import Term, variable
+
+        return self.inputs.get(variable(Term(item, back)))
+
+    def found(self, node: PlanNode, back: int) -> bool:
+        """Whether every leaf of ``node`` has its fact (the formula of a metric the answer computed)."""
+        if node.kind == "item":
+            return self.fact(node.name, back) is not None
+        return all(self.found(a, b) for a, b in _children(node, back))
+
+
+def _children(node: PlanNode, back: int) -> list[tuple[PlanNode, int]]:
+    """A node's operands, each with the years back it is taken at: an operation over years takes its operand at
+    each of its years."""
+    if node.kind == "at":
+        return [(node.args[0], back + node.backs[0])]
+    if node.kind in ("average", "change", "growth", "cagr") and node.backs:
+        backs = node.backs if node.kind == "average" else (node.backs[0], node.backs[-1])
+        return [(node.args[0], back + b) for b in backs]
+    return [(a, back) for a in node.args]
+
+
+def _head(node: PlanNode, years: list[str]) -> str:
+    """An operator node's line; ``years``: the periods its operands are taken at, latest first."""
+    k = node.kind
+    if k in ("average", "change", "growth", "cagr") and not node.backs:
+        return f"{k} (over years the question does not state)"
+    if k == "average":
+        return f"average over {', '.join(reversed(years))}"
+    if k in ("change", "growth", "cagr"):
+        return f"{'CAGR' if k == 'cagr' else k} from {years[-1]} to {years[0]}" + (", %" if k != "change" else "")
+    if k == "choice":
+        return f"which is the {node.name}"
+    if k == "years":
+        return f"at {node.name}"
+    return _OPERATORS.get(k, k)
+
+
+def _node_lines(node: PlanNode, back: int, depth: int, leaves: _Leaves) -> list[str]:
+    pad = _INDENT * depth
+    k = node.kind
+    if k == "item":
+        line = f"{pad}{node.name} @ {leaves.when(back)}"
+        if leaves.inputs:
+            ref = leaves.fact(node.name, back)
+            line += f" ← {ref.describe()}" if ref is not None else " (no fact used)"
+        return [line]
+    if k == "number":
+        return [f"{pad}{node.value:g}"]
+    if k == "at":  # the leaves below name their own period
+        return _node_lines(node.args[0], back + node.backs[0], depth, leaves)
+    if k == "metric":
+        if len(node.args) == 1:
+            return [f"{pad}{node.name}", *_node_lines(node.args[0], back, depth + 1, leaves)]
+        used = next((n for n, a in enumerate(node.args) if leaves.found(a, back)), None) if leaves.inputs else None
+        lines = [f"{pad}{node.name}: the first of {len(node.args)} formulas whose inputs are all found"]
+        for n, a in enumerate(node.args):
+            mark = "" if used is None else " (used)" if n == used else " (not used)"
+            lines += [f"{pad}{_INDENT}formula {n + 1}{mark}", *_node_lines(a, back, depth + 2, leaves)]
+        return lines
+    children = _children(node, back)
+    lines = [f"{pad}{_head(node, [leaves.when(b) for _, b in children])}"]
+    for a, b in children:
+        lines += _node_lines(a, b, depth + 1, leaves)
+    return lines
 
 
 # --- the library's runs -------------------------------------------------------------------------------------

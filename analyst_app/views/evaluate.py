@@ -26,7 +26,7 @@ from engine.eval.runner import PIPELINES
 
 DEFAULT_PIPELINES = ("bm25", "hybrid", "hirec-retrieval")
 METRICS = ("n", "doc_recall@5", "page_recall@5", "page_recall@10", "ndcg@10", "map@10", "mrr@10", "accuracy_numeric",
-           "accuracy_model_judged", "accuracy_all",
+           "accuracy_numeric_tolerant", "wrong_numbers", "numbers_given", "accuracy_model_judged", "accuracy_all",
            "llm_calls", "retrieval_p50", "retrieval_p95", "total_p50", "total_p95")
 QUESTION_COLUMNS = [
     Column("Question id", "qid"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,7 +27,7 @@ from engine.records import (
     PassageRef, PassagesPayload, StageTrace, StoredRun,
 )
 from engine.pages import cite, page_number
-from engine.trace import event_json, to_json
+from engine.trace import event_json, plan_lines, to_json
 
 DOC_COLUMNS = [
     Column("Rank", "rank", numeric=True, tip="Rank after reranking (dense similarity + metadata boosts, or the cross-encoder)"),
@@ -254,7 +255,9 @@ def _fact_link(i: FactInputRef) -> str:
 
 
 def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], errors: list[str],
-                       no_stage: bool = False) -> str:
+                       no_stage: bool = False, plan: Sequence[str] = ()) -> str:
+    """The Answer tab: the answer, then how the question was read (``plan``: :func:`engine.trace.plan_lines`,
+    each leaf with the fact it used), then how the number was computed and from which cells."""
     color, label = STATUS_STYLE.get(answer.status, ("#444", answer.status))
     if no_stage:
         color, label = "#444", "no answer stage"
@@ -271,6 +274,9 @@ def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], e
         out.append(f"<p style='color:#8a5a00'>Note: {html.escape(answer.reason)}</p>")
     for err in errors:
         out.append(f"<p style='color:#b41e1e'>Model call failed — {html.escape(err)}</p>")
+    if plan:
+        out.append("<h3>Plan: the metric as the question was read</h3><pre style='background:#f4f4f4;padding:6px'>"
+                   + html.escape("\n".join(plan)) + "</pre>")
     if answer.program:
         out.append("<h3>Program</h3><pre style='background:#f4f4f4;padding:6px'>"
                    f"{html.escape(answer.program)}</pre>")
@@ -436,16 +442,18 @@ class InspectView(QWidget):
         self.cards.set_events(self.events, scorer)
         self.tournament.set_events(self.events, scorer)
         ans = [e for e in self.events if isinstance(e.payload, AnswerPayload)]
+        plan = plan_lines(self.events)
         if ans:
             p = ans[-1].payload
             assert isinstance(p, AnswerPayload)
-            self.answer.setHtml(answer_detail_html(p.answer, p.passages, _call_errors(ans[-1])))
+            self.answer.setHtml(answer_detail_html(p.answer, p.passages, _call_errors(ans[-1]), plan=plan))
         else:
             a = (run.answer if run else None) or AnswerResult("", "")
             reason = a.reason or (run.error if run else "") or (
                 "the run is still going" if run is not None and run.status == "running"
                 else "the run ended before the answer step")
-            self.answer.setHtml(answer_detail_html(replace(a, reason=reason), (), [], no_stage=not a.status))
+            self.answer.setHtml(answer_detail_html(replace(a, reason=reason), (), [], no_stage=not a.status,
+                                                   plan=plan))
         self.raw_model.set_root({f"{e.seq:02d} · {e.stage} · round {e.round}": event_json(e) for e in self.events})
         self.raw_tree.resizeColumnToContents(0)
         self.raw_detail.clear()

@@ -11,11 +11,13 @@ from engine.errors import EngineError
 
 log = logging.getLogger(__name__)
 
-# Means compared per pipeline; "correct" averages to accuracy. A metric no question carries in both runs is
-# left out of the table.
+# Means compared per pipeline; "correct" averages to accuracy (strict), "correct_tolerant" to accuracy within 1 %
+# of the gold, "wrong_number" to the share of numeric questions answered with a wrong number. A metric no
+# question carries in both runs is left out of the table.
 COMPARED_METRICS = ("doc_recall@5", "page_recall@5", "page_recall@10", "page_precision", "ndcg@5", "ndcg@10",
-                    "map@5", "map@10", "mrr@5", "mrr@10", "correct", "tokens_in", "tokens_out", "llm_calls",
-                    "retrieval_seconds", "seconds")
+                    "map@5", "map@10", "mrr@5", "mrr@10", "correct", "correct_tolerant", "wrong_number", "tokens_in",
+                    "tokens_out", "llm_calls", "retrieval_seconds", "seconds")
+METRIC_NAMES = {"correct": "accuracy", "correct_tolerant": "accuracy within 1 %", "wrong_number": "wrong-number rate"}
 QUESTION_CHARS = 100
 LISTED_QIDS = 20  # questions evaluated on one side only: this many qids are named, the rest counted
 
@@ -74,6 +76,10 @@ def _changes(a: dict, b: dict) -> tuple[list[str], list[str]]:
         fixed.append("answer wrong → right")
     elif ca is True and cb is False:
         broke.append("answer right → wrong")
+    if a.get("wrong_number") is True and b.get("wrong_number") is False:
+        fixed.append("no wrong number given")
+    elif a.get("wrong_number") is False and b.get("wrong_number") is True:
+        broke.append("a wrong number given")
     ra, rb = a.get("page_recall@5"), b.get("page_recall@5")
     if ra is not None and rb is not None:
         if ra == 0 and rb > 0:
@@ -94,9 +100,9 @@ def compare_runs(a_dir: Path, b_dir: Path) -> str:
 
     For every pipeline evaluated in both runs: the mean of each metric in A and in B and the delta B − A,
     computed on the questions both runs evaluated (and, per metric, that carry the metric on both sides);
-    then the questions *fixed* (``correct`` False → True, or page recall@5 0 → > 0) and *broke* (the
-    reverse), each with its qid and the question cut to 100 characters. Questions and pipelines present
-    in only one run are counted and named.
+    then the questions *fixed* (``correct`` False → True, a wrong number no longer given, or page recall@5
+    0 → > 0) and *broke* (the reverse), each with its qid and the question cut to 100 characters. Questions
+    and pipelines present in only one run are counted and named.
 
     Raises:
         EngineError: a folder has no readable ``results.jsonl``.
@@ -135,7 +141,7 @@ def compare_runs(a_dir: Path, b_dir: Path) -> str:
             if not paired:
                 continue
             ma, mb = _mean(x for x, _ in paired), _mean(y for _, y in paired)
-            name = "accuracy" if metric == "correct" else metric
+            name = METRIC_NAMES.get(metric, metric)
             lines.append(f"| {name} | {_fmt(ma)} | {_fmt(mb)} | {_signed(mb - ma)} | {len(paired)} |")
         fixed, broke = [], []
         for q, (ra, rb) in zip(both, pairs, strict=True):

@@ -306,6 +306,23 @@ def numbers_match(predicted: str | float | ParsedNumber, gold: str | float | Par
     return any(_close(x, dx, y, dy) for x, dx in _readings(a, b) for y, dy in _readings(b, a))
 
 
+NUMERIC_TOLERANCE = 0.01  # relative to the gold: room for the gold's own rounding ("$8.70" for 8.74)
+
+
+def numbers_near(predicted: str | float | ParsedNumber, gold: str | float | ParsedNumber,
+                 tolerance: float = NUMERIC_TOLERANCE) -> bool:
+    """Numeric answer equality that forgives the gold's rounding: :func:`numbers_match`, or within ``tolerance``
+    of the gold relative to its size (1 %: 8.74 ~ "$8.70", 8.74 !~ "$8.60"), over the same readings of scale
+    words and percentages. A gold of 0 is met only exactly."""
+    a, b = _as_parsed(predicted), _as_parsed(gold)
+    if a is None or b is None:
+        return False
+    if numbers_match(a, b):
+        return True
+    rel = Decimal(repr(tolerance))
+    return any(abs(x - y) <= rel * abs(y) for x, _ in _readings(a, b) for y, _ in _readings(b, a))
+
+
 @dataclass(frozen=True)
 class MatchResult:
     """Outcome of :func:`answer_matches`.
@@ -316,6 +333,8 @@ class MatchResult:
         predicted_number: The number taken from the prediction, if any.
         gold_number: The number taken from the gold answer, if any.
         reason: One line saying why.
+        near: The numeric verdict with the gold's rounding forgiven (:func:`numbers_near`); True whenever
+            ``correct`` is; None when a judge must decide.
     """
 
     correct: bool | None
@@ -323,6 +342,7 @@ class MatchResult:
     predicted_number: ParsedNumber | None
     gold_number: ParsedNumber | None
     reason: str
+    near: bool | None = None
 
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n")
@@ -387,10 +407,13 @@ def answer_matches(predicted: str, gold: str) -> MatchResult:
         return MatchResult(None, "judge", None, None, why)
     pred = parse_number(predicted) or _salient(predicted)
     if pred is None:
-        return MatchResult(False, "numeric", None, gold_num, f"{why}; no number in the prediction")
+        return MatchResult(False, "numeric", None, gold_num, f"{why}; no number in the prediction", near=False)
     if numbers_match(pred, gold_num):
-        return MatchResult(True, "numeric", pred, gold_num, f"{why}; numbers match")
+        return MatchResult(True, "numeric", pred, gold_num, f"{why}; numbers match", near=True)
     flipped = ParsedNumber(-pred.value, pred.decimals, pred.is_percent, pred.scale)
     if from_prose and gold_num.value >= 0 and numbers_match(flipped, gold_num):
         return MatchResult(None, "judge", pred, gold_num, f"{why}; only the sign differs, stated in words")
-    return MatchResult(False, "numeric", pred, gold_num, f"{why}; numbers differ")
+    if numbers_near(pred, gold_num):
+        return MatchResult(False, "numeric", pred, gold_num,
+                           f"{why}; numbers differ, by less than {NUMERIC_TOLERANCE:.0%} of the gold", near=True)
+    return MatchResult(False, "numeric", pred, gold_num, f"{why}; numbers differ", near=False)

@@ -39,6 +39,13 @@ def summarize(rows: Sequence[dict], pipelines: Sequence[str]) -> list[dict]:
         if any("correct" in r for r in rs):
             s["accuracy_numeric"] = _mean(numeric, "correct") if numeric else None
             s["n_numeric"] = len(numeric)
+            if any("wrong_number" in r for r in numeric):  # rows scored before wrong numbers were counted: none
+                s["accuracy_numeric_tolerant"] = _mean(numeric, "correct_tolerant")
+                s["numeric_right"] = sum(bool(r["correct"]) for r in numeric)
+                s["numeric_right_tolerant"] = sum(bool(r.get("correct_tolerant")) for r in numeric)
+                s["numbers_given"] = sum(bool(r.get("number_given")) for r in numeric)
+                s["wrong_numbers"] = sum(bool(r.get("wrong_number")) for r in numeric)
+                s["numeric_abstentions"] = sum(r.get("status") != "answered" for r in numeric)
             s["accuracy_model_judged"] = _mean(judged, "correct") if judged else None
             s["n_model_judged"] = len(judged)
             s["accuracy_all"] = _mean([r for r in rs if r.get("correct") is not None], "correct")
@@ -66,7 +73,8 @@ def _fmt(v: object) -> str:
 
 
 def _table(summary: Sequence[dict]) -> list[str]:
-    cols = ["pipeline", "n", *RETRIEVAL_COLS, "accuracy_numeric", "n_numeric", "accuracy_model_judged", "n_model_judged",
+    cols = ["pipeline", "n", *RETRIEVAL_COLS, "accuracy_numeric", "accuracy_numeric_tolerant", "n_numeric",
+            "numbers_given", "wrong_numbers", "accuracy_model_judged", "n_model_judged",
             "tokens_in", "tokens_out", "tokens_cached", "curation_tokens_in", "curation_tokens_out", "llm_calls",
             "retrieval_p50", "retrieval_p95", "total_p50", "total_p95"]
     cols = [c for c in cols if any(s.get(c) is not None for s in summary)]
@@ -74,13 +82,30 @@ def _table(summary: Sequence[dict]) -> list[str]:
             *("| " + " | ".join(_fmt(s.get(c)) for c in cols) + " |" for s in summary)]
 
 
+def _numbers(summary: Sequence[dict]) -> list[str]:
+    """The numeric answers in words, one line per answering pipeline: right strictly and with the gold's rounding
+    forgiven, and how many of the numbers it gave were wrong (what an analyst would have been told)."""
+    lines = []
+    for s in summary:
+        n = s.get("n_numeric")
+        if not n or s.get("wrong_numbers") is None:
+            continue
+        lines.append(f"- {s['pipeline']}: numeric answers right {s['numeric_right']}/{n} strictly, "
+                     f"{s['numeric_right_tolerant']}/{n} within 1 % of "
+                     f"the gold; {s['wrong_numbers']} wrong number(s) among {s['numbers_given']} given; "
+                     f"{s['numeric_abstentions']} abstention(s)")
+    return ["", *lines] if lines else []
+
+
 def markdown(summary: Sequence[dict], rows: Sequence[dict], title: str,
              missing: dict[str, list[str]] | None = None) -> str:
     """The report. ``missing`` maps question ids to their gold filings that are not in the library: those
     questions cannot be answered from it, so the table is repeated without them."""
-    lines = [f"# {title}", "", *_table(summary)]
+    lines = [f"# {title}", "", *_table(summary), *_numbers(summary)]
     lines += ["", "Pages in results.json (`page_indexes`, gold pages) are 0-based page indexes: a PDF "
-              "reader's page number minus 1. Accuracy: numeric answers by the rounding/truncation matcher; "
+              "reader's page number minus 1. Accuracy: numeric answers by the rounding/truncation matcher "
+              "(strict), and within 1 % of the gold (tolerant: the gold's own rounding forgiven); a wrong number is "
+              "one answered that is not within 1 % of the gold (an abstention is not one); "
               "textual answers judged by the local model (reported separately; a yes/no answer on the other "
               "side than the gold is wrong without asking it). Times in seconds.", ""]
     if missing:

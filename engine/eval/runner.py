@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from engine.eval.metrics import (
-    EvidenceSpan, answer_matches, average_precision_at_k, chunk_grade, document_recall_at_k, locate_span, mrr_at_k,
-    gold_is_numeric, ndcg_at_k, page_precision, page_recall_at_k, yes_no,
+    EvidenceSpan, Page, answer_matches, average_precision_at_k, chunk_grade, document_recall_at_k, locate_span,
+    mrr_at_k, gold_is_numeric, ndcg_at_k, page_precision, page_recall_at_k, yes_no,
 )
 from engine.errors import Cancelled
 from engine.eval.questions import EvalQuestion
@@ -19,7 +19,9 @@ from engine.indexing import OpenIndexes
 from engine.intent import lexical_query, parse_intent
 from engine.models.base import ChatMessage
 from engine.pipeline import HirecPipeline, Models, build_pipeline
-from engine.records import AnswerPayload, Chunk, DocumentsPayload, FactsPayload, Passage, PassagesPayload
+from engine.records import (
+    AnswerPayload, AnswerResult, Chunk, DocumentsPayload, FactsPayload, Passage, PassagesPayload, StageTrace,
+)
 from engine.rerank.stage import PassageReranker
 from engine.retrieval.hierarchical import filing_title
 from engine.search import Searcher
@@ -137,13 +139,8 @@ class Evaluator:
         elif pipeline in ("hirec", "hirec-model"):
             run = (self.hirec if pipeline == "hirec" else self.pipeline(self.settings.retrieval.reranker,
                                                                         from_facts=False)).run(q.question)
-            answers = [t.payload for t in run.traces if isinstance(t.payload, AnswerPayload)]
-            final = [(p.doc_name, p.page_index) for p in (answers[0].passages if answers else ())]
-            final += [(i.doc_name, i.page_index) for t in run.traces if isinstance(t.payload, FactsPayload)
-                      for i in t.payload.inputs if i.fact_id is not None]  # the pages of the facts it used
-            pred = Prediction(page_indexes=list(dict.fromkeys(final)))
-            docs = [c.doc_name for t in run.traces if isinstance(t.payload, DocumentsPayload) for c in t.payload.kept]
-            pred.docs = list(dict.fromkeys(docs))
+            docs, pages = answer_evidence(run.answer, run.traces)
+            pred = Prediction(page_indexes=pages, docs=docs)
             first = next((t.payload for t in run.traces if isinstance(t.payload, PassagesPayload)), None)
             pred.ranked_chunks = [c.chunk_id for c in first.candidates] if first else []
             pred.answer, pred.status, pred.run_id = run.answer.text, run.status, run.id
@@ -249,6 +246,7 @@ class Evaluator:
         if pipeline in ANSWERING and q.answer:
             row["answer_kind"] = "numeric" if gold_is_numeric(q.answer) else "textual"
             row["correct"], row["judged_by"] = self.verdict(q, pred.answer, pred.status)
+            row.update(number_verdict(q.answer, pred.answer, pred.status, row["correct"]))
         return row
 
     def verdict(self, q: EvalQuestion, answer: str, status: str) -> tuple[bool | None, str]:
@@ -282,6 +280,39 @@ class Evaluator:
                  f"Answer to grade: {answer}"}]
         res, _ = call_llm(self.chat, "judge", msgs, schema, 96)
         return None if res is None else bool(res.data["correct"])
+
+
+def answer_evidence(answer: AnswerResult | None, traces: Sequence[StageTrace]) -> tuple[list[str], list[Page]]:
+    """The filings and (filing, 0-based page) pairs a run's answer is scored on, best first: first those of the
+    statement facts the answer was computed from (such an answer retrieves no passage, so without them its
+    document recall reads 0 on questions whose pages are right), then the passages given to the answer step, the
+    facts its sufficiency checks found and the filings the document stage kept."""
+    used = [(i.doc_name, i.page_index) for i in (answer.inputs if answer is not None else ())
+            if i.fact_id is not None]
+    given = [(p.doc_name, p.page_index) for t in traces if isinstance(t.payload, AnswerPayload)
+             for p in t.payload.passages]
+    found = [(i.doc_name, i.page_index) for t in traces if isinstance(t.payload, FactsPayload)
+             for i in t.payload.inputs if i.fact_id is not None]
+    pages = list(dict.fromkeys(used + given + found))
+    kept = [c.doc_name for t in traces if isinstance(t.payload, DocumentsPayload) for c in t.payload.kept]
+    return list(dict.fromkeys([d for d, _ in used] + kept)), pages
+
+
+def number_verdict(gold: str, answer: str, status: str, correct: bool | None) -> dict[str, bool | None]:
+    """How an answer to a numeric gold scores beyond the strict verdict ``correct`` (``{}`` for a textual gold):
+    ``correct_tolerant``, right with the gold's rounding forgiven (within 1 %: 8.74 for "$8.70"); ``number_given``,
+    the answer states a number; ``wrong_number``, it states one that is wrong even so: a confident wrong figure,
+    which an abstention (no answer, or an answer without a number) is not. Where the judge decided (a sign stated
+    in words), its verdict stands for both."""
+    if not gold_is_numeric(gold):
+        return {}
+    if status != "answered":
+        return {"correct_tolerant": False, "number_given": False, "wrong_number": False}
+    m = answer_matches(answer, gold)
+    near = m.near if m.near is not None else correct
+    given = m.predicted_number is not None
+    return {"correct_tolerant": near, "number_given": given, "wrong_number": None if near is None else
+            given and not near}
 
 
 def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines: Sequence[str], out_dir: Path,
@@ -333,6 +364,7 @@ def rejudge(evaluator: Evaluator, questions: Sequence[EvalQuestion], out_dir: Pa
         verdict = evaluator.verdict(by_qid[r["qid"]], r.get("answer", ""), r.get("status", ""))
         changed += (r.get("correct"), r.get("judged_by")) != verdict
         r["correct"], r["judged_by"] = verdict
+        r.update(number_verdict(by_qid[r["qid"]].answer, r.get("answer", ""), r.get("status", ""), verdict[0]))
         r["answer_kind"] = "numeric" if gold_is_numeric(by_qid[r["qid"]].answer) else "textual"
         if progress:
             progress(i, len(todo), r["pipeline"])

@@ -8,6 +8,7 @@ from engine.eval.questions import load_questions
 from engine.eval.report import write_report
 from engine.eval.runner import Evaluator, rejudge, run_eval
 from engine.pipeline import Models
+from engine.records import AnswerPayload, AnswerResult, DocumentCandidate, DocumentsPayload, FactInputRef, StageTrace
 from tests.engine.scripted import ScriptedChat
 from tests.engine.test_pipeline import program_for, shown
 
@@ -65,7 +66,9 @@ def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder,
     hirec = [r for r in rows if r["pipeline"] in ("hirec", "hirec-model")]
     assert all(r["correct"] and r["judged_by"] == "numeric" for r in hirec)
     # side by side: the statement facts answer without a model and cite the gold page; the model path writes it
-    assert all(r["llm_calls"] == 0 and r["page_recall@5"] == 1.0 for r in rows if r["pipeline"] == "hirec")
+    # ... and are scored on the filings and pages of the facts used: no passage is retrieved for them
+    assert all(r["llm_calls"] == 0 and r["page_recall@5"] == 1.0 and r["doc_recall@5"] == 1.0
+               for r in rows if r["pipeline"] == "hirec")
     assert all(r["page_recall@5"] == 1.0 for r in rows if r["pipeline"] == "hirec-retrieval")
     assert all(0.0 <= r["ndcg@10"] <= 1.0 for r in rows)
     summary = write_report(tmp_path / "out", rows, pipelines, "demo")
@@ -90,6 +93,7 @@ def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder,
     assert rejudge(evaluator, questions, tmp_path / "out") == 1
     after = {(r["pipeline"], r["qid"]): r for r in map(json.loads, path.read_text().splitlines())}
     assert after[("hirec", edited["qid"])]["correct"] is False
+    assert after[("hirec", edited["qid"])]["wrong_number"] is True  # a number given, and wrong
     assert sum(r["correct"] for r in after.values() if r["pipeline"] == "hirec") == len(questions) - 1
     assert calls == []
 
@@ -121,6 +125,70 @@ def test_verdicts_numeric_yes_no_side_and_judge(tmp_path):
     assert evaluator.verdict(q("No, capex is 5% of revenue."), "No. Capex was 5.1% of revenue.", "answered") == (
         True, "model")
     assert len(asked) == 1 and "Gold answer: No, capex" in asked[0][-1]["content"]
+
+
+def _input(variable: str, doc_name: str, page_index: int, row: str) -> FactInputRef:
+    return FactInputRef(variable, row.lower(), 1, doc_name, page_index, 1, row, "FY2023", "1,000", "millions", 1e9)
+
+
+def test_numbers_scored_strictly_with_the_golds_rounding_and_wrong_ones_counted(tmp_path):
+    """Hand-built answers to numeric golds: 8.74 for "$8.70" is a strict miss but right within 1 %; a wrong figure
+    is counted as a wrong number, an abstention is not; an answer computed from statement facts is scored on the
+    filings and pages of the facts it used (it retrieves no passage), then on the filings the document stage kept.
+    The report prints the three counts, and --rejudge writes them again."""
+    from engine.eval.questions import EvalQuestion
+    from engine.eval.runner import Prediction, answer_evidence
+    from engine.settings import Settings
+    from engine.store import Library
+
+    evaluator = Evaluator.__new__(Evaluator)  # scoring needs a library only for chunk grades: an empty one
+    evaluator.library, evaluator._filing_by_doc = Library(tmp_path / "lib"), {}
+    evaluator.chat, evaluator.settings = None, Settings()
+    gold_pages = frozenset({("ACME_2023_10K", 46), ("ACME_2022_10K", 51)})
+    facts = AnswerResult("answered", "8.74", 8.74, "ratio", method="facts", inputs=(
+        _input("cost_of_revenue", "ACME_2023_10K", 45, "Cost of sales"),
+        _input("inventory", "ACME_2023_10K", 46, "Inventories"),
+        _input("inventory_1", "ACME_2022_10K", 51, "Inventories"),
+        FactInputRef("other_assets", "other assets", None)))  # not printed, taken as 0: no page
+    kept = DocumentCandidate(9, "OTHER_2023_10K", "", 0.5, 1, 0.5, 1, True, "kept")
+    traces = [StageTrace(1, DocumentsPayload("q", "dense", "none", 10, 5, (kept,), 1), 0.1),
+              StageTrace(0, AnswerPayload(facts), 0.0)]
+    docs, pages = answer_evidence(facts, traces)
+    assert docs == ["ACME_2023_10K", "ACME_2022_10K", "OTHER_2023_10K"]
+    assert pages == [("ACME_2023_10K", 45), ("ACME_2023_10K", 46), ("ACME_2022_10K", 51)]
+
+    cases = {"rounded": ("$8.70", "8.74", "answered"), "exact": ("8.74", "8.74", "answered"),
+             "wrong": ("1.02", "2,912.85 USD millions", "answered"),
+             "abstained": ("1.02", "not answerable: missing ACME FY2022 inventories", "not_answerable")}
+    rows = []
+    for qid, (gold, answer, status) in cases.items():
+        q = EvalQuestion(qid, "What is Acme's FY2023 inventory turnover?", gold,
+                         frozenset(d for d, _ in gold_pages), gold_pages)
+        rows.append(evaluator.score("hirec", q, Prediction(pages, docs, answer=answer, status=status)))
+    by = {r["qid"]: r for r in rows}
+    assert by["rounded"]["doc_recall@5"] == 1.0 and by["rounded"]["page_recall@5"] == 1.0
+    assert [(by[k]["correct"], by[k]["correct_tolerant"], by[k]["number_given"], by[k]["wrong_number"])
+            for k in cases] == [(False, True, True, False), (True, True, True, False), (False, False, True, True),
+                                (False, False, False, False)]
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (summary,) = write_report(out, rows, ["hirec"], "hand-built")
+    assert (summary["accuracy_numeric"], summary["accuracy_numeric_tolerant"]) == (0.25, 0.5)
+    assert (summary["numbers_given"], summary["wrong_numbers"], summary["numeric_abstentions"]) == (3, 1, 1)
+    report = (out / "report.md").read_text()
+    assert ("- hirec: numeric answers right 1/4 strictly, 2/4 within 1 % of the gold; 1 wrong number(s) among 3 "
+            "given; 1 abstention(s)") in report
+    assert "| accuracy_numeric | accuracy_numeric_tolerant | n_numeric | numbers_given | wrong_numbers |" in report
+
+    # --rejudge: rows stored before these fields existed get them
+    (out / "results.jsonl").write_text("".join(json.dumps({k: v for k, v in r.items() if k not in (
+        "correct_tolerant", "number_given", "wrong_number")}) + "\n" for r in rows))
+    questions = [EvalQuestion(qid, "Q?", gold, frozenset(), frozenset()) for qid, (gold, _, _) in cases.items()]
+    assert rejudge(evaluator, questions, out) == 0  # the strict verdicts stand
+    again = {r["qid"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert [again[k]["wrong_number"] for k in cases] == [False, False, True, False]
+    assert again["rounded"]["correct_tolerant"] is True
 
 
 def test_reranker_variants_run_side_by_side(ingested_demo, demo_truth, embedder, tmp_path):

@@ -231,3 +231,20 @@ def test_compare_runs_lists_fixed_and_broken_questions(tmp_path: Path) -> None:
 def test_compare_runs_names_a_missing_results_file(tmp_path: Path) -> None:
     with pytest.raises(EngineError, match="results.jsonl"):
         compare_runs(tmp_path, tmp_path)
+
+
+def test_compare_runs_sets_tolerant_accuracy_and_wrong_numbers_side_by_side(tmp_path: Path) -> None:
+    """A number that went wrong is listed as broken even where the strict verdict stayed wrong; the table puts
+    accuracy within 1 % and the share of wrong numbers beside strict accuracy."""
+    def ans(qid: str, correct: bool, tolerant: bool, wrong: bool) -> dict:
+        return _row("hirec", qid, [["A", 1]], recall5=1.0, precision=1.0, seconds=1.0, correct=correct,
+                    judged_by="numeric") | {"correct_tolerant": tolerant, "number_given": True, "wrong_number": wrong}
+
+    a = _write_run(tmp_path / "a", [ans("q1", False, True, False), ans("q2", False, False, True)])
+    b = _write_run(tmp_path / "b", [ans("q1", False, False, True), ans("q2", False, False, False)])
+    text = compare_runs(a, b)
+    assert _listed(text, "hirec", "Broke") == ["q1"] and "a wrong number given" in text
+    assert _listed(text, "hirec", "Fixed") == ["q2"] and "no wrong number given" in text
+    assert "| accuracy | 0.000 | 0.000 | 0 | 2 |" in text
+    assert "| accuracy within 1 % | 0.500 | 0.000 | -0.500 | 2 |" in text
+    assert "| wrong-number rate | 0.500 | 0.500 | 0 | 2 |" in text

@@ -20,6 +20,7 @@ from engine.eval.metrics import (
     mrr_at_k,
     ndcg_at_k,
     numbers_match,
+    numbers_near,
     page_precision,
     page_recall_at_k,
     parse_number,
@@ -226,6 +227,23 @@ def test_numbers_match(a: str | float, b: str | float) -> None:
 def test_numbers_do_not_match(a: str, b: str) -> None:
     assert not numbers_match(a, b)
     assert not numbers_match(b, a)
+
+
+@pytest.mark.parametrize(
+    ("predicted", "gold", "near"),
+    [
+        ("8.74", "$8.70", True),  # the gold rounded to a tenth: 0.46 % off, a strict miss
+        ("8.74", "$8.60", False),  # 1.6 % off
+        ("$1,229 million", "$1.24 billion", True),  # scale words applied before the tolerance: 0.9 % off
+        ("22.9%", "0.23", True),  # a percentage read as a fraction, 0.4 % off
+        ("0.4", "0.0", False),  # a gold of 0 is met only exactly
+        ("-3.01", "-3.70", False),
+    ],
+)
+def test_numbers_near_forgives_only_the_golds_rounding(predicted: str, gold: str, near: bool) -> None:
+    assert numbers_near(predicted, gold) is near
+    r = answer_matches(predicted, gold)
+    assert (r.correct, r.near) == (numbers_match(predicted, gold), near)
 
 
 def test_answer_matches_numeric_gold() -> None:

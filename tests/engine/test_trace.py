@@ -3,6 +3,8 @@ code still open, and a golden trace of one demo question (stable fields only).""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 from pathlib import Path
@@ -143,3 +145,78 @@ def test_golden_trace_of_a_demo_question(ingested_demo, demo_truth, embedder) ->
     if os.environ.get("FILINGLENS_UPDATE_GOLDEN"):
         GOLDEN.write_text(json.dumps(got, indent=1) + "\n", encoding="utf-8")
     assert got == json.loads(GOLDEN.read_text(encoding="utf-8"))
+
+
+# --- the metric plan, shown where the analyst checks it ------------------------------------------------------
+
+
+def _printed(demo_truth: list[dict], doc_name: str, metric: str, column: str) -> dict:
+    """The generator's own record of a printed value (its filing, page and amount)."""
+    return next(t for t in demo_truth if (t["doc_name"], t["metric"], t["fiscal_year_column"]) == (
+        doc_name, metric, column))
+
+
+def test_the_plan_shows_each_leaf_with_the_fact_it_used(ingested_demo, demo_truth, embedder,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A facts answer's plan, as ``runs show`` (``ask --explain``), the exports and Inspect show it: the reading in
+    words, then the tree whose leaves are line items at a fiscal year, each with the row, column, printed value,
+    filing and page of the fact it used (the page as a PDF reader numbers it, from the generator's truth)."""
+    from engine.cli import main
+    from engine.export import export_run
+    from engine.pipeline import Models, build_pipeline
+    from engine.trace import plan_lines
+
+    library, settings, _ = ingested_demo
+    pipeline = build_pipeline(settings.with_overrides(answer={"from_facts": True}), library, Models(embedder))
+    run = pipeline.run("What is Harborview Therapeutics' FY2023 inventory turnover ratio?")
+    assert run.status == "answered" and run.answer.method == "facts"
+    lines = plan_lines(read_run(library, run.id).traces)
+    assert lines == plan_lines(run.traces)  # the stored run shows what the live one did
+    assert lines[0] == "Plan: complete (read by the grammar); unit: ratio"
+    assert "  not read: —" in lines and "  company: HRBR" in lines and "  periods: FY2023" in lines
+    tree = lines[lines.index("  tree:") + 1:]
+    assert tree[:2] == ["    inventory turnover", "      ÷"]
+    assert tree[3] == "        average over FY2022, FY2023"
+    for leaf, doc_name, metric, column, period in (
+            (tree[2], "HRBR_2023_10K", "Cost of revenue", "2023", "FY2023"),
+            (tree[4], "HRBR_2023_10K", "Inventories", "2023", "as of 2023-12-31"),
+            (tree[5], "HRBR_2022_10K", "Inventories", "2022", "as of 2022-12-31")):
+        t = _printed(demo_truth, doc_name, metric, column)
+        assert leaf.split(" ← ")[1] == (f"{metric} | {period} | {t['value']:,.0f} millions | {doc_name} "
+                                        f"p. {t['page_index'] + 1}"), leaf
+    assert tree[5].startswith("          inventory @ FY2022 ← ")
+
+    assert main(["--home", str(library.home), "runs", "show", run.id]) == 0
+    out = capsys.readouterr().out
+    assert all(f"   {line}" in out.splitlines() for line in lines)
+    data = json.loads(export_run(library, run.id, "json"))
+    assert data["plan"] == lines
+    assert "## Plan" in export_run(library, run.id, "md") and tree[5].strip() in export_run(library, run.id, "md")
+    assert tree[5].strip() in export_run(library, run.id, "html")
+    rows = list(csv.DictReader(io.StringIO(export_run(library, run.id, "csv"))))
+    assert rows and all(r["plan"].splitlines() == lines for r in rows)
+
+
+def test_a_plan_half_read_says_what_was_read_and_what_was_not(ingested_demo, embedder, capsys) -> None:
+    """No number for a metric read only in part: the plan names the company, year and metric the question names,
+    and the words it could not read, in the CLI and in a CSV export whose cells never start a formula."""
+    from engine.cli import main
+    from engine.export import export_run
+    from engine.pipeline import Models, build_pipeline
+    from engine.trace import plan_lines
+
+    library, settings, _ = ingested_demo
+    pipeline = build_pipeline(settings.with_overrides(answer={"from_facts": True}), library, Models(embedder))
+    run = pipeline.run("=HYPERLINK(\"x\") What is Harborview Therapeutics' FY2023 inventory turnover, using cost "
+                       "of widgets?")
+    assert run.status == "not_answerable" and run.answer.value is None
+    lines = plan_lines(read_run(library, run.id).traces)
+    assert lines[0] == "Plan: unread (read by the grammar)"
+    assert "  read: metrics named: inventory turnover" in lines and "  periods: FY2023" in lines
+    assert any(line.startswith("  not read: ") and "widgets" in line for line in lines)
+    assert "  tree:" not in lines  # nothing to compute
+    assert main(["--home", str(library.home), "runs", "show", run.id]) == 0
+    assert "   " + lines[-1] in capsys.readouterr().out.splitlines()
+    cells = [c for row in csv.reader(io.StringIO(export_run(library, run.id, "csv"))) for c in row]
+    assert any(c.splitlines() == lines for c in cells)
+    assert not any(c.startswith(("=", "+", "-", "@")) for c in cells)

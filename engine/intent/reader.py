@@ -126,7 +126,8 @@ _YTD_MONTHS = ((6, re.compile(r"\bh1\b|\bfirst\s+half\b|\bsix\s+months\b|\b6\s+m
 _UNIT = re.compile(r"\(?\s*(?:in\s+)?(?:units\s+of\s+)?(?:usd|us\$|\$)\s*(?:in\s+)?(?:millions?|billions?|thousands?)"
                    r"\s*\)?|\(?\s*in\s+(?:usd\s+)?(?:millions?|billions?|thousands?)(?:\s+of\s+(?:us\s+)?dollars)?\s*\)?"
                    r"|\b(?:millions?|billions?|thousands?)\s+of\s+(?:us\s+)?dollars|\(?\s*in\s+(?:units\s+of\s+)?"
-                   r"(?:percents?|percentage|%|days|times)\s*\)?|\bunits\s+of\s+percents?\b|\bpercentage\s+points?\b",
+                   r"(?:percents?|percentage|%|days|times)\s*\)?|\bunits\s+of\s+percents?\b|\bpercentage\s+points?\b"
+                   r"|\(?\s*\bas\s+an?\s+(?:%|percent(?:age)?\b)(?!\s*(?:of|to)\b)\s*\)?",
                    re.IGNORECASE)
 _ROUND = re.compile(r"\b(?:round(?:ed)?|rounding)\b[^.?;]*?(?:decimal(?:\s+(?:places?|points?|digits?)|s)?|"
                     r"whole\s+number|integer|nearest\s+\w+)|\bto\s+(?:\w+\s+)?decimal\s+places?", re.IGNORECASE)
@@ -578,9 +579,32 @@ def _asked(sentences: list[list[_Tok]]) -> list[int]:
                                           "note", "use", "using") or "DEFINE" in s[0].kinds)] or [0]
 
 
+def _source_clauses(sent: list[_Tok]) -> set[int]:
+    """The positions of the clauses of a sentence that only say where to look: a clause between commas (outside
+    parentheses) that names a statement and no metric, number or year ("Basing your judgments off of the cash flow
+    statement and the income statement, what is …"; "When primarily referencing the balance sheet, …"). Their words
+    are instructions, not part of the metric asked."""
+    clauses: list[list[int]] = [[]]
+    depth = 0
+    for i, t in enumerate(sent):
+        depth += ("LPAR" in t.kinds) - ("RPAR" in t.kinds)
+        if "COMMA" in t.kinds and depth <= 0:
+            clauses.append([])
+        else:
+            clauses[-1].append(i)
+    if len(clauses) < 2:
+        return set()
+    return {i for clause in clauses
+            if any("STATEMENT" in sent[i].kinds for i in clause)
+            and not any(sent[i].kinds & {"METRIC", "NUMBER", "YEAR", "DEFINED_REF"} for i in clause)
+            for i in clause}
+
+
 def _phrase(sent: list[_Tok], used: set[int], definition: bool = False) -> list[_Tok]:
-    """The asked metric of a sentence: without its definitions, its frame, and the function words around it."""
+    """The asked metric of a sentence: without its definitions, the clauses that say where to look
+    (:func:`_source_clauses`), its frame, and the function words around it."""
     kept: list[_Tok] = []
+    used = used | _source_clauses(sent)
     for i, t in enumerate(sent):
         if i in used or "BOUNDARY" in t.kinds or t.pure_frame:
             continue

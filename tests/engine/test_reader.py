@@ -103,6 +103,11 @@ DEFINED = ("Define cash coverage as {a} divided by {b}. What was {co}'s FY{y} ca
            "What is {co}'s FY{y} cash coverage (cash coverage = {a} over {b})?")
 PAIRS = (("capex", "revenue"), ("d&a", "revenue"), ("dividends", "net income"), ("ocf", "net income"),
          ("inventory", "total assets"), ("receivables", "revenue"), ("gross profit", "revenue"))
+# clauses that only say where to look, written before the question (the metric is not in them)
+FRAMES = ("Working only from the income statement and the balance sheet, {q}",
+          "With reference to the cash flow statement, {q}",
+          "Going by what the statement of financial position shows, {q}",
+          "If you rely on the P&L statement alone, {q}")
 REFUSED = ("What is {co}'s FY2023 customer churn rate?", "What was {co}'s same-store sales growth in FY2023?",
            "What is {co}'s FY2023 adjusted EBITDA?", "What was {co}'s FY2023 segment revenue?",
            "What is {co}'s FY2023 capex per employee?", "What was {co}'s FY2023 revenue in Europe?",
@@ -119,6 +124,8 @@ def _cases() -> list[tuple[str, str, str, Callable[[T], float] | None]]:
             for k, tpl in enumerate(VALUE):
                 if (n + k) % 2 == 0 or len(words) == 1:
                     out.append(("value", key, tpl.format(co=CO, y=2023, m=w), lambda t, f=f: f(t, 2023)))
+            if kind == "rate" and n == 0:  # the unit said as an aside
+                out.append(("value", key, f"What is {CO}'s FY2023 {w} (as a %)?", lambda t, f=f: f(t, 2023)))
             if kind in ("flow", "balance", "rate", "ratio", "avg") and n == 0:
                 for tpl in CHANGE:
                     out.append(("change", key, tpl.format(co=CO, p=2022, y=2023, m=w),
@@ -143,6 +150,9 @@ def _cases() -> list[tuple[str, str, str, Callable[[T], float] | None]]:
         for k, tpl in enumerate(DEFINED):
             out.append(("defined", f"{a}/{b}", tpl.format(co=CO, y=2023, a=METRICS[a][0][0], b=METRICS[b][0][-1]),
                         lambda t, fa=fa, fb=fb: fa(t, 2023) / fb(t, 2023)))
+    asked = [c for c in out if c[2].split()[0] in ("What", "How", "Calculate", "By")]
+    for k, (_, key, question, f) in enumerate(asked[::5]):
+        out.append(("framed", key, FRAMES[k % len(FRAMES)].format(q=question[0].lower() + question[1:]), f))
     out += [("refused", "", tpl.format(co=CO), None) for tpl in REFUSED]
     return out
 
@@ -153,7 +163,7 @@ CASES = _cases()
 def test_the_suite_is_large_and_covers_every_operation() -> None:
     ops = Counter(op for op, *_ in CASES)
     assert len(CASES) >= 300 and set(ops) == {"value", "change", "growth", "average", "cagr", "share", "defined",
-                                              "refused"}
+                                              "framed", "refused"}
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ from engine.answer.catalogue import Term, formula_terms, load_catalogue
 from engine.answer.choose import choose_facts
 from engine.answer.fact_formula import answer_from_fact_formula
 from engine.answer.fact_lines import passage_facts
-from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.from_facts import (
     FactPlan,
     facts_answer,
@@ -30,9 +29,11 @@ from engine.answer.from_facts import (
     plan_metric,
 )
 from engine.answer.generate import NOT_ANSWERABLE, answer_question
+from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.curation import curate
 from engine.errors import Cancelled, ModelError
 from engine.intent import lexical_query, parse_intent
+from engine.intent.issuers import with_known
 from engine.intent.periods import asked_date
 from engine.intent.reader import asks_a_number, read_plan, unread_answer
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
@@ -175,8 +176,9 @@ def build_pipeline(settings: Settings, library: Library, models: Models, *,
 
 
 def issuer_refs(library: Library) -> list[IssuerRef]:
-    """One ref per company key of the library's filings, named by its filings' names, keys and tickers and by its
-    registrant's names and shared ticker: "MMM" names 3M's 10-Ks from before covers printed a trading symbol."""
+    """One ref per company key of the library's filings, named by its filings' names, keys and tickers, by its
+    registrant's names and shared ticker ("MMM" names 3M's 10-Ks from before covers printed a trading symbol) and by
+    the well-known issuer it is (:func:`engine.intent.issuers.with_known`: "KO" names COCACOLA)."""
     names: dict[str, set[str]] = {}
     registrant_of = {fid: r for r in library.registrants() for fid in r.filing_ids}
     for f in library.filings():
@@ -185,7 +187,8 @@ def issuer_refs(library: Library) -> list[IssuerRef]:
         names.setdefault(key, set()).update(n for n in (i.registrant, i.ticker, i.issuer_key) if n)
         if (registrant := registrant_of.get(f.id)) is not None:
             names[key].update(n for n in (*registrant.names, registrant.ticker) if n)
-    return [IssuerRef(key, tuple(sorted(v, key=len, reverse=True))) for key, v in names.items()]
+    refs = tuple(IssuerRef(key, tuple(sorted(v, key=len, reverse=True))) for key, v in names.items())
+    return list(with_known(refs)[0])  # each with the names and tickers of the well-known issuer it is ("KO")
 
 
 def document_query(intent: QueryIntent, refs: dict[str, IssuerRef]) -> str:
@@ -301,6 +304,8 @@ class HirecPipeline:
             run.answer = AnswerResult("not_answerable", check.refusal, reason=check.note)
             yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
             return
+        if check.assumed:  # the question named no company and the library holds one: the answer says so
+            record = _saying(check.assumed, record, run)
         read = intent.plan
         if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
                 and stop_after not in RETRIEVAL_STAGES):
@@ -547,9 +552,24 @@ def _raise_if_cancelled(cancel: Callable[[], bool] | None) -> None:
         raise Cancelled("cancelled by the user")
 
 
+def _saying(note: str, record: Callable[[StageTrace], StageTrace], run: Run) -> Callable[[StageTrace], StageTrace]:
+    """A recorder that adds ``note`` to the reason of the answer it records (and to the run's answer)."""
+
+    def said(trace: StageTrace) -> StageTrace:
+        if isinstance(trace.payload, AnswerPayload):
+            answer = trace.payload.answer
+            answer = replace(answer, reason="; ".join(x for x in (note, answer.reason) if x))
+            run.answer = answer
+            trace = replace(trace, payload=replace(trace.payload, answer=answer))
+        return record(trace)
+
+    return said
+
+
 def _follow_up_intent(query: str, original: QueryIntent, refs: list[IssuerRef]) -> QueryIntent:
-    """Intent of a complementary question; it inherits the original's companies when it names none."""
+    """Intent of a complementary question; it is about the original's companies, whatever company it names (the
+    curator's question cannot carry the answer to another company's filings)."""
     follow = parse_intent(query, refs)
-    if not follow.issuers and original.issuers:
+    if original.issuers:
         follow = replace(follow, issuers=original.issuers)
     return follow

@@ -15,10 +15,13 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from engine.records import IssuerRef
+from engine.settings import RESOURCES_DIR
 
 _SUFFIXES = frozenset({"inc", "incorporated", "corp", "corporation", "co", "company", "companies", "ltd",
                       "limited", "plc", "llc", "lp", "nv", "sa", "ag", "se", "com", "and", "the", "holdings"})
@@ -39,25 +42,36 @@ def _norm(text: str) -> str:
 
 
 @lru_cache(maxsize=65536)  # every company of a LOFin-size library (about 6,000) stays compiled
-def _issuer_patterns(key: str, names: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], bool, str], ...]:
-    """(pattern, on_original_text, check) per name; check "cap": capitalised, "mid": not sentence-initial."""
+def _issuer_patterns(key: str, names: tuple[str, ...], strict: bool = False
+                     ) -> tuple[tuple[re.Pattern[str], bool, str], ...]:
+    """(pattern, on_original_text, check) per name; check "cap": capitalised, "mid": not sentence-initial.
+
+    ``strict`` (a well-known issuer the library does not hold, :func:`known_issuers`): every name must be written
+    capitalised, a name is not said by its first word, a ticker only in capitals and never one that
+    ``not_names.txt`` lists ("IT" is no Gartner)."""
     pats: list[tuple[re.Pattern[str], bool, str]] = []
     for raw in dict.fromkeys(n.strip() for n in (key, *names) if n.strip()):
-        if re.fullmatch(r"[A-Z0-9][A-Z0-9.&\-]{1,4}", raw) and re.search(r"[A-Z]", raw):
+        if _is_ticker(raw):
+            if strict and raw.lower() in not_names():
+                continue
             # a bare ticker-like token matches only in uppercase, so "on"/"it"/"all" in prose never do
             pats.append((re.compile(rf"(?<![A-Za-z0-9]){re.escape(raw)}(?![A-Za-z0-9])"), True, ""))
-            if raw.isalpha() and len(raw) >= 4:  # "NIKE" matches "Nike" mid-sentence; "Cost of" isn't COST
+            if raw.isalpha() and len(raw) >= 4 and not strict:  # "NIKE" matches "Nike" mid-sentence; "Cost of" isn't COST
                 title = re.escape(raw.title())
                 pats.append((re.compile(rf"(?<![A-Za-z0-9]){title}(?![A-Za-z0-9])"), True, "mid"))
             continue
         if (initials := _ampersand_initials(raw)) is not None:
             a, b = initials
             pats.append((re.compile(rf"(?<![A-Za-z0-9]){a}(?:\s?&\s?|n){b}(?![A-Za-z0-9])"), True, ""))
-        toks = _norm(raw).split()
+        toks = full = _norm(raw).split()
         while toks and toks[-1] in _SUFFIXES:
-            toks.pop()
+            toks = toks[:-1]
         toks = [t for t in toks[toks[:1] == ["the"]:] if t != "and"]
-        if len(toks) > 1 and len(toks[0]) >= 5 and toks[0].isalpha() and toks[0] not in _GENERIC:
+        if strict and all(_not_a_name(t) for t in toks):  # "Q2 Holdings" is not said "Q2"
+            toks = [t for t in full[full[:1] == ["the"]:] if t != "and"]
+            if all(_not_a_name(t) for t in toks):
+                continue
+        if len(toks) > 1 and len(toks[0]) >= 5 and toks[0].isalpha() and toks[0] not in _GENERIC and not strict:
             # "Costco Wholesale" is said "Costco", "Lockheed Martin" "Lockheed"
             pats.append((re.compile(rf"\b{toks[0]}\b"), False, "cap"))
         joined = "".join(toks)
@@ -68,8 +82,13 @@ def _issuer_patterns(key: str, names: tuple[str, ...]) -> tuple[tuple[re.Pattern
         else:
             body = r"\s+(?:and\s+)?".join(map(re.escape, toks))
         short = len(toks) == 1 and joined.isalpha() and len(joined) <= 5  # "Block" the company, not "block"
-        pats.append((re.compile(rf"\b{body}\b"), False, "cap" if short else ""))
+        pats.append((re.compile(rf"\b{body}\b"), False, "cap" if short or strict else ""))
     return tuple(pats)
+
+
+def _is_ticker(name: str) -> bool:
+    """A name written as a trading symbol: two to five capitals and digits ("MMM", "BRK.B", "3M")."""
+    return re.fullmatch(r"[A-Z0-9][A-Z0-9.&\-]{1,4}", name) is not None and re.search(r"[A-Z]", name) is not None
 
 
 def _ampersand_initials(name: str) -> tuple[str, str] | None:
@@ -136,15 +155,15 @@ def issuer_spans(question: str, issuers: Sequence[IssuerRef]) -> list[tuple[int,
     return [(start, end, key) for start, end, _, key in _hits(question, issuers)]
 
 
-def _hits(question: str, issuers: Sequence[IssuerRef]) -> list[tuple[int, int, int, str]]:
+def _hits(question: str, issuers: Sequence[IssuerRef], strict: bool = False) -> list[tuple[int, int, int, str]]:
     norm, hits = _norm(question), list[tuple[int, int, int, str]]()
     for order in _candidates(question, issuers):
         ref = issuers[order]
-        for rx, on_original, check in _issuer_patterns(ref.key, tuple(ref.names)):
+        for rx, on_original, check in _issuer_patterns(ref.key, tuple(ref.names), strict):
             for m in rx.finditer(question if on_original else norm):
                 before = question[: m.start()].rstrip()
                 initial = not before or before[-1] in ".?!:;\"“("
-                if not (check == "cap" and not question[m.start()].isupper() or check == "mid" and initial):
+                if not (check == "cap" and question[m.start()].islower() or check == "mid" and initial):
                     hits.append((m.start(), m.end(), order, ref.key))
     # the most specific name said wins: "Johnson Controls" is not also Johnson & Johnson by its first word, nor
     # "Northwind Housewares" every other "Northwind …"; one name matching two keys (AMZN and AMAZON) keeps both
@@ -156,21 +175,140 @@ def _hits(question: str, issuers: Sequence[IssuerRef]) -> list[tuple[int, int, i
 
 # --- companies the library does not hold ------------------------------------------------------------------
 
-# capitalised words that name no company: periods, filing structure, accounting and market terms
-_NOT_A_NAME_WORDS = """
-january february march april may june july august september october november december fy fiscal year years
-quarter quarters q1 q2 q3 q4 h1 h2 ytd ttm form item items part note notes schedule exhibit section annual
-quarterly report reports statement statements sheet sheets gaap non-gaap ifrs us u.s. usa usd sec ceo cfo coo
-board covid covid-19 total net gross operating income revenue revenues sales cost costs cash flow flows balance
-consolidated earnings per share shares eps ebit ebitda ebitdar capex fcf r&d sg&a p&l dpo dso dio roa roe roic
-yoy what which how why when where who whom whose does do did is was were are has have had will would can could
-should based using given according among between in on of for from by at to and or the a an if as with
-its their it this that these those please answer round calculate compute give list describe explain
-management md&a risk factors here there let
-"""
-_NOT_A_NAME = frozenset(_NOT_A_NAME_WORDS.split())
+_COMPANIES = RESOURCES_DIR / "companies"
+
+
+@lru_cache(maxsize=1)
+def not_names() -> frozenset[str]:
+    """Words that never name a company, lowercased (``resources/companies/not_names.txt``)."""
+    text = (_COMPANIES / "not_names.txt").read_text(encoding="utf-8")
+    return frozenset(w for line in text.splitlines() for w in line.split("#", 1)[0].lower().split())
+
+
+@lru_cache(maxsize=1)
+def known_issuers() -> tuple[IssuerRef, ...]:
+    """The well-known issuers a question may name (``resources/companies/known_issuers.tsv``, written by
+    ``scripts/known_issuers.py`` from the pytickersymbols package: the components of the major stock indices).
+    Key: the name; names: the name, its ASCII spelling ("Estee Lauder"), its US tickers and former tickers."""
+    refs = []
+    for line in (_COMPANIES / "known_issuers.tsv").read_text(encoding="utf-8").splitlines()[2:]:
+        name, tickers, former, _ = line.split("\t")
+        plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+        refs.append(IssuerRef(name, tuple(dict.fromkeys(
+            n for n in (name, plain, *tickers.split(","), *former.split(",")) if n))))
+    return tuple(refs)
+
+
+def _core(name: str) -> str:
+    """A name without case, punctuation, "the" and legal suffixes: "AMAZON.COM, INC." and "Amazon" are "amazon"."""
+    toks = _norm(name).split()
+    while toks and toks[-1] in _SUFFIXES:
+        toks.pop()
+    return "".join(t for t in toks if t not in ("the", "and"))
+
+
+@lru_cache(maxsize=8)
+def with_known(issuers: tuple[IssuerRef, ...], known: tuple[IssuerRef, ...] | None = None
+               ) -> tuple[tuple[IssuerRef, ...], tuple[IssuerRef, ...]]:
+    """The library's companies, each with the names and tickers of the well-known issuer it is, and the well-known
+    issuers the library does not hold.
+
+    A well-known issuer is a library company when a name of each is the same once case, punctuation and legal
+    suffixes are dropped ("THE COCA-COLA COMPANY" and "The Coca-Cola Company"; "AMAZON.COM, INC." and "Amazon"),
+    or when they share a ticker and one's name (or the library's key) begins the other's ("Costco Wholesale
+    Corporation" and "Costco", COST; BLOCK and "Block, Inc.", SQ). A ticker alone links nothing: a fictional or
+    foreign company may trade under a real one's symbol.
+    """
+    known = known_issuers() if known is None else known
+    by_core: dict[str, set[int]] = {}
+    by_ticker: dict[str, set[int]] = {}
+    for order, ref in enumerate(known):
+        for name in (ref.key, *ref.names):
+            (by_ticker if _is_ticker(name) else by_core).setdefault(
+                name if _is_ticker(name) else _core(name), set()).add(order)
+    linked: set[int] = set()
+    out = []
+    for ref in issuers:
+        names = (ref.key, *ref.names)
+        cores = {_core(n) for n in names if not _is_ticker(n)} - {""}
+        same = set().union(*(by_core.get(c, ()) for c in cores))
+        keyed = cores | {_core(ref.key)}  # with a shared ticker, a file-name key is a name too ("BLOCK", SQ)
+        for ticker in (n for n in names if _is_ticker(n)):
+            same |= {k for k in by_ticker.get(ticker, ()) if any(a.startswith(b) or b.startswith(a) for a in keyed
+                                                                 for b in (_core(n) for n in known[k].names
+                                                                           if not _is_ticker(n)) if b)}
+        linked |= same
+        extra = [n for k in sorted(same) for n in (known[k].key, *known[k].names) if n not in names]
+        out.append(IssuerRef(ref.key, tuple(dict.fromkeys((*ref.names, *extra)))) if extra else ref)
+    return tuple(out), tuple(ref for order, ref in enumerate(known) if order not in linked)
+
+
+@dataclass(frozen=True)
+class CompanyMention:
+    """Words of a question that name a company, and which."""
+
+    text: str  # as the question writes it
+    key: str | None = None  # the library company they name
+    known: str | None = None  # else the well-known issuer they name, which the library does not hold
+    # capitalised words or a ticker-like word that nobody answers to, in no company's place ("its Services
+    # segment", "AWS"): a segment, a product or an event beside a named company, a company only where none is named
+    weak: bool = False
+
+    def describe(self) -> str:
+        """The mention as a refusal names it: "AES (AES Corporation)", "'XYZQ'"."""
+        if self.known is not None:
+            return self.known if _core(self.known) == _core(self.text) else f"{self.text} ({self.known})"
+        return self.key or repr(self.text)
+
+
+_TICKERISH = re.compile(r"(?<![\w&.$/-])[A-Z]{2,5}(?![\w&/-]|\.\w)")
+
+
+def company_mentions(question: str, issuers: Sequence[IssuerRef]) -> tuple[CompanyMention, ...]:
+    """Every company the question names, in order: a library company (by any of its names or tickers, the
+    well-known issuer's it is included, :func:`with_known`), a well-known issuer the library does not hold, or a
+    name nobody answers to (a capitalised name where a company stands, :func:`unlisted_companies`; a ticker-like
+    word of two to five capitals that is no word of ``not_names.txt``, of the metric lexicon, written in
+    parentheses after what it abbreviates, or one of a question written in capitals).
+
+    Where mentions overlap, the longest wins across both lists ("Johnson Controls" is not Johnson & Johnson by
+    its first word); on the same words the library's company wins.
+    """
+    from engine.intent.lexicon import lexicon_spans
+
+    text = " ".join(question.split())
+    library, absent = with_known(tuple(issuers))
+    own, known = _hits(text, library), _hits(text, absent, strict=True)
+    known = [h for h in known if not any(s <= h[0] and h[1] <= e for s, e, _, _ in own)]
+    own = [h for h in own if not any(s <= h[0] and h[1] <= e and e - s > h[1] - h[0] for s, e, _, _ in known)]
+    found = [(s, e, CompanyMention(text[s:e], key=k)) for s, e, _, k in own]
+    found += [(s, e, CompanyMention(text[s:e], known=k)) for s, e, _, k in known]
+
+    def free(start: int, end: int) -> bool:
+        return not any(s < end and start < e for s, e, _ in found)
+
+    for start, end, name in _unlisted_spans(text, library):
+        if free(start, end):
+            found.append((start, end, CompanyMention(name)))
+    spans = [(s, e) for _, s, e in lexicon_spans(text)]
+    words = text.split()
+    if sum(w[:1].isupper() for w in words) <= 0.5 * len(words):  # a question in Title Case names nothing by case
+        for start, end, name in _capitalised_spans(text):
+            if free(start, end) and not any(s < end and start < e for s, e in spans):
+                found.append((start, end, CompanyMention(name, weak=True)))
+    letters = [c for c in text if c.isalpha()]
+    if sum(c.isupper() for c in letters) <= 0.5 * len(letters):  # a question in capitals has no ticker-like word
+        for m in _TICKERISH.finditer(text):
+            aside = text[m.start() - 1:m.start()] == "(" and text[m.end():m.end() + 1] == ")"
+            if (m[0].lower() not in not_names() and free(m.start(), m.end()) and not aside
+                    and not any(s <= m.start() and m.end() <= e for s, e in spans)):
+                found.append((m.start(), m.end(), CompanyMention(m[0], weak=True)))
+    found.sort(key=lambda f: f[0])
+    return tuple(dict.fromkeys(m for _, _, m in found))
+
+
 _NAME_TOKEN = r"(?:[A-Z][A-Za-z0-9&.\-]*|[0-9]+[A-Z][A-Za-z0-9&\-]*)"
-_NAME_RUN = re.compile(rf"{_NAME_TOKEN}(?:(?:\s+|\s*&\s*){_NAME_TOKEN})*")
+_NAME_RUN = re.compile(rf"(?<![\w&-]){_NAME_TOKEN}(?:(?:\s+|\s*&\s*){_NAME_TOKEN})*")
 _LEGAL = re.compile(r"(?:Inc|Incorporated|Corp|Corporation|Co|Company|Ltd|Limited|plc|PLC|LLC|Holdings|N\.V|S\.A|AG)"
                     r"\b\.?$")
 _PERIOD_WORD = re.compile(r"(?:fy|q[1-4]|h[12])?['’]?\d{2,4}(?:q[1-4]|h[12])?s?|10-[kq]|8-k", re.IGNORECASE)
@@ -182,9 +320,31 @@ _OBJECT_AFTER = re.compile(r"(?:$|[.,?;:!)]|(?:in|for|during|over|as|on|at|and|v
                            r"fiscal|FY|Q[1-4]|20\d\d|19\d\d|will|would|has|had|have|is|was|were|did|does|[a-z]+ed)\b)")
 
 
+def _capitalised_spans(text: str) -> list[tuple[int, int, str]]:
+    """Runs of capitalised words that stand where a name does: inside a sentence ("the change in Zordris gross
+    margin"), or opening it before a year ("Vonquivara 2021 return on assets"); words of ``not_names.txt`` and
+    periods are trimmed off the run's ends."""
+    found = []
+    for m in _NAME_RUN.finditer(text):
+        words = m[0].split()
+        while words and _not_a_name(words[0]):
+            words.pop(0)
+        while words and (_not_a_name(words[-1]) or _LEGAL.match(words[-1])):
+            words.pop()
+        if not words or not re.fullmatch(r"[A-Z][a-z][\w&.'-]*", words[0]):  # "XYZQ" is a ticker's, "3M" a code's
+            continue
+        start = text.index(words[0], m.start())
+        before = text[:start].rstrip()
+        initial = not before or before[-1] in ".?!:;\"“("
+        if initial and not re.match(r"\s+(?:FY\s?)?['’]?\d{2,4}\b", text[start + len(" ".join(words)):]):
+            continue
+        found.append((start, start + len(" ".join(words)), " ".join(words)))
+    return found
+
+
 def _not_a_name(word: str) -> bool:
     w = word.lower().rstrip(".")
-    return w in _NOT_A_NAME or _PERIOD_WORD.fullmatch(w) is not None
+    return w in not_names() or _PERIOD_WORD.fullmatch(w) is not None
 
 
 def unlisted_companies(question: str, issuers: Sequence[IssuerRef]) -> tuple[str, ...]:
@@ -197,7 +357,12 @@ def unlisted_companies(question: str, issuers: Sequence[IssuerRef]) -> tuple[str
     :func:`match_issuers`).
     """
     text = " ".join(question.split())
-    found: list[str] = []
+    return tuple(dict.fromkeys(name for _, _, name in _unlisted_spans(text, issuers)))
+
+
+def _unlisted_spans(text: str, issuers: Sequence[IssuerRef]) -> list[tuple[int, int, str]]:
+    """(start, end, name) of each name :func:`unlisted_companies` finds in ``text`` (whitespace already single)."""
+    found: list[tuple[int, int, str]] = []
     for m in _NAME_RUN.finditer(text):
         words, start = m[0].split(), m.start()
         while words and _not_a_name(words[0]):  # "Does Tesla": the name starts after the question word
@@ -210,6 +375,7 @@ def unlisted_companies(question: str, issuers: Sequence[IssuerRef]) -> tuple[str
             legal = True
         if not words or all(_not_a_name(w) for w in words):
             continue
+        start = text.index(words[0], start)
         before, after = text[:start], text[m.end():]
         possessive = re.match(r"['’](?:s\b|\s|$)", after) is not None
         initial = not before.strip() or before.rstrip()[-1] in ".?!:;\"“("
@@ -219,5 +385,5 @@ def unlisted_companies(question: str, issuers: Sequence[IssuerRef]) -> tuple[str
             continue
         name = " ".join(words)
         if not any(match_issuers(f"{lead}{name}", issuers)[0] for lead in ("", "of ")):
-            found.append(name)
-    return tuple(dict.fromkeys(found))
+            found.append((start, start + len(name), name))
+    return found

@@ -1,63 +1,184 @@
-"""The company check of the documents stage: every company a question names is one the library holds, or the
-question is not answered from another company's filings.
+"""The company check of the documents stage: the asked company or no answer.
 
-:func:`unlisted_companies` (intent) finds the names standing where a company stands that no loaded company answers
-to. Such a name is still a loaded company's when that company's filings are the ones that use it: "AMEX" is
-printed in American Express's filings and nobody else's (:data:`ALIAS_MIN_CHUNKS`, :data:`ALIAS_MIN_SHARE`).
-Otherwise it is a company the library does not hold; a question that names no loaded company then ends "Tesla is
-not in the library" instead of being answered from whatever filing retrieval ranks first.
+Every company the question names is resolved (:func:`engine.intent.issuers.company_mentions`): a library company by
+any of its names, tickers or the well-known issuer's it is; a well-known issuer the library does not hold; or a name
+nobody answers to. Such a name is still a loaded company's when that company's filings are the ones that use it:
+"AMEX" is printed in American Express's filings and nobody else's (:data:`ALIAS_MIN_CHUNKS`,
+:data:`ALIAS_MIN_SHARE`). Then:
+
+- a question that names only companies the library does not hold, or names nobody can tell, is refused naming
+  them ("AES Corporation is not in the library"; "could not tell which company 'XYZQ' is") — never answered from
+  whatever filing retrieval ranks first; a comparison is refused when one of its companies is missing;
+- a question that names no company is answered for the library's one company (and says so), or, on a library of
+  several, asks which one;
+- a fiscal year or quarter that none of the asked company's filings reports is named as missing ("PFIZER's FY2022
+  is reported by none of its loaded filings") instead of being answered from a neighbouring year — unless the
+  question looks ahead (guidance, expectations: a year no filing reports yet).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from engine.intent.issuers import unlisted_companies
-from engine.records import IssuerRef, QueryIntent
+from engine.intent.issuers import CompanyMention, company_mentions
+from engine.intent.periods import looks_ahead
+from engine.records import Filing, IssuerRef, QueryIntent
 from engine.store.library import Library
 
-__all__ = ["ALIAS_MIN_CHUNKS", "ALIAS_MIN_SHARE", "CompanyCheck", "check_companies"]
+__all__ = ["ALIAS_MIN_CHUNKS", "ALIAS_MIN_SHARE", "CompanyCheck", "check_companies", "covered_periods"]
 
 # a name is a loaded company's own when its filings print it in at least this many passages, and hold at least
 # this share of the library's passages that print it (competitors and customers are named by several companies)
 ALIAS_MIN_CHUNKS = 5
 ALIAS_MIN_SHARE = 0.8
+# the library's companies a "which company?" answer lists before "and N more"
+LISTED_COMPANIES = 12
 
 
 @dataclass(frozen=True)
 class CompanyCheck:
-    intent: QueryIntent  # the question's intent, a name taken for a loaded company's added to its issuers
+    intent: QueryIntent  # the question's intent, its issuers the library companies it resolved to
     note: str  # what the check found, as the documents stage's trace shows it
-    missing: tuple[str, ...] = ()  # names of companies the library does not hold
+    missing: tuple[str, ...] = ()  # companies named that the library does not hold, or that nobody answers to
+    refusal: str = ""  # the answer when the question cannot be answered for the company it asks about
+    assumed: str = ""  # said with the answer when the company was not named: the library holds only that one
 
-    @property
-    def refusal(self) -> str:
-        """The answer when the question names only companies the library does not hold ("" otherwise)."""
-        if not self.missing or self.intent.issuers:
-            return ""
-        names = " and ".join(self.missing)
-        return f"{names} {'is' if len(self.missing) == 1 else 'are'} not in the library: load the filings first"
+
+def _name(refs: dict[str, IssuerRef], key: str) -> str:
+    """The company as an answer names it: its shortest name written in mixed case ("Pfizer"), else its shortest
+    name that is no ticker ("3M COMPANY"), else its key."""
+    names = refs[key].names if key in refs else ()
+    mixed = [n for n in names if not n.isupper()]
+    plain = [n for n in names if n != key and not re.fullmatch(r"[A-Z0-9.&-]{1,5}", n)]
+    return min(mixed or plain or [key], key=len)
+
+
+def _loaded(refs: dict[str, IssuerRef]) -> str:
+    """The companies of ``refs`` as a list an answer can print (one name for two keys of a company)."""
+    names = sorted({_name(refs, k) for k in refs}, key=str.casefold)
+    more = f" and {len(names) - LISTED_COMPANIES} more" if len(names) > LISTED_COMPANIES else ""
+    return ", ".join(names[:LISTED_COMPANIES]) + more
 
 
 def check_companies(intent: QueryIntent, library: Library, refs: Sequence[IssuerRef]) -> CompanyCheck:
-    """Which loaded companies the question names, and which names no loaded company answers to."""
-    names = unlisted_companies(intent.question, refs)
-    issuers, notes, missing = list(intent.issuers), [], []
-    for name in names:
-        usage = library.word_mentions(name)
-        total = sum(usage.values())
-        owner = max(usage, key=usage.__getitem__) if usage else None
-        if owner is not None and usage[owner] >= ALIAS_MIN_CHUNKS and usage[owner] >= ALIAS_MIN_SHARE * total:
-            notes.append(f"{name!r} taken for {owner} (printed in {usage[owner]} of its passages, "
-                         f"{total - usage[owner]} of other companies')")
-            if owner not in issuers:
-                issuers.append(owner)
+    """Which loaded companies the question asks about, or why it cannot be answered for the one it names."""
+    by_key = {r.key: r for r in refs}
+    issuers: list[str] = []
+    notes: list[str] = []
+    absent: list[CompanyMention] = []
+    mentions = company_mentions(intent.question, refs)
+    named = any(m.key is not None for m in mentions)
+    for m in mentions:
+        if m.key is not None:
+            issuers.append(m.key)
+            continue
+        if m.weak and named:  # capitalised words beside a named company: its segment or product
+            continue
+        if m.known is None and (owner := _alias_owner(library, m.text, notes)) is not None:
+            issuers.append(owner)
+            continue
+        absent.append(m)
+        notes.append(f"{m.text!r} is {m.known} (not in the library)" if m.known is not None
+                     else f"{m.text!r} is no loaded company nor a well-known issuer")
+    issuers = list(dict.fromkeys(issuers))
+    if issuers:
+        notes.insert(0, f"names {', '.join(issuers)}")
+    companies = {_name(by_key, k) for k in by_key}  # the library's companies (one name for two keys of one)
+    if len(companies) == 1 and all(m.weak for m in absent):  # a one-company library: words of its own
+        absent = []
+    missing = tuple(m.describe() for m in absent if not m.weak)
+    refusal, assumed = "", ""
+    if absent and (not issuers or intent.comparison and missing):
+        absent = [m for m in absent if not (m.weak and issuers)]
+        known = [m.describe() for m in absent if m.known is not None]
+        unknown = [m.text for m in absent if m.known is None]
+        said = []
+        if known:
+            said.append(f"{' and '.join(known)} {'is' if len(known) == 1 else 'are'} not in the library: load "
+                        f"{'its' if len(known) == 1 else 'their'} filings first")
+        if unknown:
+            said.append("could not tell which company " + " or ".join(repr(u) for u in unknown) + " is: no loaded "
+                        f"company and no well-known issuer answers to it (the library holds {_loaded(by_key)})")
+        refusal = "; ".join(said)
+        if issuers:
+            refusal += " — the comparison needs every company it names"
+        refusal = refusal[0].upper() + refusal[1:]
+    elif not issuers and not absent:
+        if len(companies) == 1:
+            issuers = sorted(by_key)
+            assumed = f"The question names no company; the library holds one, {_name(by_key, issuers[0])}: " \
+                      "answered for it"
+            notes.append(f"names no company: the library's one company, {issuers[0]}")
+        elif companies:
+            refusal = (f"Which company? The question names none, and the library holds {len(companies)}: "
+                       f"{_loaded(by_key)}. Ask again naming one")
+            notes.append("names no company: the library holds several")
+    checked = replace(intent, issuers=tuple(issuers))
+    if not refusal and issuers and not looks_ahead(intent.question):
+        # one registrant's filings under several keys (AMAZON's 10-Ks, AMZN's 10-Qs) report its periods together
+        registrants = library.registrants()
+        groups = {key: next((tuple(r.company_keys) for r in registrants if key in r.company_keys), (key,))
+                  for key in issuers}
+        gaps = [gap for keys in dict.fromkeys(groups.values())
+                if (gap := _period_gap(checked, keys, library, by_key))]
+        if gaps:
+            refusal = "; ".join(gaps)
+            notes.append("periods not loaded")
+    return CompanyCheck(checked, "; ".join(notes), missing, refusal, assumed)
+
+
+def _alias_owner(library: Library, name: str, notes: list[str]) -> str | None:
+    """The loaded company whose own filings are the ones that print ``name``, if one is."""
+    usage = library.word_mentions(name)
+    total = sum(usage.values())
+    owner = max(usage, key=usage.__getitem__) if usage else None
+    if owner is None or usage[owner] < ALIAS_MIN_CHUNKS or usage[owner] < ALIAS_MIN_SHARE * total:
+        return None
+    notes.append(f"{name!r} taken for {owner} (printed in {usage[owner]} of its passages, "
+                 f"{total - usage[owner]} of other companies')")
+    return owner
+
+
+def covered_periods(filings: Sequence[Filing]) -> tuple[set[int], set[str]] | None:
+    """The fiscal years and quarters ("2023Q2") a company's filings report, with their comparative columns: a 10-K
+    reports its year and the two before (income and cash-flow statements), a 10-Q its quarter and the same quarter
+    a year earlier, another filing its own period. None when a filing's period is not known (nothing can be
+    ruled out)."""
+    years: set[int] = set()
+    quarters: set[str] = set()
+    for f in filings:
+        i = f.identity
+        q = re.fullmatch(r"((?:19|20)\d\d)Q([1-4])", i.period or "")
+        if i.fiscal_year is None and q is None:
+            return None
+        year = i.fiscal_year if i.fiscal_year is not None else int(q[1]) if q else None
+        assert year is not None
+        if i.form == "10-K":
+            years |= {year, year - 1, year - 2}
+            quarters |= {f"{y}Q4" for y in (year, year - 1)}
+        elif q is not None:
+            years.add(year)
+            quarters |= {f"{q[1]}Q{q[2]}", f"{int(q[1]) - 1}Q{q[2]}"}
         else:
-            missing.append(name)
-            notes.append(f"{name!r} is no loaded company")
-    if intent.issuers:
-        notes.insert(0, f"names {', '.join(intent.issuers)}")
-    elif not names:
-        notes.insert(0, "names no company: all filings")
-    return CompanyCheck(replace(intent, issuers=tuple(issuers)), "; ".join(notes), tuple(missing))
+            years.add(year)
+    return years, quarters
+
+
+def _period_gap(intent: QueryIntent, keys: tuple[str, ...], library: Library, refs: dict[str, IssuerRef]) -> str:
+    """Why the company's loaded filings (under ``keys``) cannot answer for the periods asked ("" when they can)."""
+    filings = library.filings_of_companies(keys)
+    covered = covered_periods(filings)
+    if covered is None or not filings:
+        return ""
+    years, quarters = covered
+    lacking = [f"FY{y}" for y in intent.fiscal_years if y not in years and not any(
+        q.startswith(str(y)) for q in intent.quarters)]
+    lacking += [q for q in intent.quarters if q not in quarters and int(q[:4]) not in years]
+    if not lacking:
+        return ""
+    have = sorted({f"{f.identity.form or 'filing'} {f.identity.period or f.identity.fiscal_year}" for f in filings})
+    return (f"{_name(refs, keys[0])}'s {', '.join(lacking)} {'is' if len(lacking) == 1 else 'are'} reported by none of "
+            f"its loaded filings ({', '.join(have)}): load the filing that reports "
+            f"{'it' if len(lacking) == 1 else 'them'}")

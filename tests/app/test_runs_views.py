@@ -11,7 +11,7 @@ from PySide6.QtGui import QImage
 
 from engine.store import Library
 from engine.store.library import RunStore
-from engine.trace import read_run
+from engine.trace import plan_lines, read_run
 from tests.app.helpers import (
     StallMeter, check_inspect_matches_store, events_by, make_scripted_run, question_for, revenue_fact, two_round_chat,
 )
@@ -208,7 +208,7 @@ def test_cancel_a_question_and_readable_errors(make_window, app_home, demo_truth
     window.ask_view.thread.worker.chat_loader = missing
     ask.model_box.setEditText("x")  # another model: the worker loads it (and fails)
     with qtbot.waitSignal(ask.ask_failed, timeout=60_000) as failed:
-        ask.ask("What was revenue?")
+        ask.ask(f"What did {fact['company']} say about its revenue?")  # a question that needs the chat model
     assert "not installed" in failed.args[0] and "Traceback" not in window.last_error
     assert ask.run_btn.isEnabled() and window.ctx.busy == ""
 
@@ -286,6 +286,11 @@ def test_a_question_the_facts_answer_needs_no_chat_model(make_window, app_home, 
     text = window.inspect_view.answer.toPlainText()
     assert "Inputs: each read from a statement cell" in text
     assert all(i.printed in text and i.period in text for i in inputs)
+    # ... and, before them, the plan the question was read into, each leaf with the fact it used
+    plan = plan_lines(run.traces)
+    assert "Plan: the metric as the question was read" in text and text.index("Plan:") < text.index("Inputs:")
+    assert plan and all(line.strip() in text for line in plan)
+    assert f"inventory @ FY2022 ← {inputs[2].describe()}" in text
     window.inspect_view.answer.anchorClicked.emit(QUrl(f"fact:{inputs[1].fact_id}"))
     viewer = window.viewer
     assert window.viewer_dock.isVisible() and viewer.fact.id == inputs[1].fact_id
@@ -294,7 +299,7 @@ def test_a_question_the_facts_answer_needs_no_chat_model(make_window, app_home, 
     assert (viewer.highlight_rect() if viewer.mode == "pdf" else viewer.highlight_range()) is not None
     assert inputs[1].printed in viewer.match_label.text()
     with qtbot.waitSignal(ask.ask_failed, timeout=60_000) as failed:
-        ask.ask("Why did margins change?")
+        ask.ask("Why did Harborview Therapeutics' margins change?")  # needs the chat model
     assert "not installed" in failed.args[0]
 
 

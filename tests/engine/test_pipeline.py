@@ -18,7 +18,7 @@ from engine.evidence import page_snapshot
 from engine.export import export_run, safe_cell, write_export
 from engine.indexing import sync_indexes
 from engine.ingest import ingest
-from engine.pipeline import Models, build_pipeline
+from engine.pipeline import Models, build_pipeline, issuer_refs
 from engine.store import Library
 from engine.store.library import RunStore
 from engine.trace import read_run
@@ -160,7 +160,9 @@ def test_stops_at_i_max_and_answers_from_all_passages(ingested_demo, embedder):
                     "complementary_question": next(questions)}
         return {"reasoning": [], "answer": "x", "used_ids": [1], "insufficient": True}
 
-    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run("Why did margins change?")
+    company = issuer_refs(library)[0].names[0]  # a question about one company (one naming none asks which)
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
+        f"Why did {company}'s margins change?")
     assert [t.round for t in run.traces if t.stage == "curation"] == [1, 2, 3]
     assert run.status == "not_answerable" and run.answer.text == "not answerable from the loaded filings"
     answer_passages = run.traces[-1].payload.passages

@@ -30,6 +30,7 @@ from engine.answer.from_facts import (
 )
 from engine.answer.generate import NOT_ANSWERABLE, answer_question
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
+from engine.answer.plan_model import propose_plan
 from engine.curation import curate
 from engine.errors import Cancelled, ModelError
 from engine.intent import lexical_query, parse_intent
@@ -309,10 +310,17 @@ class HirecPipeline:
         read = intent.plan
         if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
                 and stop_after not in RETRIEVAL_STAGES):
-            # a metric half read is not answered for the half: the answer says what was and was not read
-            run.answer = unread_answer(read)
-            yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
-            return
+            if self.chat is not None:
+                # the model reads what the grammar could not: a formula over the catalogue, checked by the engine
+                t = time.perf_counter()
+                read, call = propose_plan(intent, read, self.catalogue, self.chat, s.answer, s.prompts, cancel)
+                intent = replace(intent, plan=read)
+                yield record(StageTrace(1, IntentPayload(intent), time.perf_counter() - t, (call,)))
+            if read.status != "complete":
+                # a metric half read is not answered for the half: the answer says what was and was not read
+                run.answer = unread_answer(read)
+                yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
+                return
         plan = (plan_metric(intent, self.library, self.catalogue)
                 if s.answer.from_facts and stop_after not in RETRIEVAL_STAGES else None)
         if plan is not None:

@@ -47,8 +47,8 @@ from engine.settings import RESOURCES_DIR
 if TYPE_CHECKING:
     from engine.answer.catalogue import Catalogue
 
-__all__ = ["Dimension", "asks_a_number", "dimension_of", "plan_words", "read_plan", "tree_of_formula",
-           "unread_answer"]
+__all__ = ["Dimension", "asked_years", "asks_a_number", "dimension_of", "finish_plan", "metric_node", "plan_words",
+           "read_plan", "tree_of_formula", "unread_answer"]
 
 _READER = RESOURCES_DIR / "reader"
 _STRUCTURAL = ("DIV", "TIMES", "PLUS", "MINUS", "LPAR", "RPAR", "PCT", "MARGIN", "RATIO", "OF", "AS", "TO", "AND",
@@ -819,10 +819,7 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     sentences = _sentences(toks)
     reading = _Reading()
     months = next((m for m, rx in _YTD_MONTHS if rx.search(text)), 0)
-    years = tuple(sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years)))
-    if intent.quarters:
-        years = (int(intent.quarters[0][:4]),)
-    latest = years[-1] if years else 0
+    years = asked_years(intent)
 
     # definitions, in every sentence
     defs: list[_Definition] = []
@@ -928,37 +925,55 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if outside_names:
         return MetricPlan("outside", note=f"{', '.join(outside_names)}: not a metric the catalogue computes",
                           suggestions=_closest(outside_names[0], catalogue))
-    if latest:
-        tree = _place_years(tree, latest, years)
-    inputs = _items(tree)
     for m in hints:  # "(using dividends paid and net income)": each must be an input of the plan
-        if m not in catalogue.metrics or not _items(metric_node(m, catalogue, defined)) <= inputs:
+        if m not in catalogue.metrics or not _items(metric_node(m, catalogue, defined)) <= _items(tree):
             return MetricPlan("unread", unread=(m,), note=f"the question says it uses {m}, which the metric read "
                               f"({plan_words(tree, catalogue)}) does not use")
+    reading.read += [f"{t.text}: {_metric_words(metric_node(t.value, catalogue, defined), catalogue)}"
+                     for t in phrase if "METRIC" in t.kinds and t.value in catalogue.metrics]
+    return finish_plan(tree, intent, catalogue, " ".join(t.text for t in phrase), read=tuple(reading.read),
+                       definitions=tuple(reading.definitions))
+
+
+def asked_years(intent: QueryIntent) -> tuple[int, ...]:
+    """The fiscal years a question asks about, oldest first (a quarter's year for a quarter)."""
+    if intent.quarters:
+        return (int(intent.quarters[0][:4]),)
+    return tuple(sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years)))
+
+
+def finish_plan(tree: PlanNode, intent: QueryIntent, catalogue: Catalogue, words: str, *,
+                read: tuple[str, ...] = (), definitions: tuple[str, ...] = (), reader: str = "grammar",
+                note: str = "") -> MetricPlan:
+    """A complete plan from the tree of the asked metric (``words``, as the question writes it): placed at the
+    asked years, its unit by dimensional analysis, reconciled with the unit the question asks for — or "unread"
+    when the expression has no unit an answer can have."""
+    years = asked_years(intent)
+    if years:
+        tree = _place_years(tree, years[-1], years)
     try:
         dim = dimension_of(tree, catalogue)
     except DimensionError as exc:
-        return MetricPlan("unread", tree=tree, note=f"the expression has no unit: {exc}",
-                          unread=(" ".join(t.text for t in phrase),))
+        return MetricPlan("unread", tree=tree, note=f"the expression has no unit: {exc}", unread=(words,),
+                          reader=reader)
     unit = dim.unit
     if unit is None:
         return MetricPlan("unread", tree=tree, note="the expression's unit is none an answer can have",
-                          unread=(" ".join(t.text for t in phrase),))
-    note = ""
+                          unread=(words,), reader=reader)
     asked = intent.unit_hint or ""
     if unit == "ratio" and asked == "percent":
         tree, unit = PlanNode("percent", args=(tree,)), "percent"
     elif unit != "USD" and asked.startswith("USD"):
-        note = f"the question asks for {asked}; the expression is {_unit_words(dim)}, stated as such"
+        note = "; ".join(x for x in (note, f"the question asks for {asked}; the expression is {_unit_words(dim)}, "
+                                           "stated as such") if x)
     elif unit == "USD" and asked == "percent" and tree.kind == "change":  # "change in revenue, in percent"
         tree, unit = PlanNode("growth", args=tree.args, backs=tree.backs), "percent"
     elif unit == "USD" and asked == "percent" and tree.kind not in ("growth", "cagr"):
-        return MetricPlan("unread", tree=tree, unread=(" ".join(t.text for t in phrase),),
+        return MetricPlan("unread", tree=tree, unread=(words,), reader=reader,
                           note="the question asks for a percentage and the words read make an amount")
-    reading.read += [f"{t.text}: {_metric_words(metric_node(t.value, catalogue, defined), catalogue)}"
-                     for t in phrase if "METRIC" in t.kinds and t.value in catalogue.metrics]
-    return MetricPlan("complete", tree, unit, plan_words(tree, catalogue), tuple(reading.read), (),
-                      (), tuple(reading.definitions), flow_months=months, note=note)
+    months = next((m for m, rx in _YTD_MONTHS if rx.search(intent.question)), 0)
+    return MetricPlan("complete", tree, unit, plan_words(tree, catalogue), read, (), (), definitions,
+                      flow_months=months, note=note, reader=reader)
 
 
 def unread_answer(plan: MetricPlan) -> AnswerResult:

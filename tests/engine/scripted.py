@@ -27,6 +27,8 @@ def purpose_of(messages) -> str:  # noqa: ANN001
         return "card"
     if messages[0]["content"].startswith("You read an analyst's question"):
         return "intent"
+    if messages[0]["content"].startswith("You write the formula of the metric"):
+        return "plan"
     for cue, purpose in (("You write test questions", "qg-single"), ("You combine test questions", "qg-merge"),
                          ("You write harder test questions", "qg-deepen"),
                          ("You write comparison questions", "qg-compare"), ("You check test questions", "qg-judge"),

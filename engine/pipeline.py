@@ -302,7 +302,7 @@ class HirecPipeline:
             # nothing is ranked or kept: the stage records only the check
             yield record(StageTrace(1, DocumentsPayload(document_query(intent, self.refs), "company check",
                                                         "none", 0, 0, (), 0, check.note), time.perf_counter() - t))
-            run.answer = AnswerResult("not_answerable", check.refusal, reason=check.note)
+            run.answer = AnswerResult("not_answerable", check.refusal, reason=check.note, choices=check.choices)
             yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
             return
         if check.assumed:  # the question named no company and the library holds one: the answer says so

@@ -547,6 +547,7 @@ class AnswerResult:
     grounding: tuple[Grounding, ...] = ()
     reason: str = ""
     inputs: tuple[FactInputRef, ...] = ()  # the statement facts a computed answer used, each with its cell
+    choices: tuple[str, ...] = ()  # the loaded companies to pick from, when the question named none the check took
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,9 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
         parts.append("<p style='color:#333'>" + " · ".join(facts) + "</p>")
     if a.reason:
         parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(a.reason)}</p>")
+    if a.choices:  # the question named no company the library holds: one click asks it of each loaded one
+        links = ", ".join(f"<a href='company:{i}'>{html.escape(name)}</a>" for i, name in enumerate(a.choices))
+        parts.append(f"<p>Ask it about: {links}</p>")
     if a.citations:
         links = ", ".join(f"<a href='cite:{i}'>[{c.passage_id}] "
                           f"{html.escape(cite(c.doc_name, c.page_index, c.printed_folio))}</a>"
@@ -445,8 +448,11 @@ class AskView(QWidget):
         self.show_answer(run.question, answer, run.status, run.cost)
 
     def _anchor(self, url: Any) -> None:
+        index = int(url.path() or url.toString().split(":", 1)[1])
         if url.scheme() == "cite":
-            self.open_citation(int(url.path() or url.toString().split(":", 1)[1]))
+            self.open_citation(index)
+        elif url.scheme() == "company" and self.answer is not None and 0 <= index < len(self.answer.choices):
+            self.ask(f"For {self.answer.choices[index]}: {self.question_text}")
 
     def open_citation(self, row: int) -> bool:
         """Open the cited page with the passage highlighted; False when the filing is gone."""

@@ -44,6 +44,7 @@ class CompanyCheck:
     missing: tuple[str, ...] = ()  # companies named that the library does not hold, or that nobody answers to
     refusal: str = ""  # the answer when the question cannot be answered for the company it asks about
     assumed: str = ""  # said with the answer when the company was not named: the library holds only that one
+    choices: tuple[str, ...] = ()  # the loaded companies the analyst may mean (a refusal that asks which)
 
 
 def _name(refs: dict[str, IssuerRef], key: str) -> str:
@@ -126,7 +127,10 @@ def check_companies(intent: QueryIntent, library: Library, refs: Sequence[Issuer
         if gaps:
             refusal = "; ".join(gaps)
             notes.append("periods not loaded")
-    return CompanyCheck(checked, "; ".join(notes), missing, refusal, assumed)
+    # which loaded company the analyst means, when the question named none or a name nobody answers to
+    asks_which = not issuers and not missing or any(m.known is None for m in absent)
+    choices = tuple(sorted(companies, key=str.casefold)) if refusal and asks_which else ()
+    return CompanyCheck(checked, "; ".join(notes), missing, refusal, assumed, choices)
 
 
 def _alias_owner(library: Library, name: str, notes: list[str]) -> str | None:

@@ -425,3 +425,20 @@ def _has_colour(image: QImage, colour: str) -> bool:
     step = 3
     return any(image.pixelColor(x, y) == want for x in range(0, image.width(), step)
                for y in range(0, image.height(), step))
+
+
+def test_a_question_naming_no_company_offers_the_loaded_ones_and_one_click_asks_it(make_window, app_home, qtbot):
+    """On a library of several companies a question that names none asks which; each loaded company is a link,
+    and a click asks the same question of that company (answered here from the statement facts)."""
+    window = make_window(app_home, preset="default")
+    ask = window.ask_view
+    with qtbot.waitSignal(ask.run_finished, timeout=120_000):
+        assert ask.ask("What was total revenue in fiscal 2023, in USD millions?")
+    assert ask.answer is not None and ask.answer.text.startswith("Which company?") and len(ask.answer.choices) > 1
+    html_text = ask.answer_view.toHtml()
+    assert all(f"company:{i}" in html_text for i in range(len(ask.answer.choices)))
+    company = ask.answer.choices[0]
+    with qtbot.waitSignal(ask.run_finished, timeout=120_000):
+        ask.answer_view.anchorClicked.emit(QUrl("company:0"))
+    assert ask.question_text.startswith(f"For {company}: ") and ask.answer.status == "answered"
+    assert ask.answer.value is not None and ask.answer.method == "facts"

@@ -203,3 +203,14 @@ def test_a_complementary_question_stays_with_the_asked_company() -> None:
     original = parse_intent("What was 3M's revenue in 2018?", LIBRARY)
     follow = _follow_up_intent("What did Costco report as revenue in 2018?", original, LIBRARY)
     assert original.issuers == ("3M",) and follow.issuers == ("3M",)
+
+
+def test_a_refusal_that_asks_which_company_offers_the_loaded_ones(ingested_demo) -> None:
+    from engine.pipeline import issuer_refs
+
+    library, _, _ = ingested_demo
+    refs = issuer_refs(library)
+    which = _check("What was total revenue in 2023?", library, refs)
+    assert len(which.choices) == len(refs) and all(_name_in(r, " ".join(which.choices)) for r in refs)
+    assert _check("What was XYZQ's revenue in 2023?", library, refs).choices == which.choices
+    assert not _check("What was Tesla's revenue in 2023?", library, refs).choices  # it named a company

@@ -21,7 +21,7 @@ CO = "Harborview Therapeutics"
 INTENSITY = f"What was {CO}' FY2023 capex intensity?"
 
 
-def _unread(question: str):  # noqa: ANN202
+def _unread(question: str):
     intent = parse_intent(question)
     plan = read_plan(intent, load_catalogue())
     assert plan.status == "unread", plan
@@ -29,7 +29,7 @@ def _unread(question: str):  # noqa: ANN202
 
 
 def test_the_schema_admits_only_catalogue_names_operators_and_constants() -> None:
-    intent, plan = _unread(INTENSITY)
+    _, plan = _unread(INTENSITY)
     schema = plan_schema(load_catalogue(), plan.unread)
     ok = {"statement_metric": True, "formula": "{capital expenditures} / revenue * 100", "explains": ["intensity"]}
     jsonschema.validate(ok, schema)
@@ -66,7 +66,7 @@ def test_a_checked_plan_is_computed_from_the_facts_and_the_trace_says_the_model_
     from engine.pipeline import Models, build_pipeline
     from engine.trace import plan_lines
 
-    def script(purpose, messages, n):  # noqa: ANN001, ANN202
+    def script(purpose, messages, n):
         assert purpose == "plan" and "intensity" in messages[1]["content"]
         return {"statement_metric": True, "formula": "capital_expenditures / revenue * 100", "explains": ["intensity"]}
 
@@ -118,7 +118,7 @@ def test_smollm2_proposes_a_plan_through_the_grammar(tmp_path) -> None:
     registry.clear_model_cache()
 
 
-def call_data(call):  # noqa: ANN001, ANN201
+def call_data(call):
     import json
 
     return json.loads(call.raw)

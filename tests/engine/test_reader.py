@@ -306,3 +306,13 @@ def test_a_half_read_metric_gets_no_number_and_says_what_was_not_read(question: 
     assert plan.status == "unread", plan
     answer = unread_answer(plan)
     assert answer.status == "not_answerable" and answer.value is None and "could not read" in answer.text
+
+
+@pytest.mark.parametrize("question", [
+    "Roughly how many times has Acme sold its inventory in FY2023? Calculate the inventory turnover ratio.",
+    "Using the balance sheet and the P&L statement, what is the FY2023 asset turnover ratio for Acme?",
+    "What is Acme's FY2023 net profit margin (as a percentage)?",
+])
+def test_question_words_and_where_to_look_clauses_are_frame(question: str) -> None:
+    plan = _plan(question)
+    assert plan.status == "complete" and not plan.unread, plan

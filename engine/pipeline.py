@@ -381,15 +381,22 @@ class HirecPipeline:
         result: AnswerResult | None = None
         calls: list[LlmCall] = []
         note = ""
-        if lines and intent.numeric and s.answer.numeric_mode == "pot":
+        # a metric the statements do not give (a segment's, an adjusted or company-defined one, per employee) is
+        # answered in words from the passages, never computed from statement facts or a program of typed figures
+        metric_plan = intent.plan
+        outside = metric_plan is not None and metric_plan.status in ("scope", "outside") and s.answer.from_facts
+        asked = replace(intent, numeric=False) if outside else intent
+        if metric_plan is not None and outside:
+            note = f"the question's metric is no statement metric ({metric_plan.note}): answered from the text"
+        if lines and asked.numeric and s.answer.numeric_mode == "pot":
             # the model names the facts and how they combine; the engine fills the values
             result, call, note = answer_from_fact_formula(question, intent, kept, lines, self.chat, s.answer,
                                                           s.prompts, cancel)
             calls.append(call)
         if result is None:  # no fact listed, or none the model could use: the answer from the passages' text
             metrics = computed_metrics(self.library, intent, self.catalogue) \
-                if s.answer.from_facts and not intent.numeric else ()
-            result, call = answer_question(question, intent, kept, self.chat, s.answer, s.prompts, facts=lines,
+                if s.answer.from_facts and not asked.numeric else ()
+            result, call = answer_question(question, asked, kept, self.chat, s.answer, s.prompts, facts=lines,
                                            computed=render_metric_lines(metrics),
                                            known=[m.value for m in metrics], cancel=cancel)
             calls.append(call)

@@ -14,21 +14,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from functools import lru_cache
 from string import Template
 from typing import Any
 
 from engine.answer.catalogue import REFERENCE, Catalogue
-from engine.intent.reader import finish_plan, tree_of_formula
+from engine.intent.reader import finish_plan, item_names, metric_node, tree_of_formula
 from engine.models.base import ChatMessage, ChatModel
 from engine.prompts import prompt
 from engine.records import LlmCall, MetricPlan, PlanNode, QueryIntent
-from engine.settings import AnswerSettings, PromptSettings
+from engine.settings import RESOURCES_DIR, AnswerSettings, PromptSettings
 from engine.trace import call_llm
 
 __all__ = ["CONSTANTS", "PlanRejected", "check_plan", "plan_schema", "propose_plan"]
 
 CONSTANTS = frozenset({1.0, 2.0, 100.0, 365.0})  # a percentage, days in a year, an average of two, "1 −"
 _FORMULA_MAX = 240
+PLAN_TOKENS = 160  # a formula of _FORMULA_MAX characters and its words fit; a model that loops stops here
 
 
 class PlanRejected(ValueError):
@@ -51,13 +53,13 @@ def plan_schema(catalogue: Catalogue, unread: tuple[str, ...]) -> dict[str, Any]
     words = _words(unread)
     return {
         "type": "object",
-        "properties": {
-            "statement_metric": {"type": "boolean"},
-            "formula": {"type": "string", "maxLength": _FORMULA_MAX, "pattern": f"^({token})*$"},
+        "properties": {  # the formula first: the model commits to a reading before it judges it
+            "formula": {"type": "string", "maxLength": _FORMULA_MAX, "pattern": f"^({token})+$"},
             "explains": {"type": "array", "items": {"type": "string", "enum": words or [""]},
                          "maxItems": max(len(words), 1)},
+            "computes_the_question": {"type": "boolean"},
         },
-        "required": ["statement_metric", "formula", "explains"],
+        "required": ["formula", "explains", "computes_the_question"],
         "additionalProperties": False,
     }
 
@@ -74,8 +76,8 @@ def _messages(intent: QueryIntent, plan: MetricPlan, catalogue: Catalogue,
 
 def check_plan(data: dict[str, Any], intent: QueryIntent, unread: MetricPlan, catalogue: Catalogue) -> MetricPlan:
     """The model's proposal as a complete plan, or :class:`PlanRejected` saying what is wrong with it."""
-    if not data.get("statement_metric", False):
-        raise PlanRejected("the model too reads it as no metric of the statements")
+    if not data.get("computes_the_question", False):
+        raise PlanRejected("the model says its formula does not compute what is asked")
     formula = str(data.get("formula", "")).strip()
     if not formula:
         raise PlanRejected("the model wrote no formula")
@@ -90,6 +92,10 @@ def check_plan(data: dict[str, Any], intent: QueryIntent, unread: MetricPlan, ca
     except (SyntaxError, ValueError) as exc:
         raise PlanRejected(f"the formula {formula!r} is not arithmetic over the catalogue: {exc}") from exc
     _check_leaves(tree, catalogue)
+    _check_words(set(data.get("explains", ())), tree, catalogue)
+    for metric in unread.named:  # what the grammar read stays in the plan ("days of sales" keeps revenue)
+        if not item_names(metric_node(metric, catalogue, {})) & item_names(tree):
+            raise PlanRejected(f"the formula drops {metric}, which the question names")
     planned = finish_plan(tree, intent, catalogue, " ".join(unread.unread), read=unread.read,
                           definitions=unread.definitions, reader="model", note=f"read by the model: {formula}")
     if planned.status != "complete":
@@ -108,13 +114,57 @@ def _check_leaves(node: PlanNode, catalogue: Catalogue) -> None:
         _check_leaves(arg, catalogue)
 
 
+_FUNCTION_WORDS = frozenset({"of", "and", "the", "to", "from", "in", "on", "at", "by", "for", "per", "a", "an", "as",
+                             "total", "net"})
+
+
+def _vocabulary(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower().replace("_", " ")) if w not in _FUNCTION_WORDS}
+
+
+def _used_words(node: PlanNode, catalogue: Catalogue) -> set[str]:
+    """The words of the line items a plan uses, inside its metrics too (their names and how filings print them)."""
+    words: set[str] = set()
+    if node.kind == "item" and node.name in catalogue.items:
+        item = catalogue.items[node.name]
+        words |= _vocabulary(f"{item.name} {item.words}")
+    for arg in node.args:
+        words |= _used_words(arg, catalogue)
+    return words
+
+
+@lru_cache(maxsize=1)
+def _relations() -> re.Pattern[str]:
+    lines = (RESOURCES_DIR / "reader" / "relations.txt").read_text(encoding="utf-8").splitlines()
+    forms = [f.strip() for f in lines if f.strip() and not f.startswith("#")]
+    body = "|".join(re.escape(f.rstrip("*")) + (r"\w*" if f.endswith("*") else "") for f in forms)
+    return re.compile(rf"(?:{body})", re.IGNORECASE)
+
+
+def _check_words(explained: set[str], tree: PlanNode, catalogue: Catalogue) -> None:
+    """Each word the model says its formula explains is a word of a line item the formula uses ("operating",
+    "cash": the model cannot read "operating cash return" as net income over assets), or a relation between
+    amounts (``resources/reader/relations.txt``: "intensity", "cushion", "share"). A word naming something the
+    statements do not count ("customer", "churn") is neither: the formula cannot be what the question asks."""
+    vocabulary = set().union(*(_vocabulary(f"{i.name} {i.words}") for i in catalogue.items.values()))
+    used = _used_words(tree, catalogue)
+    words = {w.lower() for w in explained}
+    unused = sorted(w for w in words & vocabulary if w not in used)
+    if unused:
+        raise PlanRejected(f"the formula uses no line item for {', '.join(repr(w) for w in unused)}")
+    unknown = sorted(w for w in words - vocabulary - _FUNCTION_WORDS if not _relations().fullmatch(w))
+    if unknown:
+        raise PlanRejected(f"{', '.join(repr(w) for w in unknown)} names no line item and no relation between "
+                           "amounts")
+
+
 def propose_plan(intent: QueryIntent, unread: MetricPlan, catalogue: Catalogue, chat: ChatModel,
                  settings: AnswerSettings, prompts: PromptSettings | None = None,
                  cancel: Callable[[], bool] | None = None) -> tuple[MetricPlan, LlmCall]:
     """The plan the model proposes for an unread metric, checked; else the unread plan with why it was rejected."""
     res, call = call_llm(chat, "plan (the words the grammar could not read)",
                          _messages(intent, unread, catalogue, prompts), plan_schema(catalogue, unread.unread),
-                         settings.max_tokens, cancel)
+                         min(settings.max_tokens, PLAN_TOKENS), cancel)
     if res is None:
         return replace(unread, note="; ".join(x for x in (unread.note, f"the plan model failed: {call.error}")
                                               if x)), call

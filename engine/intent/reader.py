@@ -47,8 +47,8 @@ from engine.settings import RESOURCES_DIR
 if TYPE_CHECKING:
     from engine.answer.catalogue import Catalogue
 
-__all__ = ["Dimension", "asked_years", "asks_a_number", "dimension_of", "finish_plan", "metric_node", "plan_words",
-           "read_plan", "tree_of_formula", "unread_answer"]
+__all__ = ["Dimension", "asked_years", "asks_a_number", "dimension_of", "finish_plan", "item_names", "metric_node",
+           "plan_words", "read_plan", "tree_of_formula", "unread_answer"]
 
 _READER = RESOURCES_DIR / "reader"
 _STRUCTURAL = ("DIV", "TIMES", "PLUS", "MINUS", "LPAR", "RPAR", "PCT", "MARGIN", "RATIO", "OF", "AS", "TO", "AND",
@@ -766,9 +766,9 @@ def _with_backs(node: PlanNode, years: list[int], latest: int, asked: tuple[int,
     return PlanNode(node.kind, args=(inner,), backs=(backs[0], backs[-1]))
 
 
-def _items(node: PlanNode) -> set[str]:
+def item_names(node: PlanNode) -> set[str]:
     """The line items a tree reads (of its metrics, every formula's)."""
-    return ({node.name} if node.kind == "item" else set()).union(*(_items(a) for a in node.args))
+    return ({node.name} if node.kind == "item" else set()).union(*(item_names(a) for a in node.args))
 
 
 def _closest(words: str, catalogue: Catalogue) -> tuple[str, ...]:
@@ -903,9 +903,10 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if outside:
         return MetricPlan("outside", unread=tuple(unread), note=f"{', '.join(outside)}: not a metric the catalogue "
                           "computes from the statements", suggestions=_closest(outside[0], catalogue))
+    kept = tuple(dict.fromkeys(m for m in named if m in catalogue.metrics))
     if unread or reading.unread:
         words = " ".join(unread)
-        return MetricPlan("unread", unread=tuple(unread) + tuple(reading.unread),
+        return MetricPlan("unread", unread=tuple(unread) + tuple(reading.unread), named=kept,
                           definitions=tuple(reading.definitions),
                           note=f"could not read {words!r} as part of a statement metric" if unread else
                           "a definition the question writes could not be read",
@@ -917,7 +918,7 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
         tree = _parse(lean, refs) if lean != phrase else None
     if tree is None:
         words = " ".join(t.text for t in phrase)
-        return MetricPlan("unread", unread=(words,), definitions=tuple(reading.definitions),
+        return MetricPlan("unread", unread=(words,), definitions=tuple(reading.definitions), named=kept,
                           note=f"could not compose {words!r} into one computation",
                           suggestions=_closest(words, catalogue))
     outside_names: list[str] = []
@@ -926,7 +927,7 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
         return MetricPlan("outside", note=f"{', '.join(outside_names)}: not a metric the catalogue computes",
                           suggestions=_closest(outside_names[0], catalogue))
     for m in hints:  # "(using dividends paid and net income)": each must be an input of the plan
-        if m not in catalogue.metrics or not _items(metric_node(m, catalogue, defined)) <= _items(tree):
+        if m not in catalogue.metrics or not item_names(metric_node(m, catalogue, defined)) <= item_names(tree):
             return MetricPlan("unread", unread=(m,), note=f"the question says it uses {m}, which the metric read "
                               f"({plan_words(tree, catalogue)}) does not use")
     reading.read += [f"{t.text}: {_metric_words(metric_node(t.value, catalogue, defined), catalogue)}"

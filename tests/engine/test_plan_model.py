@@ -31,7 +31,7 @@ def _unread(question: str):
 def test_the_schema_admits_only_catalogue_names_operators_and_constants() -> None:
     _, plan = _unread(INTENSITY)
     schema = plan_schema(load_catalogue(), plan.unread)
-    ok = {"statement_metric": True, "formula": "{capital expenditures} / revenue * 100", "explains": ["intensity"]}
+    ok = {"computes_the_question": True, "formula": "{capital expenditures} / revenue * 100", "explains": ["intensity"]}
     jsonschema.validate(ok, schema)
     for bad in ({**ok, "formula": "capital_expenditures / headcount"},  # not a catalogue name
                 {**ok, "formula": "capital_expenditures / 1577"},  # a figure
@@ -41,17 +41,19 @@ def test_the_schema_admits_only_catalogue_names_operators_and_constants() -> Non
 
 
 @pytest.mark.parametrize(("data", "why"), [
-    ({"statement_metric": False, "formula": "", "explains": []}, "no metric of the statements"),
-    ({"statement_metric": True, "formula": "capital_expenditures / revenue", "explains": []}, "unexplained"),
-    ({"statement_metric": True, "formula": "capital_expenditures / headcount", "explains": ["intensity"]},
+    ({"computes_the_question": False, "formula": "", "explains": []}, "does not compute what is asked"),
+    ({"computes_the_question": True, "formula": "capital_expenditures / revenue", "explains": []}, "unexplained"),
+    ({"computes_the_question": True, "formula": "capital_expenditures / headcount", "explains": ["intensity"]},
      "no line item of the catalogue"),
-    ({"statement_metric": True, "formula": "capital_expenditures * 3", "explains": ["intensity"]}, "is a figure"),
-    ({"statement_metric": True, "formula": "{customer churn} / revenue", "explains": ["intensity"]},
+    ({"computes_the_question": True, "formula": "capital_expenditures * 3", "explains": ["intensity"]}, "is a figure"),
+    ({"computes_the_question": True, "formula": "{customer churn} / revenue", "explains": ["intensity"]},
      "no metric of the catalogue"),
-    ({"statement_metric": True, "formula": "capital_expenditures + {current ratio}", "explains": ["intensity"]},
+    ({"computes_the_question": True, "formula": "capital_expenditures + {current ratio}", "explains": ["intensity"]},
      "no unit"),
-    ({"statement_metric": True, "formula": "capital_expenditures / (revenue", "explains": ["intensity"]},
+    ({"computes_the_question": True, "formula": "capital_expenditures / (revenue", "explains": ["intensity"]},
      "not arithmetic"),
+    ({"computes_the_question": True, "formula": "revenue / total_assets", "explains": ["intensity"]},
+     "drops capital expenditures, which the question names"),
 ])
 def test_the_engine_rejects_a_plan_it_cannot_trust(data: dict, why: str) -> None:
     """(The schema keeps most of these from a real model; the engine checks again whatever the decoder let
@@ -68,7 +70,7 @@ def test_a_checked_plan_is_computed_from_the_facts_and_the_trace_says_the_model_
 
     def script(purpose, messages, n):
         assert purpose == "plan" and "intensity" in messages[1]["content"]
-        return {"statement_metric": True, "formula": "capital_expenditures / revenue * 100", "explains": ["intensity"]}
+        return {"computes_the_question": True, "formula": "capital_expenditures / revenue * 100", "explains": ["intensity"]}
 
     library, settings, _ = ingested_demo
     chat = ScriptedChat(script)
@@ -87,7 +89,7 @@ def test_a_rejected_plan_gets_no_number_and_says_why(ingested_demo, embedder) ->
     from engine.pipeline import Models, build_pipeline
 
     library, settings, _ = ingested_demo
-    chat = ScriptedChat(lambda *a: {"statement_metric": True, "formula": "capital_expenditures",
+    chat = ScriptedChat(lambda *a: {"computes_the_question": True, "formula": "capital_expenditures",
                                     "explains": []})
     run = build_pipeline(settings, library, Models(embedder, chat)).run(INTENSITY, store=False)
     assert run.status == "not_answerable" and run.answer.value is None
@@ -122,3 +124,44 @@ def call_data(call):
     import json
 
     return json.loads(call.raw)
+
+
+def test_words_of_the_catalogue_the_model_explains_must_name_what_its_formula_uses() -> None:
+    """'operating cash return' read as net income over assets: "operating" and "cash" name catalogue entries
+    (operating cash flow), so a formula that uses none of them for those words is rejected; "return" names none
+    and is the relation the model reads."""
+    intent, plan = _unread(f"What is {CO}' FY2023 operating cash return on average total assets?")
+    assert set(plan.unread) >= {"operating", "cash", "return"}
+    said = {"computes_the_question": True, "explains": ["operating", "cash", "return"]}
+    with pytest.raises(PlanRejected, match="'cash', 'operating'"):
+        check_plan({**said, "formula": "net_income / avg(total_assets)"}, intent, plan, load_catalogue())
+    kept = check_plan({**said, "formula": "operating_cash_flow / avg(total_assets)"}, intent, plan, load_catalogue())
+    assert kept.status == "complete" and kept.reader == "model"
+
+
+def test_a_metric_the_statements_do_not_give_is_answered_in_words_never_by_a_program(ingested_demo,
+                                                                                    embedder) -> None:
+    """Revenue per employee: no statement fact gives it. The model may answer from the passages' text (its figures
+    checked against them), never through a formula over facts or a program of figures it types."""
+    from engine.pipeline import Models, build_pipeline
+
+    def script(purpose, messages, n):
+        if purpose == "curation":
+            return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
+        return {"reasoning": [], "answer": "The filing does not state its headcount.", "used_ids": [1],
+                "insufficient": True}
+
+    library, settings, _ = ingested_demo
+    chat = ScriptedChat(script)
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(
+        f"What was {CO}' FY2023 revenue per employee?", store=False)
+    assert [p for p, _ in chat.calls if p != "curation"] == ["text"]
+    assert run.answer.value is None and "no statement metric" in run.answer.reason
+
+
+def test_a_word_naming_what_the_statements_do_not_count_cannot_be_explained_by_a_formula() -> None:
+    intent, plan = _unread(f"What was {CO}' FY2023 EBITDA to customer ratio?")
+    assert "customer" in plan.unread
+    with pytest.raises(PlanRejected, match="'customer' names no line item and no relation"):
+        check_plan({"computes_the_question": True, "formula": "{ebitda} / receivables", "explains": ["customer"]},
+                   intent, plan, load_catalogue())

@@ -381,10 +381,11 @@ class HirecPipeline:
         result: AnswerResult | None = None
         calls: list[LlmCall] = []
         note = ""
-        # a metric the statements do not give (a segment's, an adjusted or company-defined one, per employee) is
-        # answered in words from the passages, never computed from statement facts or a program of typed figures
+        # a measure of part of the company or of its own making (a segment's, an adjusted one, per employee) is
+        # answered in words from the passages, never computed from statement facts or a program of typed figures;
+        # a line item outside the catalogue ("R&D as a % of revenue") can still be a formula over the facts listed
         metric_plan = intent.plan
-        outside = metric_plan is not None and metric_plan.status in ("scope", "outside") and s.answer.from_facts
+        outside = metric_plan is not None and metric_plan.status == "scope" and s.answer.from_facts
         asked = replace(intent, numeric=False) if outside else intent
         if metric_plan is not None and outside:
             note = f"the question's metric is no statement metric ({metric_plan.note}): answered from the text"

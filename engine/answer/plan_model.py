@@ -14,16 +14,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from functools import lru_cache
 from string import Template
 from typing import Any
 
 from engine.answer.catalogue import REFERENCE, Catalogue
-from engine.intent.reader import finish_plan, item_names, metric_node, tree_of_formula
+from engine.intent.reader import (
+    finish_plan,
+    is_relation,
+    item_names,
+    metric_node,
+    tree_of_formula,
+    unread_words,
+)
 from engine.models.base import ChatMessage, ChatModel
 from engine.prompts import prompt
 from engine.records import LlmCall, MetricPlan, PlanNode, QueryIntent
-from engine.settings import RESOURCES_DIR, AnswerSettings, PromptSettings
+from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
 
 __all__ = ["CONSTANTS", "PlanRejected", "check_plan", "plan_schema", "propose_plan"]
@@ -37,12 +43,7 @@ class PlanRejected(ValueError):
     """The model's formula is not a plan the engine can compute for this question."""
 
 
-def _words(unread: tuple[str, ...]) -> list[str]:
-    """The single words the reader could not place, as the model may say it explains them."""
-    return list(dict.fromkeys(w for u in unread for w in re.findall(r"[A-Za-z][A-Za-z&'’.-]*[A-Za-z]|[A-Za-z]", u)))
-
-
-def plan_schema(catalogue: Catalogue, unread: tuple[str, ...]) -> dict[str, Any]:
+def plan_schema(catalogue: Catalogue, unread: MetricPlan) -> dict[str, Any]:
     """The JSON the model writes; its formula pattern admits only catalogue names, operators and the constants."""
     names = sorted(catalogue.items, key=len, reverse=True)
     # (escaped by hand: llama.cpp's grammar takes no "\ ", which re.escape writes for a space)
@@ -50,7 +51,7 @@ def plan_schema(catalogue: Catalogue, unread: tuple[str, ...]) -> dict[str, Any]
                      key=len, reverse=True)
     constants = sorted((f"{c:g}" for c in CONSTANTS), key=len, reverse=True)
     token = "|".join([*metrics, *names, r"avg\(", r"prior\(", *constants, r"[()+*/ -]"])
-    words = _words(unread)
+    words = unread_words(unread)
     return {
         "type": "object",
         "properties": {  # the formula first: the model commits to a reading before it judges it
@@ -81,7 +82,7 @@ def check_plan(data: dict[str, Any], intent: QueryIntent, unread: MetricPlan, ca
     formula = str(data.get("formula", "")).strip()
     if not formula:
         raise PlanRejected("the model wrote no formula")
-    missing = set(_words(unread.unread)) - set(data.get("explains", ()))
+    missing = set(unread_words(unread)) - set(data.get("explains", ()))
     if missing:
         raise PlanRejected(f"the model's formula leaves {', '.join(sorted(missing))} unexplained")
     for name in REFERENCE.findall(formula):
@@ -133,14 +134,6 @@ def _used_words(node: PlanNode, catalogue: Catalogue) -> set[str]:
     return words
 
 
-@lru_cache(maxsize=1)
-def _relations() -> re.Pattern[str]:
-    lines = (RESOURCES_DIR / "reader" / "relations.txt").read_text(encoding="utf-8").splitlines()
-    forms = [f.strip() for f in lines if f.strip() and not f.startswith("#")]
-    body = "|".join(re.escape(f.rstrip("*")) + (r"\w*" if f.endswith("*") else "") for f in forms)
-    return re.compile(rf"(?:{body})", re.IGNORECASE)
-
-
 def _check_words(explained: set[str], tree: PlanNode, catalogue: Catalogue) -> None:
     """Each word the model says its formula explains is a word of a line item the formula uses ("operating",
     "cash": the model cannot read "operating cash return" as net income over assets), or a relation between
@@ -152,7 +145,7 @@ def _check_words(explained: set[str], tree: PlanNode, catalogue: Catalogue) -> N
     unused = sorted(w for w in words & vocabulary if w not in used)
     if unused:
         raise PlanRejected(f"the formula uses no line item for {', '.join(repr(w) for w in unused)}")
-    unknown = sorted(w for w in words - vocabulary - _FUNCTION_WORDS if not _relations().fullmatch(w))
+    unknown = sorted(w for w in words - vocabulary - _FUNCTION_WORDS if not is_relation(w))
     if unknown:
         raise PlanRejected(f"{', '.join(repr(w) for w in unknown)} names no line item and no relation between "
                            "amounts")
@@ -163,7 +156,7 @@ def propose_plan(intent: QueryIntent, unread: MetricPlan, catalogue: Catalogue, 
                  cancel: Callable[[], bool] | None = None) -> tuple[MetricPlan, LlmCall]:
     """The plan the model proposes for an unread metric, checked; else the unread plan with why it was rejected."""
     res, call = call_llm(chat, "plan (the words the grammar could not read)",
-                         _messages(intent, unread, catalogue, prompts), plan_schema(catalogue, unread.unread),
+                         _messages(intent, unread, catalogue, prompts), plan_schema(catalogue, unread),
                          min(settings.max_tokens, PLAN_TOKENS), cancel)
     if res is None:
         return replace(unread, note="; ".join(x for x in (unread.note, f"the plan model failed: {call.error}")

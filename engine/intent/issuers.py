@@ -51,7 +51,7 @@ def _issuer_patterns(key: str, names: tuple[str, ...], strict: bool = False
     ``not_names.txt`` lists ("IT" is no Gartner)."""
     pats: list[tuple[re.Pattern[str], bool, str]] = []
     for raw in dict.fromkeys(n.strip() for n in (key, *names) if n.strip()):
-        if _is_ticker(raw):
+        if is_ticker(raw):
             if strict and raw.lower() in not_names():
                 continue
             # a bare ticker-like token matches only in uppercase, so "on"/"it"/"all" in prose never do
@@ -86,7 +86,7 @@ def _issuer_patterns(key: str, names: tuple[str, ...], strict: bool = False
     return tuple(pats)
 
 
-def _is_ticker(name: str) -> bool:
+def is_ticker(name: str) -> bool:
     """A name written as a trading symbol: two to five capitals and digits ("MMM", "BRK.B", "3M")."""
     return re.fullmatch(r"[A-Z0-9][A-Z0-9.&\-]{1,4}", name) is not None and re.search(r"[A-Z]", name) is not None
 
@@ -224,19 +224,19 @@ def with_known(issuers: tuple[IssuerRef, ...], known: tuple[IssuerRef, ...] | No
     by_ticker: dict[str, set[int]] = {}
     for order, ref in enumerate(known):
         for name in (ref.key, *ref.names):
-            (by_ticker if _is_ticker(name) else by_core).setdefault(
-                name if _is_ticker(name) else _core(name), set()).add(order)
+            (by_ticker if is_ticker(name) else by_core).setdefault(
+                name if is_ticker(name) else _core(name), set()).add(order)
     linked: set[int] = set()
     out = []
     for ref in issuers:
         names = (ref.key, *ref.names)
-        cores = {_core(n) for n in names if not _is_ticker(n)} - {""}
+        cores = {_core(n) for n in names if not is_ticker(n)} - {""}
         same = set().union(*(by_core.get(c, ()) for c in cores))
         keyed = cores | {_core(ref.key)}  # with a shared ticker, a file-name key is a name too ("BLOCK", SQ)
-        for ticker in (n for n in names if _is_ticker(n)):
+        for ticker in (n for n in names if is_ticker(n)):
             same |= {k for k in by_ticker.get(ticker, ()) if any(a.startswith(b) or b.startswith(a) for a in keyed
                                                                  for b in (_core(n) for n in known[k].names
-                                                                           if not _is_ticker(n)) if b)}
+                                                                           if not is_ticker(n)) if b)}
         linked |= same
         extra = [n for k in sorted(same) for n in (known[k].key, *known[k].names) if n not in names]
         out.append(IssuerRef(ref.key, tuple(dict.fromkeys((*ref.names, *extra)))) if extra else ref)

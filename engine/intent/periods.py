@@ -19,10 +19,9 @@ import itertools
 import re
 from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
 
+from engine.intent.wordlists import word_list
 from engine.records import QueryIntent
-from engine.settings import RESOURCES_DIR
 
 _Y4 = r"(?:19[89]|20\d)\d"
 _FISC = r"(?:fiscal(?:\s+years?)?|FY)"
@@ -157,16 +156,7 @@ def period_labels(intent: QueryIntent) -> list[str]:
     return sorted([str(y) for y in years] + list(intent.quarters))
 
 
-@lru_cache(maxsize=1)
-def _forward() -> re.Pattern[str]:
-    lines = (RESOURCES_DIR / "reader" / "forward.txt").read_text(encoding="utf-8").splitlines()
-    forms = [f.strip() for f in lines if f.strip() and not f.lstrip().startswith("#")]
-    body = "|".join(r"[\s-]+".join(map(re.escape, f.rstrip("*").split())) + (r"\w*" if f.endswith("*") else "")
-                    for f in forms)
-    return re.compile(rf"\b(?:{body})\b", re.IGNORECASE)
-
-
 def looks_ahead(text: str) -> bool:
     """Whether a question asks about what is expected, planned or guided (``resources/reader/forward.txt``): a
     year it names may be one no filing reports yet."""
-    return _forward().search(text) is not None
+    return re.search(rf"\b{word_list('forward').pattern}\b", text, re.IGNORECASE) is not None

@@ -41,14 +41,15 @@ from lark.exceptions import LarkError
 from engine.intent.issuers import issuer_spans
 from engine.intent.lexicon import lexicon_spans
 from engine.intent.shape import core_question, is_numeric
+from engine.intent.wordlists import word_list
 from engine.records import AnswerResult, IssuerRef, MetricPlan, PlanNode, QueryIntent
 from engine.settings import RESOURCES_DIR
 
 if TYPE_CHECKING:
     from engine.answer.catalogue import Catalogue
 
-__all__ = ["Dimension", "asked_years", "asks_a_number", "dimension_of", "finish_plan", "item_names", "metric_node",
-           "plan_words", "read_plan", "tree_of_formula", "unread_answer"]
+__all__ = ["Dimension", "asked_years", "asks_a_number", "dimension_of", "finish_plan", "is_relation", "item_names",
+           "metric_node", "plan_words", "read_plan", "tree_of_formula", "unread_answer", "unread_words"]
 
 _READER = RESOURCES_DIR / "reader"
 _STRUCTURAL = ("DIV", "TIMES", "PLUS", "MINUS", "LPAR", "RPAR", "PCT", "MARGIN", "RATIO", "OF", "AS", "TO", "AND",
@@ -965,8 +966,8 @@ def finish_plan(tree: PlanNode, intent: QueryIntent, catalogue: Catalogue, words
     if unit == "ratio" and asked == "percent":
         tree, unit = PlanNode("percent", args=(tree,)), "percent"
     elif unit != "USD" and asked.startswith("USD"):
-        note = "; ".join(x for x in (note, f"the question asks for {asked}; the expression is {_unit_words(dim)}, "
-                                           "stated as such") if x)
+        said = f"the question asks for {asked}; the expression is {_unit_words(dim)}, stated as such"
+        note = "; ".join(x for x in (note, said) if x)
     elif unit == "USD" and asked == "percent" and tree.kind == "change":  # "change in revenue, in percent"
         tree, unit = PlanNode("growth", args=tree.args, backs=tree.backs), "percent"
     elif unit == "USD" and asked == "percent" and tree.kind not in ("growth", "cagr"):
@@ -989,6 +990,17 @@ def unread_answer(plan: MetricPlan) -> AnswerResult:
         parts.append("the closest metrics computed from the statements: " + ", ".join(plan.suggestions))
     text = "No number is given: " + ". ".join(parts)
     return AnswerResult("not_answerable", text, method="reader", reason="; ".join(parts))
+
+
+def unread_words(plan: MetricPlan) -> list[str]:
+    """The single words of a plan's unread phrases, in order (what a model's plan must explain)."""
+    return list(dict.fromkeys(w for u in plan.unread for w in _WORD.findall(u) if w[0].isalpha()))
+
+
+def is_relation(word: str) -> bool:
+    """Whether a word may name a relation between amounts (``resources/reader/relations.txt``: "intensity",
+    "cushion", "share"), as a model's plan may read it; a word of a thing the statements do not count is none."""
+    return word_list("relations").fullmatch(word) is not None
 
 
 def asks_a_number(intent: QueryIntent) -> bool:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from engine.intent.issuers import CompanyMention, company_mentions
+from engine.intent.issuers import CompanyMention, company_mentions, is_ticker
 from engine.intent.periods import looks_ahead
 from engine.records import Filing, IssuerRef, QueryIntent
 from engine.store.library import Library
@@ -52,7 +52,7 @@ def _name(refs: dict[str, IssuerRef], key: str) -> str:
     name that is no ticker ("3M COMPANY"), else its key."""
     names = refs[key].names if key in refs else ()
     mixed = [n for n in names if not n.isupper()]
-    plain = [n for n in names if n != key and not re.fullmatch(r"[A-Z0-9.&-]{1,5}", n)]
+    plain = [n for n in names if n != key and not is_ticker(n)]
     return min(mixed or plain or [key], key=len)
 
 

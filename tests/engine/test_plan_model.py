@@ -30,7 +30,7 @@ def _unread(question: str):
 
 def test_the_schema_admits_only_catalogue_names_operators_and_constants() -> None:
     _, plan = _unread(INTENSITY)
-    schema = plan_schema(load_catalogue(), plan.unread)
+    schema = plan_schema(load_catalogue(), plan)
     ok = {"computes_the_question": True, "formula": "{capital expenditures} / revenue * 100", "explains": ["intensity"]}
     jsonschema.validate(ok, schema)
     for bad in ({**ok, "formula": "capital_expenditures / headcount"},  # not a catalogue name

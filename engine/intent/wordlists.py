@@ -1,0 +1,19 @@
+"""Reviewed word lists of the reader (``resources/reader/*.txt``): one form a line, ``#`` comments, a form ending
+in ``*`` also matching longer words, a space matching any run of spaces or hyphens."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from engine.settings import RESOURCES_DIR
+
+
+@lru_cache(maxsize=8)
+def word_list(name: str) -> re.Pattern[str]:
+    """The forms of ``resources/reader/<name>.txt`` as one case-insensitive pattern (without word boundaries)."""
+    lines = (RESOURCES_DIR / "reader" / f"{name}.txt").read_text(encoding="utf-8").splitlines()
+    forms = [f.strip() for f in lines if f.strip() and not f.lstrip().startswith("#")]
+    body = "|".join(r"[\s-]+".join(map(re.escape, f.rstrip("*").split())) + (r"\w*" if f.endswith("*") else "")
+                    for f in forms)
+    return re.compile(f"(?:{body})", re.IGNORECASE)

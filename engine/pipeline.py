@@ -17,8 +17,6 @@ from typing import Any, Protocol
 
 from engine.answer.catalogue import Term, formula_terms, load_catalogue
 from engine.answer.choose import choose_facts
-from engine.answer.fact_formula import answer_from_fact_formula
-from engine.answer.fact_lines import passage_facts
 from engine.answer.from_facts import (
     FactPlan,
     facts_answer,
@@ -28,9 +26,10 @@ from engine.answer.from_facts import (
     gather,
     plan_metric,
 )
-from engine.answer.generate import NOT_ANSWERABLE, answer_question
+from engine.answer.generate import NOT_ANSWERABLE
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
+from engine.answer.respond import answer_question
 from engine.curation import curate
 from engine.errors import Cancelled, ModelError
 from engine.intent import lexical_query, parse_intent
@@ -377,36 +376,23 @@ class HirecPipeline:
             yield record(StageTrace(0, AnswerPayload(run.answer), time.perf_counter() - t))
             return
         assert self.chat is not None
-        lines = passage_facts(self.library, kept, intent, s.answer.max_fact_lines) if s.answer.from_facts else ()
-        result: AnswerResult | None = None
-        calls: list[LlmCall] = []
-        note = ""
         # a measure of part of the company or of its own making (a segment's, an adjusted one, per employee) is
-        # answered in words from the passages, never computed from statement facts or a program of typed figures;
-        # a line item outside the catalogue ("R&D as a % of revenue") can still be a formula over the facts listed
+        # answered in words from the passages, never computed from statement facts or figures of the text
         metric_plan = intent.plan
         outside = metric_plan is not None and metric_plan.status == "scope" and s.answer.from_facts
         asked = replace(intent, numeric=False) if outside else intent
-        if metric_plan is not None and outside:
+        metrics = computed_metrics(self.library, asked, self.catalogue) \
+            if s.answer.from_facts and not asked.numeric else ()
+        result, calls = answer_question(question, asked, kept, self.library, self.chat, s.answer, s.prompts,
+                                        computed=render_metric_lines(metrics), known=[m.value for m in metrics],
+                                        cancel=cancel)
+        if outside and metric_plan is not None:
             note = f"the question's metric is no statement metric ({metric_plan.note}): answered from the text"
-        if lines and asked.numeric and s.answer.numeric_mode == "pot":
-            # the model names the facts and how they combine; the engine fills the values
-            result, call, note = answer_from_fact_formula(question, intent, kept, lines, self.chat, s.answer,
-                                                          s.prompts, cancel)
-            calls.append(call)
-        if result is None:  # no fact listed, or none the model could use: the answer from the passages' text
-            metrics = computed_metrics(self.library, intent, self.catalogue) \
-                if s.answer.from_facts and not asked.numeric else ()
-            result, call = answer_question(question, asked, kept, self.chat, s.answer, s.prompts, facts=lines,
-                                           computed=render_metric_lines(metrics),
-                                           known=[m.value for m in metrics], cancel=cancel)
-            calls.append(call)
-            if note:
-                result = replace(result, reason="; ".join(x for x in (note, result.reason) if x))
+            result = replace(result, reason="; ".join(x for x in (note, result.reason) if x))
         result = self._check_evidence_date(self._check_evidence_years(result, intent, kept), intent, kept)
         run.answer = result
         refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
-        yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, tuple(calls)))
+        yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, calls))
 
     def _cited(self, result: AnswerResult, passages: Sequence[Passage]) -> dict[str, FilingIdentity | None]:
         """The identity of each filing an answer cites (None: a citation outside the passages it was given)."""

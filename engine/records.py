@@ -209,7 +209,9 @@ class MetricPlan:
     choice: str = ""  # "largest" | "smallest": which of the amounts in ``tree.args`` is asked for
     flow_months: int = 0  # a quarter's year to date asked ("H1": 6, "nine months": 9); 0: not stated
     suggestions: tuple[str, ...] = ()  # the closest catalogue metrics, for an answer that could not be read
-    named: tuple[str, ...] = ()  # the catalogue metrics the asked words name (what a model's plan must keep)
+    # the metrics the asked words name that a model's plan must keep (catalogue metrics, status "unread") or a
+    # formula over the figures listed must use (line items the catalogue does not compute, status "outside")
+    named: tuple[str, ...] = ()
     note: str = ""  # why the reading stopped, or what it changed (an asked unit the expression cannot have)
 
 

@@ -178,17 +178,20 @@ class CurationSettings(_Section):
 
 
 class AnswerSettings(_Section):
-    numeric_mode: Literal["pot", "cot"] = Field("pot", description="Numeric questions: program of thought or chain of thought.")
+    numeric_mode: Literal["pot", "cot"] = Field(
+        "pot", description="Numeric questions: a program over the ids of the figures the passages print (the model "
+        "names figures, it never types one), or chain of thought.")
     from_facts: bool = Field(
         True, description="Numeric questions on a catalogue metric (resources/metrics.toml) are computed from the "
-        "statement facts without a model call, or named not answerable with the missing input; off: the model writes "
-        "the program from passages (the earlier path, for comparison).")
+        "statement facts without a model call, or named not answerable with the missing input, and the statement "
+        "facts of the passages are listed for the answer step; off: every numeric answer is a formula over the "
+        "figures the passages' text prints (the earlier path, for comparison).")
     max_fact_lines: int = Field(
         24, ge=0, le=100, description="Most statement facts of the curated passages listed after them for the answer "
         "step (a numeric answer is a formula over their ids; a textual one quotes them); 0: none (off with "
         "from_facts).")
     max_tokens: int = Field(768, ge=64, description="Generation budget of the answer step.")
-    max_variables: int = Field(12, ge=1, le=50, description="Most figures a numeric answer's program may use.")
+    max_variables: int = Field(12, ge=1, le=50, description="Most figures a numeric answer's formula may name.")
     program_max_steps: int = Field(20_000, ge=100, description="Restricted evaluator: most expressions a program may evaluate.")
     program_timeout_s: float = Field(1.0, gt=0, le=60, description="Restricted evaluator: wall-clock limit of a program.")
     program_max_int_bits: int = Field(256, ge=32, description="Restricted evaluator: largest integer a program may build, in bits.")

@@ -1,13 +1,19 @@
-"""A numeric answer as a formula over fact ids: the model names which listed facts the answer needs and how they
-combine (``(F3 - F7) / F7``); it writes no figure. The engine fills each id with its cell's value, runs the formula
-in the restricted evaluator and states the result in the unit and scale the question asks for.
+"""A numeric answer as a formula over the ids of the figures listed (:mod:`engine.answer.fact_lines`: statement
+facts, and figures the passages' text prints): the model names which figures the answer needs and how they combine
+(``(F3 - F7) / F7``); it writes no figure. The engine fills each id with its value, runs the formula in the
+restricted evaluator and states the result in the unit and scale the question asks for. This is the only way a
+model's reading becomes a number: no path lets it type one.
 
 The formula language is arithmetic over ``F<n>`` ids and a few constants that are not figures of a filing
 (counts of years, days, months, quarters and weeks, and 100). Its meaning is fixed by its dimension, not by the
 question's wording: a formula whose value doubles when every fact doubles is an amount, in its facts' unit and
 scale; one whose value stays is a ratio, stated as a percentage when the question asks for one. A closing
 ``* 100`` marks a ratio already written as a percentage. Any other literal is a figure the model typed, and the
-formula is rejected (the caller falls back to the model-written program, which checks every figure it types).
+formula is rejected.
+
+The formula must also answer the whole question: the words of the asked metric the question reader could not place
+(``MetricPlan.unread``) are each a word of a figure the formula uses, or a relation between amounts ("intensity",
+"share") that a ratio computes. "R&D intensity" answered with the R&D expense alone is refused.
 """
 
 from __future__ import annotations
@@ -19,12 +25,24 @@ from typing import Any
 
 from engine.answer.evaluator import ProgramFailed, ProgramRejected
 from engine.answer.fact_lines import FactLine, render_fact_lines
-from engine.answer.generate import NOT_ANSWERABLE, format_value, run_answer_program
+from engine.answer.generate import NOT_ANSWERABLE, format_value, passage_numbers, run_answer_program
 from engine.facts.numbers import SCALE_FACTORS
+from engine.intent.lexicon import find_metrics
+from engine.intent.reader import is_relation, unread_words
 from engine.intent.units import asked_dimension, asks_one_figure, asks_percentage
 from engine.models.base import ChatModel
 from engine.prompts import evidence_messages, prompt
-from engine.records import AnswerResult, Citation, Computation, FactInputRef, LlmCall, Passage, QueryIntent
+from engine.records import (
+    AnswerResult,
+    Citation,
+    Computation,
+    FactInputRef,
+    Grounding,
+    LlmCall,
+    Passage,
+    ProgramVariable,
+    QueryIntent,
+)
 from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
 
@@ -42,11 +60,11 @@ class FormulaRejected(ValueError):
     """The formula is not arithmetic over the listed fact ids and the allowed constants."""
 
 
-def formula_schema(n_facts: int) -> dict[str, Any]:
+def formula_schema(n_facts: int, max_items: int = 12) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {"facts": {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_facts + 1))},
-                                 "maxItems": 12},
+                                 "maxItems": max_items},
                        "formula": {"type": "string", "maxLength": 160},
                        "insufficient": {"type": "boolean"}},
         "required": ["facts", "formula", "insufficient"],
@@ -96,7 +114,7 @@ def parse_formula(formula: str, n_facts: int) -> tuple[str, tuple[int, ...], boo
 
 
 def _program(expression: str, lines: dict[int, FactLine], factor: float = 1.0) -> str:
-    rows = [f"    F{i} = {line.stored.fact.scaled_value * factor!r}  # {line.stored.fact.row[:60]}"
+    rows = [f"    F{i} = {line.value * factor!r}  # {' '.join(line.words.split())[:60]}"
             for i, line in sorted(lines.items())]
     return "def solution():\n" + "\n".join(rows) + f"\n    return {expression}\n"
 
@@ -112,7 +130,7 @@ def _express(value: float, doubled: float, percent: bool, used: Sequence[FactLin
     Raises:
         FormulaRejected: an amount multiplied by 100, or a formula over facts of different units.
     """
-    units = {line.stored.fact.unit for line in used}
+    units = {line.unit for line in used}
     asked = intent.unit_hint
     dimension = asked_dimension(intent.question, asked)
     if _close(doubled, value):  # a ratio of amounts
@@ -127,7 +145,7 @@ def _express(value: float, doubled: float, percent: bool, used: Sequence[FactLin
         raise FormulaRejected("the question asks for a ratio and the formula gives an amount")
     (unit,) = units
     if unit in ("USD", "shares"):
-        printed = {line.stored.fact.scale for line in used}
+        printed = {line.scale for line in used}
         scale = asked.removeprefix("USD ") if asked and asked.startswith("USD ") and unit == "USD" else (
             next(iter(printed)) if len(printed) == 1 and None not in printed else "millions")
         assert scale is not None
@@ -137,15 +155,16 @@ def _express(value: float, doubled: float, percent: bool, used: Sequence[FactLin
 
 def _check_periods(used: Sequence[FactLine], intent: QueryIntent) -> None:
     """A question that names its fiscal years is answered from facts of those years (a change also reads the
-    years before): a formula none of whose facts is of a year asked answers another period's question.
+    years before): a formula whose facts are all of other years answers another period's question. A figure of
+    the text has no column: its sentence says its period, and the evidence check of the filings cited holds.
 
     Raises:
-        FormulaRejected: no fact of an asked year among ``used``.
+        FormulaRejected: facts used, none of an asked year, and no figure of the text.
     """
     years = set(intent.fiscal_years)
-    if years and not any(line.stored.fact.period.fiscal_year in years for line in used):
+    if years and all(line.fiscal_year is not None and line.fiscal_year not in years for line in used):
         asked = ", ".join(f"FY{y}" for y in sorted(years))
-        got = ", ".join(sorted({line.stored.fact.period.label for line in used}))
+        got = ", ".join(sorted({line.period for line in used}))
         raise FormulaRejected(f"the question asks about {asked} and the facts used are of {got}")
 
 
@@ -160,8 +179,8 @@ def _ask_formula(question: str, intent: QueryIntent, passages: Sequence[Passage]
         res, call = call_llm(chat, "answer (one fact)", messages, fact_schema(len(lines)), 16, cancel)
         return (None if res is None else f"F{res.data['fact']}" if res.data["fact"] else ""), call
     messages = evidence_messages(prompt("answer_facts", prompts), question, passages, prompts, facts=facts)
-    res, call = call_llm(chat, "answer (formula over facts)", messages, formula_schema(len(lines)),
-                         settings.max_tokens, cancel)
+    res, call = call_llm(chat, "answer (formula over facts)", messages,
+                         formula_schema(len(lines), settings.max_variables), settings.max_tokens, cancel)
     if res is None:
         return None, call
     return ("" if res.data["insufficient"] else res.data["formula"].strip()), call
@@ -170,53 +189,94 @@ def _ask_formula(question: str, intent: QueryIntent, passages: Sequence[Passage]
 def answer_from_fact_formula(question: str, intent: QueryIntent, passages: Sequence[Passage],
                              lines: Sequence[FactLine], chat: ChatModel, settings: AnswerSettings,
                              prompts: PromptSettings, cancel: Callable[[], bool] | None = None,
-                             ) -> tuple[AnswerResult | None, LlmCall, str]:
-    """Ask the model for a formula over ``lines`` (or, for one reported figure, the fact that is it); compute it.
-    Returns (the answer, the call, a note). The answer is None when the model found no listed fact enough (the
-    note says so): the caller may answer from the passages' text. A formula the engine refuses (a typed figure,
-    the other dimension than the question asks, facts of another year) ends not answerable, with the reason: the
-    model's reading of the facts was wrong in kind, and no figure it would type instead is trusted."""
+                             ) -> tuple[AnswerResult, LlmCall]:
+    """Ask the model for a formula over ``lines`` (or, for one reported figure, the line that is it); compute it.
+    Returns (the answer, the call). The answer is not answerable when the model found no listed figure enough, or
+    when the engine refuses its formula (a typed figure, the other dimension than the question asks, facts of
+    another year, words of the question it leaves unexplained), with the reason: no figure a model would type
+    instead is trusted. ``method`` is "facts-formula" over statement facts alone, "pot" when a figure of the text
+    is used (its inputs are then also ``variables``, each grounded where the text prints it)."""
     if asks_one_figure(question, intent.unit_hint) and intent.fiscal_years:
         # one reported figure: only the facts of the years asked can be it (the years before serve changes)
-        of_year = [line for line in lines if line.stored.fact.period.fiscal_year in intent.fiscal_years]
-        lines = tuple(FactLine(i, line.passage_id, line.stored) for i, line in enumerate(of_year, start=1)) or lines
+        of_year = [line for line in lines if line.fiscal_year in (*intent.fiscal_years, None)]
+        lines = tuple(FactLine(i, line.passage_id, line.stored, line.figure)
+                      for i, line in enumerate(of_year, start=1)) or lines
     formula, call = _ask_formula(question, intent, passages, lines, chat, settings, prompts, cancel)
     if formula is None:
-        return AnswerResult("failed", "", method="facts-formula", reason=call.error), call, ""
+        return AnswerResult("failed", "", method="facts-formula", reason=call.error), call
     if not formula:
-        return None, call, "the model found no listed fact enough for a formula"
+        return AnswerResult("not_answerable", NOT_ANSWERABLE, method="facts-formula",
+                            reason="the model found no listed figure enough for a formula"), call
     try:
         expression, ids, percent = parse_formula(formula, len(lines))
         by_id = {i: lines[i - 1] for i in ids}
-        _check_periods(list(by_id.values()), intent)
+        used = list(by_id.values())
+        _check_periods(used, intent)
         value = run_answer_program(_program(expression, by_id), settings).value
         doubled = run_answer_program(_program(expression, by_id, 2.0), settings).value
         if isinstance(value, bool) or isinstance(doubled, bool) or not (
                 isinstance(value, (int, float)) and isinstance(doubled, (int, float))):
             raise FormulaRejected(f"`{formula}` does not compute a number")
-        shown, unit = _express(float(value), float(doubled), percent, list(by_id.values()), intent)
+        _check_coverage(used, intent, _close(float(doubled), float(value)))
+        shown, unit = _express(float(value), float(doubled), percent, used, intent)
     except (FormulaRejected, ProgramRejected, ProgramFailed) as exc:
         return AnswerResult("not_answerable", NOT_ANSWERABLE, method="facts-formula",
-                            reason=f"the model's formula over the facts, `{formula}`, was refused: {exc}"), call, ""
-    refs = tuple(_ref(line) for line in by_id.values())
+                            reason=f"the model's formula over the figures listed, `{formula}`, was refused: {exc}"), call
+    refs = tuple(_ref(line) for line in used if line.stored)
+    printed = {i: passage_numbers(p.prompt_text()) for i, p in enumerate(passages, start=1)}
+    figures, grounding = [], []
+    for line in used:
+        if line.figure is not None:  # read by the engine where the text prints it (as printed): grounded by construction
+            figures.append(ProgramVariable(f"F{line.id}", line.value, line.passage_id, line.words))
+            found = tuple(i for i, nums in printed.items() if abs(line.figure.value) in nums)
+            grounding.append(Grounding(f"F{line.id}", line.figure.value, (line.passage_id,), True, found, line.words))
     program = _program(expression, by_id)
     citations: list[Citation] = []
-    for line in by_id.values():
+    for line in used:
         p = passages[line.passage_id - 1]
         if all(c.passage_id != line.passage_id for c in citations):
             citations.append(Citation.of(line.passage_id, p))
-    inputs = "\n".join(f"- {r.variable}: {r.describe()}" for r in refs)
-    text = format_value(shown, None if unit == "ratio" else unit, intent.decimals)
+    inputs = "\n".join([f"- {r.variable}: {r.describe()}" for r in refs]
+                       + [f"- {v.name}: {v.label} | passage [{v.passage_id}]" for v in figures])
+    text = format_value(shown, None if unit in ("ratio", "count") else unit, intent.decimals)
     return AnswerResult(
-        "answered", text, shown, unit, method="facts-formula", citations=tuple(sorted(citations,
-                                                                                     key=lambda c: c.passage_id)),
-        program=program, computed=Computation(shown, {r.variable: r.value for r in refs}), inputs=refs,
-        reasoning=f"formula over the facts: {formula}" + (" (a percentage)" if percent else "") + f"\n{inputs}",
-    ), call, ""
+        "answered", text, shown, unit, method="pot" if figures else "facts-formula",
+        citations=tuple(sorted(citations, key=lambda c: c.passage_id)), program=program,
+        computed=Computation(shown, {**{r.variable: r.value for r in refs}, **{v.name: v.value for v in figures}}),
+        inputs=refs, variables=tuple(figures), grounding=tuple(grounding),
+        reasoning=f"formula over the figures listed: {formula}" + (" (a percentage)" if percent else "")
+                  + f"\n{inputs}",
+    ), call
+
+
+def _check_coverage(used: Sequence[FactLine], intent: QueryIntent, ratio: bool) -> None:
+    """The formula answers the whole asked metric: each word the question reader could not place is a word of a
+    figure used (its row, or the clause the text prints it in), or a relation between amounts and the formula a
+    ratio; each line item the question names that the catalogue does not compute is the row of a figure used.
+
+    Raises:
+        FormulaRejected: the words left unexplained.
+    """
+    plan = intent.plan
+    if plan is None:
+        return
+    said = {w[:_STEM] for line in used for w in re.findall(r"[a-z]+", line.names.lower())}
+    rows = {m for line in used for m in find_metrics(line.names)}
+    missing = [f"'{m}'" for m in plan.named if m not in rows]  # a metric the question names, no figure is of
+    missing += [f"'{w}'" + (" (a relation between amounts, and the formula gives an amount)" if is_relation(w) else "")
+                for w in unread_words(plan) if not (ratio if is_relation(w) else w.lower()[:_STEM] in said)]
+    if missing:
+        verb = "is" if len(missing) == 1 else "are"
+        raise FormulaRejected(f"the question's {', '.join(missing)} {verb} explained by none of the figures it "
+                              "uses: it would answer part of the question")
+
+
+_STEM = 5  # letters two forms of a word share ("operate", "operated"; "expense", "expenses")
 
 
 def _ref(line: FactLine) -> FactInputRef:
     s = line.stored
+    assert s is not None
     f = s.fact
     return FactInputRef(f"F{line.id}", f.label, s.id, s.doc_name, f.page_index, s.chunk_id, f.row,
                         f.period.label, f.printed, f.scale, f.scaled_value, FORMULA_FOUND_BY, s.printed_folio)

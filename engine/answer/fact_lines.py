@@ -1,12 +1,15 @@
-"""The statement facts printed in the passages an answer step reads, as compact numbered lines.
+"""The figures an answer step may compute with, as compact numbered lines: the statement facts printed in the
+passages it reads, and the figures their text prints.
 
 A table passage flattened to text is where a small model copies the wrong column or drops a digit. The facts
-read at ingest hold the same cells with their row, period, scale and unit, so the answer step is also given
-them as lines (``F3 [2] Revenues | FY2022 | 7,003 USD millions``): a textual answer quotes exact figures, and a
-numeric one names the facts its formula uses (:mod:`engine.answer.fact_formula`) instead of typing digits.
+read at ingest hold the same cells with their row, period, scale and unit, so the answer step is given them as
+lines (``F3 [2] Revenues | FY2022 | 7,003 (USD millions)``); a figure the text prints outside a statement table
+("we operated 838 stores") is a line too, with the words around it (``F9 [4] text: …we operated [838] stores…
+| 838``). A numeric answer names the lines its formula uses (:mod:`engine.answer.fact_formula`) and the engine
+fills their values: no model types a digit. A written answer quotes the facts.
 
-Only the facts a question can use are listed, within a budget: those of the years it asks for (and the year
-before, for changes), whose row shares a word or a metric with the question.
+Only lines a question can use are listed, within a budget: facts of the years it asks for (and the year before,
+for changes) and printed figures, whose row or words share a word or a metric with the question.
 """
 
 from __future__ import annotations
@@ -15,44 +18,103 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.facts.numbers import MENTION, SCALE_FACTORS, caption_of, scale_word
+from engine.facts.tables import row_unit
 from engine.intent.lexicon import find_metrics
+from engine.intent.wordlists import item_words
 from engine.records import Passage, QueryIntent, StoredFact
 from engine.store.library import Library
 
-__all__ = ["FactLine", "passage_facts", "render_fact_lines"]
+__all__ = ["FactLine", "PrintedFigure", "passage_facts", "passage_figures", "passage_lines", "render_fact_lines"]
 
-_WORD = re.compile(r"[a-z]{3,}")
-# words of a question that name no line item
-_STOP = frozenset("""the and for what was were are has have had did does its their this that with from total
-amount value company companys fiscal year years fy based using year-end end ended ending per cent percent
-percentage usd millions billions thousands dollars round answer give response question statement statements
-shown details relying calculate calculated compute computed between change ratio rate""".split())
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_CONTEXT = 60  # characters of text shown on each side of a printed figure
+
+
+@dataclass(frozen=True)
+class PrintedFigure:
+    """A figure a passage's text prints outside the statement facts: as printed, its value (sign applied, before
+    its scale), its unit (a statement fact's: "USD", "%", "count", "USD/share", "shares", …), its scale ("millions": a word after it, or the table's
+    caption for a cell of a row), the words around it, the figure in brackets, and the words of its own clause
+    (what the figure is of: "had [9,800] staff" in "we operated 412 stores and had 9,800 staff")."""
+
+    printed: str
+    value: float
+    unit: str
+    scale: str | None
+    context: str
+    clause: str = ""
+
+    @property
+    def scaled_value(self) -> float:
+        return self.value * SCALE_FACTORS.get(self.scale or "", 1.0)
 
 
 @dataclass(frozen=True)
 class FactLine:
-    """One fact as a prompt numbers it (``id`` from 1), with the passage (numbered from 1) printing it."""
+    """One line as a prompt numbers it (``id`` from 1), with the passage (numbered from 1) printing it: a
+    statement fact (``stored``) or a figure of the passage's text (``figure``)."""
 
     id: int
     passage_id: int
-    stored: StoredFact
+    stored: StoredFact | None = None
+    figure: PrintedFigure | None = None
+
+    @property
+    def value(self) -> float:
+        """The value a formula takes: scaled to units (USD, shares, a count), a percent as printed."""
+        return self.stored.fact.scaled_value if self.stored else self._figure.scaled_value
+
+    @property
+    def unit(self) -> str:
+        return self.stored.fact.unit if self.stored else self._figure.unit
+
+    @property
+    def scale(self) -> str | None:
+        return self.stored.fact.scale if self.stored else self._figure.scale
+
+    @property
+    def fiscal_year(self) -> int | None:
+        """The fiscal year of a fact's column; None for a figure of the text (its sentence says which)."""
+        return self.stored.fact.period.fiscal_year if self.stored else None
+
+    @property
+    def period(self) -> str:
+        return self.stored.fact.period.label if self.stored else "as the text says"
+
+    @property
+    def words(self) -> str:
+        """What the line shows of its figure: a fact's row, a printed figure's surrounding words."""
+        if self.stored:
+            return f"{self.stored.fact.parent} {self.stored.fact.row}"
+        return self._figure.context
+
+    @property
+    def names(self) -> str:
+        """What the figure is of: a fact's row, the words of a printed figure's own clause (a row's label)."""
+        return self.words if self.stored else self._figure.clause
+
+    @property
+    def _figure(self) -> PrintedFigure:
+        assert self.figure is not None
+        return self.figure
 
     def render(self) -> str:
-        f = self.stored.fact
-        unit = {"USD/share": "USD per share"}.get(f.unit, f.unit)
-        scale = f" {f.scale}" if f.scale and f.unit in ("USD", "shares") else ""
-        return f"F{self.id} [{self.passage_id}] {f.row} | {f.period.label} | {f.printed} ({unit}{scale})"
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+        if self.stored is None:
+            f = self._figure
+            unit = {"USD/share": "USD per share", "%": "percent"}.get(f.unit, f.unit) + (f" {f.scale}" if f.scale else "")
+            return f"F{self.id} [{self.passage_id}] text: {f.context} | {f.printed} ({unit})"
+        fact = self.stored.fact
+        unit = {"USD/share": "USD per share"}.get(fact.unit, fact.unit)
+        scale = f" {fact.scale}" if fact.scale and fact.unit in ("USD", "shares") else ""
+        return f"F{self.id} [{self.passage_id}] {fact.row} | {fact.period.label} | {fact.printed} ({unit}{scale})"
 
 
 def _score(s: StoredFact, words: set[str], metrics: set[str]) -> int:
     """How much of the question a fact's row names: a metric of the question (2), each shared word (1)."""
     f = s.fact
     row = f"{f.parent} {f.label}"
-    return 2 * len(set(find_metrics(row)) & metrics) + len(_words(row) & words)
+    return 2 * len(set(find_metrics(row)) & metrics) + len(item_words(row) & words)
 
 
 def passage_facts(library: Library, passages: Sequence[Passage], intent: QueryIntent,
@@ -68,7 +130,7 @@ def passage_facts(library: Library, passages: Sequence[Passage], intent: QueryIn
     if limit <= 0 or not passages:
         return ()
     years = set(intent.fiscal_years) | {y - 1 for y in intent.fiscal_years}
-    words, metrics = _words(intent.question), set(intent.metrics)
+    words, metrics = item_words(intent.question), set(intent.metrics)
     scored: list[tuple[int, int, StoredFact]] = []
     seen: set[tuple[str, str, float]] = set()
     annual = {f.id: f.identity.form == "10-K" for f in library.filings(sorted({p.chunk.filing_id for p in passages}))}
@@ -90,6 +152,106 @@ def passage_facts(library: Library, passages: Sequence[Passage], intent: QueryIn
     return tuple(FactLine(i, pid, s) for i, (_, pid, s) in enumerate(ordered, start=1))
 
 
+def _figures_of(text: str) -> list[tuple[int, PrintedFigure]]:
+    """Every figure ``text`` prints, with where it starts; years, and lines without words, left out. A line whose
+    words all come before its figures is a table row: its cells take the unit its label gives them, the scale
+    the table's caption prints for it, and the year of their column when a header line prints one per cell."""
+    caption = caption_of(text)
+    out: list[tuple[int, PrintedFigure]] = []
+    header: list[str] = []  # the years the last header line prints, one a column
+    for line_start, line in _lines(text):
+        found = [m for m in MENTION.finditer(line) if not _is_year(m)]
+        if not re.search(r"[A-Za-z]{3}", line):
+            years = _YEAR.findall(line)
+            if len(years) >= 2 and not found:
+                header = years
+            continue
+        row = bool(found) and not re.search(r"[A-Za-z]{2}", line[found[0].start():])
+        label = line[:found[0].start()] if row else ""
+        columns = header if row and len(header) == len(found) else []
+        for k, m in enumerate(found):
+            money = bool(m["cur0"] or m["cur"] or m["tail"])
+            word = scale_word(m["word"] or m["abbr"] or m["letter"])
+            value = float(m["num"].replace(",", ""))
+            if m["open"] and m["close"] or m["sign"] or m["sign2"]:
+                value = -value
+            if m["pct"] or m["pct2"]:
+                unit, scale = "%", None
+            elif word:
+                unit, scale = ("USD" if money else "count"), f"{word}s"
+            elif row:
+                unit = row_unit(label)
+                scale = (caption.amounts if unit == "USD" else caption.shares if unit == "shares" else None) \
+                    if caption else None
+            else:
+                unit, scale = ("USD" if money else "count"), None
+            start, end = m.start(), m.end()
+            before = line[max(0, start - _CONTEXT):start].lstrip()
+            after = line[end:end + _CONTEXT].rstrip()
+            context = " ".join(f"{'…' if start > _CONTEXT else ''}{before}[{m.group(0).strip()}]{after}"
+                               f"{'…' if end + _CONTEXT < len(line) else ''}".split())
+            if columns:
+                context += f" (column {columns[k]})"
+            clause = label if row else _clause(line, start, end)
+            out.append((line_start + start, PrintedFigure(m.group(0).strip(), value, unit, scale, context, clause)))
+    return out
+
+
+_CLAUSE_END = re.compile(r"[;:.!?](?:\s|$)|,\s|\s(?:and|but|while|whereas|compared (?:to|with)|versus|vs\.?)\s",
+                         re.IGNORECASE)
+
+
+def _clause(line: str, start: int, end: int) -> str:
+    """The clause of ``line`` holding the figure at ``start:end``: from the last clause boundary before it to the
+    first after it ("and", "while", a comma or stop followed by a space)."""
+    before = [m.end() for m in _CLAUSE_END.finditer(line, 0, start)]
+    after = _CLAUSE_END.search(line, end)
+    return line[before[-1] if before else 0:after.start() if after else len(line)].strip()
+
+
+def _is_year(m: re.Match[str]) -> bool:
+    """A bare four-digit year ("2023"), not an amount ("$2,023", "2023.5", "2023 million")."""
+    return _YEAR.fullmatch(m.group(0).strip()) is not None
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    at, out = 0, []
+    for line in text.split("\n"):
+        out.append((at, line))
+        at += len(line) + 1
+    return out
+
+
+def passage_figures(passages: Sequence[Passage], intent: QueryIntent, limit: int,
+                    listed: Sequence[FactLine] = ()) -> tuple[FactLine, ...]:
+    """The figures the passages' text prints that the question can use, at most ``limit``, numbered after
+    ``listed`` (the facts already listed, whose cells are not listed again) in passage and reading order. A
+    figure counts when the words around it share a word or a metric with the question."""
+    if limit <= 0 or not passages:
+        return ()
+    words, metrics = item_words(intent.question), set(intent.metrics)
+    facts = {(line.passage_id, round(line.stored.fact.value, 6)) for line in listed if line.stored}
+    scored: list[tuple[int, int, int, PrintedFigure]] = []
+    for pid, p in enumerate(passages, start=1):
+        for at, figure in _figures_of(p.prompt_text()):
+            if (pid, round(figure.value, 6)) in facts:
+                continue
+            score = 2 * len(set(find_metrics(figure.context)) & metrics) + len(item_words(figure.context) & words)
+            if score:
+                scored.append((score, pid, at, figure))
+    best = sorted(scored, key=lambda x: -x[0])[:limit]
+    ordered = sorted(best, key=lambda x: (x[1], x[2]))
+    return tuple(FactLine(i, pid, figure=f) for i, (_, pid, _, f) in enumerate(ordered, start=len(listed) + 1))
+
+
+def passage_lines(library: Library, passages: Sequence[Passage], intent: QueryIntent, limit: int, *,
+                  facts: bool = True) -> tuple[FactLine, ...]:
+    """The lines an answer step is given: the statement facts (when ``facts``), then the printed figures in what
+    the budget leaves, and in a third of it more at least (a figure only the text states is always offered)."""
+    listed = passage_facts(library, passages, intent, limit) if facts else ()
+    return listed + passage_figures(passages, intent, max(limit - len(listed), limit // 3), listed)
+
+
 def fenced(title: str, lines: Sequence[str]) -> str:
     """Lines a prompt shows as quoted data under a title ("" when there are none); a fence inside is broken."""
     if not lines:
@@ -100,5 +262,6 @@ def fenced(title: str, lines: Sequence[str]) -> str:
 
 def render_fact_lines(lines: Sequence[FactLine]) -> str:
     """The block an answer prompt shows after its passages ("" when there are none)."""
-    return fenced("Facts read from the statement tables of these passages (id, [passage], row | period | value as "
-                  "printed)", [line.render() for line in lines])
+    return fenced("Figures of these passages (id, [passage], then a statement fact's row | period | value as "
+                  "printed, or a figure of the text in its words: `text: …[figure]… | figure`)",
+                  [line.render() for line in lines])

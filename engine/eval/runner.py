@@ -200,18 +200,20 @@ class Evaluator:
                           docs=list(dict.fromkeys(c.doc_name for c in chunks)), ranked_chunks=[c.id for c in chunks])
 
     def _answer(self, q: EvalQuestion, chunks: Sequence[Chunk], pred: Prediction) -> None:
-        from engine.answer.generate import answer_question
+        from engine.answer.respond import answer_question
 
         if self.chat is None:
             pred.status, pred.note = "failed", "no chat model"
             return
         intent = parse_intent(q.question, list(self.hirec.refs.values()))
         passages = [Passage(c, filing_title(self._filing_by_doc[c.doc_name])) for c in chunks]
-        result, call = answer_question(q.question, intent, passages, self.chat, self.settings.answer,
-                                       self.settings.prompts)
+        result, calls = answer_question(q.question, intent, passages, self.library, self.chat, self.settings.answer,
+                                        self.settings.prompts)
         pred.answer, pred.status = result.text, result.status
         pred.note = "; ".join(x for x in (pred.note, result.reason) if x)
-        pred.tokens_in, pred.tokens_out, pred.llm_calls = call.tokens_in, call.tokens_out, 1
+        pred.tokens_in = sum(c.tokens_in for c in calls)
+        pred.tokens_out = sum(c.tokens_out for c in calls)
+        pred.llm_calls = len(calls)
 
     # -- scoring --------------------------------------------------------------------------------
     def grades(self, q: EvalQuestion, chunk_ids: Sequence[int]) -> list[int]:

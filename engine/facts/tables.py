@@ -261,6 +261,11 @@ def _titled(prefix: str) -> bool:
     return all(w[0].isupper() or w.lower() in ("and", "of", "the") for w in re.findall(r"[A-Za-z]+", prefix))
 
 
+def row_unit(label: str) -> str:
+    """The unit a row's label gives its cells, as :func:`_unit` reads it for a row without headings."""
+    return _unit(label, "", "")
+
+
 def _unit(label: str, parent: str, outer: str) -> str:
     """The row's unit: USD, USD/share, shares, count, %, ratio or years (a cell printed with "%" is a percentage
     whatever its row). The row's own label decides first, then its heading ("Earnings per share" › "Basic"); a

@@ -903,7 +903,8 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     outside = [m for m in named if m not in catalogue.metrics and m not in defined]
     if outside:
         return MetricPlan("outside", unread=tuple(unread), note=f"{', '.join(outside)}: not a metric the catalogue "
-                          "computes from the statements", suggestions=_closest(outside[0], catalogue))
+                          "computes from the statements", suggestions=_closest(outside[0], catalogue),
+                          named=tuple(dict.fromkeys(outside)))
     kept = tuple(dict.fromkeys(m for m in named if m in catalogue.metrics))
     if unread or reading.unread:
         words = " ".join(unread)

@@ -17,3 +17,19 @@ def word_list(name: str) -> re.Pattern[str]:
     body = "|".join(r"[\s-]+".join(map(re.escape, f.rstrip("*").split())) + (r"\w*" if f.endswith("*") else "")
                     for f in forms)
     return re.compile(f"(?:{body})", re.IGNORECASE)
+
+
+@lru_cache(maxsize=8)
+def word_set(name: str) -> frozenset[str]:
+    """The words of ``resources/reader/<name>.txt`` (whitespace-separated, ``#`` comments), lower case."""
+    lines = (RESOURCES_DIR / "reader" / f"{name}.txt").read_text(encoding="utf-8").splitlines()
+    return frozenset(w.lower() for line in lines if not line.lstrip().startswith("#") for w in line.split())
+
+
+_ITEM_WORD = re.compile(r"[a-z]{3,}")
+
+
+def item_words(text: str) -> set[str]:
+    """The words of ``text`` that may name a line item: three letters or more, less the words of a question that
+    name none (``resources/reader/not_items.txt``: "what", "fiscal", "round", "millions")."""
+    return {w for w in _ITEM_WORD.findall(text.lower()) if w not in word_set("not_items")}

@@ -17,6 +17,7 @@ from engine.errors import Cancelled
 from engine.models.base import ChatResult
 from engine.store import Library
 from engine.trace import read_run
+from tests.engine.scripted import figure_id, pick
 
 PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)(?: \(printed [^)\n]*\))?\n<<<\n(.*?)\n>>>", re.S)
 
@@ -27,7 +28,7 @@ def revenue_fact(truth: list[dict], year: str) -> dict:
 
 
 class SchemaScriptedChat:
-    """A ChatModel that answers by the kind of schema it is asked for (curation, program, text, rewrite)."""
+    """A ChatModel that answers by the kind of schema it is asked for (curation, formula, fact, text, rewrite)."""
 
     model_id = "scripted"
 
@@ -38,8 +39,8 @@ class SchemaScriptedChat:
     @staticmethod
     def purpose(schema: dict) -> str:
         props = schema.get("properties", {})
-        for key, purpose in (("relevant_ids", "curation"), ("variables", "program"), ("answer", "text"),
-                             ("query", "rewrite")):
+        for key, purpose in (("relevant_ids", "curation"), ("facts", "formula"), ("fact", "fact"),
+                             ("answer", "text"), ("query", "rewrite")):
             if key in props:
                 return purpose
         return "unknown"
@@ -60,7 +61,7 @@ class SchemaScriptedChat:
 
 def two_round_chat(fact: dict) -> SchemaScriptedChat:
     """Curation says "not answerable" in round 1 (with a complementary question), "answerable" in round 2;
-    the program reads the true revenue figure from the passage that prints it."""
+    the answer step names the true revenue figure where a passage prints it."""
     from engine.demo_corpus import format_amount
 
     value_text = format_amount(fact["value"])
@@ -73,13 +74,8 @@ def two_round_chat(fact: dict) -> SchemaScriptedChat:
         if purpose == "curation":
             return {"relevant_ids": list(range(1, min(3, len(shown)) + 1)), "answerable": True,
                     "missing_information": "", "complementary_question": ""}
-        if purpose == "program":
-            pid = next((int(i) for i, _t, _p, body in shown if value_text in body), None)
-            if pid is None:
-                return {"variables": [{"name": "revenue", "value": 1, "passage_id": 1, "label": "placeholder"}],
-                        "formula": "revenue", "insufficient": False}
-            return {"variables": [{"name": "Total revenue", "value": int(value_text.replace(",", "")), "passage_id": pid,
-                                   "label": "Total revenue, USD m"}], "formula": "Total revenue", "insufficient": False}
+        if purpose in ("formula", "fact"):
+            return pick(purpose, figure_id(messages[-1]["content"], value_text, words="Total revenue") or 1)
         return {"reasoning": ["read from [1]"], "answer": "see [1]", "used_ids": [1], "insufficient": False}
 
     return SchemaScriptedChat(script)

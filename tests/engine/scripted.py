@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 
 import json
+import re
 from collections.abc import Callable
 
 import jsonschema
@@ -42,13 +43,36 @@ def purpose_of(messages) -> str:  # noqa: ANN001
     task = messages[1]["content"].rsplit(">>>", 1)[-1]
     if "Task: check the evidence" in task:
         return "curation"
-    if "with a small program" in task:
-        return "program"
-    if "with a formula over the numbered facts" in task:
+    if "with a formula over the numbered figures" in task:
         return "formula"
     if "asks for one figure as the filing reports it" in task:
         return "fact"
     return "text"
+
+
+LINE = re.compile(r"^F(\d+) \[(\d+)\] (.*)$", re.MULTILINE)
+
+
+def figure_id(content: str, printed: str, *, passage: int | None = None, words: str = "") -> int | None:
+    """The id of the first figure line a prompt lists (:func:`engine.answer.fact_lines.render_fact_lines`) whose
+    value is printed as ``printed`` (digits as the filing prints them, "6,776"), in ``passage`` when given, whose
+    words hold ``words``; None when none is."""
+    for fid, pid, body in LINE.findall(content.rsplit("Figures of these passages", 1)[-1]):
+        if passage is not None and int(pid) != passage:
+            continue
+        value = body.rsplit("|", 1)[-1] if body.startswith("text:") else body.split("|")[-1]
+        if printed in value and words in body:
+            return int(fid)
+    return None
+
+
+def pick(purpose: str, fid: int | None) -> dict:
+    """The reply naming figure ``fid`` (None: none serves) under the formula or the one-figure schema."""
+    if purpose == "fact":
+        return {"fact": fid or 0}
+    if fid is None:
+        return {"facts": [], "formula": "", "insufficient": True}
+    return {"facts": [fid], "formula": f"F{fid}", "insufficient": False}
 
 
 class ScriptedChat:

@@ -9,8 +9,8 @@ from engine.eval.report import write_report
 from engine.eval.runner import Evaluator, rejudge, run_eval
 from engine.pipeline import Models
 from engine.records import AnswerPayload, AnswerResult, DocumentCandidate, DocumentsPayload, FactInputRef, StageTrace
-from tests.engine.scripted import ScriptedChat
-from tests.engine.test_pipeline import program_for, shown
+from tests.engine.scripted import ScriptedChat, figure_id, pick
+from tests.engine.test_pipeline import shown
 
 
 def test_loaders_financebench_docugami_and_own_format(tmp_path):
@@ -57,7 +57,7 @@ def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder,
             ids = [i for i, _t, _p, body in shown(messages) if value in body]
             return {"relevant_ids": ids[:1], "answerable": bool(ids), "missing_information": "",
                     "complementary_question": "" if ids else f"{fact['metric']} {fact['period']}"}
-        return program_for(messages, value)
+        return pick(purpose, figure_id(messages[-1]["content"], value, words=fact["metric"]))
 
     evaluator = Evaluator(library, settings, Models(embedder, ScriptedChat(script)))
     pipelines = ["bm25", "hybrid", "hirec-retrieval", "hirec", "hirec-model"]

@@ -275,22 +275,3 @@ def test_limits_are_configurable() -> None:
 def test_module_never_calls_exec_or_eval() -> None:
     code = Path(evaluator.__file__).read_text(encoding="utf-8")
     assert "exec(" not in code and "eval(" not in code
-
-
-def test_built_program_resolves_names_cut_by_the_grammar() -> None:
-    from engine.answer.generate import build_program
-    from engine.records import ProgramVariable
-
-    variables = [ProgramVariable("capex_2018_purchases_of_property_plant", 1577.0, 2, "Purchases of PP&E, 2018"),
-                 ProgramVariable("Revenue 2018", 32765.0, 1, "Net sales")]
-    program, renames = build_program(
-        variables, "round(capex_2018_purchases_of_property_plant_and_equipment / Revenue 2018 * 100, 2)")
-    assert renames["Revenue 2018"] == "revenue_2018"
-    assert "return round(capex_2018_purchases_of_property_plant / revenue_2018 * 100, 2)" in program
-    assert run_program(extract_program(program)).value == round(1577 / 32765 * 100, 2)
-    # A name that no variable begins stays as written, and the evaluator names it.
-    program, _ = build_program(variables[:1], "capex_2019")
-    with pytest.raises(ProgramFailed, match="capex_2019"):
-        run_program(extract_program(program))
-
-

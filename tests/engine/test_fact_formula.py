@@ -1,10 +1,12 @@
-"""A numeric answer as a formula over fact ids (the questions the metric catalogue does not define): the formula
-language, the facts listed after the passages, the engine's units, the fall-back to the model-written program,
-and the real path through llama.cpp. On the ingested demo corpus (a 10-K income statement page)."""
+"""A numeric answer as a formula over the ids of the figures listed (the questions the metric catalogue does not
+define): the formula language, the facts and text figures listed after the passages, the engine's units, the
+coverage of the question's words, no path where the model types a figure, and the real path through llama.cpp.
+On the ingested demo corpus (a 10-K income statement page) and filings written here."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -14,11 +16,13 @@ from engine.answer.fact_formula import (
     answer_from_fact_formula,
     parse_formula,
 )
-from engine.answer.fact_lines import passage_facts, render_fact_lines
+from engine.answer.fact_lines import passage_facts, passage_lines, render_fact_lines
+from engine.answer.catalogue import load_catalogue
 from engine.intent import parse_intent
+from engine.intent.reader import read_plan
 from engine.records import Passage
 from engine.settings import AnswerSettings, PromptSettings
-from tests.engine.scripted import ScriptedChat
+from tests.engine.scripted import ScriptedChat, pick
 from tests.engine.test_from_facts import truth
 
 RD_SHARE = "What was {company}'s research and development expense as a percentage of total revenue in FY{year}?"
@@ -58,20 +62,26 @@ def ids_of(block: str) -> dict[tuple[str, str], int]:
     return {(row, period): int(i) for i, _, row, period in LINE.findall(block)}
 
 
+def read(question: str):  # noqa: ANN201
+    """The intent with the question reader's plan, as the pipeline hands it to the answer step."""
+    intent = parse_intent(question)
+    return replace(intent, plan=read_plan(intent, load_catalogue()))
+
+
 def answer(question: str, statement, formula) -> tuple:
     library, passages, _ = statement
-    intent = parse_intent(question)
+    intent = read(question)
     lines = passage_facts(library, passages, intent, 24)
     block = render_fact_lines(lines)
     ids = ids_of(block)
 
     def reply(purpose: str, messages: list, n: int) -> dict:  # ids as the prompt numbers them
-        shown = ids_of(messages[-1]["content"].rsplit("Facts read from", 1)[-1])
+        shown = ids_of(messages[-1]["content"].rsplit("Figures of these passages", 1)[-1])
         return formula(shown) if callable(formula) else formula
 
     chat = ScriptedChat(reply)
-    result, _, note = answer_from_fact_formula(question, intent, passages, lines, chat, AnswerSettings(),
-                                               PromptSettings())
+    result, _ = answer_from_fact_formula(question, intent, passages, lines, chat, AnswerSettings(), PromptSettings())
+    note = result.reason if result.status == "not_answerable" else ""
     assert len(chat.calls) == 1 and chat.calls[0][0] in ("fact", "formula")
     if chat.calls[0][0] == "formula":
         assert block in chat.calls[0][1][-1]["content"]
@@ -134,7 +144,7 @@ def test_an_amount_is_stated_in_the_scale_asked_and_a_typed_figure_is_refused(st
     # a refused formula ends not answerable, saying why (no figure the model would type instead is trusted)
     assert typed.status == "not_answerable" and f"writes the figure {cost_printed:.0f}" in typed.reason
     none, note, _ = answer(question, statement, {"facts": [], "formula": "", "insufficient": True})
-    assert none is None and "no listed fact" in note
+    assert none.status == "not_answerable" and "no listed figure" in note
 
 
 def test_a_formula_of_the_other_dimension_than_the_question_asks_is_refused(statement) -> None:
@@ -174,7 +184,7 @@ def test_one_reported_figure_is_a_fact_chosen_of_the_year_asked(statement, demo_
     assert result.value == pytest.approx(rd) and result.unit == "USD millions"
     assert [i.row for i in result.inputs] == ["Research and development"]
     result, note, _ = answer(question, statement, {"fact": 0})
-    assert result is None and "no listed fact" in note
+    assert result.status == "not_answerable" and "no listed figure" in note
     assert all(period == fy for _, period in ids_listed(question, statement))  # the year before is no candidate
     assert fact_schema(3)["properties"]["fact"]["enum"] == [0, 1, 2, 3]  # the grammar: a listed id or none
 
@@ -186,7 +196,7 @@ def ids_listed(question: str, statement) -> dict:
     chat = ScriptedChat(lambda purpose, messages, n: {"fact": 0})
     answer_from_fact_formula(question, intent, passages, passage_facts(library, passages, intent, 24), chat,
                              AnswerSettings(), PromptSettings())
-    return ids_of(chat.calls[0][1][-1]["content"].rsplit("Facts read from", 1)[-1])
+    return ids_of(chat.calls[0][1][-1]["content"].rsplit("Figures of these passages", 1)[-1])
 
 
 def test_a_formula_over_facts_of_other_years_than_asked_is_refused(statement) -> None:
@@ -201,11 +211,82 @@ def test_a_formula_over_facts_of_other_years_than_asked_is_refused(statement) ->
     assert result.status == "not_answerable" and f"facts used are of {prior}" in result.reason
 
 
-def test_the_pipeline_falls_back_to_the_program_when_no_fact_serves(statement, ingested_demo, embedder,
-                                                                    demo_truth) -> None:
-    """A question the catalogue does not define: the model's formula over the listed facts answers it; when it
-    finds none of them enough, the model-written program answers from the passages (its figures checked); when
-    its formula is refused, the answer is not answerable, saying why."""
+def test_a_formula_answers_the_whole_question_or_none(statement) -> None:
+    """The words of the asked metric the reader could not place must each be explained by the formula: a relation
+    between amounts ("intensity") by a ratio, any other word by the row of a figure used. "R&D intensity" answered
+    with the R&D expense alone is half the question: refused, saying which word was dropped."""
+    c = statement[2]
+    fy = f"FY{c['year']}"
+
+    def rd_alone(ids: dict) -> dict:
+        rd = ids["Research and development", fy]
+        return {"facts": [rd], "formula": f"F{rd}", "insufficient": False}
+
+    intensity = f"What was {c['company']}'s R&D intensity in {fy}?"
+    assert read(intensity).plan.unread == ("intensity",)
+    result, note, _ = answer(intensity, statement, rd_alone)
+    assert result.status == "not_answerable" and "'intensity' (a relation between amounts" in note
+    # a ratio accounts for the relation word (the check is of the formula's kind; its sense is the model's)
+    prior = f"FY{c['year'] - 1}"
+
+    def growth(ids: dict) -> dict:
+        a, b = ids["Research and development", fy], ids["Research and development", prior]
+        return {"facts": [a, b], "formula": f"F{a} / F{b}", "insufficient": False}
+
+    assert answer(intensity, statement, growth)[0].status == "answered"
+    headcount = f"What was {c['company']}'s R&D headcount in {fy}?"
+    result, note, _ = answer(headcount, statement, rd_alone)  # no figure listed counts heads
+    assert result.status == "not_answerable" and "'headcount' is explained by none of the figures" in note
+
+
+def test_a_figure_only_the_text_prints_is_a_line_the_formula_names(tmp_path) -> None:
+    """A count the statements do not carry ("412 stores") is offered as a line with its words; the model names
+    it, the engine reads its value where the text prints it, and the answer's inputs say where. A table row of
+    the text keeps its column's year, its label's unit and its caption's scale."""
+    from tests.engine.test_identity import ingested, write_cover_pdf
+
+    body = "In 2023 we operated 412 stores and had 9,800 staff."
+    path = write_cover_pdf(tmp_path / "f" / "ACME_2023_10K.pdf", name="ACME CORP", form="10-K",
+                           period_text="December 31, 2023", body=body)
+    library = ingested(tmp_path, path.parent)
+    filing = library.filing_by_doc_name("ACME_2023_10K")
+    chunks = [c for c in library.chunks_of_filings([filing.id]) if "412 stores" in c.indexed_text]
+    passages = [Passage(chunks[0], "ACME 10-K 2023")]
+    question = "How many stores did ACME operate at the end of FY2023?"
+    intent = read(question)
+    assert intent.plan.status == "none" and "stores" in intent.plan.unread
+    lines = passage_lines(library, passages, intent, 24)
+    stores = next(line for line in lines if line.figure and line.figure.printed == "412")
+    assert stores.figure.unit == "count" and "operated [412] stores" in stores.render()
+    assert not any(line.figure and line.figure.printed == "2023" for line in lines)  # a year is no figure
+    chat = ScriptedChat(lambda purpose, messages, n: pick(purpose, stores.id))
+    result, call = answer_from_fact_formula(question, intent, passages, lines, chat, AnswerSettings(),
+                                            PromptSettings())
+    assert result.status == "answered" and result.method == "pot" and result.value == 412 and result.text == "412"
+    assert [v.label for v in result.variables] == [stores.words] and not result.inputs
+    assert all(g.verified and g.found_in == (1,) for g in result.grounding)
+    from engine.answer.fact_lines import FactLine, _figures_of
+
+    people = FactLine(len(lines) + 1, 1, figure=next(f for _, f in _figures_of(passages[0].prompt_text())
+                                                      if f.printed == "9,800"))
+    chat = ScriptedChat(lambda purpose, messages, n: pick(purpose, people.id))  # the wrong figure: 'stores' unmet
+    result, _ = answer_from_fact_formula(question, intent, passages, (*lines, people), chat, AnswerSettings(),
+                                         PromptSettings())
+    assert result.status == "not_answerable" and "'stores', 'operate' are explained by none" in result.reason
+
+    table = "(In millions, except per share amounts)\nYear Ended December 31,\n2023  2022\nTotal revenue  $7,232  $6,776\n" \
+            "Diluted EPS  $19.90  $21.48\nWe opened 12 stores in 2023."
+    got = {f.printed: f for _, f in _figures_of(table)}
+    assert (got["$6,776"].unit, got["$6,776"].scale, got["$6,776"].scaled_value) == ("USD", "millions", 6.776e9)
+    assert got["$6,776"].context.endswith("(column 2022)")
+    assert (got["$19.90"].unit, got["$19.90"].scale) == ("USD/share", None)
+    assert (got["12"].unit, got["12"].scale) == ("count", None) and "column" not in got["12"].context
+
+
+def test_in_the_pipeline_no_model_types_a_figure(statement, ingested_demo, embedder, demo_truth) -> None:
+    """A question the catalogue does not define: the model's formula over the listed figures answers it; when it
+    finds none of them enough, or its formula types a figure, the answer is not answerable, saying why, and no
+    other call is made (there is no path on which the model writes the figures of a program)."""
     from engine.answer.catalogue import load_catalogue
     from engine.answer.from_facts import plan_metric
     from engine.pipeline import Models, build_pipeline
@@ -217,7 +298,7 @@ def test_the_pipeline_falls_back_to_the_program_when_no_fact_serves(statement, i
     rd = truth(demo_truth, c["ticker"], "Research and development", y)
     rev = truth(demo_truth, c["ticker"], "Total revenue", y)
 
-    def script(use_facts: bool):  # noqa: ANN202
+    def script(use_facts: bool | None):  # noqa: ANN202
         def run(purpose, messages, n):
             content = messages[-1]["content"]
             pid = next(int(i) for i, body in re.findall(r"^\[(\d+)\] [^\n]*\n<<<\n(.*?)>>>", content,
@@ -225,32 +306,26 @@ def test_the_pipeline_falls_back_to_the_program_when_no_fact_serves(statement, i
             if purpose == "curation":
                 return {"relevant_ids": [pid], "answerable": True, "missing_information": "",
                         "complementary_question": ""}
-            if purpose == "formula":
-                ids = ids_of(content.rsplit("Facts read from", 1)[-1])
-                if use_facts is None:  # a typed figure: refused
-                    return {"facts": [1], "formula": f"F1 / {rev:.0f}", "insufficient": False}
-                if not use_facts:
-                    return {"facts": [], "formula": "", "insufficient": True}
-                a, b = ids["Research and development", fy], ids["Total revenue", fy]
-                return {"facts": [a, b], "formula": f"F{a} / F{b}", "insufficient": False}
-            assert "Facts read from" in content  # the program's prompt lists them too
-            return {"variables": [{"name": "rd", "value": rd, "passage_id": pid, "label": "R&D"},
-                                  {"name": "rev", "value": rev, "passage_id": pid, "label": "Revenue"}],
-                    "formula": "rd / rev * 100", "insufficient": False}
+            assert purpose == "formula"
+            ids = ids_of(content.rsplit("Figures of these passages", 1)[-1])
+            if use_facts is None:  # a typed figure: refused
+                return {"facts": [1], "formula": f"F1 / {rev:.0f}", "insufficient": False}
+            if not use_facts:
+                return {"facts": [], "formula": "", "insufficient": True}
+            a, b = ids["Research and development", fy], ids["Total revenue", fy]
+            return {"facts": [a, b], "formula": f"F{a} / F{b}", "insufficient": False}
         return ScriptedChat(run)
 
-    for use_facts, method, purposes in ((True, "facts-formula", ["formula"]), (False, "pot", ["formula", "program"])):
+    chat = script(True)
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(question, store=False)
+    assert run.status == "answered" and run.answer.method == "facts-formula"
+    assert run.answer.value == pytest.approx(rd / rev * 100)
+    assert len(run.traces[-1].llm_calls) == 1  # the answer stage records its call
+    for use_facts, why in ((False, "no listed figure"), (None, "was refused")):
         chat = script(use_facts)
         run = build_pipeline(settings, library, Models(embedder, chat)).run(question, store=False)
-        assert run.status == "answered" and run.answer.method == method
-        assert run.answer.value == pytest.approx(rd / rev * 100)
-        assert [p for p, _ in chat.calls if p != "curation"] == purposes
-        assert len(run.traces[-1].llm_calls) == len(purposes)  # the answer stage records every call
-    assert "no listed fact" in run.answer.reason
-    chat = script(None)  # a refused formula: not answerable, and no program typing figures instead
-    run = build_pipeline(settings, library, Models(embedder, chat)).run(question, store=False)
-    assert run.status == "not_answerable" and "was refused" in run.answer.reason
-    assert [p for p, _ in chat.calls if p != "curation"] == ["formula"]
+        assert run.status == "not_answerable" and run.answer.value is None and why in run.answer.reason
+        assert [p for p, _ in chat.calls if p != "curation"] == ["formula"]
 
 
 @pytest.mark.slow
@@ -270,13 +345,11 @@ def test_smollm2_writes_a_formula_over_fact_ids_through_the_grammar(statement) -
     for question, purpose in ((RD_SHARE.format(**c), "answer (formula over facts)"), (one, "answer (one fact)")):
         intent = parse_intent(question)
         lines = passage_facts(library, passages, intent, 24)
-        result, call, note = answer_from_fact_formula(question, intent, passages, lines, chat,
-                                                      AnswerSettings(max_tokens=160), PromptSettings())
+        result, call = answer_from_fact_formula(question, intent, passages, lines, chat,
+                                                AnswerSettings(max_tokens=160), PromptSettings())
         assert not call.error and call.purpose == purpose
-        if result is None:
-            assert note
-        elif result.status == "not_answerable":
-            assert "was refused" in result.reason
+        if result.status == "not_answerable":
+            assert "was refused" in result.reason or "no listed figure" in result.reason
         else:
             assert result.status == "answered" and result.inputs
             assert {i.fact_id for i in result.inputs} <= {line.stored.id for line in lines}

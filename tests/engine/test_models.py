@@ -709,7 +709,8 @@ def test_over_long_strings_are_clipped_other_violations_fail():
 def test_every_pipeline_schema_is_bounded_by_the_grammar_itself() -> None:
     """A string longer than the grammar can bound is left to max_tokens, where a small model repeating
     itself runs the JSON off its end on every retry: every string the pipeline asks for must fit."""
-    from engine.answer.generate import program_schema, text_schema
+    from engine.answer.fact_formula import formula_schema
+    from engine.answer.generate import text_schema
     from engine.curation import curation_schema
     from engine.models.llama import GRAMMAR_MAX_STRING
     from engine.settings import CurationSettings
@@ -724,7 +725,7 @@ def test_every_pipeline_schema_is_bounded_by_the_grammar_itself() -> None:
             for v in schema:
                 yield from strings(v)
 
-    for schema in (curation_schema(5, CurationSettings(max_kept=10)), program_schema(5), text_schema(5)):
+    for schema in (curation_schema(5, CurationSettings(max_kept=10)), formula_schema(5), text_schema(5)):
         found = list(strings(schema))
         assert found and all(0 < s.get("maxLength", 10**9) <= GRAMMAR_MAX_STRING for s in found), schema
         for array in (v for v in schema["properties"].values() if v.get("type") == "array"):

@@ -20,7 +20,7 @@ import pytest
 
 from engine.pages import cite, page_index_of, page_label, page_number, reader_page
 from engine.store import Library
-from tests.engine.scripted import ScriptedChat
+from tests.engine.scripted import ScriptedChat, figure_id, pick
 
 ONE_PAGE = "ONEP_2023_10K"  # one page: its only page is cited as p. 1
 FOLIOS = "FOLI_2023_10K"  # a cover, then pages printing "1", "2", "3" at their foot
@@ -62,7 +62,7 @@ def write_filings(folder: Path) -> None:
 
 
 def reader(value: str) -> ScriptedChat:
-    """The curator keeps the passage printing ``value``; the program reads it from there."""
+    """The curator keeps the passage printing ``value``; the answer step names the figure printed there."""
 
     def script(purpose, messages, n):
         shown = re.findall(r"\[(\d+)\] [^\n]*\n<<<\n(.*?)\n>>>", messages[-1]["content"], re.DOTALL)
@@ -70,8 +70,7 @@ def reader(value: str) -> ScriptedChat:
         if purpose == "curation":
             return {"relevant_ids": [pid], "answerable": True, "missing_information": "",
                     "complementary_question": ""}
-        return {"variables": [{"name": "revenue", "value": int(value.replace(",", "")), "passage_id": pid,
-                               "label": "Total revenue"}], "formula": "revenue", "insufficient": False}
+        return pick(purpose, figure_id(messages[-1]["content"], value, passage=pid))
 
     return ScriptedChat(script)
 

@@ -22,15 +22,15 @@ from engine.pipeline import Models, build_pipeline, issuer_refs
 from engine.store import Library
 from engine.store.library import RunStore
 from engine.trace import read_run
-from tests.engine.scripted import ScriptedChat, garbage
+from tests.engine.scripted import ScriptedChat, figure_id, garbage, pick
 
 PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)(?: \(printed [^)\n]*\))?\n<<<\n(.*?)\n>>>", re.S)
 
 
 @pytest.fixture()
 def ingested_demo(ingested_demo):  # noqa: ANN001, ANN201
-    """These tests are of the model-written answer path (figures read from passages by the model, the path of
-    every numeric question the metric catalogue does not define): the statement-facts path is off."""
+    """These tests are of the model-read answer path (a formula over the figures the passages print, the path of
+    every numeric question the metric catalogue does not define): the statement facts are off."""
     library, settings, report = ingested_demo
     return library, settings.with_overrides(answer={"from_facts": False}), report
 
@@ -50,15 +50,14 @@ def passage_with(messages, title_part: str, text_part: str) -> int | None:  # no
     return None
 
 
-def program_for(messages, value_text: str) -> dict:  # noqa: ANN001
-    pid = next(i for i, _t, _p, body in shown(messages) if value_text in body)
-    value = int(value_text.replace(",", ""))
-    return {"variables": [{"name": "Total revenue", "value": value, "passage_id": pid, "label": "Total revenue, USD m"}],
-            "formula": "Total revenue", "insufficient": False}
+def figure_for(purpose: str, messages, value_text: str) -> dict:  # noqa: ANN001
+    """The answer step's reply naming the total revenue figure printed as ``value_text`` (none: insufficient)."""
+    return pick(purpose, figure_id(messages[-1]["content"], value_text, words="Total revenue"))
 
 
 def revenue_reader(fact: dict) -> ScriptedChat:
-    """The curator keeps the passage that prints the fact's figure (answerable in round 1); the program reads it."""
+    """The curator keeps the passage that prints the fact's figure (answerable in round 1); the answer step names
+    the figure's line."""
     from engine.demo_corpus import format_amount
 
     value_text = format_amount(fact["value"])
@@ -68,7 +67,7 @@ def revenue_reader(fact: dict) -> ScriptedChat:
             pid = passage_with(messages, fact["company"], value_text)
             assert pid is not None, "the true revenue passage was not retrieved in round 1"
             return {"relevant_ids": [pid], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return program_for(messages, value_text)
+        return figure_for(purpose, messages, value_text)
 
     return ScriptedChat(script)
 
@@ -83,7 +82,8 @@ def test_answerable_in_round_one(ingested_demo, demo_truth, embedder):
     cite = run.answer.citations[0]
     assert (cite.doc_name, cite.page_index) == (fact["doc_name"], fact["page_index"])
     assert run.answer.grounding and all(g.verified for g in run.answer.grounding)
-    assert f"total_revenue = {int(fact['value'])}  # [{cite.passage_id}] Total revenue, USD m" in run.answer.program
+    assert run.answer.method == "pot" and [v.passage_id for v in run.answer.variables] == [cite.passage_id]
+    assert "Total revenue" in run.answer.variables[0].label and run.answer.variables[0].value == fact["value"] * 1e6
     stored = read_run(library, run.id)
     assert stored.traces == tuple(run.traces)  # what the library keeps reads back as the same typed records
     assert stored.answer == run.answer and stored.cost == run.cost
@@ -104,7 +104,7 @@ def test_the_curator_may_not_drop_a_passage_holding_a_needed_fact(ingested_demo,
     def script(purpose, messages, n):  # noqa: ANN001
         if purpose == "curation":
             return {"relevant_ids": [], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return program_for(messages, value_text)
+        return figure_for(purpose, messages, value_text)
 
     run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"What was {fact['company']}'s total revenue in fiscal 2023?", store=False)
@@ -133,7 +133,7 @@ def test_complementary_question_finds_the_missing_filing(ingested_demo, demo_tru
             assert pid is not None, "round 2 did not retrieve the 2022 10-K revenue passage"
             ids = sorted({pid, *[i for i, t, _p, _b in shown(messages) if "2023" in t][:1]})
             return {"relevant_ids": ids, "answerable": True, "missing_information": "", "complementary_question": ""}
-        return program_for(messages, format_amount(prev["value"]))
+        return figure_for(purpose, messages, format_amount(prev["value"]))
 
     run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"How did {cur['company']}'s total revenue change from fiscal 2022 to fiscal 2023?")
@@ -169,19 +169,12 @@ def test_stops_at_i_max_and_answers_from_all_passages(ingested_demo, embedder):
     assert len(answer_passages) > 1  # P_r: the last round's passages merged with the kept ones
 
 
-@pytest.mark.parametrize("fault", ["garbage", "rejected_program", "model_error"])
+@pytest.mark.parametrize("fault", ["garbage", "model_error"])
 def test_faults_end_the_run_with_a_recorded_reason(ingested_demo, demo_truth, embedder, fault):
     library, settings, _ = ingested_demo
 
     def script(purpose, messages, n):  # noqa: ANN001
-        if fault == "garbage":
-            return garbage()
-        if fault == "model_error":
-            return ModelError("llama.cpp crashed")
-        if purpose == "curation":
-            return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return {"variables": [{"name": "x", "value": 1, "passage_id": 1, "label": "x"}],
-                "formula": "__import__('os').system('true')", "insufficient": False}
+        return garbage() if fault == "garbage" else ModelError("llama.cpp crashed")
 
     fact = revenue_fact(demo_truth, "2023")
     run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
@@ -189,18 +182,32 @@ def test_faults_end_the_run_with_a_recorded_reason(ingested_demo, demo_truth, em
     # every fault fails the run (never "not answerable", which would blame the filings), and the reason names it
     assert run.status == "failed" and run.answer.value is None
     assert run.answer.reason.startswith({"garbage": "invalid output: schema violation after 3 attempts",
-                                         "model_error": "model error: llama.cpp crashed",
-                                         "rejected_program": "the model's program was rejected by the restricted evaluator"}[fault])
+                                         "model_error": "model error: llama.cpp crashed"}[fault])
     row = RunStore(library).get(run.id)
     assert row["status"] == run.status
-    if fault == "rejected_program":
-        assert "rejected by the restricted evaluator" in run.answer.reason and "__import__" in run.answer.program
-    else:
-        call = next(t for t in run.traces if t.stage == "curation").llm_calls[0]
-        assert call.error and (fault != "garbage" or call.raw_attempts == ("{not json", "{}", "nope"))
+    call = next(t for t in run.traces if t.stage == "curation").llm_calls[0]
+    assert call.error and (fault != "garbage" or call.raw_attempts == ("{not json", "{}", "nope"))
 
 
-@pytest.mark.parametrize("cancelled_call", ["curation", "program"])
+def test_a_formula_that_is_no_arithmetic_over_ids_is_refused(ingested_demo, demo_truth, embedder):
+    """Code in the model's formula never reaches the evaluator: the answer is not answerable and says why."""
+    library, settings, _ = ingested_demo
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        if purpose == "curation":
+            return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
+        return {"facts": [1], "formula": "__import__('os').system('true')", "insufficient": False}
+
+    fact = revenue_fact(demo_truth, "2023")
+    chat = ScriptedChat(script)
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(
+        f"How did {fact['company']}'s total revenue change from fiscal 2022 to fiscal 2023?")
+    assert [p for p, _ in chat.calls if p != "curation"] == ["formula"]
+    assert run.status == "not_answerable" and run.answer.value is None and not run.answer.program
+    assert "was refused" in run.answer.reason and "__import__" in run.answer.reason
+
+
+@pytest.mark.parametrize("cancelled_call", ["curation", "formula"])
 def test_cancel_inside_a_model_call_ends_the_run_keeping_the_stages_done(ingested_demo, demo_truth, embedder,
                                                                          cancelled_call):
     """Cancel pressed while the model generates: the call stops there, the run ends "cancelled"."""
@@ -216,8 +223,7 @@ def test_cancel_inside_a_model_call_ends_the_run_keeping_the_stages_done(ingeste
                     "complementary_question": f"{fact['company']} consolidated statements of operations"}
         if purpose == "curation":
             return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return {"variables": [{"name": "x", "value": 1, "passage_id": 1, "label": "x"}], "formula": "x",
-                "insufficient": False}
+        return pick(purpose, 1)
 
     chat = ScriptedChat(script)
     run = build_pipeline(settings, library, Models(embedder, chat)).run(
@@ -226,9 +232,9 @@ def test_cancel_inside_a_model_call_ends_the_run_keeping_the_stages_done(ingeste
     assert run.status == "cancelled" and run.answer.reason == "cancelled by the user" and run.answer.value is None
     done = ["intent", "documents", "passages", "curation", "documents", "passages"]
     calls = ["curation", "curation"]
-    if cancelled_call == "program":
+    if cancelled_call == "formula":
         done.append("curation")
-        calls.append("program")
+        calls.append("formula")
     assert [t.stage for t in run.traces] == done
     assert [purpose for purpose, _ in chat.calls] == calls  # nothing ran after the cancelled call
     store = RunStore(library)
@@ -270,7 +276,7 @@ def test_injected_instructions_do_not_change_other_answers(tmp_path, demo_dir, d
                 pid = passage_with(messages, fact["company"], format_amount(fact["value"]))
                 return {"relevant_ids": [pid] if pid else [], "answerable": bool(pid), "missing_information": "",
                         "complementary_question": ""}
-            return program_for(messages, format_amount(fact["value"]))
+            return figure_for(purpose, messages, format_amount(fact["value"]))
 
         chat = ScriptedChat(script)
         run = build_pipeline(s, lib, Models(embedder, chat)).run(f"What was {fact['company']}'s total revenue in fiscal 2023?")
@@ -294,10 +300,7 @@ def test_export_formats_round_trip(ingested_demo, demo_truth, embedder, tmp_path
         if purpose == "text":
             return {"reasoning": ["=SUM(A1:A9) from [1]"], "answer": "+42 USD millions", "used_ids": [1, 2],
                     "insufficient": False}
-        return program_for(messages, format_amount(fact["value"])) if any(
-            format_amount(fact["value"]) in b for *_, b in shown(messages)) else {
-            "variables": [{"name": "one", "value": 1, "passage_id": 1, "label": "one"}], "formula": "one",
-            "insufficient": False}
+        return figure_for(purpose, messages, format_amount(fact["value"]))
 
     run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"=cmd|' /C calc'!A0 <script>alert(1)</script> What was {fact['company']}'s total revenue in fiscal {fact['period']}?")
@@ -373,8 +376,7 @@ def test_delete_runs_removes_their_traces(ingested_demo, demo_truth, embedder, c
     def script(purpose, messages, n):  # noqa: ANN001
         if purpose == "curation":
             return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return {"variables": [{"name": "x", "value": 1, "passage_id": 1, "label": "x"}], "formula": "x",
-                "insufficient": False}
+        return pick(purpose, 1)
 
     runs = [build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
         f"What was {fact['company']}'s total revenue in fiscal 2023?") for _ in range(3)]
@@ -471,35 +473,3 @@ def test_textual_answer_notes_unsupported_figures(ingested_demo, demo_truth, emb
     assert run.answer.method == "cot" and run.status == "answered"
     assert [g.variable for g in run.answer.grounding] == ["stated 98.7654"]
     assert "98.7654 not printed in the cited passages" in run.answer.reason
-
-
-def test_a_figure_printed_in_no_passage_is_never_an_answer(ingested_demo, demo_truth, embedder):
-    """The model's program uses a figure none of the passages print (recalled from training, or invented):
-    the run says it cannot answer and why; the same figure written in billions of a table in millions counts."""
-    library, settings, _ = ingested_demo
-    fact = revenue_fact(demo_truth, "2023")
-    from engine.demo_corpus import format_amount
-
-    value_text = format_amount(fact["value"])
-
-    def run_with(value: float):  # noqa: ANN202
-        def script(purpose, messages, n):  # noqa: ANN001
-            if purpose == "curation":
-                pid = passage_with(messages, fact["company"], value_text)
-                return {"relevant_ids": [pid], "answerable": True, "missing_information": "",
-                        "complementary_question": ""}
-            pid = passage_with(messages, fact["company"], value_text)
-            return {"variables": [{"name": "revenue", "value": value, "passage_id": pid, "label": "Total revenue"}],
-                    "formula": "revenue", "insufficient": False}
-
-        return build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
-            f"What was {fact['company']}'s total revenue in fiscal 2023?")
-
-    run = run_with(987654.321)
-    assert run.status == "not_answerable" and run.answer.value is None
-    assert "987654 (revenue) are printed in none of the passages" in run.answer.reason
-    assert run.answer.program and run.answer.grounding[0].found_in == ()  # kept for the audit
-    run = run_with(fact["value"] / 1000)  # billions for a table in millions
-    assert run.status == "answered" and run.answer.grounding[0].found_in
-
-

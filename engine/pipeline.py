@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any, Protocol
 
 from engine.answer.catalogue import Term, formula_terms, load_catalogue
@@ -34,7 +34,6 @@ from engine.curation import curate
 from engine.errors import Cancelled, ModelError
 from engine.intent import lexical_query, parse_intent
 from engine.intent.issuers import with_known
-from engine.intent.periods import asked_date
 from engine.intent.reader import asks_a_number, read_plan, unread_answer
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
 from engine.prompts import prompt
@@ -426,7 +425,7 @@ class HirecPipeline:
         earlier time: a release for the quarter ended March 31 cannot know a gain booked in August. A filing
         counts up to :data:`REPORTING_LAG` after the last day it reports on (it is filed, with its subsequent
         events, weeks later); a filing whose reporting day is not known (an undated 8-K) is not judged."""
-        asked = asked_date(intent.question)
+        asked = date.fromisoformat(intent.as_of) if intent.as_of else None
         if result.status != "answered" or not intent.numeric or asked is None or not result.citations:
             return result
         through = {doc: i.reports_through() if i is not None else None

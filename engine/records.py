@@ -239,6 +239,14 @@ class QueryIntent:
     entities: tuple[str, ...] = ()  # named segments, geographies and products (companies are ``issuers``)
     statements: tuple[str, ...] = ()  # primary statements the question names: income statement | balance sheet | ...
     plan: MetricPlan | None = None  # the metric plan (engine.intent.reader), read once the catalogue is at hand
+    # How the question asks its number (engine.intent.units), read once: the answer step never rereads the text
+    dimension: str | None = None  # "ratio" | "amount": the kind of number its words ask; None: they do not say
+    one_figure: bool = False  # one amount as a filing reports it, no computation asked
+    as_percentage: bool = False  # a ratio asked as a percentage (a share, a margin, a growth rate)
+    share: bool = False  # a share of something ("as a % of", "what percent", "as a portion of")
+    margin: bool = False  # a margin ("D&A margin": an amount as a share of revenue)
+    as_of: str | None = None  # ISO day the question asks about ("as of August 30, 2023")
+    item_words: tuple[str, ...] = ()  # its words that may name a line item (engine.intent.wordlists.item_words)
 
 
 # --- statement facts ----------------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ from engine.answer.generate import NOT_ANSWERABLE, format_value, passage_numbers
 from engine.facts.numbers import SCALE_FACTORS
 from engine.intent.lexicon import find_metrics
 from engine.intent.reader import is_relation, unread_words
-from engine.intent.units import asked_dimension, asks_one_figure, asks_percentage
 from engine.models.base import ChatModel
 from engine.prompts import evidence_messages, prompt
 from engine.records import (
@@ -132,11 +131,11 @@ def _express(value: float, doubled: float, percent: bool, used: Sequence[FactLin
     """
     units = {line.unit for line in used}
     asked = intent.unit_hint
-    dimension = asked_dimension(intent.question, asked)
+    dimension = intent.dimension
     if _close(doubled, value):  # a ratio of amounts
         if dimension == "amount":
             raise FormulaRejected("the question asks for an amount and the formula gives a ratio")
-        if asked == "ratio" or not (percent or asked == "percent" or asks_percentage(intent.question)):
+        if asked == "ratio" or not (percent or asked == "percent" or intent.as_percentage):
             return value, "ratio"
         return value * 100, "percent"
     if percent or not _close(doubled, 2 * value) or len(units) != 1:
@@ -174,7 +173,7 @@ def _ask_formula(question: str, intent: QueryIntent, passages: Sequence[Passage]
     """The model's formula over the fact ids ("" when it finds none enough; None when the call failed). A question
     asking one reported figure gets one id chosen under the grammar (``F<n>``), not a formula."""
     facts = render_fact_lines(lines)
-    if asks_one_figure(question, intent.unit_hint):
+    if intent.one_figure:
         messages = evidence_messages(prompt("answer_fact", prompts), question, passages, prompts, facts=facts)
         res, call = call_llm(chat, "answer (one fact)", messages, fact_schema(len(lines)), 16, cancel)
         return (None if res is None else f"F{res.data['fact']}" if res.data["fact"] else ""), call
@@ -196,7 +195,7 @@ def answer_from_fact_formula(question: str, intent: QueryIntent, passages: Seque
     another year, words of the question it leaves unexplained), with the reason: no figure a model would type
     instead is trusted. ``method`` is "facts-formula" over statement facts alone, "pot" when a figure of the text
     is used (its inputs are then also ``variables``, each grounded where the text prints it)."""
-    if asks_one_figure(question, intent.unit_hint) and intent.fiscal_years:
+    if intent.one_figure and intent.fiscal_years:
         # one reported figure: only the facts of the years asked can be it (the years before serve changes)
         of_year = [line for line in lines if line.fiscal_year in (*intent.fiscal_years, None)]
         lines = tuple(FactLine(i, line.passage_id, line.stored, line.figure)

@@ -130,7 +130,7 @@ def passage_facts(library: Library, passages: Sequence[Passage], intent: QueryIn
     if limit <= 0 or not passages:
         return ()
     years = set(intent.fiscal_years) | {y - 1 for y in intent.fiscal_years}
-    words, metrics = item_words(intent.question), set(intent.metrics)
+    words, metrics = set(intent.item_words), set(intent.metrics)
     scored: list[tuple[int, int, StoredFact]] = []
     seen: set[tuple[str, str, float]] = set()
     annual = {f.id: f.identity.form == "10-K" for f in library.filings(sorted({p.chunk.filing_id for p in passages}))}
@@ -229,7 +229,7 @@ def passage_figures(passages: Sequence[Passage], intent: QueryIntent, limit: int
     figure counts when the words around it share a word or a metric with the question."""
     if limit <= 0 or not passages:
         return ()
-    words, metrics = item_words(intent.question), set(intent.metrics)
+    words, metrics = set(intent.item_words), set(intent.metrics)
     facts = {(line.passage_id, round(line.stored.fact.value, 6)) for line in listed if line.stored}
     scored: list[tuple[int, int, int, PrintedFigure]] = []
     for pid, p in enumerate(passages, start=1):

@@ -19,7 +19,6 @@ from engine.answer.catalogue import Catalogue, Metric
 from engine.answer.evaluator import ProgramFailed
 from engine.answer.fact_lines import fenced
 from engine.answer.from_facts import FactPlan, annual_reports, compute, gather
-from engine.intent.units import ASKS_MARGIN, ASKS_SHARE
 from engine.pages import cite
 from engine.records import FactInputRef, QueryIntent
 from engine.store.library import Library
@@ -47,9 +46,7 @@ class MetricLine:
 def _metrics(intent: QueryIntent, catalogue: Catalogue) -> list[Metric]:
     """The catalogue metrics the question names: the one the numeric path would read, then each other named one."""
     out: dict[str, Metric] = {}
-    question = intent.question
-    combined = catalogue.metric_for(intent.metrics, relative=bool(ASKS_SHARE.search(question)),
-                                    margin=bool(ASKS_MARGIN.search(question)))
+    combined = catalogue.metric_for(intent.metrics, relative=intent.share, margin=intent.margin)
     if combined is not None:
         out[combined.name] = combined
     for name in intent.metrics:

@@ -15,10 +15,20 @@ from engine.intent.forms import form_hints
 from engine.intent.issuers import match_issuers
 from engine.intent.lexical import lexical_query, lexical_terms, question_keywords
 from engine.intent.lexicon import find_metrics, line_item_metrics, metric_named_by, metric_spans
-from engine.intent.periods import asked_periods, period_labels
+from engine.intent.periods import asked_date, asked_periods, period_labels
 from engine.intent.shape import core_question, is_comparison, is_numeric, needs_calculation
 from engine.intent.topics import entities_in, relation_of, statements_in, temporal_scope, topic_of
-from engine.intent.units import stated_decimals, stated_units, unit_hint
+from engine.intent.units import (
+    asked_dimension,
+    asks_margin,
+    asks_one_figure,
+    asks_percentage,
+    asks_share,
+    stated_decimals,
+    stated_units,
+    unit_hint,
+)
+from engine.intent.wordlists import item_words
 from engine.records import IssuerRef, QueryIntent
 
 __all__ = [
@@ -56,14 +66,19 @@ def parse_intent(
     units, decimals = stated_units(text), stated_decimals(text)
     numeric = is_numeric(core, bool(units) or decimals is not None)
     comparison = is_comparison(core, n_companies, len(periods.annual) + len(periods.quarters))
+    hint = unit_hint(units, core, metrics, numeric)
+    as_of = asked_date(text)
     return QueryIntent(
         question=question, issuers=keys, forms=form_hints(text, periods.stated_quarters),
         fiscal_years=periods.fiscal_years, quarters=periods.quarters, metrics=metrics, numeric=numeric,
         comparison=comparison,
         needs_calculation=needs_calculation(core, text, metrics),
-        unit_hint=unit_hint(units, core, metrics, numeric), decimals=decimals,
+        unit_hint=hint, decimals=decimals,
         keywords=question_keywords(text), annual_years=periods.annual,
         topic=topic_of(core, metrics), relation=relation_of(core, comparison),
         temporal=temporal_scope(text, periods.annual, periods.quarters), entities=entities_in(core),
         statements=statements_in(text),
+        dimension=asked_dimension(text, hint), one_figure=asks_one_figure(text, hint),
+        as_percentage=asks_percentage(text), share=asks_share(text), margin=asks_margin(text),
+        as_of=None if as_of is None else as_of.isoformat(), item_words=tuple(sorted(item_words(text))),
     )

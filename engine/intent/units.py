@@ -33,6 +33,15 @@ ASKS_GROWTH = re.compile(r"\b(?:growth|grew|grow|(?:percent(?:age)?|%)\s+change|
                          r"|\byoy\b|\by/y\b", re.IGNORECASE)
 
 
+def asks_share(question: str) -> bool:
+    """Whether the question asks a share of something: "as a % of revenue", "what percent", "as a portion of"."""
+    return ASKS_SHARE.search(question) is not None
+
+
+def asks_margin(question: str) -> bool:
+    return ASKS_MARGIN.search(question) is not None
+
+
 def asks_percentage(question: str) -> bool:
     """Whether the question asks a ratio as a percentage: a share, a margin or a growth rate."""
     return any(rx.search(question) for rx in (ASKS_SHARE, ASKS_MARGIN, ASKS_GROWTH))

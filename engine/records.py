@@ -246,6 +246,7 @@ class QueryIntent:
     share: bool = False  # a share of something ("as a % of", "what percent", "as a portion of")
     margin: bool = False  # a margin ("D&A margin": an amount as a share of revenue)
     as_of: str | None = None  # ISO day the question asks about ("as of August 30, 2023")
+    ytd_months: int = 0  # a quarter's year to date asked ("H1": 6, "nine months", "YTD Q3": 9); 0: not asked
     item_words: tuple[str, ...] = ()  # its words that may name a line item (engine.intent.wordlists.item_words)
 
 

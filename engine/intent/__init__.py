@@ -81,4 +81,5 @@ def parse_intent(
         dimension=asked_dimension(text, hint), one_figure=asks_one_figure(text, hint),
         as_percentage=asks_percentage(text), share=asks_share(text), margin=asks_margin(text),
         as_of=None if as_of is None else as_of.isoformat(), item_words=tuple(sorted(item_words(text))),
+        ytd_months=periods.ytd_months,
     )

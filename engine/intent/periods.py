@@ -55,6 +55,17 @@ _RELATIVE = re.compile(r"\b(?:(this|current|last|past|prior|previous)\s+(?:fisca
                        r"|(last|past)\s+(\w+)\s+(?:fiscal\s+)?years)\b", re.IGNORECASE)
 
 
+# A year to date as a question writes it: its months, or a quarter's year to date ("YTD Q3": nine months)
+_YTD = tuple((months, re.compile(p, re.IGNORECASE)) for months, p in (
+    (6, r"\b(?:h1|1h|first\s+half|(?:first\s+)?(?:six|6)\s+months|first\s+two\s+(?:fiscal\s+)?quarters)\b"),
+    (9, r"\b(?:(?:first\s+)?(?:nine|9)\s+months|first\s+three\s+(?:fiscal\s+)?quarters)\b"),
+    (0, r"\b(?:ytd|year[\s-]+to[\s-]+date|cumulative)\b"),
+))
+# words that only say where a period ends or runs ("ended", "through the third quarter"), read with it
+_PERIOD_WORDS = re.compile(r"\b(?:(?:three|six|nine|twelve|3|6|9|12)\s+months|quarter|(?:fiscal\s+)?year)?\s*"
+                           r"(?:end(?:ed|ing)|through|thru)(?:\s+the)?\s*$", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class AskedPeriods:
     """The periods of one question: whole years, quarter labels, and every year either concerns."""
@@ -63,6 +74,7 @@ class AskedPeriods:
     quarters: tuple[str, ...]
     fiscal_years: tuple[int, ...]
     stated_quarters: tuple[int, ...]  # the quarter numbers written in the question, with or without a year
+    ytd_months: int = 0  # a year to date asked: 6 (H1, six months), 9 (nine months, YTD Q3); 0: not asked
 
 
 def _year(y: str | None, yy: str | None) -> int | None:
@@ -105,8 +117,12 @@ def _periods(text: str, today_year: int | None) -> tuple[list[int], list[tuple[i
 
 
 def asked_periods(text: str, today_year: int | None = None) -> AskedPeriods:
-    """The stated periods of ``text`` plus those it implies (prior year, previous quarter, N-year spans)."""
+    """The stated periods of ``text`` plus those it implies (prior year, previous quarter, N-year spans, the
+    quarter whose 10-Q reports a year to date: "the first nine months of 2023" is 2023Q3)."""
     years, raw_quarters = _periods(text, today_year)
+    ytd = _ytd_months(text, [q for _, q in raw_quarters])
+    if ytd in (6, 9) and not raw_quarters and len(set(years)) == 1:
+        raw_quarters, years = [(years[0], ytd // 3)], []
     lone = sorted(set(years))  # a yearless "Q3" takes the question's only year
     quarters = [(yr, q) for y, q in raw_quarters if (yr := y or (lone[0] if len(lone) == 1 else 0))]
     if len(set(years)) == 1 and not quarters and _YOY.search(text):
@@ -124,8 +140,42 @@ def asked_periods(text: str, today_year: int | None = None) -> AskedPeriods:
     return AskedPeriods(
         annual=annual, quarters=tuple(sorted({f"{y}Q{q}" for y, q in quarters})),
         fiscal_years=tuple(sorted(set(annual) | {y for y, _ in quarters})),
-        stated_quarters=tuple(q for _, q in raw_quarters),
+        stated_quarters=tuple(q for _, q in raw_quarters), ytd_months=ytd,
     )
+
+
+def _ytd_months(text: str, quarters: list[int]) -> int:
+    """The months of the year to date a question asks (0: none): stated ("nine months", "H1"), or a quarter's
+    ("YTD Q3", "year to date through the third quarter": nine)."""
+    for months, rx in _YTD:
+        if rx.search(text):
+            return months or (3 * quarters[0] if len(set(quarters)) == 1 and quarters[0] > 1 else 0)
+    return 0
+
+
+def period_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` writes a period other than a bare year, as the readers above read it: quarters, halves and
+    years to date, days, and the words that say where such a period ends or runs ("six months ended June 30,
+    2023", "through the third quarter of 2023"). The question reader claims these spans as periods, not as words
+    of the metric (a bare year it reads itself: "FY2019 revenue minus FY2018 revenue")."""
+    found = [(m.start(), m.end()) for rx in (*_QUARTER_RES, _DATE, *(rx for _, rx in _YTD))
+             for m in rx.finditer(text)]
+    found += [(m.start(), m.end()) for m in _BARE_PERIOD.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(found):
+        lead = _PERIOD_WORDS.search(text, max(0, start - 40), start)
+        if lead and lead.group(0).strip():
+            start = lead.start() + len(lead.group(0)) - len(lead.group(0).lstrip())
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    return spans
+
+
+_BARE_PERIOD = re.compile(r"\b(?:h[12]|[12]h|first half|second half|(?:three|six|nine|twelve|3|6|9|12) months|"
+                          r"(?:first|second|third|fourth) (?:fiscal )?quarter|ttm|trailing twelve months)\b",
+                          re.IGNORECASE)
 
 
 _DATE = re.compile(rf"\b(?P<m>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<d>\d{{1,2}}),?\s+"

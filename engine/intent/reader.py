@@ -40,6 +40,7 @@ from lark.exceptions import LarkError
 
 from engine.intent.issuers import issuer_spans
 from engine.intent.lexicon import lexicon_spans
+from engine.intent.periods import period_spans
 from engine.intent.shape import core_question, is_numeric
 from engine.intent.wordlists import word_list
 from engine.records import AnswerResult, IssuerRef, MetricPlan, PlanNode, QueryIntent
@@ -119,11 +120,6 @@ def _parser() -> Lark:
 
 _YEAR = re.compile(r"(?<![\w$.,])(?:fy\s?'?|fiscal\s+(?:year\s+)?'?)?((?:19[89]|20\d)\d|(?<=fy)\d\d|(?<=fy\s)\d\d|"
                    r"(?<=')\d\d)(?![\d%]|[.,]\d|\s*(?:%|percent|million|billion|thousand|bn|mn)\b)", re.IGNORECASE)
-_PERIOD = re.compile(r"\b(?:q[1-4]|[1-4]q|h[12]|first half|second half|(?:three|six|nine|twelve|3|6|9|12) months|"
-                     r"(?:first|second|third|fourth) (?:fiscal )?quarter|ytd|year to date|ttm|trailing twelve months)"
-                     r"\b", re.IGNORECASE)
-_YTD_MONTHS = ((6, re.compile(r"\bh1\b|\bfirst\s+half\b|\bsix\s+months\b|\b6\s+months\b", re.IGNORECASE)),
-               (9, re.compile(r"\bnine\s+months\b|\b9\s+months\b|\bfirst\s+three\s+quarters\b", re.IGNORECASE)))
 _UNIT = re.compile(r"\(?\s*(?:in\s+)?(?:units\s+of\s+)?(?:usd|us\$|\$)\s*(?:in\s+)?(?:millions?|billions?|thousands?)"
                    r"\s*\)?|\(?\s*in\s+(?:usd\s+)?(?:millions?|billions?|thousands?)(?:\s+of\s+(?:us\s+)?dollars)?\s*\)?"
                    r"|\b(?:millions?|billions?|thousands?)\s+of\s+(?:us\s+)?dollars|\(?\s*in\s+(?:units\s+of\s+)?"
@@ -156,8 +152,8 @@ def _tag(text: str, issuers: Sequence[IssuerRef]) -> list[_Tok]:
         claim(m.start(), m.end(), frozenset({"UNIT"}))
     for m in _ROUND.finditer(text):
         claim(m.start(), m.end(), frozenset({"UNIT"}))
-    for m in _PERIOD.finditer(text):
-        claim(m.start(), m.end(), frozenset({"PERIOD"}))
+    for start, end in period_spans(text):
+        claim(start, end, frozenset({"PERIOD"}))
     for m in _YEAR.finditer(text):
         year = int(m[1]) if len(m[1]) == 4 else 2000 + int(m[1])
         claim(m.start(), m.end(), frozenset({"YEAR"}), str(year))
@@ -230,6 +226,16 @@ def _subject_before(sent: list[_Tok], i: int) -> list[_Tok]:
     return sent[j:i]
 
 
+def _clause_end(expression: list[_Tok]) -> list[_Tok]:
+    """A definition's expression up to a comma that opens the question ("…, defined as DIO plus DSO minus DPO,
+    what was its CCC in FY2023?"): a comma followed by a question word or an instruction ends it."""
+    for k, t in enumerate(expression[:-1]):
+        after = expression[k + 1]
+        if "COMMA" in t.kinds and (after.kinds & {"WHICH", "DEFINE"} or after.text.lower().startswith("how")):
+            return expression[:k]
+    return expression
+
+
 def _definitions(sent: list[_Tok]) -> tuple[list[_Definition], set[int]]:
     """The definitions one sentence writes and the positions (in ``sent``) they take up."""
     found: list[_Definition] = []
@@ -265,7 +271,8 @@ def _definitions(sent: list[_Tok]) -> tuple[list[_Definition], set[int]]:
         if not subject and form not in ("as", "defined"):
             continue
         end = cues[n + 1][0] - len(_subject_before(sent, cues[n + 1][0])) if n + 1 < len(cues) else len(sent)
-        expression = sent[start:end]
+        expression = _clause_end(sent[start:end])
+        end = start + len(expression)
         while expression and (expression[-1].kinds & {"BOUNDARY", "COMMA"} or expression[-1].text.lower() in
                                ("and", "where")):
             expression = expression[:-1]
@@ -819,7 +826,7 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
             t.kinds = frozenset({"SCOPE"})
     sentences = _sentences(toks)
     reading = _Reading()
-    months = next((m for m, rx in _YTD_MONTHS if rx.search(text)), 0)
+    months = intent.ytd_months
     years = asked_years(intent)
 
     # definitions, in every sentence
@@ -974,7 +981,7 @@ def finish_plan(tree: PlanNode, intent: QueryIntent, catalogue: Catalogue, words
     elif unit == "USD" and asked == "percent" and tree.kind not in ("growth", "cagr"):
         return MetricPlan("unread", tree=tree, unread=(words,), reader=reader,
                           note="the question asks for a percentage and the words read make an amount")
-    months = next((m for m, rx in _YTD_MONTHS if rx.search(intent.question)), 0)
+    months = intent.ytd_months
     return MetricPlan("complete", tree, unit, plan_words(tree, catalogue), read, (), (), definitions,
                       flow_months=months, note=note, reader=reader)
 

@@ -206,6 +206,24 @@ def test_quarters(question: str, quarters: tuple[str, ...]) -> None:
     assert intent(question).quarters == quarters
 
 
+@pytest.mark.parametrize(
+    ("question", "quarters", "months"),
+    [
+        ("What was revenue for the first nine months of 2023?", ("2023Q3",), 9),
+        ("What was year-to-date revenue through the third quarter of 2023?", ("2023Q3",), 9),
+        ("What was YTD revenue in Q2 2023?", ("2023Q2",), 6),
+        ("What was revenue for the nine months ended September 30, 2023?", ("2023Q3",), 9),
+        ("What was revenue in H1 2023?", ("2023Q2",), 6),
+        ("What was revenue in Q3 2023?", ("2023Q3",), 0),
+        ("What was YTD revenue in Q1 2023?", ("2023Q1",), 0),  # a first quarter's year to date is the quarter
+    ],
+)
+def test_a_year_to_date_is_read_with_the_quarter_that_reports_it(question: str, quarters: tuple[str, ...],
+                                                                 months: int) -> None:
+    it = intent(question)
+    assert (it.quarters, it.ytd_months) == (quarters, months)
+
+
 def test_period_labels_separate_annual_from_quarterly_periods() -> None:
     assert period_labels(intent("What was FY2018 capex?")) == ["2018"]
     quarterly = intent("What was revenue in Q2 2023?")

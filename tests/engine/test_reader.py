@@ -294,6 +294,35 @@ def test_a_definition_fills_the_margin_it_names() -> None:
     assert all("interest_expense" in f for f in compiled(plan.tree))
 
 
+def test_a_definition_ends_where_the_question_opens() -> None:
+    """A definition written as an aside before the question ("…, defined as A plus B, what was …") is the
+    expression up to the comma that opens the question: the rest is the asked phrase, not part of the definition."""
+    from engine.answer.from_facts import compiled
+
+    plan = _plan("Using the cash conversion cycle (CCC), defined as DIO plus DSO minus DPO, what was Acme's CCC in "
+                 "FY2023?")
+    assert plan.status == "complete" and plan.unit == "days" and plan.definitions == (
+        "defined as DIO plus DSO minus DPO",), plan
+    plan = _plan("With DSO defined as 365 times average receivables over revenue, how many days was Acme's DSO in "
+                 "FY2023?")
+    assert plan.status == "complete" and plan.unit == "days", plan
+    (formula,) = compiled(plan.tree)
+    assert "365" in formula and "receivables" in formula and "revenue" in formula
+
+
+@pytest.mark.parametrize(("question", "months"), [
+    ("What was Acme's year-to-date revenue through the third quarter of 2023?", 9),
+    ("What was Acme's revenue for the first nine months of 2023?", 9),
+    ("What was Acme's YTD revenue as of Q3 2023?", 9),
+    ("What was Acme's revenue for the six months ended June 30, 2023?", 6),
+    ("What was Acme's revenue in the first half of 2023?", 6),
+    ("What was Acme's Q3 2023 revenue?", 0),
+])
+def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, months: int) -> None:
+    plan = _plan(question)
+    assert plan.status == "complete" and not plan.unread and plan.flow_months == months, plan
+
+
 @pytest.mark.parametrize(("question", "read"), [
     ("What is Acme's FY2023 revenue churn retention multiple?", False),
     ("What is Acme's FY2023 EBITDA to customer ratio?", False),

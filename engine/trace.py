@@ -246,8 +246,8 @@ def _children(node: PlanNode, back: int) -> list[tuple[PlanNode, int]]:
     each of its years."""
     if node.kind == "at":
         return [(node.args[0], back + node.backs[0])]
-    if node.kind in ("average", "change", "growth", "cagr") and node.backs:
-        backs = node.backs if node.kind == "average" else (node.backs[0], node.backs[-1])
+    if node.kind in ("average", "change", "growth", "cagr", "choice") and node.backs:
+        backs = node.backs if node.kind in ("average", "choice") else (node.backs[0], node.backs[-1])
         return [(node.args[0], back + b) for b in backs]
     return [(a, back) for a in node.args]
 

@@ -150,7 +150,14 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     span = years[-1] - years[0]
     tree, mode = read.tree, "value"
     options: tuple[Metric, ...] = ()
-    if read.choice:
+    if read.choice and tree.backs:  # which of the years asked has the largest (smallest) value of one metric
+        inner = tree.args[0]
+        unit = dimension_of(inner, catalogue).unit or read.unit
+        words = plan_words(inner, catalogue)
+        options = tuple(Metric(f"FY{years[-1] - b}", compiled(inner, b), unit, f"FY{years[-1] - b} {words}")
+                        for b in tree.backs)
+        metric, mode = options[0], "choice"
+    elif read.choice:
         options = tuple(Metric(o.name, compiled(o), "USD", catalogue.metrics[o.name].words) for o in tree.args)
         metric, mode = options[0], "choice"
     else:

@@ -815,6 +815,53 @@ def _is_choice(sent: list[_Tok], catalogue: Catalogue) -> tuple[list[str], str] 
         "LEAST" in first.kinds and first.text.lower() == "less") else "smallest"
 
 
+_PERIOD_NOUN = re.compile(r"(?:fiscal\s+)?(?:years?|periods?)", re.IGNORECASE)
+
+
+def _year_choice(sentences: list[list[_Tok]], years: tuple[int, ...]) -> tuple[str, tuple[int, ...]] | None:
+    """"In which year between FY2021 and FY2023 was revenue the highest", "which year had the higher margin,
+    FY2022 or FY2023": a superlative choosing among the years asked, not among amounts. Returns which end is
+    asked ("largest" | "smallest") and the years to choose among: every year of a span written "between A and
+    B", else the years written."""
+    if len(years) < 2:
+        return None
+    for sent in sentences:
+        which = [i for i, t in enumerate(sent) if "WHICH" in t.kinds]
+        listed = any("OR" in t.kinds and _names_a_year(sent[i + 1:]) and _names_a_year(sent[:i][::-1])
+                     for i, t in enumerate(sent))
+        if not (listed or any(_names_a_year(sent[i + 1:]) for i in which)):
+            continue
+        first = next((t for t in sent if t.kinds & {"MOST", "LEAST"}), None)
+        if first is None:
+            continue
+        end = "largest" if "MOST" in first.kinds and not ("LEAST" in first.kinds and first.text.lower() == "less") \
+            else "smallest"
+        between = any(t.text.lower() == "between" for t in sent)
+        return end, tuple(range(years[0], years[-1] + 1)) if between else years
+    return None
+
+
+def _names_a_year(after: list[_Tok]) -> bool:
+    """Whether the words after a "which" (or on a side of an "or") name years: "which year", "which of FY2022 and
+    FY2023", "in FY2022 or in FY2023"."""
+    rest = [t for t in after if t.text.lower() not in ("of", "the", "in", "for", "during")]
+    return bool(rest) and ("YEAR" in rest[0].kinds or _PERIOD_NOUN.fullmatch(rest[0].text) is not None)
+
+
+def _choose_years(tree: PlanNode, intent: QueryIntent, catalogue: Catalogue, words: str, end: str,
+                  among: tuple[int, ...], *, read: tuple[str, ...], definitions: tuple[str, ...]) -> MetricPlan:
+    """The plan of a choice among years: the metric placed at the latest year, taken at each year (``backs``)."""
+    latest = among[-1]
+    one = finish_plan(tree, replace(intent, fiscal_years=(latest,), annual_years=(latest,), quarters=()), catalogue,
+                      words, read=read, definitions=definitions)
+    if one.status != "complete" or one.tree is None:
+        return one
+    backs = tuple(latest - y for y in reversed(among))
+    node = PlanNode("choice", end, (one.tree,), backs=backs)
+    return replace(one, tree=node, choice=end, words=f"the year of {', '.join(f'FY{y}' for y in among)} with "
+                                                      f"the {end} {one.words}")
+
+
 def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[IssuerRef] = ()) -> MetricPlan:
     """Read the metric a question asks for into a plan (see the module's docstring)."""
     text = " ".join(intent.question.split())
@@ -941,6 +988,9 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
                               f"({plan_words(tree, catalogue)}) does not use")
     reading.read += [f"{t.text}: {_metric_words(metric_node(t.value, catalogue, defined), catalogue)}"
                      for t in phrase if "METRIC" in t.kinds and t.value in catalogue.metrics]
+    if (among := _year_choice([sentences[n] for n in asked_idx], years)) is not None:
+        return _choose_years(tree, intent, catalogue, " ".join(t.text for t in phrase), *among,
+                             read=tuple(reading.read), definitions=tuple(reading.definitions))
     return finish_plan(tree, intent, catalogue, " ".join(t.text for t in phrase), read=tuple(reading.read),
                        definitions=tuple(reading.definitions))
 

@@ -227,6 +227,31 @@ def test_a_choice_among_listed_amounts_is_read_from_the_facts(pipeline, demo_tru
         assert conclusion.startswith("largest" if largest else "smallest") and words[winner] in conclusion
 
 
+@pytest.mark.parametrize(("question", "largest", "years"), [
+    ("In which year between FY2021 and FY2023 was Harborview Therapeutics' total revenue the highest?", True,
+     (2021, 2022, 2023)),
+    ("Which year had the lower operating margin for Harborview Therapeutics, FY2022 or FY2023?", False, (2022, 2023)),
+    ("Was Harborview Therapeutics' net income higher in FY2022 or in FY2023?", True, (2022, 2023)),
+])
+def test_a_choice_among_years_computes_the_metric_for_each(pipeline, demo_truth, question, largest,
+                                                           years) -> None:  # noqa: ANN001
+    """"Which year had the higher X": the metric computed from the facts for every year asked (each year of a span
+    written "between A and B"), the year with the largest (smallest) value named last, no model call."""
+    metric = ("Total revenue" if "revenue" in question and "margin" not in question else
+              "Net income" if "net income" in question else None)
+    values = {y: truth(demo_truth, "HRBR", metric, y) if metric else
+              truth(demo_truth, "HRBR", "Operating income", y) / truth(demo_truth, "HRBR", "Total revenue", y) * 100
+              for y in years}
+    run, facts = ask(pipeline, question)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer.text
+    assert facts is not None and facts.mode == "choice" and not facts.gaps
+    winner = (max if largest else min)(values, key=lambda y: values[y])
+    assert run.answer.value == pytest.approx(values[winner], rel=1e-6)
+    conclusion = run.answer.text.rsplit(". The ", 1)[1]
+    assert conclusion.startswith(f"{'largest' if largest else 'smallest'}: FY{winner}")
+    assert all(f"FY{y}" in run.answer.text for y in years)
+
+
 @pytest.mark.parametrize(("question", "expected"), [
     ("Among operations, investing, and financing activities, which brought in the most (or lost the least) cash "
      "for Acme in FY2023?", (("cash from operations", "cash from investing", "cash from financing"), True)),

@@ -152,9 +152,9 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     options: tuple[Metric, ...] = ()
     if read.choice and tree.backs:  # which of the years asked has the largest (smallest) value of one metric
         inner = tree.args[0]
-        unit = dimension_of(inner, catalogue).unit or read.unit
+        each = dimension_of(inner, catalogue).unit or read.unit
         words = plan_words(inner, catalogue)
-        options = tuple(Metric(f"FY{years[-1] - b}", compiled(inner, b), unit, f"FY{years[-1] - b} {words}")
+        options = tuple(Metric(f"FY{years[-1] - b}", compiled(inner, b), each, f"FY{years[-1] - b} {words}")
                         for b in tree.backs)
         metric, mode = options[0], "choice"
     elif read.choice:

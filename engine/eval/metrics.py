@@ -388,6 +388,15 @@ def yes_no(text: str) -> bool | None:
     return None if m is None else m.group(1).lower() == "yes"
 
 
+def key_figures_found(predicted: str, gold: str) -> tuple[int, int]:
+    """How many of a prose gold's figures (years and days of dates left out) the prediction states, each within
+    the gold's rounding or 1 % (:func:`numbers_near`): (found, of how many)."""
+    wanted = [p for p, _, date in _scan(gold) if not date]
+    stated = [p for p, _, date in _scan(predicted) if not date]
+    found = sum(any(numbers_match(s, w) or numbers_near(s, w) for s in stated) for w in wanted)
+    return found, len(wanted)
+
+
 def answer_matches(predicted: str, gold: str) -> MatchResult:
     """Score an answer numerically when the gold answer is a number; otherwise defer to a judge.
 

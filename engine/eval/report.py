@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,6 +49,10 @@ def summarize(rows: Sequence[dict], pipelines: Sequence[str]) -> list[dict]:
                 s["numeric_abstentions"] = sum(r.get("status") != "answered" for r in numeric)
             s["accuracy_model_judged"] = _mean(judged, "correct") if judged else None
             s["n_model_judged"] = len(judged)
+            # which test decided the written answers, and the judge model's share alone (the least trusted)
+            s["textual_decided_by"] = dict(Counter(r.get("judged_by", "") for r in judged))
+            by_model = [r for r in judged if r.get("judged_by") == "model"]
+            s["accuracy_judge_model_only"] = _mean(by_model, "correct") if by_model else None
             s["accuracy_all"] = _mean([r for r in rs if r.get("correct") is not None], "correct")
         s["tokens_in"] = _mean(rs, "tokens_in")
         s["tokens_out"] = _mean(rs, "tokens_out")
@@ -94,6 +99,15 @@ def _numbers(summary: Sequence[dict]) -> list[str]:
                      f"{s['numeric_right_tolerant']}/{n} within 1 % of "
                      f"the gold; {s['wrong_numbers']} wrong number(s) among {s['numbers_given']} given; "
                      f"{s['numeric_abstentions']} abstention(s)")
+    for s in summary:
+        decided = s.get("textual_decided_by")
+        if not decided:
+            continue
+        tests = ", ".join(f"{k or 'unscored'} {v}" for k, v in sorted(decided.items(), key=lambda kv: -kv[1]))
+        model = s.get("accuracy_judge_model_only")
+        lines.append(f"- {s['pipeline']}: written answers decided by {tests}"
+                     + (f"; the judge model alone accepted {model:.0%} of those it decided" if model is not None
+                        else ""))
     return ["", *lines] if lines else []
 
 

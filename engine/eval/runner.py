@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from engine.eval.metrics import (
-    EvidenceSpan, Page, answer_matches, average_precision_at_k, chunk_grade, document_recall_at_k, locate_span,
-    mrr_at_k, gold_is_numeric, ndcg_at_k, page_precision, page_recall_at_k, yes_no,
+    EvidenceSpan, Page, answer_matches, average_precision_at_k, chunk_grade, document_recall_at_k, key_figures_found,
+    locate_span, mrr_at_k, gold_is_numeric, ndcg_at_k, page_precision, page_recall_at_k, yes_no,
 )
 from engine.errors import Cancelled
 from engine.eval.questions import EvalQuestion
@@ -252,17 +252,21 @@ class Evaluator:
         return row
 
     def verdict(self, q: EvalQuestion, answer: str, status: str) -> tuple[bool | None, str]:
-        """``(correct, judged_by)`` of one answer: the numeric matcher when the gold is a number; a yes/no
-        answer that takes the other side than the gold's is wrong whatever it says next; the rest goes to the
-        judge model."""
+        """``(correct, judged_by)`` of one answer, by the first test that decides it: the numeric matcher when
+        the gold is a number; the side a yes/no answer takes against the gold's ("yes/no"); a written answer that
+        states every figure of a prose gold, within its rounding or 1 % ("figures"); only then the judge model
+        ("model"), whose verdicts the report counts apart (a small model accepts wrong answers)."""
         if status != "answered":
             return False, "not answered"
         m = answer_matches(answer, q.answer)
         if m.correct is not None:
             return bool(m.correct), "numeric"
         side, gold_side = yes_no(answer), yes_no(q.answer)
-        if side is not None and gold_side is not None and side != gold_side:
-            return False, "yes/no"
+        if side is not None and gold_side is not None:
+            return side == gold_side, "yes/no"
+        found, wanted = key_figures_found(answer, q.answer)
+        if wanted and found == wanted:
+            return True, "figures"
         return self.judge(q, answer), "model"
 
     def judge(self, q: EvalQuestion, answer: str) -> bool | None:

@@ -98,9 +98,10 @@ def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder,
     assert calls == []
 
 
-def test_verdicts_numeric_yes_no_side_and_judge(tmp_path):
-    """Numeric golds never reach the judge; a yes/no answer on the wrong side is wrong without asking the
-    model; other textual answers are judged, with the reason written before the verdict."""
+def test_verdicts_numeric_yes_no_side_figures_and_judge(tmp_path):
+    """Each answer is decided by the first test that can: numeric golds never reach the judge; a yes/no answer is
+    right on the gold's side and wrong on the other, without asking the model; a written answer stating every
+    figure of a prose gold is right; only the rest is judged by the model, with the reason before the verdict."""
     from engine.eval.questions import EvalQuestion
 
     asked: list[list] = []
@@ -121,10 +122,14 @@ def test_verdicts_numeric_yes_no_side_and_judge(tmp_path):
     assert evaluator.verdict(q("$1577.00"), "", "not_answerable") == (False, "not answered")
     assert evaluator.verdict(q("No, capex is 5% of revenue."), "Yes, it is capital-intensive.", "answered") == (
         False, "yes/no")
-    assert asked == []
     assert evaluator.verdict(q("No, capex is 5% of revenue."), "No. Capex was 5.1% of revenue.", "answered") == (
-        True, "model")
-    assert len(asked) == 1 and "Gold answer: No, capex" in asked[0][-1]["content"]
+        True, "yes/no")
+    gold = q("The restructuring liability rose to $104 million from $87 million, on severance in Europe.")
+    assert evaluator.verdict(gold, "It was 104 USD millions at year end (87 USD millions a year before).",
+                             "answered") == (True, "figures")
+    assert asked == []
+    assert evaluator.verdict(gold, "It was 104 USD millions at year end.", "answered") == (True, "model")  # 1 of 2
+    assert len(asked) == 1 and "Gold answer: The restructuring" in asked[0][-1]["content"]
 
 
 def _input(variable: str, doc_name: str, page_index: int, row: str) -> FactInputRef:

@@ -131,6 +131,7 @@ class MainWindow(QMainWindow):
         self.ask_view.run_finished.connect(lambda rid: self.inspect_view.load_run(ctx.library, rid))
         self.inspect_view.open_evidence.connect(self.open_evidence)
         self.inspect_view.open_fact_id.connect(self.show_fact_id)
+        self.ask_view.open_fact_id.connect(self.show_fact_id)
         self.history_view.open_run.connect(self.open_run)
         self.evaluate_view.open_run.connect(self.open_run)
         self.history_view.export_requested.connect(self.export_dialog)
@@ -207,7 +208,7 @@ class MainWindow(QMainWindow):
         self.viewer.show_fact(filing, stored)
 
     def show_fact_id(self, fact_id: int) -> None:
-        """An answer's input, opened from Inspect › Answer: its cell highlighted on its page."""
+        """An answer's input, opened from the answer card or Inspect › Answer: its cell boxed on its page."""
         library = self.ctx.library
         found = library.facts(ids=[fact_id]) if library is not None else []
         if not found:

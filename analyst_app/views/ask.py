@@ -22,7 +22,9 @@ from analyst_app.views.settings_dialog import SettingsDialog, changes_text
 from analyst_app.workers import AskRequest, AskThread, CallJob, model_statuses
 from engine.errors import ConfigError
 from engine.pages import cite
-from engine.records import AnswerPayload, AnswerResult, Citation, CurationPayload, RunCost, StageTrace
+from engine.records import (
+    AnswerPayload, AnswerResult, Citation, CurationPayload, IntentPayload, RunCost, StageTrace,
+)
 from engine.settings import list_presets
 from engine.trace import stage_summary as engine_stage_summary
 
@@ -56,8 +58,11 @@ def stage_summary(trace: StageTrace) -> str:
     return engine_stage_summary(trace)
 
 
-def answer_html(question: str, answer: AnswerResult | None, status: str, cost: RunCost | None = None) -> str:
-    """The answer panel: status, the answer in large type, value/unit/method, note, cost."""
+def answer_html(question: str, answer: AnswerResult | None, status: str, cost: RunCost | None = None,
+                read_as: str = "") -> str:
+    """The answer panel: status, the answer in large type, value/unit/method, note, and the answer card — how the
+    question was read (``read_as``: the metric plan in words), how the number was computed and the inputs it was
+    computed from, each a link (``fact:<id>``) that opens its page with its cell boxed; then evidence and cost."""
     color, label = STATUS_STYLE.get(status, ("#444", status))
     a = answer or AnswerResult(status, "")
     parts = [f"<p style='color:#555;margin:0'>{html.escape(question)}</p>",
@@ -76,6 +81,7 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
         parts.append("<p style='color:#333'>" + " · ".join(facts) + "</p>")
     if a.reason:
         parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(a.reason)}</p>")
+    parts += _card(a, read_as)
     if a.choices:  # the question named no company the library holds: one click asks it of each loaded one
         links = ", ".join(f"<a href='company:{i}'>{html.escape(name)}</a>" for i, name in enumerate(a.choices))
         parts.append(f"<p>Ask it about: {links}</p>")
@@ -92,10 +98,42 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
     return "".join(parts)
 
 
+def _card(a: AnswerResult, read_as: str) -> list[str]:
+    """How an answer was made, under it: the reading, the computation, and every input with where it is printed."""
+    out = []
+    if read_as:
+        out.append(f"<p style='color:#333;margin:2px 0'><b>Read as:</b> {html.escape(read_as)}</p>")
+    how = a.reasoning.split("\n", 1)[0].strip() if a.reasoning else ""
+    if how and (a.inputs or a.variables):
+        out.append(f"<p style='color:#333;margin:2px 0'><b>Computed:</b> {html.escape(how)}</p>")
+    if a.inputs:
+        rows = "".join(
+            "<tr><td>" + (f"<a href='fact:{i.fact_id}'>{html.escape(i.variable)}</a>" if i.fact_id is not None
+                          else html.escape(i.variable)) + "</td>"
+            f"<td>{html.escape(i.row or i.item)}</td><td>{html.escape(i.period)}</td>"
+            f"<td align='right'>{html.escape(i.printed or ('taken as 0' if i.fact_id is None else ''))}"
+            f"{' ' + html.escape(i.scale) if i.scale and i.printed else ''}</td>"
+            f"<td>{html.escape(cite(i.doc_name, i.page_index, i.printed_folio)) if i.fact_id is not None else ''}"
+            f"</td></tr>" for i in a.inputs)
+        noun = "input" if len(a.inputs) == 1 else "inputs"
+        out.append(f"<p style='margin:6px 0 2px 0'><b>{len(a.inputs)} {noun}</b>, each a statement cell (click one to "
+                   "see it boxed on its page):</p><table border='1' cellspacing='0' cellpadding='3' "
+                   "style='border-color:#ccc'><tr><th>Input</th><th>Row</th><th>Period</th><th>Printed</th>"
+                   f"<th>Where</th></tr>{rows}</table>")
+    if a.variables:  # figures of the passages' text the formula named
+        rows = "".join(f"<tr><td>{html.escape(v.name)}</td><td>{html.escape(v.label)}</td>"
+                       f"<td>passage [{v.passage_id}]</td></tr>" for v in a.variables)
+        out.append("<p style='margin:6px 0 2px 0'><b>Figures read from the passages' text</b>:</p>"
+                   "<table border='1' cellspacing='0' cellpadding='3' style='border-color:#ccc'>"
+                   f"<tr><th>Figure</th><th>As printed</th><th>Where</th></tr>{rows}</table>")
+    return out
+
+
 class AskView(QWidget):
     run_started = Signal()
     stage_event = Signal(object)  # event dict (live)
     run_finished = Signal(str)  # run id (stored)
+    open_fact_id = Signal(int)  # an input of the answer card: show its cell on its page
     ask_failed = Signal(str)
 
     def __init__(self, ctx: AppContext, viewer: PageViewer, parent: QWidget | None = None) -> None:
@@ -419,7 +457,9 @@ class AskView(QWidget):
     # -- answer and evidence ----------------------------------------------------------------------
     def show_answer(self, question: str, answer: AnswerResult | None, status: str, cost: RunCost | None = None) -> None:
         self.answer, self.question_text = answer, question
-        self.answer_view.setHtml(answer_html(question, answer, status, cost))
+        plans = [t.payload.intent.plan for t in self.events if isinstance(t.payload, IntentPayload)]
+        read_as = plans[-1].words if plans and plans[-1] is not None and plans[-1].status == "complete" else ""
+        self.answer_view.setHtml(answer_html(question, answer, status, cost, read_as))
         rows: list[Citation] = list(answer.citations) if answer else []
         if rows:
             self.citations_title.setText("Citations — click one to open its page")
@@ -453,6 +493,8 @@ class AskView(QWidget):
             self.open_citation(index)
         elif url.scheme() == "company" and self.answer is not None and 0 <= index < len(self.answer.choices):
             self.ask(f"For {self.answer.choices[index]}: {self.question_text}")
+        elif url.scheme() == "fact":
+            self.open_fact_id.emit(index)
 
     def open_citation(self, row: int) -> bool:
         """Open the cited page with the passage highlighted; False when the filing is gone."""

@@ -268,3 +268,33 @@ def test_a_filing_with_2000_facts_loads_without_blocking(app_home, make_window) 
     assert sum(len(g.facts) for g in grid.groups) == 2000
     print(f"2,000 facts: query {grid.load_seconds * 1000:.0f} ms, selection to grid {seconds * 1000:.0f} ms")
     assert grid.load_seconds < 0.2 and seconds < 0.5
+
+
+def test_the_answer_card_shows_the_reading_the_computation_and_each_input_boxed_on_its_page(
+        make_window, qtbot, acme_home, embedder) -> None:
+    """A facts answer on the Ask tab: under the value, how the question was read, how the number was computed and
+    the input table; clicking an input opens its page with that cell boxed (not the whole table)."""
+    from PySide6.QtCore import QUrl
+
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+
+    from engine.indexing import sync_indexes
+
+    with Library(acme_home) as library:
+        sync_indexes(library, Settings(home=acme_home), embedder)
+        run = build_pipeline(Settings(home=acme_home), library, Models(embedder)).run(
+            "What was ACME's cash and cash equivalents at the end of FY2023?")
+        assert run.status == "answered" and run.answer.method == "facts", run.answer
+        (ref,) = run.answer.inputs
+        fact = library.facts(ids=[ref.fact_id])[0]
+    window = make_window(acme_home)
+    window.ask_view.show_stored_run(run.id)
+    card, text = window.ask_view.answer_view.toHtml(), window.ask_view.answer_view.toPlainText()
+    assert "Read as: cash and" in text and "Computed:" in text, text
+    assert f'href="fact:{ref.fact_id}"' in card and "1 input, each a statement cell" in text
+    assert f"ACME_2023_10K p. {fact.fact.page_index + 1}" in text
+    window.ask_view._anchor(QUrl(f"fact:{ref.fact_id}"))
+    viewer = window.viewer
+    assert viewer.page_index == fact.fact.page_index
+    assert_covers(viewer.highlight_rect(), fact.fact.box, viewer.zoom)

@@ -213,6 +213,11 @@ class MetricPlan:
     # formula over the figures listed must use (line items the catalogue does not compute, status "outside")
     named: tuple[str, ...] = ()
     note: str = ""  # why the reading stopped, or what it changed (an asked unit the expression cannot have)
+    # a yes/no question's judgement of the metric: "up" / "down" (``tree`` is its change from the year before),
+    # ">=", "<=", ">", "<" (its value against ``bar``); ``criterion`` says the test in words, as the answer states it
+    judge: str = ""
+    bar: float | None = None
+    criterion: str = ""
 
 
 @dataclass(frozen=True)
@@ -248,6 +253,7 @@ class QueryIntent:
     as_of: str | None = None  # ISO day the question asks about ("as of August 30, 2023")
     ytd_months: int = 0  # a quarter's year to date asked ("H1": 6, "nine months", "YTD Q3": 9); 0: not asked
     item_words: tuple[str, ...] = ()  # its words that may name a line item (engine.intent.wordlists.item_words)
+    yes_no: bool = False  # a yes/no question ("does …", "is …", "has …"): it may ask a judgement of a metric
 
 
 # --- statement facts ----------------------------------------------------------------------------------------

@@ -251,7 +251,8 @@ def answer_from_fact_formula(question: str, intent: QueryIntent, passages: Seque
 def _check_coverage(used: Sequence[FactLine], intent: QueryIntent, ratio: bool) -> None:
     """The formula answers the whole asked metric: each word the question reader could not place is a word of a
     figure used (its row, or the clause the text prints it in), or a relation between amounts and the formula a
-    ratio; each line item the question names that the catalogue does not compute is the row of a figure used.
+    ratio; each line item the question names that the catalogue does not compute is the row of a figure used. A
+    question that names no metric (plan status "none") needs one of its unread words, not all, said by a figure.
 
     Raises:
         FormulaRejected: the words left unexplained.
@@ -262,8 +263,16 @@ def _check_coverage(used: Sequence[FactLine], intent: QueryIntent, ratio: bool) 
     said = {w[:_STEM] for line in used for w in re.findall(r"[a-z]+", line.names.lower())}
     rows = {m for line in used for m in find_metrics(line.names)}
     missing = [f"'{m}'" for m in plan.named if m not in rows]  # a metric the question names, no figure is of
-    missing += [f"'{w}'" + (" (a relation between amounts, and the formula gives an amount)" if is_relation(w) else "")
-                for w in unread_words(plan) if not (ratio if is_relation(w) else w.lower()[:_STEM] in said)]
+    words = unread_words(plan)
+    missing += [f"'{w}' (a relation between amounts, and the formula gives an amount)"
+                for w in words if is_relation(w) and not ratio]
+    things = [w for w in words if not is_relation(w)]
+    unmet = [w for w in things if w.lower()[:_STEM] not in said]
+    if plan.status == "none":
+        # no metric named: the reader left every word of the question's frame unread ("accruing", "occurred"),
+        # so one of them naming what the figures are of is enough ("stores" in "we operated 412 stores")
+        unmet = unmet if unmet == things else []
+    missing += [f"'{w}'" for w in unmet]
     if missing:
         verb = "is" if len(missing) == 1 else "are"
         raise FormulaRejected(f"the question's {', '.join(missing)} {verb} explained by none of the figures it "

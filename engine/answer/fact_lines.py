@@ -15,7 +15,7 @@ for changes) and printed figures, whose row or words share a word or a metric wi
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from engine.facts.numbers import MENTION, SCALE_FACTORS, caption_of, scale_word
@@ -222,15 +222,18 @@ def _lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def passage_figures(passages: Sequence[Passage], intent: QueryIntent, limit: int,
-                    listed: Sequence[FactLine] = ()) -> tuple[FactLine, ...]:
+def passage_figures(passages: Sequence[Passage], intent: QueryIntent, limit: int, listed: Sequence[FactLine] = (),
+                    cells: Collection[tuple[int, float]] = ()) -> tuple[FactLine, ...]:
     """The figures the passages' text prints that the question can use, at most ``limit``, numbered after
-    ``listed`` (the facts already listed, whose cells are not listed again) in passage and reading order. A
-    figure counts when the words around it share a word or a metric with the question."""
+    ``listed`` (the facts already listed) in passage and reading order. A figure counts when the words around it
+    share a word or a metric with the question, and it is not a statement cell: one of ``listed`` or of ``cells``
+    ((passage id, value as printed) of every fact the passages print — a cell of a year the facts were not
+    listed for stays unlisted, not offered again as text)."""
     if limit <= 0 or not passages:
         return ()
     words, metrics = set(intent.item_words), set(intent.metrics)
     facts = {(line.passage_id, round(line.stored.fact.value, 6)) for line in listed if line.stored}
+    facts |= {(pid, round(v, 6)) for pid, v in cells}
     scored: list[tuple[int, int, int, PrintedFigure]] = []
     for pid, p in enumerate(passages, start=1):
         for at, figure in _figures_of(p.prompt_text()):
@@ -249,7 +252,13 @@ def passage_lines(library: Library, passages: Sequence[Passage], intent: QueryIn
     """The lines an answer step is given: the statement facts (when ``facts``), then the printed figures in what
     the budget leaves, and in a third of it more at least (a figure only the text states is always offered)."""
     listed = passage_facts(library, passages, intent, limit) if facts else ()
-    return listed + passage_figures(passages, intent, max(limit - len(listed), limit // 3), listed)
+    cells: set[tuple[int, float]] = set()
+    if facts:
+        for pid, p in enumerate(passages, start=1):
+            c = p.chunk
+            cells |= {(pid, s.fact.value) for s in library.facts(filing_ids=[c.filing_id], page_index=c.page_index)
+                      if s.chunk_id == c.id}
+    return listed + passage_figures(passages, intent, max(limit - len(listed), limit // 3), listed, cells)
 
 
 def fenced(title: str, lines: Sequence[str]) -> str:

@@ -70,6 +70,11 @@ class FactPlan:
     # mode "choice": which of these amounts (``metric`` is the first) is the largest, or the smallest
     options: tuple[Metric, ...] = ()
     largest: bool = True
+    # a yes/no question's judgement (MetricPlan.judge, .bar, .criterion): "up"/"down" of the change computed,
+    # ">=", "<=", ">", "<" of the value against ``bar``
+    judge: str = ""
+    bar: float | None = None
+    criterion: str = ""
 
     @property
     def period(self) -> str:
@@ -140,7 +145,7 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     read = intent.plan if intent.plan is not None else read_plan(intent, catalogue)
     if read.status != "complete" or read.tree is None or len(intent.quarters) > 1:
         return None
-    if not asks_a_number(intent) and not read.choice:
+    if not asks_a_number(intent) and not read.choice and not read.judge:
         return None
     years = sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years))
     if intent.quarters:
@@ -182,7 +187,8 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
     largest = read.choice != "smallest"
     if not intent.quarters:
         return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual,
-                        options=options, largest=largest)
+                        options=options, largest=largest, judge=read.judge, bar=read.bar,
+                        criterion=read.criterion)
     # a quarter: read at the end its own 10-Q's cover states (fiscal quarters end on the company's dates)
     (quarter,) = intent.quarters
     tenq = {f.id: f.identity.period_end for f in filings if f.identity.period == quarter and f.identity.period_end}
@@ -191,7 +197,8 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
         return None  # no 10-Q of that quarter loaded, or a change or average over quarters: not read here
     return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span,
                     dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())),
-                    flow_months=read.flow_months or 3, options=options, largest=largest)
+                    flow_months=read.flow_months or 3, options=options, largest=largest, judge=read.judge,
+                    bar=read.bar, criterion=read.criterion)
 
 
 _MAX_FORMULAS = 8  # alternatives of one plan (a metric with two formulas inside another with two: four)
@@ -455,6 +462,32 @@ def _choose(plan: FactPlan, got: Gathered, intent: QueryIntent) -> Computed:
     return Computed(values[pick_].value, values[pick_].unit, program, text)
 
 
+def _not_printed(plan: FactPlan, got: Gathered) -> str:
+    """The line items a judged metric needs that no fact gives although an annual report printing their year is
+    loaded (its own year or its comparative; no candidate value either): what the statements' own shape lacks ("cost of revenue"); "" when a gap is of a
+    year not loaded, or ambiguous."""
+    loaded = {y - back for y in plan.annual_years.values() for back in (0, 1)}  # its year and the comparative
+    if not got.gaps or any(g.candidates or g.fiscal_year not in loaded for g in got.gaps):
+        return ""
+    return " and ".join(dict.fromkeys(g.item.words for g in got.gaps))
+
+
+def _judged(plan: FactPlan, c: Computed) -> Computed:
+    """A yes/no judgement stated with its values and its test: "Yes: gross margin rose by 1.30 percentage points
+    (from 30.20% in FY2022 to 31.50% in FY2023); the test: 'improving' read as gross margin higher than the year
+    before." The value stays the metric's computed one (the change, or the level)."""
+    v = c.value
+    if plan.judge in ("up", "down"):
+        ok = v > 0 if plan.judge == "up" else v < 0
+        moved = "rose by " if v > 0 else "fell by " if v < 0 else "was unchanged: "
+        said = f"{plan.metric.words} {moved}{c.text.removeprefix('-')}"
+    else:
+        assert plan.bar is not None
+        ok = {">=": v >= plan.bar, "<=": v <= plan.bar, ">": v > plan.bar, "<": v < plan.bar}[plan.judge]
+        said = f"{plan.metric.words} was {c.text} in {plan.period}"
+    return replace(c, text=f"{'Yes' if ok else 'No'}: {said}; the test: {plan.criterion}.")
+
+
 def _listing(words: Sequence[str]) -> str:
     """"a, b and c"."""
     return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
@@ -480,6 +513,12 @@ def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> AnswerRe
     answerable, naming what is missing (never a number the engine cannot trace to a cell)."""
     payload = facts_payload(plan, got)
     refs, gaps, what = payload.inputs, payload.gaps, payload.formula
+    if gaps and plan.judge and (shape := _not_printed(plan, got)):
+        # a judgement of a metric whose input the company's own annual report does not print: not meaningful
+        text = (f"Not judged: {plan.metric.words} needs {shape}, which {plan.company}'s annual report for that "
+                f"year does not print; for a company whose statements carry no such line, {plan.metric.words} is "
+                "not a meaningful measure")
+        return AnswerResult("answered", text, method="facts", reason=f"missing {'; '.join(gaps)}")
     if gaps:
         text = f"{NOT_ANSWERABLE}: missing {'; '.join(gaps)}"
         return AnswerResult("not_answerable", text, method="facts", reason=f"missing {'; '.join(gaps)}")
@@ -488,6 +527,8 @@ def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> AnswerRe
             c = _choose(plan, got, intent)
         else:
             c = compute(plan, got, intent.unit_hint, intent.decimals)
+        if plan.judge:
+            c = _judged(plan, c)
     except ProgramFailed as exc:
         return AnswerResult("not_answerable", f"{NOT_ANSWERABLE}: {exc}", method="facts", reason=str(exc))
     citations: list[Citation] = []

@@ -16,7 +16,7 @@ from engine.intent.issuers import match_issuers
 from engine.intent.lexical import lexical_query, lexical_terms, question_keywords
 from engine.intent.lexicon import find_metrics, line_item_metrics, metric_named_by, metric_spans
 from engine.intent.periods import asked_date, asked_periods, period_labels
-from engine.intent.shape import core_question, is_comparison, is_numeric, needs_calculation
+from engine.intent.shape import core_question, is_comparison, is_numeric, is_yes_no, needs_calculation
 from engine.intent.topics import entities_in, relation_of, statements_in, temporal_scope, topic_of
 from engine.intent.units import (
     asked_dimension,
@@ -81,5 +81,5 @@ def parse_intent(
         dimension=asked_dimension(text, hint), one_figure=asks_one_figure(text, hint),
         as_percentage=asks_percentage(text), share=asks_share(text), margin=asks_margin(text),
         as_of=None if as_of is None else as_of.isoformat(), item_words=tuple(sorted(item_words(text))),
-        ytd_months=periods.ytd_months,
+        ytd_months=periods.ytd_months, yes_no=is_yes_no(core),
     )

@@ -815,6 +815,79 @@ def _is_choice(sent: list[_Tok], catalogue: Catalogue) -> tuple[list[str], str] 
         "LEAST" in first.kinds and first.text.lower() == "less") else "smallest"
 
 
+@dataclass
+class _Judged:
+    test: str  # up | down | good | >= | <= | > | <
+    bar: float | None
+    words: list[str]  # the question's words of the judgement
+    rest: list[_Tok]  # the phrase without them: the metric judged
+
+
+def _judgement(phrase: list[_Tok]) -> _Judged | None:
+    """The judgement a yes/no question asks of its metric, or None: a direction ("improving", "declined"), a
+    level ("healthy"), or a bar it writes ("above 1.5"); the aspect words around it ("liquidity profile") are
+    the judgement's, the metric named decides it."""
+    test, bar, words, rest = "", None, [], []
+    i = 0
+    while i < len(phrase):
+        t = phrase[i]
+        if t.kinds & {"ABOVE", "BELOW"} and not test and i + 1 < len(phrase) and "NUMBER" in phrase[i + 1].kinds:
+            test, bar = (">=" if "ABOVE" in t.kinds else "<="), float(phrase[i + 1].value)
+            words += [t.text, phrase[i + 1].text]
+            i += 2
+            if i < len(phrase) and "PCT" in phrase[i].kinds:  # "above 20%": a bar in percent
+                words.append(phrase[i].text)
+                i += 1
+            continue
+        if t.kinds & {"POSITIVE", "NEGATIVE"} and not test:  # "positive working capital": its sign
+            test, bar = (">" if "POSITIVE" in t.kinds else "<"), 0.0
+            words.append(t.text)
+        elif t.kinds & {"UP", "DOWN", "GOOD"} and not test:
+            test = "up" if "UP" in t.kinds else "down" if "DOWN" in t.kinds else "good"
+            words.append(t.text)
+        elif "ASPECT" in t.kinds and "METRIC" not in t.kinds:
+            words.append(t.text)
+        else:
+            rest.append(t)
+        i += 1
+    return _Judged(test, bar, words, rest) if test else None
+
+
+@lru_cache(maxsize=1)
+def _bars() -> dict[str, tuple[str, float]]:
+    """What "healthy" means for a metric: ``resources/reader/judgements.toml``."""
+    data = tomllib.loads((_READER / "judgements.toml").read_text(encoding="utf-8"))
+    return {name: (test, float(bar)) for name, (test, bar) in data["good"].items()}
+
+
+def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Catalogue, words: str, *,
+           read: tuple[str, ...], definitions: tuple[str, ...]) -> MetricPlan:
+    """The plan of a judgement: a direction is the metric's change from the year before (or between the years
+    asked), tested for its sign; a level is the metric's value against the bar the question writes or, for
+    "healthy", the one ``judgements.toml`` states for that metric (none stated: not judged, the words unread)."""
+    said, what = " ".join(judged.words), plan_words(tree, catalogue)
+    if judged.test in ("up", "down"):
+        plan = finish_plan(PlanNode("change", args=(tree,)), intent, catalogue, words, read=read,
+                           definitions=definitions)
+        criterion = (f"'{said}' read as {what} {'higher' if judged.test == 'up' else 'lower'} than "
+                     f"{'the year before' if len(asked_years(intent)) < 2 else 'in the earlier year asked'}")
+        return replace(plan, judge=judged.test, criterion=criterion) if plan.status == "complete" else plan
+    test, bar = judged.test, judged.bar
+    if test == "good":
+        name = tree.name if tree.kind == "metric" else ""
+        if name not in _bars():
+            return MetricPlan("unread", unread=(said,), note=f"'{said}' states no bar for {name or words}: "
+                              "resources/reader/judgements.toml names the metrics it judges")
+        test, bar = _bars()[name]
+    assert bar is not None
+    plan = finish_plan(tree, intent, catalogue, words, read=read, definitions=definitions)
+    relation = {">=": "at or above", "<=": "at or below", ">": "above", "<": "below"}[test]
+    criterion = (f"'{said}' read as {what} {relation} {bar:g}"
+                 + (" (the bar resources/reader/judgements.toml states)" if judged.test == "good" else ""))
+    return replace(plan, judge=test, bar=bar, criterion=criterion) if plan.status == "complete" else plan
+
+
+_COMPARATIVE = frozenset({"MOST", "LEAST", "UP", "DOWN", "ABOVE", "BELOW"})  # "higher", "lower", "more", "less"
 _PERIOD_NOUN = re.compile(r"(?:fiscal\s+)?(?:years?|periods?)", re.IGNORECASE)
 
 
@@ -945,6 +1018,12 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     scope = [t.text for t in phrase if "SCOPE" in t.kinds and "METRIC" not in t.kinds]
     phrase = [t for t in phrase if not ("SCOPE" in t.kinds and "METRIC" not in t.kinds)]
     phrase = _substitute(phrase, names)
+    among = _year_choice([sentences[n] for n in asked_idx], years)
+    judged = _judgement(phrase) if intent.yes_no and among is None else None
+    if judged is not None:  # "does it have an improving gross margin": the metric, and the test it is put to
+        phrase = judged.rest
+    else:  # a superlative or comparative is the frame of a choice ("which year had the lower margin")
+        phrase = [t for t in phrase if not (t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE)]
     unread = [t.text for t in phrase if t.kinds <= {"WORD", "NAME"}]
     named = [t.value for t in phrase if "METRIC" in t.kinds]
     if not phrase or not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
@@ -988,7 +1067,10 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
                               f"({plan_words(tree, catalogue)}) does not use")
     reading.read += [f"{t.text}: {_metric_words(metric_node(t.value, catalogue, defined), catalogue)}"
                      for t in phrase if "METRIC" in t.kinds and t.value in catalogue.metrics]
-    if (among := _year_choice([sentences[n] for n in asked_idx], years)) is not None:
+    if judged is not None:
+        return _judge(tree, judged, intent, catalogue, " ".join(t.text for t in phrase), read=tuple(reading.read),
+                      definitions=tuple(reading.definitions))
+    if among is not None:
         return _choose_years(tree, intent, catalogue, " ".join(t.text for t in phrase), *among,
                              read=tuple(reading.read), definitions=tuple(reading.definitions))
     return finish_plan(tree, intent, catalogue, " ".join(t.text for t in phrase), read=tuple(reading.read),

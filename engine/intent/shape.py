@@ -87,6 +87,12 @@ def _clause_numeric(clause: str) -> bool:
     return bool(_NUM_LEAD.match(lead) and (find_metrics(lead) or _NUM_NOUN.search(lead)))
 
 
+def is_yes_no(core: str) -> bool:
+    """Whether the asked question opens as a yes/no question ("Does …", "Is …", "Has …", "Did …")."""
+    clauses = [c for c in _CLAUSE_SPLIT.split(core) if c.strip()]
+    return bool(clauses) and _YESNO.match(_lead(clauses[0])) is not None
+
+
 def is_numeric(core: str, asks_format: bool) -> bool:
     """Whether any clause of the question asks for a number; a stated unit or rounding (``asks_format``)
     also makes it numeric unless the question is a yes/no or textual one."""

@@ -252,6 +252,65 @@ def test_a_choice_among_years_computes_the_metric_for_each(pipeline, demo_truth,
     assert all(f"FY{y}" in run.answer.text for y in years)
 
 
+def _judged(t, metric: str, y: int) -> float:  # noqa: ANN001
+    """The demo generator's value of a judged metric (formulas written here, not read from the catalogue)."""
+    return {"gross margin": lambda: t("Gross profit", y) / t("Total revenue", y) * 100,
+            "operating margin": lambda: t("Operating income", y) / t("Total revenue", y) * 100,
+            "net income": lambda: t("Net income", y),
+            "quick ratio": lambda: (t("Cash and cash equivalents", y) + t("Accounts receivable", y))
+            / t("Total current liabilities", y),
+            "current ratio": lambda: t("Total current assets", y) / t("Total current liabilities", y),
+            "working capital": lambda: t("Total current assets", y) - t("Total current liabilities", y),
+            "net margin": lambda: t("Net income", y) / t("Total revenue", y) * 100}[metric]()
+
+
+@pytest.mark.parametrize(("question", "metric", "test"), [
+    ("Does Harborview Therapeutics have an improving gross margin profile as of FY2023?", "gross margin", "up"),
+    ("Did Harborview Therapeutics' operating margin decline in FY2023?", "operating margin", "down"),
+    ("Has Harborview Therapeutics grown its net income between FY2022 and FY2023?", "net income", "up"),
+    ("Is Harborview Therapeutics' net income declining in FY2023?", "net income", "down"),
+    ("Did Harborview Therapeutics' net margin increase in FY2023 compared to FY2022?", "net margin", "up"),
+    ("Does Harborview Therapeutics have a reasonably healthy liquidity profile based on its quick ratio for FY2023?",
+     "quick ratio", (">=", 1.0)),
+    ("Is Harborview Therapeutics' current ratio above 3.5 in FY2023?", "current ratio", (">=", 3.5)),
+    ("Does Harborview Therapeutics have positive working capital based on FY2023 data?", "working capital",
+     (">", 0.0)),
+])
+def test_a_judgement_is_computed_from_the_facts_with_its_values_and_its_test(pipeline, demo_truth, question, metric,
+                                                                            test) -> None:  # noqa: ANN001
+    """A yes/no question judging a metric ("improving", "declining", "healthy", "above 3.5") is answered from the
+    facts without a model call: the side follows from the values the generator printed, and the sentence gives
+    the values and the test (improving: higher than the year before; healthy: the bar judgements.toml states)."""
+    def t(row: str, y: int) -> float:
+        return truth(demo_truth, "HRBR", row, y)
+
+    new, old = _judged(t, metric, 2023), _judged(t, metric, 2022)
+    relation = {">=": "at or above", ">": "above"}
+    yes = new > old if test == "up" else new < old if test == "down" else (
+        new >= test[1] if test[0] == ">=" else new > test[1])
+    run, facts = ask(pipeline, question)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer.text
+    text = run.answer.text
+    assert text.startswith("Yes: " if yes else "No: ") and "the test: '" in text, text
+    if isinstance(test, str):
+        assert run.answer.value == pytest.approx(new - old, rel=1e-6, abs=1e-6)
+        assert "FY2022" in text and "FY2023" in text and ("higher" if test == "up" else "lower") in text
+    else:
+        assert run.answer.value == pytest.approx(new, rel=1e-6)  # an amount in USD millions, as the truth
+        assert f"{relation[test[0]]} {test[1]:g}" in text
+
+
+def test_a_level_judged_without_a_stated_bar_is_not_judged_from_the_facts(pipeline) -> None:  # noqa: ANN001
+    """"A healthy gross margin": no bar is stated for gross margin, so the engine does not decide it (the words are
+    left unread and the question goes to the written answer)."""
+    from engine.intent import parse_intent
+    from engine.intent.reader import read_plan
+
+    plan = read_plan(parse_intent("Does Harborview Therapeutics have a healthy gross margin in FY2023?"),
+                     load_catalogue())
+    assert plan.status == "unread" and plan.unread == ("healthy",) and "states no bar" in plan.note
+
+
 @pytest.mark.parametrize(("question", "expected"), [
     ("Among operations, investing, and financing activities, which brought in the most (or lost the least) cash "
      "for Acme in FY2023?", (("cash from operations", "cash from investing", "cash from financing"), True)),
@@ -271,3 +330,44 @@ def test_which_questions_that_choose_among_listed_amounts(question, expected) ->
     plan = read_plan(parse_intent(question), load_catalogue())
     got = (tuple(o.name for o in plan.tree.args), plan.choice == "largest") if plan.choice else None
     assert got == expected
+
+
+def test_a_judged_metric_the_statements_do_not_print_is_said_not_meaningful(tmp_path, embedder) -> None:  # noqa: ANN001
+    """A bank's income statement prints no cost of revenue: "does it have an improving gross margin?" is answered
+    that gross margin is not meaningful for it, naming the line its own annual report lacks — not a number, and
+    not "not answerable" as if a filing were missing."""
+    import pymupdf
+
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from tests.engine.test_identity import write_cover_pdf
+
+    rows = [("Consolidated Statements of Income", "", ""), ("(in millions)", "2023", "2022"),
+            ("Net interest income", "5,210", "4,870"), ("Noninterest income", "2,030", "1,990"),
+            ("Total net revenue", "7,240", "6,860"), ("Provision for credit losses", "410", "350"),
+            ("Noninterest expense", "4,120", "3,980"), ("Income before income taxes", "2,710", "2,530"),
+            ("Net income", "2,080", "1,950")]
+    path = write_cover_pdf(tmp_path / "f" / "ACMEBANK_2023_10K.pdf", name="ACME BANK CORP", form="10-K",
+                           period_text="December 31, 2023")
+    doc = pymupdf.open(path)
+    page = doc.new_page()
+    for y, row in enumerate(rows):
+        for x, cell in zip((72, 300, 380), row, strict=True):
+            page.insert_text((x, 72 + 16 * y), cell, fontsize=10)
+    doc.saveIncr()
+    from engine.indexing import sync_indexes
+    from engine.ingest import ingest
+    from engine.store import Library
+
+    home = tmp_path / "lib"
+    settings = Settings(home=home, ingest={"workers": 1})
+    library = Library(home)
+    ingest(library, [tmp_path / "f"], settings)
+    sync_indexes(library, settings, embedder)
+    pipeline = build_pipeline(settings, library, Models(embedder))
+    run, _ = ask(pipeline, "Does Acme Bank have an improving gross margin profile as of FY2023?")
+    assert run.status == "answered" and run.answer.value is None and run.llm_calls == 0, run.answer
+    assert run.answer.text.startswith("Not judged: gross margin needs ") and "not a meaningful measure" in \
+        run.answer.text
+    run, _ = ask(pipeline, "Has Acme Bank's net income grown between FY2022 and FY2023?")  # printed: judged
+    assert run.answer.text.startswith("Yes: net income rose by 130 USD millions"), run.answer.text

@@ -427,20 +427,13 @@ def test_a_year_column_of_unstated_length_in_an_interim_report_is_not_listed_for
     """A 10-Q table headed only "2023  2022" may hold a quarter or a year to date: it does not answer "in 2023"
     (an earnings release's segment table was read as the year's figure that way). The 10-K's same table is the
     fiscal year."""
-    import pymupdf
-
-    from tests.engine.test_identity import ingested, write_cover_pdf
+    from tests.engine.test_identity import add_table_page, ingested, write_cover_pdf
 
     rows = [("Consolidated Statement of Income", "", ""), ("(in millions)", "2023", "2022"),
             ("Net sales", "1,234", "1,100"), ("Restructuring charges", "411", "300")]
     for name, form, end in (("ACME_2023_10K", "10-K", "December 31, 2023"), ("ACME_2023Q2_10Q", "10-Q", "June 30, 2023")):
-        path = write_cover_pdf(tmp_path / "f" / f"{name}.pdf", name="ACME CORP", form=form, period_text=end)
-        doc = pymupdf.open(path)
-        page = doc.new_page()
-        for y, row in enumerate(rows):
-            for x, cell in zip((72, 300, 380), row, strict=True):
-                page.insert_text((x, 72 + 16 * y), cell, fontsize=10)
-        doc.saveIncr()
+        add_table_page(write_cover_pdf(tmp_path / "f" / f"{name}.pdf", name="ACME CORP", form=form, period_text=end),
+                       rows)
     library = ingested(tmp_path, tmp_path / "f")
 
     def listed(doc_name: str, question: str) -> set[tuple[str, str]]:

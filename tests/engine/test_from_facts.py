@@ -336,25 +336,17 @@ def test_a_judged_metric_the_statements_do_not_print_is_said_not_meaningful(tmp_
     """A bank's income statement prints no cost of revenue: "does it have an improving gross margin?" is answered
     that gross margin is not meaningful for it, naming the line its own annual report lacks — not a number, and
     not "not answerable" as if a filing were missing."""
-    import pymupdf
-
     from engine.pipeline import Models, build_pipeline
     from engine.settings import Settings
-    from tests.engine.test_identity import write_cover_pdf
+    from tests.engine.test_identity import add_table_page, write_cover_pdf
 
     rows = [("Consolidated Statements of Income", "", ""), ("(in millions)", "2023", "2022"),
             ("Net interest income", "5,210", "4,870"), ("Noninterest income", "2,030", "1,990"),
             ("Total net revenue", "7,240", "6,860"), ("Provision for credit losses", "410", "350"),
             ("Noninterest expense", "4,120", "3,980"), ("Income before income taxes", "2,710", "2,530"),
             ("Net income", "2,080", "1,950")]
-    path = write_cover_pdf(tmp_path / "f" / "ACMEBANK_2023_10K.pdf", name="ACME BANK CORP", form="10-K",
-                           period_text="December 31, 2023")
-    doc = pymupdf.open(path)
-    page = doc.new_page()
-    for y, row in enumerate(rows):
-        for x, cell in zip((72, 300, 380), row, strict=True):
-            page.insert_text((x, 72 + 16 * y), cell, fontsize=10)
-    doc.saveIncr()
+    add_table_page(write_cover_pdf(tmp_path / "f" / "ACMEBANK_2023_10K.pdf", name="ACME BANK CORP", form="10-K",
+                                   period_text="December 31, 2023"), rows)
     from engine.indexing import sync_indexes
     from engine.ingest import ingest
     from engine.store import Library

@@ -54,6 +54,17 @@ def write_cover_pdf(path: Path, *, name: str, form: str, period_text: str, ticke
     return path
 
 
+def add_table_page(path: Path, rows: list[tuple[str, str, str]]) -> Path:
+    """A page appended to the PDF at ``path`` printing ``rows`` as a three-column table (a label, two values)."""
+    doc = pymupdf.open(path)
+    page = doc.new_page()
+    for y, row in enumerate(rows):
+        for x, cell in zip((72, 300, 380), row, strict=True):
+            page.insert_text((x, 72 + 16 * y), cell, fontsize=10)
+    doc.saveIncr()
+    return path
+
+
 def write_ixbrl_10q(path: Path, *, cik_in_dei: bool = True) -> Path:
     """An EDGAR-style iXBRL 10-Q of 3M whose hidden ``ix:header`` states the CIK and fiscal-year end (dei tags) and
     whose contexts name the entity by CIK; the printed cover states neither."""

@@ -16,8 +16,9 @@ from engine.pipeline import Models, build_pipeline, issuer_refs
 from tests.engine.scripted import ScriptedChat
 from tests.engine.test_from_facts import truth
 
-QUESTION = ("Does Harborview Therapeutics have an improving operating margin profile as of FY2023? If operating "
-            "margin is not a useful metric for a company like this, say so.")
+# a written question about a catalogue metric (a judgement of it, "does it have an improving operating margin", is
+# computed from the facts instead: test_from_facts)
+QUESTION = "What drove the change in Harborview Therapeutics' operating margin in FY2023?"
 
 
 def _margin(demo_truth, year: int) -> float:  # noqa: ANN001

@@ -325,7 +325,11 @@ class HirecPipeline:
             # a catalogue metric of one company's fiscal year: the engine computes it from the statement facts,
             # or says which input is missing; no model writes a figure
             yield from self._facts(run, record, intent, plan, check.note, cancel)
-            return
+            if not (plan.judge and run.answer.status != "answered" and self.chat is not None):
+                return
+            # a judgement the facts cannot decide (an input not read: a split cost line, a bank's statements)
+            # is answered in words from the passages, saying what the facts lacked
+            record = _saying(f"the facts could not decide it: {run.answer.reason}", record, run)
         if self.chat is None and stop_after not in RETRIEVAL_STAGES:
             reason = "no chat model is loaded (see `filinglens models list`)"
             run.answer = AnswerResult("failed", "", reason=f"{reason}: {self.no_chat_reason}" if self.no_chat_reason

@@ -462,16 +462,6 @@ def _choose(plan: FactPlan, got: Gathered, intent: QueryIntent) -> Computed:
     return Computed(values[pick_].value, values[pick_].unit, program, text)
 
 
-def _not_printed(plan: FactPlan, got: Gathered) -> str:
-    """The line items a judged metric needs that no fact gives although an annual report printing their year is
-    loaded (its own year or its comparative; no candidate value either): what the statements' own shape lacks ("cost of revenue"); "" when a gap is of a
-    year not loaded, or ambiguous."""
-    loaded = {y - back for y in plan.annual_years.values() for back in (0, 1)}  # its year and the comparative
-    if not got.gaps or any(g.candidates or g.fiscal_year not in loaded for g in got.gaps):
-        return ""
-    return " and ".join(dict.fromkeys(g.item.words for g in got.gaps))
-
-
 def _judged(plan: FactPlan, c: Computed) -> Computed:
     """A yes/no judgement stated with its values and its test: "Yes: gross margin rose by 1.30 percentage points
     (from 30.20% in FY2022 to 31.50% in FY2023); the test: 'improving' read as gross margin higher than the year
@@ -513,12 +503,6 @@ def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> AnswerRe
     answerable, naming what is missing (never a number the engine cannot trace to a cell)."""
     payload = facts_payload(plan, got)
     refs, gaps, what = payload.inputs, payload.gaps, payload.formula
-    if gaps and plan.judge and (shape := _not_printed(plan, got)):
-        # a judgement of a metric whose input the company's own annual report does not print: not meaningful
-        text = (f"Not judged: {plan.metric.words} needs {shape}, which {plan.company}'s annual report for that "
-                f"year does not print; for a company whose statements carry no such line, {plan.metric.words} is "
-                "not a meaningful measure")
-        return AnswerResult("answered", text, method="facts", reason=f"missing {'; '.join(gaps)}")
     if gaps:
         text = f"{NOT_ANSWERABLE}: missing {'; '.join(gaps)}"
         return AnswerResult("not_answerable", text, method="facts", reason=f"missing {'; '.join(gaps)}")

@@ -332,10 +332,10 @@ def test_which_questions_that_choose_among_listed_amounts(question, expected) ->
     assert got == expected
 
 
-def test_a_judged_metric_the_statements_do_not_print_is_said_not_meaningful(tmp_path, embedder) -> None:  # noqa: ANN001
-    """A bank's income statement prints no cost of revenue: "does it have an improving gross margin?" is answered
-    that gross margin is not meaningful for it, naming the line its own annual report lacks — not a number, and
-    not "not answerable" as if a filing were missing."""
+def test_a_judgement_the_facts_cannot_decide_names_what_they_lack(tmp_path, embedder) -> None:  # noqa: ANN001
+    """A bank's income statement prints no cost of revenue: "does it have an improving gross margin?" gets no
+    number and no side from the facts, and the answer names the input they lack (with a chat model loaded, the
+    written answer reads the filing instead, with that note); a metric the bank prints is judged."""
     from engine.pipeline import Models, build_pipeline
     from engine.settings import Settings
     from tests.engine.test_identity import add_table_page, write_cover_pdf
@@ -358,8 +358,20 @@ def test_a_judged_metric_the_statements_do_not_print_is_said_not_meaningful(tmp_
     sync_indexes(library, settings, embedder)
     pipeline = build_pipeline(settings, library, Models(embedder))
     run, _ = ask(pipeline, "Does Acme Bank have an improving gross margin profile as of FY2023?")
-    assert run.status == "answered" and run.answer.value is None and run.llm_calls == 0, run.answer
-    assert run.answer.text.startswith("Not judged: gross margin needs ") and "not a meaningful measure" in \
-        run.answer.text
+    assert run.status == "not_answerable" and run.answer.value is None and run.llm_calls == 0, run.answer
+    assert "missing" in run.answer.text and ("cost of revenue" in run.answer.text or "gross profit" in run.answer.text)
     run, _ = ask(pipeline, "Has Acme Bank's net income grown between FY2022 and FY2023?")  # printed: judged
     assert run.answer.text.startswith("Yes: net income rose by 130 USD millions"), run.answer.text
+
+    from tests.engine.scripted import ScriptedChat
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        if purpose == "curation":
+            return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
+        return {"reasoning": ["a bank reports no cost of revenue"], "answer": "Gross margin is not a useful measure "
+                "for a bank.", "used_ids": [1], "insufficient": False}
+
+    with_model = build_pipeline(settings, library, Models(embedder, ScriptedChat(script)))
+    run, _ = ask(with_model, "Does Acme Bank have an improving gross margin profile as of FY2023?")
+    assert run.status == "answered" and run.answer.method == "cot" and run.answer.text.startswith("Gross margin")
+    assert run.answer.reason.startswith("the facts could not decide it: missing ")

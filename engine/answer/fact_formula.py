@@ -29,6 +29,7 @@ from engine.answer.generate import NOT_ANSWERABLE, format_value, passage_numbers
 from engine.facts.numbers import SCALE_FACTORS
 from engine.intent.lexicon import find_metrics
 from engine.intent.reader import is_relation, unread_words
+from engine.intent.wordlists import stems
 from engine.models.base import ChatModel
 from engine.prompts import evidence_messages, prompt
 from engine.records import (
@@ -260,14 +261,14 @@ def _check_coverage(used: Sequence[FactLine], intent: QueryIntent, ratio: bool) 
     plan = intent.plan
     if plan is None:
         return
-    said = {w[:_STEM] for line in used for w in re.findall(r"[a-z]+", line.names.lower())}
+    said = set().union(*(stems(line.names) for line in used))
     rows = {m for line in used for m in find_metrics(line.names)}
     missing = [f"'{m}'" for m in plan.named if m not in rows]  # a metric the question names, no figure is of
     words = unread_words(plan)
     missing += [f"'{w}' (a relation between amounts, and the formula gives an amount)"
                 for w in words if is_relation(w) and not ratio]
     things = [w for w in words if not is_relation(w)]
-    unmet = [w for w in things if w.lower()[:_STEM] not in said]
+    unmet = [w for w in things if not stems(w) <= said]
     if plan.status == "none":
         # no metric named: the reader left every word of the question's frame unread ("accruing", "occurred"),
         # so one of them naming what the figures are of is enough ("stores" in "we operated 412 stores")
@@ -277,9 +278,6 @@ def _check_coverage(used: Sequence[FactLine], intent: QueryIntent, ratio: bool) 
         verb = "is" if len(missing) == 1 else "are"
         raise FormulaRejected(f"the question's {', '.join(missing)} {verb} explained by none of the figures it "
                               "uses: it would answer part of the question")
-
-
-_STEM = 5  # letters two forms of a word share ("operate", "operated"; "expense", "expenses")
 
 
 def _ref(line: FactLine) -> FactInputRef:

@@ -48,6 +48,7 @@ from engine.facts.numbers import (
 from engine.records import ColumnPeriod, StatementFact
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+YEAR = _YEAR  # a four-digit year (engine.facts.figures reads header years and skips years with it)
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH = rf"(?:{'|'.join(m[:3] + '(?:' + m[3:] + ')?' for m in _MONTHS)})\.?"

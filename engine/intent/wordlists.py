@@ -33,3 +33,12 @@ def item_words(text: str) -> set[str]:
     """The words of ``text`` that may name a line item: three letters or more, less the words of a question that
     name none (``resources/reader/not_items.txt``: "what", "fiscal", "round", "millions")."""
     return {w for w in _ITEM_WORD.findall(text.lower()) if w not in word_set("not_items")}
+
+
+STEM = 5  # letters two forms of a word share ("operate", "operated"; "expense", "expenses")
+
+
+def stems(text: str) -> set[str]:
+    """The stems of the words of ``text`` (their first :data:`STEM` letters, lower case): what a question's word is
+    matched against when a figure's words must say it (engine.answer.fact_formula's coverage check)."""
+    return {w[:STEM] for w in re.findall(r"[a-z]+", text.lower())}

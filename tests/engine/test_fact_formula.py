@@ -265,9 +265,10 @@ def test_a_figure_only_the_text_prints_is_a_line_the_formula_names(tmp_path) -> 
     assert result.status == "answered" and result.method == "pot" and result.value == 412 and result.text == "412"
     assert [v.label for v in result.variables] == [stores.words] and not result.inputs
     assert all(g.verified and g.found_in == (1,) for g in result.grounding)
-    from engine.answer.fact_lines import FactLine, _figures_of
+    from engine.answer.fact_lines import FactLine
+    from engine.facts.figures import figures_of
 
-    people = FactLine(len(lines) + 1, 1, figure=next(f for _, f in _figures_of(passages[0].prompt_text())
+    people = FactLine(len(lines) + 1, 1, figure=next(f for _, f in figures_of(passages[0].prompt_text())
                                                       if f.printed == "9,800"))
     chat = ScriptedChat(lambda purpose, messages, n: pick(purpose, people.id))  # the wrong figure: 'stores' unmet
     result, _ = answer_from_fact_formula(question, intent, passages, (*lines, people), chat, AnswerSettings(),
@@ -278,7 +279,7 @@ def test_a_figure_only_the_text_prints_is_a_line_the_formula_names(tmp_path) -> 
 
     table = "(In millions, except per share amounts)\nYear Ended December 31,\n2023  2022\nTotal revenue  $7,232  $6,776\n" \
             "Diluted EPS  $19.90  $21.48\nWe opened 12 stores in 2023."
-    got = {f.printed: f for _, f in _figures_of(table)}
+    got = {f.printed: f for _, f in figures_of(table)}
     assert (got["$6,776"].unit, got["$6,776"].scale, got["$6,776"].scaled_value) == ("USD", "millions", 6.776e9)
     assert got["$6,776"].context.endswith("(column 2022)")
     assert (got["$19.90"].unit, got["$19.90"].scale) == ("USD/share", None)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from engine.facts.numbers import CELL, is_number_cell, scale_caption
 from engine.records import ChunkSpan
+from engine.vocab.numbers import CELL, is_number_cell, scale_caption
 
 # A table row: cells separated by the two-space gap the PDF parser writes, at least one of them numeric.
 _GAP = "  "

@@ -178,7 +178,7 @@ def _refresh_facts(library: Library, settings: Settings) -> None:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from engine.search import MetadataFilter, Searcher
+    from engine.retrieval.search import MetadataFilter, Searcher
 
     settings = _settings(args)
     library = _library(settings)
@@ -203,7 +203,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
-    from engine.facts.search import FactFilter, describe, search_facts
+    from engine.facts.lookup import FactFilter, describe, search_facts
 
     settings = _settings(args)
     library = _library(settings)

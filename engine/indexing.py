@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import EngineError, IndexDamagedError, IndexNotReadyError
+from engine.files import link_or_copy, write_atomic
 from engine.models.base import Embedder
-from engine.retrieval.lexical import LexicalIndex
 from engine.settings import Settings
+from engine.store import terms
+from engine.store.bm25 import LexicalIndex
 from engine.store.hnsw import HnswIndex
 from engine.store.index_sets import (
     RESUME_DIR,
@@ -35,9 +37,8 @@ from engine.store.index_sets import (
     read_current,
     remove_leftovers,
 )
-from engine.store import terms
 from engine.store.library import Library
-from engine.store.manifest import link_or_copy, read_manifest, write_atomic
+from engine.store.manifest import read_manifest
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any, Protocol
 
-from engine.answer.catalogue import Term, formula_terms, load_catalogue
 from engine.answer.choose import choose_facts
 from engine.answer.from_facts import (
     FactPlan,
@@ -61,6 +60,7 @@ from engine.retrieval.hierarchical import HierarchicalRetriever
 from engine.settings import Settings
 from engine.store.library import Library, RunStore
 from engine.trace import call_llm, outcome_to_json, record_trace
+from engine.vocab.catalogue import Term, formula_terms, load_catalogue
 
 log = logging.getLogger(__name__)
 

@@ -38,14 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from engine.answer.catalogue import load_catalogue
 from engine.answer.from_facts import facts_answer, gather, plan_metric
 from engine.errors import Cancelled, EngineError
 from engine.export import safe_cell
 from engine.intent import parse_intent
 from engine.intent.periods import asked_periods
-from engine.pipeline import issuer_refs
 from engine.models.base import ChatMessage, ChatModel
+from engine.pipeline import issuer_refs
 from engine.prompts import prompt
 from engine.records import Card, Chunk, Filing, QueryIntent
 from engine.rerank.cards import CardMaker
@@ -53,6 +52,7 @@ from engine.retrieval.hierarchical import filing_title
 from engine.settings import Settings
 from engine.store.library import Library
 from engine.trace import call_llm
+from engine.vocab.catalogue import load_catalogue
 
 KINDS = ("single", "topic-merge", "deepen", "compare")
 MIN_CHARS = 200  # a passage shorter than this rarely holds a question's evidence

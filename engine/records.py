@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, ClassVar
 
-from engine.lexicon import ChunkTerms
 from engine.pages import cite
+from engine.vocab.numbers import SCALE_FACTORS
+from engine.vocab.tokens import ChunkTerms
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class ParsedFiling:
     printed_folios: tuple[str | None, ...] = ()  # per page: the number it prints ("46"), None: none read
     folio_version: str = ""  # the folio reader that read them (engine.ingest.folio)
     notes: tuple[str, ...] = ()  # what the user should know about how the file was read (a repaired PDF)
-    terms: ChunkTerms | None = None  # the chunks' BM25 terms (engine.lexicon), made where the file was read
+    terms: ChunkTerms | None = None  # the chunks' BM25 terms (engine.vocab.tokens), made where the file was read
 
 
 @dataclass(frozen=True)
@@ -317,8 +318,6 @@ class StatementFact:
 
     @property
     def scaled_value(self) -> float:
-        from engine.facts.numbers import SCALE_FACTORS
-
         return self.value * SCALE_FACTORS[self.scale] if self.scale else self.value
 
 
@@ -359,7 +358,7 @@ class Card:
     topic: str  # engine.intent.topics.TOPICS
     section: str  # "Item 7 MD&A", "income statement", or ""
     entities: tuple[str, ...]
-    metrics: tuple[str, ...]  # canonical metric names (engine.intent.lexicon)
+    metrics: tuple[str, ...]  # canonical metric names (engine.vocab.lexicon)
     numbers: tuple[str, ...]  # verbatim
     periods: tuple[str, ...]  # normalised: "FY2022", "2022-12" (a month-end), "3M to 2023-06-30"
     evidence_type: str  # table_numeric | narrative_numeric | qualitative_explanation | policy_text | guidance | none
@@ -828,3 +827,55 @@ class StoredRun:
 
     def stages(self, name: str) -> list[StageTrace]:
         return [t for t in self.traces if t.stage == name]
+
+
+# --- an HTML filing as read (engine.ingest.html writes it, engine.facts.xbrl reads its tags) ---------------------
+
+
+@dataclass(frozen=True)
+class TaggedValue:
+    """One ``ix:nonFraction`` as printed: ``page_text[char_start:char_end] == printed``.
+
+    Attributes are the tag's own (``scale`` 0 when absent, ``sign`` "-" or "", ``fmt`` the ``format``
+    QName such as "ixt:num-dot-decimal"); interpreting them is :mod:`engine.facts.xbrl`'s job.
+    """
+
+    page_index: int  # 0-based
+    char_start: int
+    char_end: int
+    concept: str  # "us-gaap:InventoryNet"
+    context: str  # the contextref
+    unit: str  # the unitref
+    scale: int
+    sign: str
+    fmt: str
+    printed: str
+    decimals: str = ""
+
+
+@dataclass(frozen=True)
+class XbrlContext:
+    """An ``xbrli:context``: its period (dates as written, ``YYYY-MM-DD``) and dimension members.
+
+    ``members`` holds one "dimension=member" string per ``xbrldi:explicitMember`` (QNames as written, e.g.
+    "us-gaap:StatementBusinessSegmentsAxis=acme:AmericasMember"), or "dimension=value" for a typed member.
+    """
+
+    id: str
+    start: str | None
+    end: str | None
+    instant: str | None
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HtmlDocument:
+    """An HTML filing's page texts and its inline XBRL: tagged values, contexts by id, unit measures by id
+    ("iso4217:USD", "iso4217:USD/xbrli:shares")."""
+
+    pages: tuple[str, ...]
+    tagged: tuple[TaggedValue, ...] = ()
+    contexts: dict[str, XbrlContext] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    dei: dict[str, str] = field(default_factory=dict)  # "dei:EntityCentralIndexKey" → "0000066740" (first of each)
+    entity_cik: str | None = None  # the CIK of the contexts' entity identifier (scheme http://www.sec.gov/CIK)

@@ -22,9 +22,26 @@ from engine.errors import StoreError
 from engine.models.base import ChatMessage, ChatModel, ChatResult
 from engine.pages import cite
 from engine.records import (
-    PAYLOAD_TYPES, AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactInputRef,
-    FactsPayload, IntentPayload, LlmCall, MetricPlan, PassagesPayload, PlanNode, QueryIntent, RerankPayload,
-    RewritePayload, RunCost, StagePayload, StageTrace, StoredRun,
+    PAYLOAD_TYPES,
+    AnswerPayload,
+    AnswerResult,
+    CurationPayload,
+    CurationStopPayload,
+    DocumentsPayload,
+    FactInputRef,
+    FactsPayload,
+    IntentPayload,
+    LlmCall,
+    MetricPlan,
+    PassagesPayload,
+    PlanNode,
+    QueryIntent,
+    RerankPayload,
+    RewritePayload,
+    RunCost,
+    StagePayload,
+    StageTrace,
+    StoredRun,
 )
 
 if TYPE_CHECKING:
@@ -216,7 +233,7 @@ def _plan_head(plan: MetricPlan, intent: QueryIntent) -> list[str]:
 
 class _Leaves:
     """Where a leaf sits: its period (``back`` fiscal years before the latest asked), and the fact the answer
-    read for it, found by the formula's name for the value (:func:`engine.answer.catalogue.variable`)."""
+    read for it, found by the formula's name for the value (:func:`engine.vocab.catalogue.variable`)."""
 
     def __init__(self, latest: int | None, quarter: str, inputs: Sequence[FactInputRef]) -> None:
         self.latest, self.quarter = latest, quarter
@@ -230,7 +247,7 @@ class _Leaves:
         return "the asked year" if back == 0 else f"{back} year(s) before the asked year"
 
     def fact(self, item: str, back: int) -> FactInputRef | None:
-        from engine.answer.catalogue import Term, variable
+        from engine.vocab.catalogue import Term, variable
 
         return self.inputs.get(variable(Term(item, back)))
 

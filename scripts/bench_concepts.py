@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.facts.concepts import concept_for
 from engine.facts.tables import extract_page_facts
 from engine.ingest.pdf import read_pdf_pages
 from engine.pages import cite
 from engine.records import StatementFact
+from engine.vocab.concepts import concept_for
 
 STATEMENTS = ("income statement", "balance sheet", "cash flows")
 DEFAULT_DOCS = (

@@ -22,10 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.eval.questions import load_questions
-from engine.facts.numbers import NUMBER, parse_number
 from engine.facts.tables import extract_facts
 from engine.pages import cite
 from engine.store import Library
+from engine.vocab.numbers import NUMBER, parse_number
 
 _YEAR = re.compile(r"^\(?(?:19|20)\d\d\)?$")
 

@@ -23,7 +23,7 @@ from engine.eval.metrics import percentile  # noqa: E402
 from engine.indexing import sync_indexes  # noqa: E402
 from engine.ingest import ingest  # noqa: E402
 from engine.models.registry import load_embedder  # noqa: E402
-from engine.search import MetadataFilter, Searcher  # noqa: E402
+from engine.retrieval.search import MetadataFilter, Searcher  # noqa: E402
 from engine.settings import Settings  # noqa: E402
 from engine.store import Library  # noqa: E402
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import tempfile
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.eval.metrics import percentile  # noqa: E402
 from engine.indexing import lexical_index  # noqa: E402
-from engine.retrieval.lexical import LexicalIndex  # noqa: E402
 from engine.settings import Settings  # noqa: E402
 from engine.store import Library  # noqa: E402
+from engine.store.bm25 import LexicalIndex  # noqa: E402
 
 
 def timed(fn, queries):  # noqa: ANN001, ANN201

@@ -34,11 +34,11 @@ from engine.indexing import sync_indexes  # noqa: E402
 from engine.ingest import ingest  # noqa: E402
 from engine.ingest.identity import summary_text  # noqa: E402
 from engine.ingest.parse import parse_file  # noqa: E402
-from engine.lexicon import chunk_terms  # noqa: E402
 from engine.models.registry import load_embedder  # noqa: E402
 from engine.records import FilingIdentity, ParsedFiling, indexed_text  # noqa: E402
 from engine.settings import Settings  # noqa: E402
 from engine.store import Library  # noqa: E402
+from engine.vocab.tokens import chunk_terms  # noqa: E402
 
 DEMO_FILINGS, DEMO_SEED = 40, 11
 FIRST = ["Alder", "Birch", "Cobalt", "Delta", "Ember", "Falcon", "Granite", "Harbor", "Iris", "Juniper", "Kestrel",

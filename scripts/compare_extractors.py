@@ -51,10 +51,10 @@ from bench_facts import figures
 
 from engine.chunking import parse_row
 from engine.eval.questions import load_questions
-from engine.facts.numbers import is_number_cell, numbers_in, parse_number
 from engine.facts.tables import extract_page_facts
 from engine.ingest.pdf import _row_text
 from engine.pages import cite
+from engine.vocab.numbers import is_number_cell, numbers_in, parse_number
 
 REL_TOL = 1e-6
 _YEAR_CELL = re.compile(r"^\(?(?:19|20)\d\d\)?$")

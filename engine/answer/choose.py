@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine.answer.catalogue import Term, variable
 from engine.answer.from_facts import Gap
 from engine.models.base import ChatMessage, ChatModel
 from engine.pages import page_number
@@ -18,6 +17,7 @@ from engine.prompts import prompt
 from engine.records import LlmCall, StoredFact
 from engine.settings import PromptSettings
 from engine.trace import call_llm
+from engine.vocab.catalogue import Term, variable
 
 __all__ = ["candidate_line", "choose_facts"]
 

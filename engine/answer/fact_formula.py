@@ -26,8 +26,6 @@ from typing import Any
 from engine.answer.evaluator import ProgramFailed, ProgramRejected
 from engine.answer.fact_lines import FactLine, render_fact_lines
 from engine.answer.generate import NOT_ANSWERABLE, format_value, passage_numbers, run_answer_program
-from engine.facts.numbers import SCALE_FACTORS
-from engine.intent.lexicon import find_metrics
 from engine.intent.reader import is_relation, unread_words
 from engine.intent.wordlists import stems
 from engine.models.base import ChatModel
@@ -45,6 +43,8 @@ from engine.records import (
 )
 from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
+from engine.vocab.lexicon import find_metrics
+from engine.vocab.numbers import SCALE_FACTORS
 
 __all__ = ["CONSTANTS", "FORMULA_FOUND_BY", "FormulaRejected", "answer_from_fact_formula", "fact_schema",
            "formula_schema", "parse_formula"]

@@ -18,10 +18,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from engine.facts.figures import PrintedFigure, figures_of
-from engine.intent.lexicon import find_metrics
 from engine.intent.wordlists import item_words
 from engine.records import Passage, QueryIntent, StoredFact
 from engine.store.library import Library
+from engine.vocab.lexicon import find_metrics
 
 __all__ = ["FactLine", "passage_facts", "passage_figures", "passage_lines", "render_fact_lines"]
 

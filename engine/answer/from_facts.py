@@ -2,7 +2,7 @@
 no model copies a digit.
 
 :func:`plan_metric` resolves what the question asks for: the company's filings, the fiscal year, the catalogue
-metric (:mod:`engine.answer.catalogue`), and whether it asks for a growth rate. :func:`gather` is the
+metric (:mod:`engine.vocab.catalogue`), and whether it asks for a growth rate. :func:`gather` is the
 sufficiency check: for every (line item, fiscal year) a formula needs it finds the candidate facts and picks one
 only when the choice is unambiguous (see :func:`pick`); what it cannot fill is a :class:`Gap`, named as the
 analyst would ("3M FY2017 year-end inventories"). :func:`compute` runs the formula over the picked facts in the restricted
@@ -17,19 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import product
 
-from engine.answer.catalogue import (
-    Catalogue,
-    LineItem,
-    Metric,
-    Term,
-    formula_terms,
-    python_formula,
-    variable,
-)
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, run_program
 from engine.answer.generate import NOT_ANSWERABLE, format_value
-from engine.facts.numbers import SCALE_FACTORS
-from engine.intent.lexicon import find_metrics
 from engine.intent.reader import asks_a_number, dimension_of, plan_words, read_plan
 from engine.records import (
     AnswerResult,
@@ -43,6 +32,17 @@ from engine.records import (
     StoredFact,
 )
 from engine.store.library import Library
+from engine.vocab.catalogue import (
+    Catalogue,
+    LineItem,
+    Metric,
+    Term,
+    formula_terms,
+    python_formula,
+    variable,
+)
+from engine.vocab.lexicon import find_metrics
+from engine.vocab.numbers import SCALE_FACTORS
 
 __all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compiled", "compute", "facts_answer", "facts_payload",
            "gap_facts", "gap_query", "gather", "pick", "plan_metric"]

@@ -12,7 +12,6 @@ from typing import Any
 
 from engine.answer.evaluator import EvalResult, extract_program, run_program
 from engine.answer.fact_lines import FactLine, render_fact_lines
-from engine.facts.numbers import NUMBER, numbers_in, parse_number
 from engine.models.base import ChatModel
 from engine.prompts import evidence_messages, prompt
 from engine.records import (
@@ -24,6 +23,7 @@ from engine.records import (
 )
 from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
+from engine.vocab.numbers import NUMBER, numbers_in, parse_number
 
 NOT_ANSWERABLE = "not answerable from the loaded filings"
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.answer.catalogue import Catalogue, Metric
 from engine.answer.evaluator import ProgramFailed
 from engine.answer.fact_lines import fenced
 from engine.answer.from_facts import FactPlan, annual_reports, compute, gather
 from engine.pages import cite
 from engine.records import FactInputRef, QueryIntent
 from engine.store.library import Library
+from engine.vocab.catalogue import Catalogue, Metric
 
 __all__ = ["MetricLine", "computed_metrics", "render_metric_lines"]
 

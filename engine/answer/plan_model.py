@@ -17,7 +17,6 @@ from dataclasses import replace
 from string import Template
 from typing import Any
 
-from engine.answer.catalogue import REFERENCE, Catalogue
 from engine.intent.reader import (
     finish_plan,
     is_relation,
@@ -31,6 +30,7 @@ from engine.prompts import prompt
 from engine.records import LlmCall, MetricPlan, PlanNode, QueryIntent
 from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
+from engine.vocab.catalogue import REFERENCE, Catalogue
 
 __all__ = ["CONSTANTS", "PlanRejected", "check_plan", "plan_schema", "propose_plan"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
 
-from engine.facts.numbers import MENTION, SCALE_EXPONENTS, scale_word
+from engine.vocab.numbers import MENTION, SCALE_EXPONENTS, scale_word
 
 Page = tuple[str, int]
 

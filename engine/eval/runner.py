@@ -9,22 +9,41 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from engine.eval.metrics import (
-    EvidenceSpan, Page, answer_matches, average_precision_at_k, chunk_grade, document_recall_at_k, key_figures_found,
-    locate_span, mrr_at_k, gold_is_numeric, ndcg_at_k, page_precision, page_recall_at_k, yes_no,
-)
 from engine.errors import Cancelled
+from engine.eval.metrics import (
+    EvidenceSpan,
+    Page,
+    answer_matches,
+    average_precision_at_k,
+    chunk_grade,
+    document_recall_at_k,
+    gold_is_numeric,
+    key_figures_found,
+    locate_span,
+    mrr_at_k,
+    ndcg_at_k,
+    page_precision,
+    page_recall_at_k,
+    yes_no,
+)
 from engine.eval.questions import EvalQuestion
 from engine.indexing import OpenIndexes
 from engine.intent import lexical_query, parse_intent
 from engine.models.base import ChatMessage
 from engine.pipeline import HirecPipeline, Models, build_pipeline
 from engine.records import (
-    AnswerPayload, AnswerResult, Chunk, DocumentsPayload, FactsPayload, Passage, PassagesPayload, StageTrace,
+    AnswerPayload,
+    AnswerResult,
+    Chunk,
+    DocumentsPayload,
+    FactsPayload,
+    Passage,
+    PassagesPayload,
+    StageTrace,
 )
 from engine.rerank.stage import PassageReranker
 from engine.retrieval.hierarchical import filing_title
-from engine.search import Searcher
+from engine.retrieval.search import Searcher
 from engine.settings import Settings
 from engine.store.library import Library
 

@@ -1,1 +1,2 @@
-"""Statement facts; for now, the one reader of printed numbers and scales (:mod:`engine.facts.numbers`)."""
+"""Statement facts: the cells of statement tables read as facts (:mod:`.tables`), the inline XBRL tags of an HTML
+filing (:mod:`.xbrl`), figures printed in prose (:mod:`.figures`) and finding stored facts (:mod:`.lookup`)."""

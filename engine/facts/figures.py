@@ -1,7 +1,7 @@
 """Figures printed in a passage's text outside the statement facts ("we operated 412 stores", "net sales grew 6.7%
 to $1.2 billion", a table row the facts layer did not read): each with its value, unit and scale, the words around
 it and its own clause. The answer step offers them as numbered lines a formula may name
-(:mod:`engine.answer.fact_lines`); the number patterns are :mod:`engine.facts.numbers`', the row units
+(:mod:`engine.answer.fact_lines`); the number patterns are :mod:`engine.vocab.numbers`', the row units
 :mod:`engine.facts.tables`'."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.facts.numbers import MENTION, SCALE_FACTORS, caption_of, scale_word
 from engine.facts.tables import YEAR, row_unit
+from engine.vocab.numbers import MENTION, SCALE_FACTORS, caption_of, scale_word
 
 __all__ = ["PrintedFigure", "figures_of"]
 

@@ -19,7 +19,7 @@ so a table is read from the page text the library already stores:
   its total; a row whose label opens with "Total" (or "Net cash provided/used") is marked a total;
 - the **unit** (USD, USD/share, shares, count, %, ratio, years) comes from the row's label, then its headings;
 - the **scale** comes from the table's printed caption ("(In millions, except per share data)", above or just
-  under the years), read as a :class:`~engine.facts.numbers.Caption`: amounts and share counts apart ("except share
+  under the years), read as a :class:`~engine.vocab.numbers.Caption`: amounts and share counts apart ("except share
   data", "shares in thousands"), or from a caption in the row's own label or heading ("Shares (000's)"). Money in a
   table that prints none takes the scale the filing prints most; counts do not; per-share amounts, percentages,
   ratios and years are never scaled;
@@ -35,7 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from engine.chunking import CELL_GAP, VALUES_ONLY, parse_row
-from engine.facts.numbers import (
+from engine.records import ColumnPeriod, StatementFact
+from engine.vocab.numbers import (
     CELL,
     Caption,
     caption_of,
@@ -45,7 +46,6 @@ from engine.facts.numbers import (
     scale_caption,
     strip_scale,
 )
-from engine.records import ColumnPeriod, StatementFact
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 YEAR = _YEAR  # a four-digit year (engine.facts.figures reads header years and skips years with it)

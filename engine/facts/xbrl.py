@@ -1,6 +1,6 @@
 """Statement facts from inline XBRL: the values an HTML filing tags, exact, with the table's provenance.
 
-A tagged value (:class:`~engine.ingest.html.TaggedValue`) says what it is; the page text says where it sits.
+A tagged value (:class:`~engine.records.TaggedValue`) says what it is; the page text says where it sits.
 :func:`merge_xbrl` turns each into a :class:`StatementFact` with ``source="xbrl"``:
 
 - **value**: the printed digits (:func:`parse_number`), always read as absolute: in inline XBRL the
@@ -30,22 +30,17 @@ fact (logged at debug level).
 
 from __future__ import annotations
 
-import math
-
 import logging
+import math
 import re
 from dataclasses import replace
 from datetime import date
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from engine.chunking import parse_row
-from engine.facts.numbers import parse_number
 from engine.facts.tables import fiscal_year_of
-from engine.records import ColumnPeriod, StatementFact
-
-if TYPE_CHECKING:  # types only: importing engine.ingest loads the ingest pipeline, which imports this module
-    from engine.ingest.html import HtmlDocument, TaggedValue, XbrlContext
+from engine.records import ColumnPeriod, HtmlDocument, StatementFact, TaggedValue, XbrlContext
+from engine.vocab.numbers import parse_number
 
 __all__ = ["merge_xbrl"]
 

@@ -25,6 +25,7 @@ from html.parser import HTMLParser
 
 from engine.errors import IngestError
 from engine.invisible import visible
+from engine.records import HtmlDocument, TaggedValue, XbrlContext
 
 logger = logging.getLogger(__name__)
 
@@ -44,55 +45,6 @@ _WS_BEFORE_CLOSE = re.compile(rf"(\s+){_CLOSE}")
 _TAGGED = "ix:nonfraction"
 _TEXT_TAG = "ix:nonnumeric"
 _SEC_CIK_SCHEME = "sec.gov/cik"
-
-
-@dataclass(frozen=True)
-class TaggedValue:
-    """One ``ix:nonFraction`` as printed: ``page_text[char_start:char_end] == printed``.
-
-    Attributes are the tag's own (``scale`` 0 when absent, ``sign`` "-" or "", ``fmt`` the ``format``
-    QName such as "ixt:num-dot-decimal"); interpreting them is :mod:`engine.facts.xbrl`'s job.
-    """
-
-    page_index: int  # 0-based
-    char_start: int
-    char_end: int
-    concept: str  # "us-gaap:InventoryNet"
-    context: str  # the contextref
-    unit: str  # the unitref
-    scale: int
-    sign: str
-    fmt: str
-    printed: str
-    decimals: str = ""
-
-
-@dataclass(frozen=True)
-class XbrlContext:
-    """An ``xbrli:context``: its period (dates as written, ``YYYY-MM-DD``) and dimension members.
-
-    ``members`` holds one "dimension=member" string per ``xbrldi:explicitMember`` (QNames as written, e.g.
-    "us-gaap:StatementBusinessSegmentsAxis=acme:AmericasMember"), or "dimension=value" for a typed member.
-    """
-
-    id: str
-    start: str | None
-    end: str | None
-    instant: str | None
-    members: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class HtmlDocument:
-    """An HTML filing's page texts and its inline XBRL: tagged values, contexts by id, unit measures by id
-    ("iso4217:USD", "iso4217:USD/xbrli:shares")."""
-
-    pages: tuple[str, ...]
-    tagged: tuple[TaggedValue, ...] = ()
-    contexts: dict[str, XbrlContext] = field(default_factory=dict)
-    units: dict[str, str] = field(default_factory=dict)
-    dei: dict[str, str] = field(default_factory=dict)  # "dei:EntityCentralIndexKey" → "0000066740" (first of each)
-    entity_cik: str | None = None  # the CIK of the contexts' entity identifier (scheme http://www.sec.gov/CIK)
 
 
 @dataclass

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from engine.chunking import chunk_pages
 from engine.errors import IngestError
-from engine.facts.concepts import concept_for, is_instant
 from engine.facts.tables import extract_facts
 from engine.facts.xbrl import merge_xbrl
 from engine.ingest.folio import FOLIO_VERSION, printed_folios
@@ -25,9 +24,10 @@ from engine.ingest.identity import (
     with_tagged_cover,
 )
 from engine.ingest.pdf import WordBox, read_pdf_pages, span_box
-from engine.lexicon import chunk_terms
 from engine.records import ParsedFiling, StatementFact, indexed_text
 from engine.settings import ChunkingSettings, IngestSettings, Settings
+from engine.vocab.concepts import concept_for, is_instant
+from engine.vocab.tokens import chunk_terms
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +145,6 @@ def pool_outcome(future: Future, timeout: float) -> ParsedFiling | str:
 def warm_worker() -> None:
     """A reading process's start: load what reading a file needs (the readers, the term tokenizer) before the
     first file, so that ``ingest.file_timeout_s`` measures reading, not the process's start-up."""
-    from engine.lexicon import tokenizer
+    from engine.vocab.tokens import tokenizer
 
     tokenizer()

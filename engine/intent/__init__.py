@@ -13,8 +13,7 @@ from collections.abc import Sequence
 
 from engine.intent.forms import form_hints
 from engine.intent.issuers import match_issuers
-from engine.intent.lexical import lexical_query, lexical_terms, question_keywords
-from engine.intent.lexicon import find_metrics, line_item_metrics, metric_named_by, metric_spans
+from engine.intent.keywords import lexical_query, lexical_terms, question_keywords
 from engine.intent.periods import asked_date, asked_periods, period_labels
 from engine.intent.shape import core_question, is_comparison, is_numeric, is_yes_no, needs_calculation
 from engine.intent.topics import entities_in, relation_of, statements_in, temporal_scope, topic_of
@@ -30,6 +29,7 @@ from engine.intent.units import (
 )
 from engine.intent.wordlists import item_words
 from engine.records import IssuerRef, QueryIntent
+from engine.vocab.lexicon import find_metrics, line_item_metrics, metric_named_by, metric_spans
 
 __all__ = [
     "IssuerRef",

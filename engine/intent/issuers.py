@@ -274,7 +274,7 @@ def company_mentions(question: str, issuers: Sequence[IssuerRef]) -> tuple[Compa
     Where mentions overlap, the longest wins across both lists ("Johnson Controls" is not Johnson & Johnson by
     its first word); on the same words the library's company wins.
     """
-    from engine.intent.lexicon import lexicon_spans
+    from engine.vocab.lexicon import lexicon_spans
 
     text = " ".join(question.split())
     library, absent = with_known(tuple(issuers))

@@ -39,15 +39,15 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
 from engine.intent.issuers import issuer_spans
-from engine.intent.lexicon import lexicon_spans
 from engine.intent.periods import period_spans
 from engine.intent.shape import core_question, is_numeric
 from engine.intent.wordlists import word_list
 from engine.records import AnswerResult, IssuerRef, MetricPlan, PlanNode, QueryIntent
 from engine.settings import RESOURCES_DIR
+from engine.vocab.lexicon import lexicon_spans
 
 if TYPE_CHECKING:
-    from engine.answer.catalogue import Catalogue
+    from engine.vocab.catalogue import Catalogue
 
 __all__ = ["Dimension", "asked_years", "asks_a_number", "dimension_of", "finish_plan", "is_relation", "item_names",
            "metric_node", "plan_words", "read_plan", "tree_of_formula", "unread_answer", "unread_words"]
@@ -415,7 +415,7 @@ def tree_of_formula(formula: str, catalogue: Catalogue, defined: dict[str, PlanN
         refs[key] = m[1].strip()
         return key
 
-    from engine.answer.catalogue import REFERENCE  # the catalogue's own syntax (it moves down with issue 42)
+    from engine.vocab.catalogue import REFERENCE  # the catalogue's own syntax (it moves down with issue 42)
 
     body = REFERENCE.sub(ref, formula)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engine.intent.lexicon import _DERIVED, find_metrics
+from engine.vocab.lexicon import _DERIVED, find_metrics
 
 _ABBREV = frozenset({"inc", "co", "corp", "ltd", "vs", "no", "etc", "jr", "sr", "st", "mr", "ms", "dr",
                     "approx", "e.g", "i.e", "u.s"})

@@ -20,7 +20,7 @@ TOPICS = ("Risk", "ESG", "Market", "Revenue", "Profitability", "Liquidity", "Cos
           "AccountingPolicy", "Legal", "MD&A", "FinancialStatements", "Other")
 RELATIONS = ("lookup", "trend", "comparison", "explanation", "definition", "policy")
 
-# canonical metric (engine.intent.lexicon) -> topic
+# canonical metric (engine.vocab.lexicon) -> topic
 _METRIC_TOPIC = {
     "revenue": "Revenue", "revenue growth": "Revenue", "sales": "Revenue",
     "gross margin": "Profitability", "operating margin": "Profitability", "net profit margin": "Profitability",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engine.facts.numbers import SCALE_FACTORS
+from engine.vocab.numbers import SCALE_FACTORS
 
 _USD = r"(?:usd|us\$|\$)\s*(?:in\s+)?"
 # The scales a question asks an amount in, named as tables print them (the keys of SCALE_FACTORS, which the

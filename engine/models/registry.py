@@ -30,9 +30,9 @@ import io
 import json
 import logging
 import os
+import re
 import shutil
 import sys
-import re
 import threading
 import zipfile
 from collections.abc import Callable, Iterator
@@ -697,8 +697,8 @@ def register_reranker(home: Path | str, model_dir: Path | str) -> Path:
     Raises:
         ModelError: ``model_dir`` holds no model (no ``config.json``).
     """
+    from engine.files import write_atomic
     from engine.models.embedder import weights_fingerprint
-    from engine.store.manifest import write_atomic
 
     folder = _reranker_folder(Path(model_dir))
     meta: dict[str, Any] = {}

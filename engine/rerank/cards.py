@@ -22,13 +22,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from engine.intent.lexicon import find_metrics
 from engine.intent.topics import TOPICS, entities_in, topic_of
 from engine.models.base import ChatMessage, ChatModel
 from engine.prompts import prompt
 from engine.records import Card, CardSpan, Chunk, LlmCall, StoredFact
 from engine.settings import PromptSettings
 from engine.store.library import Library
+from engine.vocab.lexicon import find_metrics
 
 log = logging.getLogger(__name__)
 

@@ -25,13 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.intent.lexicon import find_metrics
 from engine.intent.topics import RELATIONS, TOPICS
 from engine.models.base import ChatMessage, ChatModel
 from engine.prompts import prompt
 from engine.records import LlmCall
 from engine.rerank.matching import Demand
 from engine.settings import PromptSettings
+from engine.vocab.lexicon import find_metrics
 
 _KEYWORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9&'.-]*(?: [A-Za-z0-9&'.-]+){0,3}$")
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")  # "FY1999" too

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.answer.catalogue import Catalogue
-from engine.intent.lexicon import line_item_metrics
 from engine.intent.topics import topic_of
 from engine.records import Card, QueryIntent, period_years
 from engine.rerank.algorithms import AlignTerms, AlignWeights, alignment
 from engine.settings import RerankSettings
+from engine.vocab.catalogue import Catalogue
+from engine.vocab.lexicon import line_item_metrics
 
 _NUMERIC_TYPES = ("table_numeric", "narrative_numeric")
 _EXPLAINING = ("qualitative_explanation", "policy_text", "guidance")
@@ -38,7 +38,7 @@ class Demand:
 
     @classmethod
     def of(cls, intent: QueryIntent, catalogue: Catalogue | None = None) -> Demand:
-        items = line_item_metrics(intent)
+        items = line_item_metrics(intent.metrics)
         statements = list(intent.statements)
         if catalogue is not None and intent.numeric:
             where = {name: it.statement for it in catalogue.items.values() for name in catalogue.metrics_of(it.name)}

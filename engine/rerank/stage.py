@@ -21,7 +21,15 @@ import numpy as np
 
 from engine.models.base import ChatModel
 from engine.records import (
-    Chunk, Filing, LlmCall, Passage, PassageCandidate, PassagesPayload, QueryIntent, RerankPayload, RerankRow,
+    Chunk,
+    Filing,
+    LlmCall,
+    Passage,
+    PassageCandidate,
+    PassagesPayload,
+    QueryIntent,
+    RerankPayload,
+    RerankRow,
 )
 from engine.rerank.algorithms import stage1_cutoff
 from engine.rerank.calls import Calls, Candidate
@@ -29,11 +37,11 @@ from engine.rerank.cards import CardMaker
 from engine.rerank.intent_pass import model_intent as refine_intent
 from engine.rerank.matching import Demand, align, card_fit, matched_fields, terms_text
 from engine.rerank.tournament import Ranking, cards_only, fincards, multiagent
-from engine.answer.catalogue import load_catalogue
 from engine.retrieval.fusion import rrf
 from engine.retrieval.hierarchical import HierarchicalRetriever, filing_title
 from engine.settings import Settings
 from engine.store.library import Library
+from engine.vocab.catalogue import load_catalogue
 
 MODEL_MODES = ("tournament", "tournament-s2", "multiagent")
 

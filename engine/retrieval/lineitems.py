@@ -105,7 +105,7 @@ class LineItemIndex:
         another statement is not crowded out; a chunk that prints several comes first in each. Ties keep
         the filings' order. Empty when the question asks for no metric.
         """
-        wanted = tuple(line_item_metrics(intent))
+        wanted = tuple(line_item_metrics(intent.metrics))
         if not wanted:
             return []
         years = set(intent.fiscal_years)

@@ -1,11 +1,11 @@
 """BM25 inside chosen filings, with the whole library's statistics, from the chunk terms stored with each filing
-(:mod:`engine.lexicon`, :mod:`engine.store.terms`).
+(:mod:`engine.vocab.tokens`, :mod:`engine.store.terms`).
 
 The question path's lexical scoring: passages of the selected filings, FinCards' Stage 1, the reranker's mined
 negatives. It reads only the selected filings' terms (a few hundred KB a filing) and the document frequencies of
 the query's terms, so a question costs the same in a library of 164 filings or of 145,897, and nothing of the
 whole library is loaded. It is always current: the terms change in the same transaction as the filings. Its scores
-are the whole-library index's (:class:`engine.retrieval.lexical.LexicalIndex`, bm25s with the same tokenizer and
+are the whole-library index's (:class:`engine.store.bm25.LexicalIndex`, bm25s with the same tokenizer and
 formula), which the tests check.
 """
 
@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.lexicon import bm25, idf, query_terms
 from engine.store import terms
 from engine.store.library import Library
+from engine.vocab.tokens import bm25, idf, query_terms
 
 
 class FilingLexicon:

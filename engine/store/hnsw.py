@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from engine.errors import MissingDependencyError
-from engine.store.manifest import check_compatible, link_or_copy, read_manifest, write_manifest
+from engine.files import link_or_copy
+from engine.store.manifest import check_compatible, read_manifest, write_manifest
 
 log = logging.getLogger(__name__)
 

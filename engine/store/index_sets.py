@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import Cancelled, IndexDamagedError
-from engine.store.manifest import write_atomic
+from engine.files import write_atomic
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Each filing's chunk terms and the library's BM25 statistics, kept in the filing's own transaction
-(:mod:`engine.lexicon` says what the terms are).
+(:mod:`engine.vocab.tokens` says what the terms are).
 
 ``chunk_terms`` holds one row per filing (its chunks' terms, packed); ``term_df`` the number of the library's chunks
 holding each term; ``meta`` the number of chunks and of terms. Adding a filing adds its rows and counts, removing
@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from engine.lexicon import TERMS_VERSION, ChunkTerms, chunk_terms
 from engine.records import indexed_text
+from engine.vocab.tokens import TERMS_VERSION, ChunkTerms, chunk_terms
 
 SCHEMA = """
 CREATE TABLE chunk_terms (

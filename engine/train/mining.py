@@ -42,13 +42,13 @@ from typing import TYPE_CHECKING
 
 from engine.chunking import FOOTNOTE_MARK, is_header_row, parse_row
 from engine.errors import EngineError
-from engine.facts.numbers import NUMERAL, numerals_in
 from engine.intent import find_metrics, metric_named_by, metric_spans
 from engine.records import Chunk, Filing
 from engine.retrieval.hierarchical import filing_title
 from engine.retrieval.postings import FilingLexicon
 from engine.settings import PromptSettings, Settings
 from engine.store.library import Library
+from engine.vocab.numbers import NUMERAL, numerals_in
 
 if TYPE_CHECKING:
     from engine.models.base import ChatMessage, ChatModel
@@ -116,7 +116,7 @@ class MinedExample:
 
 def write_examples(path: Path, examples: Iterable[MinedExample]) -> None:
     """Write examples as JSONL (one example a line)."""
-    from engine.store.manifest import write_atomic
+    from engine.files import write_atomic
 
     data = "".join(json.dumps(e.to_dict(), ensure_ascii=False, sort_keys=True) + "\n" for e in examples)
     write_atomic(path, data.encode("utf-8"))

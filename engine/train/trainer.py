@@ -511,7 +511,7 @@ def train_reranker(
 def _write_report(report: TrainReport, examples: Sequence[MinedExample], base_id: str, base_fp: str,
                   params: dict) -> None:
     from engine import __version__
-    from engine.store.manifest import write_atomic
+    from engine.files import write_atomic
 
     split_kinds = Counter((e.split, e.kind) for e in examples)
     sources = Counter(e.question_source for e in examples)

@@ -3,11 +3,17 @@ statement tables read from the facts, the cache in the library, and the FinCards
 
 from __future__ import annotations
 
-
 from engine.intent import parse_intent
 from engine.intent.topics import relation_of, statements_in, temporal_scope, topic_of
 from engine.records import Chunk
-from engine.rerank.cards import CARD_RULES, CardMaker, rule_card, text_periods, validate_model_card, verbatim_numbers
+from engine.rerank.cards import (
+    CARD_RULES,
+    CardMaker,
+    rule_card,
+    text_periods,
+    validate_model_card,
+    verbatim_numbers,
+)
 from engine.rerank.matching import Demand, card_line, coverage, matched_fields, period_match
 
 
@@ -107,7 +113,7 @@ def test_table_cards_come_from_facts_and_are_kept_in_the_library(library_copy) -
 
 
 def test_matching_names_the_fields_an_intent_finds(library_copy) -> None:
-    from engine.answer.catalogue import load_catalogue
+    from engine.vocab.catalogue import load_catalogue
 
     library, _ = library_copy
     filing = next(f for f in library.filings() if f.identity.form == "10-K")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.facts.concepts import STATEMENTS_OF, SYNONYMS, concept_for, known_concepts, normalise_label
 from engine.records import StatementFact
+from engine.vocab.concepts import STATEMENTS_OF, SYNONYMS, concept_for, known_concepts, normalise_label
 from tests.conftest import needs_shared
 
 IS, BS, CF = "income statement", "balance sheet", "cash flows"
@@ -385,7 +385,7 @@ def test_known_rows_of_real_filings() -> None:
 
 
 def test_a_searched_phrase_names_its_concept_in_either_number() -> None:
-    from engine.facts.concepts import concept_of_query
+    from engine.vocab.concepts import concept_of_query
 
     assert concept_of_query("capital expenditure") == CAPEX == concept_of_query("Capital Expenditures")
     assert concept_of_query("inventory") == "InventoryNet"

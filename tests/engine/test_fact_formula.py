@@ -17,11 +17,11 @@ from engine.answer.fact_formula import (
     parse_formula,
 )
 from engine.answer.fact_lines import passage_facts, passage_lines, render_fact_lines
-from engine.answer.catalogue import load_catalogue
 from engine.intent import parse_intent
 from engine.intent.reader import read_plan
 from engine.records import Passage
 from engine.settings import AnswerSettings, PromptSettings
+from engine.vocab.catalogue import load_catalogue
 from tests.engine.scripted import ScriptedChat, pick
 from tests.engine.test_from_facts import truth
 
@@ -290,9 +290,9 @@ def test_in_the_pipeline_no_model_types_a_figure(statement, ingested_demo, embed
     """A question the catalogue does not define: the model's formula over the listed figures answers it; when it
     finds none of them enough, or its formula types a figure, the answer is not answerable, saying why, and no
     other call is made (there is no path on which the model writes the figures of a program)."""
-    from engine.answer.catalogue import load_catalogue
     from engine.answer.from_facts import plan_metric
     from engine.pipeline import Models, build_pipeline
+    from engine.vocab.catalogue import load_catalogue
 
     library, settings, _ = ingested_demo
     c = statement[2]

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from engine.answer.catalogue import load_catalogue
 from engine.answer.from_facts import CHOSEN, compiled
 from engine.records import DocumentsPayload, FactsPayload
+from engine.vocab.catalogue import load_catalogue
 from tests.engine.scripted import ScriptedChat
 from tests.engine.test_from_facts import truth
 

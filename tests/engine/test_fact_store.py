@@ -11,7 +11,7 @@ import pymupdf
 import pytest
 
 from engine.cli import main
-from engine.facts.search import FactFilter, period_filter, search_facts
+from engine.facts.lookup import FactFilter, period_filter, search_facts
 from engine.facts.tables import extract_facts
 from engine.ingest import ingest, refresh_facts
 from engine.records import StoredFact

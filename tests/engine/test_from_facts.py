@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.answer.catalogue import Term, formula_terms, load_catalogue, python_formula
 from engine.errors import EngineError
 from engine.records import FactsPayload
+from engine.vocab.catalogue import Term, formula_terms, load_catalogue, python_formula
 
 
 def truth(demo_truth: list[dict], ticker: str, metric: str, year: int) -> float:
@@ -110,10 +110,10 @@ def test_a_change_between_two_years_is_their_difference_with_both_values(pipelin
 
 
 def test_change_words_inside_a_definition_do_not_ask_for_a_change(ingested_demo) -> None:  # noqa: ANN001
-    from engine.answer.catalogue import load_catalogue
     from engine.answer.from_facts import plan_metric
     from engine.intent import parse_intent
     from engine.pipeline import issuer_refs
+    from engine.vocab.catalogue import load_catalogue
 
     library, _, _ = ingested_demo
     q = ("What is Harborview Therapeutics' FY2023 inventory turnover? Inventory turnover is defined as cost of "

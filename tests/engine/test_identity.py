@@ -16,7 +16,7 @@ from engine.ingest.identity import month_day, parse_cover
 from engine.intent import parse_intent
 from engine.pipeline import issuer_refs
 from engine.records import FilingIdentity
-from engine.search import MetadataFilter, filter_filings
+from engine.retrieval.search import MetadataFilter, filter_filings
 from engine.settings import Settings
 from engine.store import Library, migrations
 from engine.store.registrants import build_view

@@ -284,7 +284,7 @@ def test_find_metrics_also_reads_filing_text() -> None:
 
 
 def test_conjuncts_sharing_one_head_are_each_a_metric() -> None:
-    from engine.intent.lexicon import metric_spans
+    from engine.vocab.lexicon import metric_spans
 
     text = "Among operations, investing, and financing activities, which brought in the most cash flow?"
     assert metric_spans(text)[:3] == [("cash from operations", 6, 16), ("cash from investing", 18, 27),
@@ -469,7 +469,7 @@ def test_total_liabilities_and_equity_is_the_balance_sheet_total_not_total_liabi
     """The balance sheet's second total ("Total liabilities and shareholders' equity") equals total assets; read
     as "total liabilities" it made a generated question's facts answer total liabilities (3M 2022: 31,685 for a
     passage printing 46,455)."""
-    from engine.intent.lexicon import find_metrics, metric_named_by
+    from engine.vocab.lexicon import find_metrics, metric_named_by
 
     for text in ("What is the total liabilities and equity for 3M Company in fiscal 2022?",
                  "Total liabilities and shareholders' equity", "Total liabilities & stockholders equity"):

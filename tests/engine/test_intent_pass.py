@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from engine.answer.catalogue import load_catalogue
 from engine.intent import parse_intent
-from engine.intent.lexicon import find_metrics
 from engine.records import PassagesPayload, RerankPayload
 from engine.rerank.intent_pass import check_intent
 from engine.rerank.matching import Demand
+from engine.vocab.catalogue import load_catalogue
+from engine.vocab.lexicon import find_metrics
 from tests.engine.scripted import ScriptedChat, garbage
 
 PROPOSAL = {"topic": "Liquidity", "entities": ["Mars division"], "metrics": ["capital expenditures", "brand equity"],

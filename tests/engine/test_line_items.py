@@ -33,12 +33,12 @@ def _filing(fid: int) -> Filing:
 
 
 def test_ratio_questions_look_for_their_components():
-    assert line_item_metrics(parse_intent("What was the company's FY2021 current ratio?")) == (
+    assert line_item_metrics(parse_intent("What was the company's FY2021 current ratio?").metrics) == (
         "current assets", "current liabilities")
-    assert line_item_metrics(parse_intent("What is Acme's FY2021 free cash flow?")) == (
+    assert line_item_metrics(parse_intent("What is Acme's FY2021 free cash flow?").metrics) == (
         "cash from operations", "capital expenditures")
-    assert line_item_metrics(parse_intent("What was Acme's 2021 capex?")) == ("capital expenditures",)
-    assert line_item_metrics(parse_intent("Who audits Acme?")) == ()
+    assert line_item_metrics(parse_intent("What was Acme's 2021 capex?").metrics) == ("capital expenditures",)
+    assert line_item_metrics(parse_intent("Who audits Acme?").metrics) == ()
 
 
 def test_row_labels_name_or_only_mention_a_metric():

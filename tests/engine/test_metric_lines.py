@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from engine.answer.catalogue import load_catalogue
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.intent import parse_intent
 from engine.pipeline import Models, build_pipeline, issuer_refs
+from engine.vocab.catalogue import load_catalogue
 from tests.engine.scripted import ScriptedChat
 from tests.engine.test_from_facts import truth
 

@@ -1,11 +1,12 @@
-"""The one reader of printed numbers and scales (engine.facts.numbers), on the shapes filings print."""
+"""The one reader of printed numbers and scales (engine.vocab.numbers), on the shapes filings print."""
 
 from __future__ import annotations
 
 import pytest
 
 from engine.chunking import is_header_row, is_table_row, parse_row
-from engine.facts.numbers import (
+from engine.train.mining import _is_header
+from engine.vocab.numbers import (
     CELL,
     MENTION,
     NUMBER,
@@ -19,7 +20,6 @@ from engine.facts.numbers import (
     scale_caption,
     scale_word,
 )
-from engine.train.mining import _is_header
 
 
 # ------------------------------------------------------------------------------------------------ figures

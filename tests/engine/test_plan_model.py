@@ -8,12 +8,12 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from engine.answer.catalogue import load_catalogue
 from engine.answer.plan_model import PlanRejected, check_plan, plan_schema, propose_plan
 from engine.intent import parse_intent
 from engine.intent.reader import read_plan
 from engine.records import IntentPayload
 from engine.settings import AnswerSettings, PromptSettings
+from engine.vocab.catalogue import load_catalogue
 from tests.engine.scripted import ScriptedChat
 from tests.engine.test_from_facts import truth
 

@@ -1,4 +1,4 @@
-"""BM25 inside chosen filings from the terms stored with each filing (engine.lexicon, engine.store.terms,
+"""BM25 inside chosen filings from the terms stored with each filing (engine.vocab.tokens, engine.store.terms,
 engine.retrieval.postings): the whole-library index's scores, statistics that follow every add, removal and
 replacement, a migration that makes the terms of an older library, and a question path that loads no
 whole-library index."""
@@ -90,7 +90,7 @@ def test_an_older_library_gets_its_terms_made_when_opened(tmp_path, demo_dir, se
 
 def test_a_question_loads_no_whole_library_index(ingested_demo, embedder, monkeypatch):
     from engine.retrieval.hierarchical import HierarchicalRetriever
-    from engine.retrieval.lexical import LexicalIndex
+    from engine.store.bm25 import LexicalIndex
 
     def refuse(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         raise AssertionError("the question path loaded the whole-library BM25 index")
@@ -117,7 +117,7 @@ def test_a_library_past_the_limit_has_no_whole_library_index_and_search_still_fi
     whole library on every ingest); search scores inside the filtered or summary-selected filings instead, with
     the same scores; raising the limit builds it again."""
     from engine.indexing import open_indexes, verify_indexes
-    from engine.search import MetadataFilter, Searcher
+    from engine.retrieval.search import MetadataFilter, Searcher
 
     library, settings = library_copy
     full = Searcher(library, settings, embedder).search("total revenue", 5)

@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import pytest
 
-from engine.answer.catalogue import load_catalogue
 from engine.records import PlanNode
+from engine.vocab.catalogue import load_catalogue
 from tests.engine.test_from_facts import truth
 
 CO = "Harborview Therapeutics"

@@ -21,7 +21,7 @@ from engine.cli import main
 from engine.errors import IndexDamagedError, IndexNotReadyError
 from engine.indexing import index_status, open_indexes, summary_document, summary_index, sync_indexes
 from engine.ingest import ingest
-from engine.search import Searcher
+from engine.retrieval.search import Searcher
 from engine.settings import Settings
 from engine.store import Library
 from engine.store.index_sets import CURRENT, builder_lock, leftover_builds, lock_is_free, read_current

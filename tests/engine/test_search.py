@@ -7,7 +7,7 @@ import pytest
 from engine.chunking import chunk_page, is_table_row
 from engine.demo_corpus import format_amount
 from engine.retrieval.fusion import rrf
-from engine.search import MetadataFilter, Searcher
+from engine.retrieval.search import MetadataFilter, Searcher
 
 
 def test_rrf_fuses_by_reciprocal_rank():

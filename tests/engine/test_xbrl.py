@@ -21,8 +21,8 @@ from engine.demo_corpus import (
 )
 from engine.facts.tables import extract_page_facts
 from engine.facts.xbrl import merge_xbrl
-from engine.ingest.html import HtmlDocument, read_html_document
-from engine.records import StatementFact
+from engine.ingest.html import read_html_document
+from engine.records import HtmlDocument, StatementFact
 
 
 def _facts(document: HtmlDocument) -> list[StatementFact]:

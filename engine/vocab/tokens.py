@@ -4,7 +4,7 @@ come and go (:class:`engine.store.library.Library`). A question then scores only
 selected, with the whole library's statistics (:class:`engine.retrieval.postings.FilingLexicon`): the cost of a
 question does not grow with the library, nor the cost of adding a filing.
 
-Terms are the words the whole-library BM25 index (:mod:`engine.retrieval.lexical`) indexes, by the same
+Terms are the words the whole-library BM25 index (:mod:`engine.store.bm25`) indexes, by the same
 tokenizer (lower case, English stop words removed, Snowball stems), each stored as a 63-bit hash of its stem, so
 no shared vocabulary has to be kept in step across writers. Scores are Lucene's BM25 (bm25s' default: k1 1.5,
 b 0.75, idf ln(1 + (N − df + 0.5)/(df + 0.5))), so a question scored here ranks the chunks as the whole-library

@@ -3,7 +3,7 @@
 A label is found three ways, fused by reciprocal rank: its words (SQLite FTS5 over label, parent heading and
 table title, Porter-stemmed: "expenditure" finds "Expenditures"), its meaning (the library's embedder over the
 distinct labels that pass the filters, so "capital expenditure" finds "Purchases of property, plant and
-equipment"), and its us-gaap concept (:func:`engine.facts.concepts.concept_of_query`): rows of the concept the
+equipment"), and its us-gaap concept (:func:`engine.vocab.concepts.concept_of_query`): rows of the concept the
 query names come first, then the fusion of the other two.
 """
 
@@ -14,13 +14,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engine.facts.concepts import concept_of_query
 from engine.models.base import Embedder
 from engine.pages import cite
 from engine.records import StoredFact
 from engine.retrieval.fusion import rrf
-from engine.search import MetadataFilter, filter_filings
+from engine.retrieval.search import MetadataFilter, filter_filings
 from engine.store.library import Library
+from engine.vocab.concepts import concept_of_query
 
 _FY = re.compile(r"^(?:FY|fiscal\s*)?((?:19|20)\d\d)$", re.IGNORECASE)
 _DATE = re.compile(r"^((?:19|20)\d\d)-(\d\d)-(\d\d)$")

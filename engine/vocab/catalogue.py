@@ -17,8 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from engine.errors import EngineError
-from engine.facts.concepts import known_concepts
 from engine.settings import RESOURCES_DIR
+from engine.vocab.concepts import known_concepts
 
 __all__ = ["Catalogue", "LineItem", "Metric", "Term", "formula_terms", "load_catalogue",
            "python_formula", "variable"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Sequence
 
-from engine.records import QueryIntent
 from engine.settings import RESOURCES_DIR
+
 
 # canonical name -> surface forms (regex), from resources/lexicon.toml (its header says how forms are read)
 def _load_metrics() -> tuple[tuple[str | None, str], ...]:
@@ -153,12 +154,12 @@ _LINE_ITEMS: dict[str, str] = {
 }
 
 
-def line_item_metrics(intent: QueryIntent) -> tuple[str, ...]:
-    """The metrics whose statement rows hold the figures asked for: a reported metric itself, a derived
-    one (a ratio, margin, turnover …) through its components ("current ratio" -> current assets, current
-    liabilities)."""
+def line_item_metrics(metrics: Sequence[str]) -> tuple[str, ...]:
+    """The metrics whose statement rows hold the figures of ``metrics`` (a question's): a reported metric itself,
+    a derived one (a ratio, margin, turnover …) through its components ("current ratio" -> current assets,
+    current liabilities)."""
     out: list[str] = []
-    for m in intent.metrics:
+    for m in metrics:
         if m in _DERIVED and m in _LINE_ITEMS:
             out += [c for c in find_metrics(_LINE_ITEMS[m]) if c != m]
         else:

@@ -13,9 +13,9 @@ from engine.indexing import OpenIndexes, open_indexes
 from engine.models.base import Embedder
 from engine.records import FilingIdentity, SearchHit
 from engine.retrieval.fusion import rrf
-from engine.retrieval.lexical import LexicalIndex
 from engine.retrieval.postings import FilingLexicon
 from engine.settings import Settings
+from engine.store.bm25 import LexicalIndex
 from engine.store.library import Library
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from engine.intent.lexicon import _LINE_ITEMS
 from engine.intent.periods import with_fiscal_years
 from engine.records import QueryIntent
+from engine.vocab.lexicon import _LINE_ITEMS
 
 # English function words, then the scaffolding any question's instructions carry: answering and
 # instruction verbs, rounding, units and scale. The wording one benchmark's template adds ("relying on the

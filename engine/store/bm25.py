@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.lexicon import TOKENIZER_ID
-from engine.lexicon import tokenizer as make_tokenizer
 from engine.store.library import Library
 from engine.store.manifest import check_compatible, read_manifest, write_manifest
+from engine.vocab.tokens import TOKENIZER_ID
+from engine.vocab.tokens import tokenizer as make_tokenizer
 
 if TYPE_CHECKING:  # bm25s has no type hints: these names are Any to mypy, but say what is meant
     from bm25s import BM25

@@ -80,7 +80,7 @@ class Job(QRunnable):
     def run(self) -> None:
         try:
             result = self.work()
-        except Exception as exc:  # noqa: BLE001 - shown to the user as a message
+        except Exception as exc:
             if not isinstance(exc, EngineError):
                 log.exception("%s failed", self.name)
             self._emit(self.signals.failed, readable_error(exc))
@@ -151,15 +151,15 @@ class IngestJob(Job):
         self.home, self.settings, self.paths, self.prune = home, settings, [str(p) for p in paths], prune
 
     def work(self) -> IngestSummary:
-        from engine.store import Library
+        from engine.session import Session
         from engine.store.index_sets import builder_lock
 
         summary = IngestSummary()
-        with Library(self.home) as library:
+        with Session(self.settings.with_overrides(home=str(self.home))) as session:
             try:
-                with builder_lock(library.home, what="an ingest (FilingLens app)", on_wait=self._waiting,
+                with builder_lock(session.home, what="an ingest (FilingLens app)", on_wait=self._waiting,
                                   cancel=self.cancel_event.is_set):
-                    self._ingest(library, summary)
+                    self._ingest(session, summary)
             except Cancelled:  # while waiting for another ingest: nothing was done
                 summary.cancelled = True
         return summary
@@ -168,10 +168,10 @@ class IngestJob(Job):
         self._emit(self.signals.progress, "waiting", 0, 0)
         log.info("%s", message)
 
-    def _ingest(self, library: Any, summary: IngestSummary) -> None:
-        from engine.indexing import index_status
+    def _ingest(self, session: Any, summary: IngestSummary) -> None:
         from engine.ingest import ingest_iter
 
+        library = session.library
         vectors = None
         if self.paths and self.settings.ingest.ray:  # the cluster embeds the filings it reads
             from engine.ingest.cluster import VectorCache, preflight
@@ -187,39 +187,36 @@ class IngestJob(Job):
                 self._emit(self.signals.progress, "ingest", ev.done, ev.total)
         summary.cancelled = self.cancelled
         changed = any(summary.counts.get(s) for s in ("added", "removed"))
-        status = index_status(library)
+        status = session.index_status()
         if changed or status.behind or (status.filings and not status.ready):
             try:  # cancelled: BM25 and summaries still (quick), chunk vectors stop at once
-                sync(library, self.settings, self.cancel_event.is_set, self._progress, vectors)
+                sync(session, self.cancel_event.is_set, self._progress, vectors)
                 summary.indexed = True
             except EngineError as exc:  # the filings are stored; `filinglens index build` or the next ingest
                 summary.index_error = str(exc)
 
 
 
-def sync(library: Any, settings: Settings, cancel: Callable[[], bool] | None,
-         progress: Callable[[str, int, int], None] | None = None, vectors: Any = None) -> None:
-    """Build and publish the library's indexes (loads the embedder; cached per process by the registry). Waits
-    while another builder holds the library's lock (stage ``waiting``). ``vectors``: a
+def sync(session: Any, cancel: Callable[[], bool] | None, progress: Callable[[str, int, int], None] | None = None,
+         vectors: Any = None) -> None:
+    """Build and publish the session's library's indexes (loads the embedder; cached per process by the
+    registry). Waits while another builder holds the library's lock (stage ``waiting``). ``vectors``: a
     :class:`engine.ingest.cluster.VectorCache` of what a Ray ingest embedded, used instead of embedding again."""
-    from engine.indexing import sync_indexes
-    from engine.models.registry import load_embedder
-
     if progress:
         progress("loading embedder", 0, 0)
-    embedder = load_embedder(settings.models)
-    if vectors is not None:
-        from engine.ingest.cluster import CachedEmbedder
-
-        embedder = CachedEmbedder(embedder, vectors)
+    session.embedder  # noqa: B018 - loaded here, under the stage named above
     freeze_heap()
-    sync_indexes(library, settings, embedder, progress=progress, cancel=cancel,
-                 on_wait=(lambda _message: progress("waiting", 0, 0)) if progress else None)
+    session.sync_indexes(progress=progress, cancel=cancel, vectors=vectors,
+                         on_wait=(lambda _message: progress("waiting", 0, 0)) if progress else None)
 
 
-def remove_and_sync(library: Any, ids: list[int], settings: Settings) -> int:
-    n = library.remove_filings(ids)
-    sync(library, settings, None)
+def remove_and_sync(settings: Settings, ids: list[int]) -> int:
+    """Remove filings from the library and publish its indexes without them."""
+    from engine.session import Session
+
+    with Session(settings) as session:
+        n = session.library.remove_filings(ids)
+        sync(session, None)
     return n
 
 
@@ -338,9 +335,7 @@ class AskWorker(QObject):
         super().__init__()
         # How the chat model is loaded: the registry by default; tests plug in a scripted model.
         self.chat_loader: Callable[[Settings], Any] | None = None
-        self._library: Any = None
-        self._home: Path | None = None
-        self._pipeline: Any = None
+        self._session: Any = None
         self._key: tuple[Any, ...] | None = None
         self._request.connect(self._run)
 
@@ -348,41 +343,28 @@ class AskWorker(QObject):
         """Queue a request; it runs in the worker's thread (thread-safe)."""
         self._request.emit(request)
 
-    def _library_for(self, home: Path) -> Any:
-        from engine.store import Library
-
-        if self._library is None or self._home != home:
-            if self._library is not None:
-                self._library.close()
-            self._library, self._home, self._pipeline, self._key = Library(home), home, None, None
-        return self._library
-
     def _pipeline_for(self, req: AskRequest) -> Any:
-        from engine.indexing import open_indexes
-        from engine.pipeline import build_pipeline, load_models
-        from engine.store.index_sets import read_current
+        from engine.session import Session
 
-        library = self._library_for(req.home)
-        settings = req.settings
-        published = read_current(library.index_dir)
-        key = (settings.model_dump_json(), library.generation(), published.name if published else None,
+        settings = req.settings.with_overrides(home=str(req.home))
+        if self._session is None or self._session.home != req.home:
+            self.close()
+            self._session = Session(settings, chat_loader=self.chat_loader, status=self.status.emit,
+                                    note=self.status.emit)
+        session = self._session
+        session.chat_loader = self.chat_loader  # (tests swap the loader between questions)
+        key = (settings.model_dump_json(), session.library.generation(), session.published_name(),
                _registered_reranker_stamp(settings))
-        if self._pipeline is None or self._key != key:
+        if self._key != key:
             # the library, its published indexes or the settings changed: reload (the indexes are only read; an
-            # ingest publishes new ones)
-            # a chat model that cannot be loaded leaves the pipeline without one: questions the statement facts
-            # answer still run; the others end with the loader's message (see _run)
-            models = load_models(settings, chat_required=False, chat_loader=self.chat_loader,
-                                 status=self.status.emit)
-            self.status.emit("loading the indexes…")
-            indexes = open_indexes(library, settings, models.embedder)
-            if indexes.status.behind:
-                self.status.emit(indexes.status.message())
+            # ingest publishes new ones); a chat model that cannot be loaded leaves the pipeline without one:
+            # questions the statement facts answer still run; the others end with the loader's message (see _run)
+            session.reconfigure(settings)
+            pipeline = session.pipeline()
             # (not kept without its chat model: the next question tries to load it again, once installed)
-            self._pipeline = build_pipeline(settings, library, models, shared=indexes)
-            self._key = None if models.chat_error else key
+            self._key = None if pipeline.no_chat_reason else key
             freeze_heap()
-        return self._pipeline
+        return session.pipeline()
 
     @Slot(object)
     def _run(self, req: AskRequest) -> None:
@@ -408,17 +390,17 @@ class AskWorker(QObject):
                 self.finished.emit(run)
         except ModelError as exc:
             self.failed.emit(f"the chat model could not be loaded: {exc}")
-        except Exception as exc:  # noqa: BLE001 - shown to the user as a message
+        except Exception as exc:
             if not isinstance(exc, EngineError):
                 log.exception("ask failed")
-            self._pipeline = self._key = None
+            self._key = None
             self.failed.emit(readable_error(exc))
 
     @Slot()
     def close(self) -> None:
-        if self._library is not None:
-            self._library.close()
-            self._library = self._pipeline = None
+        if self._session is not None:
+            self._session.close()
+            self._session = self._key = None
 
 
 class AskThread:
@@ -471,18 +453,15 @@ class EvalJob(RequestJob):
 
     def work(self) -> Any:
         from engine.eval.questions import load_questions
-        from engine.eval.runner import NEEDS_CHAT, Evaluator, evaluate
-        from engine.pipeline import load_models
-        from engine.store import Library
+        from engine.eval.runner import evaluate
+        from engine.session import Session
 
         r = self.request
         self._progress("loading models", 0, 0)
-        with Library(self.settings.library_home()) as library:
-            names = [f.identity.doc_name for f in library.filings()]
+        with Session(self.settings, chat_loader=self.chat_loader) as session:
+            names = [f.identity.doc_name for f in session.library.filings()]
             questions = load_questions(r.questions, doc_names=names)[: r.limit or None]
-            models = load_models(self.settings, chat=any(p in NEEDS_CHAT for p in r.pipelines), chat_required=False,
-                                 chat_loader=self.chat_loader)
-            evaluator = Evaluator(library, self.settings, models)
+            evaluator = session.evaluator(r.pipelines)
             return evaluate(evaluator, questions, r.pipelines, r.out, r.questions.name,
                             progress=lambda done, total, p: self._progress(p, done, total),
                             cancel=self.cancel_event.is_set)
@@ -506,19 +485,16 @@ class QueryGenJob(RequestJob):
     name = "question generation"
 
     def work(self) -> Any:
-        from engine.pipeline import load_models
-        from engine.querygen import QueryGenerator, select_filings
-        from engine.store import Library
+        from engine.querygen import select_filings
+        from engine.session import Session
 
         r = self.request
         self._progress("loading models", 0, 0)
-        with Library(self.settings.library_home()) as library:
-            filings = select_filings(library, r.filings)
+        with Session(self.settings, chat_loader=self.chat_loader) as session:
+            filings = select_filings(session.library, r.filings)
             if not filings:
                 raise EngineError(f"no filing matches {r.filings!r}")
-            models = load_models(self.settings, chat_loader=self.chat_loader)
-            assert models.chat is not None  # (chat_required: a missing model raised)
-            gen = QueryGenerator(library, self.settings, models.chat, models.embedder)
+            gen = session.query_generator()
             return gen.run(filings, r.single, r.multi, r.seed, r.out,
                            progress=self._progress,
                            cancel=self.cancel_event.is_set)

@@ -465,7 +465,7 @@ def load_pipeline(settings: Settings, library):
 
     models = load_models(settings, chat_required=False)
     _no_chat_note(models.chat_error)
-    return build_pipeline(settings, library, models, shared=_open_indexes(library, settings, models.embedder))
+    return build_pipeline(settings, library, models, _open_indexes(library, settings, models.embedder))
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -550,7 +550,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     models = load_models(settings, chat=any(p in NEEDS_CHAT for p in pipelines), chat_required=False)
     _no_chat_note(models.chat_error)
-    evaluator = Evaluator(library, settings, models, indexes=_open_indexes(library, settings, models.embedder))
+    evaluator = Evaluator(library, settings, models, _open_indexes(library, settings, models.embedder))
     out = Path(args.out)
     bar = tqdm(total=len(questions) * len(pipelines), desc="eval", unit="q")
 

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from engine.errors import EngineError, IndexDamagedError, IndexNotReadyError
 from engine.files import link_or_copy, write_atomic
@@ -157,9 +157,16 @@ def index_status(library: Library) -> IndexStatus:
     return _status(library, gen, pset, stamps)
 
 
+class SharedIndexes(Protocol):
+    """The indexes a question reads: an :class:`OpenIndexes`, or an object holding them (a Searcher)."""
+
+    summaries: Any
+    chunk_vectors: Any
+
+
 @dataclass
 class OpenIndexes:
-    """The indexes of one published set, loaded for reading (a :class:`engine.pipeline.SharedIndexes`).
+    """The indexes of one published set, loaded for reading (a :class:`SharedIndexes`).
 
     The whole-library BM25 index is loaded on first use: the question path scores inside the filings it selects
     (:class:`engine.retrieval.postings.FilingLexicon`) and never needs it; whole-library search does."""

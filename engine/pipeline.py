@@ -1,8 +1,9 @@
 """The question path (HiREC Algorithm 1): intent → hierarchical retrieval → evidence curation rounds →
 answer, with every stage's trace persisted in the library as it happens.
 
-:func:`load_models` and :func:`build_pipeline` are the one way the CLI, the app and the eval assemble it;
-retrieval-only evaluation runs the same stages and stops after the first passage stage.
+:func:`load_models` and :func:`build_pipeline` assemble it, called by :class:`engine.session.Session` (the one object
+the CLI, the app and eval open); retrieval-only evaluation runs the same stages and stops after the first passage
+stage.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from engine.answer.choose import choose_facts
 from engine.answer.from_facts import (
@@ -31,6 +32,7 @@ from engine.answer.plan_model import propose_plan
 from engine.answer.respond import answer_question
 from engine.curation import curate
 from engine.errors import Cancelled, ModelError
+from engine.indexing import SharedIndexes, open_indexes
 from engine.intent import lexical_query, parse_intent
 from engine.intent.issuers import with_known
 from engine.intent.reader import asks_a_number, read_plan, unread_answer
@@ -119,7 +121,7 @@ class Models:
 
 def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = True,
                 chat_loader: Callable[[Settings], ChatModel] | None = None,
-                status: Callable[[str], None] | None = None) -> Models:
+                status: Callable[[str], None] | None = None, embedder: Embedder | None = None) -> Models:
     """Load the embedder, the chat model (unless ``chat`` is false: found now, loaded by its first call, so a
     question the statement facts answer never loads it) and the reranker the settings name.
 
@@ -129,6 +131,7 @@ def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = 
             in ``chat_error`` (the run then says no model is loaded); when true, the error is raised.
         chat_loader: Loads the chat model (default: the model registry); tests plug in scripted models.
         status: Told what is being loaded, for progress displays.
+        embedder: One already loaded (a session's), used instead of loading it again.
 
     Raises:
         ModelError: a model cannot be loaded (the chat model only when ``chat_required``).
@@ -136,8 +139,10 @@ def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = 
     from engine.models.registry import deferred_chat_model, load_cross_scorer, load_embedder
 
     say = status or (lambda _text: None)
-    say("loading the embedder…")
-    models = Models(load_embedder(settings.models))
+    if embedder is None:
+        say("loading the embedder…")
+        embedder = load_embedder(settings.models)
+    models = Models(embedder)
     if chat:
         try:  # the model file is found now and loaded by the first call (a facts answer makes none)
             models.chat = (chat_loader(settings) if chat_loader is not None
@@ -152,22 +157,17 @@ def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = 
     return models
 
 
-class SharedIndexes(Protocol):
-    """Indexes another reader (a Searcher, another retriever) already loaded and a pipeline may share."""
-
-    summaries: Any
-    chunk_vectors: Any
-
-
-def build_pipeline(settings: Settings, library: Library, models: Models, *,
-                   shared: SharedIndexes | None = None) -> HirecPipeline:
-    """The HiREC question path over ``library`` (the one builder: CLI, app and eval use it).
+def build_pipeline(settings: Settings, library: Library, models: Models,
+                   indexes: SharedIndexes | None = None) -> HirecPipeline:
+    """The HiREC question path over ``library`` (the one builder: :class:`engine.session.Session` uses it).
 
     Args:
-        shared: Reuse the indexes of an object that already loaded them instead of reading them again.
+        indexes: The published indexes, already opened; when None (tests, scripts) they are opened here. The
+            stages are handed them: none opens indexes itself.
     """
-    extra = {} if shared is None else {"summaries": shared.summaries, "chunk_vectors": shared.chunk_vectors}
-    retriever = HierarchicalRetriever(library, settings, models.embedder, models.cross, **extra)
+    if indexes is None:
+        indexes = open_indexes(library, settings, models.embedder)
+    retriever = HierarchicalRetriever(library, settings, models.embedder, indexes, models.cross)
     reranker = (PassageReranker(library, settings, retriever, models.chat)
                 if settings.rerank.mode != "off" else None)
     return HirecPipeline(library, settings, retriever, models.chat, no_chat_reason=models.chat_error,

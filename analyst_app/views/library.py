@@ -622,7 +622,8 @@ class LibraryView(QWidget):
                                           "The files on disk are not touched; past runs keep their traces.")
             if answer != QMessageBox.StandardButton.Yes:
                 return False
-        job = CallJob("remove", self.ctx.home, remove_and_sync, [f.id for f in chosen], self.ctx.settings())
+        job = CallJob("remove", self.ctx.home, remove_and_sync, self.ctx.settings(), [f.id for f in chosen],
+                      needs_library=False)
         if not self.ctx.begin("removal", job.cancel):
             return False
         self.ctx.message.emit(f"removing {len(chosen)} filing(s) and updating the indexes…", 0)

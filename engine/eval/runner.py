@@ -94,8 +94,7 @@ class Evaluator:
     """Runs the pipelines on questions and scores them; every HiREC variant is :func:`build_pipeline`'s
     pipeline (retrieval-only ones stop after the first passage stage), sharing the indexes loaded once."""
 
-    def __init__(self, library: Library, settings: Settings, models: Models, *,
-                 indexes: OpenIndexes | None = None) -> None:
+    def __init__(self, library: Library, settings: Settings, models: Models, indexes: OpenIndexes) -> None:
         self.library, self.settings, self.models = library, settings, models
         self.embedder, self.chat = models.embedder, models.chat
         self.searcher = Searcher(library, settings, models.embedder, indexes)
@@ -128,7 +127,7 @@ class Evaluator:
                 self._cross[key[0]] = load_cross_scorer(s, s.library_home())
             models = Models(self.embedder, self.chat, self._cross.get(key[0]),  # type: ignore[arg-type]
                             self.models.chat_error)
-            self._pipelines[key] = build_pipeline(s, self.library, models, shared=self.searcher)
+            self._pipelines[key] = build_pipeline(s, self.library, models, self.searcher)
         return self._pipelines[key]
 
     def predict(self, pipeline: str, q: EvalQuestion) -> Prediction:

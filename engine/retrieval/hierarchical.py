@@ -15,14 +15,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.indexing import open_indexes
+from engine.indexing import SharedIndexes
 from engine.models.base import CrossScorer, Embedder
 from engine.records import (
-    Chunk, DocumentCandidate, DocumentsPayload, Filing, Passage, PassageCandidate, PassagesPayload, QueryIntent,
+    Chunk,
+    DocumentCandidate,
+    DocumentsPayload,
+    Filing,
+    Passage,
+    PassageCandidate,
+    PassagesPayload,
+    QueryIntent,
 )
-from engine.retrieval.postings import FilingLexicon
-from engine.retrieval.lineitems import LineItemIndex
 from engine.retrieval.fusion import rrf
+from engine.retrieval.lineitems import LineItemIndex
+from engine.retrieval.postings import FilingLexicon
 from engine.settings import RetrievalSettings, Settings
 from engine.store.hnsw import HnswIndex
 from engine.store.library import Library
@@ -64,21 +71,17 @@ EXACT_DOCUMENTS = 5000
 
 
 class HierarchicalRetriever:
-    def __init__(self, library: Library, settings: Settings, embedder: Embedder,
-                 cross: CrossScorer | None = None, *, summaries: HnswIndex | None = None,
-                 chunk_vectors: HnswIndex | None | bool = True) -> None:
+    """HiREC's two retrieval levels over the library, reading the indexes it is handed (a published set opened by
+    :class:`engine.session.Session` or :func:`engine.pipeline.build_pipeline`: the summary vectors, and the chunk
+    vectors when the set has them). BM25 is scored inside the selected filings from the terms stored with them:
+    no whole-library index is loaded."""
+
+    def __init__(self, library: Library, settings: Settings, embedder: Embedder, indexes: SharedIndexes,
+                 cross: CrossScorer | None = None) -> None:
         self.library, self.settings, self.embedder, self.cross = library, settings, embedder, cross
-        # Indexes already loaded elsewhere (e.g. by a Searcher) can be shared instead of read again; the others
-        # come from the library's published index set (its chunk vectors when it has them, else None). BM25 is
-        # scored inside the selected filings from the terms stored with them: no whole-library index is loaded.
-        if summaries is None or chunk_vectors is True:
-            opened = open_indexes(library, settings, embedder)
-            summaries = opened.summaries if summaries is None else summaries
-            if chunk_vectors is True:
-                chunk_vectors = opened.chunk_vectors
+        self.summaries: HnswIndex = indexes.summaries
+        self.chunk_vectors: HnswIndex | None = indexes.chunk_vectors or None
         self.terms = FilingLexicon(library)
-        self.summaries: HnswIndex = summaries
-        self.chunk_vectors: HnswIndex | None = chunk_vectors or None
         self._vec_cache: OrderedDict[int, np.ndarray] = OrderedDict()
         self.line_items = LineItemIndex(library.chunks_of_filings)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.indexing import OpenIndexes, open_indexes
+from engine.indexing import OpenIndexes
 from engine.models.base import Embedder
 from engine.records import FilingIdentity, SearchHit
 from engine.retrieval.fusion import rrf
@@ -69,14 +69,13 @@ class SearchResult:
 class Searcher:
     """Holds the loaded indexes so repeated queries cost only the query itself.
 
-    ``indexes``: a published index set already opened (:func:`engine.indexing.open_indexes`, which is called
-    otherwise); ``stale`` says whether it lags behind the library (``indexes.status`` says how).
+    ``indexes``: the published index set, opened by the caller (:meth:`engine.session.Session.searcher`);
+    ``stale`` says whether it lags behind the library (``indexes.status`` says how).
     """
 
-    def __init__(self, library: Library, settings: Settings, embedder: Embedder,
-                 indexes: OpenIndexes | None = None) -> None:
+    def __init__(self, library: Library, settings: Settings, embedder: Embedder, indexes: OpenIndexes) -> None:
         self.library, self.settings, self.embedder = library, settings, embedder
-        self.indexes = indexes or open_indexes(library, settings, embedder)
+        self.indexes = indexes
         self.summaries = self.indexes.summaries
         self.chunk_vectors = self.indexes.chunk_vectors
         self.terms = FilingLexicon(library)

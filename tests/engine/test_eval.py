@@ -7,6 +7,7 @@ import json
 from engine.eval.questions import load_questions
 from engine.eval.report import write_report
 from engine.eval.runner import Evaluator, rejudge, run_eval
+from engine.indexing import open_indexes
 from engine.pipeline import Models
 from engine.records import AnswerPayload, AnswerResult, DocumentCandidate, DocumentsPayload, FactInputRef, StageTrace
 from tests.engine.scripted import ScriptedChat, figure_id, pick
@@ -59,7 +60,7 @@ def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder,
                     "complementary_question": "" if ids else f"{fact['metric']} {fact['period']}"}
         return pick(purpose, figure_id(messages[-1]["content"], value, words=fact["metric"]))
 
-    evaluator = Evaluator(library, settings, Models(embedder, ScriptedChat(script)))
+    evaluator = Evaluator(library, settings, Models(embedder, ScriptedChat(script)), open_indexes(library, settings, embedder))
     pipelines = ["bm25", "hybrid", "hirec-retrieval", "hirec", "hirec-model"]
     rows = run_eval(evaluator, questions, pipelines, tmp_path / "out")
     assert len(rows) == len(questions) * len(pipelines)
@@ -202,7 +203,7 @@ def test_reranker_variants_run_side_by_side(ingested_demo, demo_truth, embedder,
     qfile = tmp_path / "q.jsonl"
     qfile.write_text(json.dumps({"question": f"What was {fact['company']}'s total revenue in fiscal {fact['period']}?",
                                  "gold_pages": [{"doc_name": fact["doc_name"], "page_index": fact["page_index"]}]}))
-    evaluator = Evaluator(library, settings, Models(embedder))
+    evaluator = Evaluator(library, settings, Models(embedder), open_indexes(library, settings, embedder))
     rows = run_eval(evaluator, load_questions(qfile), ["hirec-retrieval", "hirec-retrieval+untrained"], tmp_path / "o")
     assert {r["pipeline"] for r in rows} == {"hirec-retrieval", "hirec-retrieval+untrained"}
     assert evaluator.pipeline("untrained").retriever.cross is not None
@@ -238,7 +239,7 @@ def test_within_filing_ranking_modes_rank_every_chunk_of_the_gold_filing(ingeste
          "gold_pages": [{"doc_name": fact["doc_name"], "page_index": fact["page_index"]}]},
         {"qid": "out", "question": "What was Nowhere Inc's revenue in FY2020?",
          "gold_pages": [{"doc_name": "NOWHERE_2020_10K", "page_index": 3}]})))
-    evaluator = Evaluator(library, settings, Models(embedder))
+    evaluator = Evaluator(library, settings, Models(embedder), open_indexes(library, settings, embedder))
     rows = run_eval(evaluator, load_questions(qfile), ["wf-bm25", "wf-fused", "wf-cards"], tmp_path / "o")
     filing = next(f for f in library.filings() if f.identity.doc_name == fact["doc_name"])
     n_chunks = len(library.chunks_of_filings([filing.id]))

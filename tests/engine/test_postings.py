@@ -10,7 +10,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from engine.indexing import lexical_index, sync_indexes
+from engine.indexing import lexical_index, open_indexes, sync_indexes
 from engine.ingest import ingest
 from engine.retrieval.postings import FilingLexicon
 from engine.store import Library, terms
@@ -97,7 +97,7 @@ def test_a_question_loads_no_whole_library_index(ingested_demo, embedder, monkey
 
     monkeypatch.setattr(LexicalIndex, "__init__", refuse)
     library, settings, _ = ingested_demo
-    retriever = HierarchicalRetriever(library, settings, embedder)
+    retriever = HierarchicalRetriever(library, settings, embedder, open_indexes(library, settings, embedder))
     filings = library.filings()[:2]
     passages, payload = retriever.passages("total revenue", "total revenue", filings)
     assert passages and {p.chunk.filing_id for p in passages} <= {f.id for f in filings}
@@ -120,7 +120,7 @@ def test_a_library_past_the_limit_has_no_whole_library_index_and_search_still_fi
     from engine.retrieval.search import MetadataFilter, Searcher
 
     library, settings = library_copy
-    full = Searcher(library, settings, embedder).search("total revenue", 5)
+    full = Searcher(library, settings, embedder, open_indexes(library, settings, embedder)).search("total revenue", 5)
     small = settings.with_overrides(retrieval={"library_bm25_max_chunks": 10})
     report = sync_indexes(library, small, embedder)
     assert report.published and not report.lexical_rebuilt and "more than retrieval.library_bm25_max_chunks" in \

@@ -103,7 +103,7 @@ def test_filings_removed_since_the_build_never_reach_retrieval(tmp_path, corpora
     res = searcher.search(victim.identity.doc_name.split("_")[0] + " total revenue", 30)
     assert res.bm25 and all(h.chunk.filing_id != victim.id for h in res.bm25 + res.dense + res.fused)
     assert victim.id not in {fid for fid, _ in indexes.summaries.query(embedder.embed_batch(["revenue"])[0], 10)}
-    pipeline = build_pipeline(settings, library, Models(embedder), shared=indexes)
+    pipeline = build_pipeline(settings, library, Models(embedder), indexes)
     who = victim.identity.registrant or victim.identity.doc_name
     run = pipeline.run(f"What was {who}'s total revenue?", stop_after="passages", store=False)
     assert run.status == "stopped"

@@ -6,6 +6,7 @@ import pytest
 
 from engine.chunking import chunk_page, is_table_row
 from engine.demo_corpus import format_amount
+from engine.indexing import open_indexes
 from engine.retrieval.fusion import rrf
 from engine.retrieval.search import MetadataFilter, Searcher
 
@@ -31,7 +32,7 @@ def test_chunks_respect_size_paragraphs_and_rows():
 def test_search_finds_the_filing_and_page_of_a_known_value(ingested_demo, demo_truth, embedder):
     library, settings, _ = ingested_demo
     fact = next(f for f in demo_truth if f["metric"] == "Total revenue" and f["form"] == "10-K")
-    searcher = Searcher(library, settings, embedder)
+    searcher = Searcher(library, settings, embedder, open_indexes(library, settings, embedder))
     assert not searcher.stale
     query = f"{fact['company']} total revenue {fact['period']}"
     res = searcher.search(query, 5, MetadataFilter(issuer=fact["ticker"], form="10-K", period=fact["period"]))
@@ -51,7 +52,7 @@ def test_search_finds_the_filing_and_page_of_a_known_value(ingested_demo, demo_t
 def test_filters_by_registrant_name_and_form(ingested_demo, demo_documents, embedder):
     library, settings, _ = ingested_demo
     doc = next(d for d in demo_documents if d["form"] == "10-Q")
-    searcher = Searcher(library, settings, embedder)
+    searcher = Searcher(library, settings, embedder, open_indexes(library, settings, embedder))
     res = searcher.search("cash and cash equivalents", 10, MetadataFilter(issuer=doc["company"].split()[0], form="10-Q"))
     assert res.bm25
     assert all(h.chunk.doc_name.startswith(doc["ticker"]) and "10Q" in h.chunk.doc_name for h in res.bm25)
@@ -78,7 +79,7 @@ def test_passage_stage_uses_stored_chunk_vectors_and_falls_back(tmp_path, ingest
     filing = copy.filing_by_doc_name(fact["doc_name"])
     question = f"What was {fact['company']}'s total revenue in fiscal {fact['period']}?"
 
-    retriever = HierarchicalRetriever(copy, s, embedder)
+    retriever = HierarchicalRetriever(copy, s, embedder, open_indexes(copy, s, embedder))
     assert retriever.chunk_vectors is not None and len(retriever.chunk_vectors) == copy.count("chunks")
     passages, payload = retriever.passages(question, "total revenue", [filing])
     assert payload.dense_vectors == "stored chunk vectors"
@@ -105,7 +106,7 @@ def test_passage_stage_pulls_in_the_statement_rows_of_the_asked_line_items(inges
     filing = library.filing_by_doc_name(fact["doc_name"])
     question = f"What was {fact['company']}'s free cash flow in fiscal {fact['period']}?"
     intent = parse_intent(question)
-    retriever = HierarchicalRetriever(library, settings, embedder)
+    retriever = HierarchicalRetriever(library, settings, embedder, open_indexes(library, settings, embedder))
     passages, payload = retriever.passages(question, lexical_query(intent, question), [filing], intent)
     # one filing, one cash-flow statement: exactly one chunk prints the asked line items
     assert payload.scorer == "rrf(bm25, dense, filing rank, line items)" and payload.line_item_hits == 1
@@ -115,7 +116,7 @@ def test_passage_stage_pulls_in_the_statement_rows_of_the_asked_line_items(inges
     assert fact["page_index"] in {p.chunk.page_index for p in passages}
 
     off = settings.with_overrides(retrieval={"line_items": 0})
-    _, plain = HierarchicalRetriever(library, off, embedder).passages(question, lexical_query(intent, question),
+    _, plain = HierarchicalRetriever(library, off, embedder, open_indexes(library, off, embedder)).passages(question, lexical_query(intent, question),
                                                                       [filing], intent)
     assert plain.scorer == "rrf(bm25, dense, filing rank)" and plain.line_item_hits == 0
     assert not any(c.line_items or c.line_item_rank is not None for c in plain.candidates)

@@ -1,0 +1,199 @@
+"""A library opened for work: the one object the CLI, the desktop app, eval, querygen and the benchmarks open.
+
+A :class:`Session` owns the library (SQLite), the published indexes (opened once, read-only), the models (loaded
+lazily: nothing loads until something needs it; the chat model is only *found* when the question path is built
+and loaded by its first call) and the question path built from them. No front end assembles models or indexes
+itself, and no stage opens indexes: the session hands each stage what it uses.
+
+Two callbacks tell the front end what happens: ``status`` (progress: "loading the embedder…") and ``note``
+(what the user must know about the answers to come: the indexes lag behind the library; no chat model, so only
+questions the statement facts answer can be answered).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.settings import Settings
+from engine.store import Library
+
+if TYPE_CHECKING:
+    from engine.eval.runner import Evaluator
+    from engine.indexing import IndexStatus, OpenIndexes, Progress, SyncReport
+    from engine.ingest.cluster import VectorCache
+    from engine.models.base import ChatModel, Embedder
+    from engine.pipeline import HirecPipeline, Models
+    from engine.querygen import QueryGenerator
+    from engine.retrieval.search import Searcher
+
+Say = Callable[[str], None]
+
+
+def _quiet(_text: str) -> None:
+    pass
+
+
+class Session:
+    """The library at ``settings.library_home()`` with what questions over it need, each loaded on first use.
+
+    Args:
+        settings: The settings everything is built with (:meth:`reconfigure` changes them).
+        chat_loader: Loads the chat model (default: the model registry); tests plug in scripted models.
+        status: Told what is being loaded, for progress displays.
+        note: Told what the user must know about the answers to come (lagging indexes, no chat model).
+    """
+
+    def __init__(self, settings: Settings, *, chat_loader: Callable[[Settings], ChatModel] | None = None,
+                 status: Say | None = None, note: Say | None = None) -> None:
+        self.settings = settings
+        self.library = Library(settings.library_home())
+        self.chat_loader = chat_loader
+        self.status, self.note = status or _quiet, note or _quiet
+        self._embedder: Embedder | None = None
+        self._models: Models | None = None
+        self._indexes: OpenIndexes | None = None
+        self._pipeline: HirecPipeline | None = None
+        self.vectors_reused = 0
+
+    @property
+    def home(self) -> Path:
+        return self.library.home
+
+    def reconfigure(self, settings: Settings) -> None:
+        """Use ``settings`` from now on (the same library home): what was loaded with the old ones is dropped."""
+        if settings.library_home() != self.home:
+            raise ValueError(f"a session stays on its library ({self.home}); open another for "
+                             f"{settings.library_home()}")
+        self.settings = settings
+        self._embedder = self._models = self._indexes = self._pipeline = None
+
+    def reload_indexes(self) -> None:
+        """Open the indexes again at next use (a builder published a new set); the models stay loaded."""
+        self._indexes = self._pipeline = None
+
+    # --- models and indexes, each loaded on first use -----------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            if self._models is not None:
+                self._embedder = self._models.embedder
+            else:
+                from engine.models.registry import load_embedder
+
+                self.status("loading the embedder…")
+                self._embedder = load_embedder(self.settings.models)
+        return self._embedder
+
+    def models(self, *, chat: bool = True, chat_required: bool = False) -> Models:
+        """The embedder, the chat model (found now, loaded by its first call) and the reranker the settings name.
+
+        ``chat=False``: retrieval-only work, no chat model. ``chat_required``: a chat model that cannot be
+        loaded raises :class:`~engine.errors.ModelError`; otherwise ``chat`` is None and the note says why.
+        """
+        from engine.pipeline import load_models
+
+        if self._models is None or (chat and self._models.chat is None and not self._models.chat_error):
+            loaded = load_models(self.settings, chat=chat, chat_required=chat_required,
+                                 chat_loader=self.chat_loader, status=self.status, embedder=self._embedder)
+            if loaded.chat_error:
+                self.note("no chat model, so only questions the statement facts answer can be answered: "
+                          f"{loaded.chat_error}")
+            self._models, self._embedder = loaded, loaded.embedder
+        elif chat_required and self._models.chat is None:
+            from engine.errors import ModelError
+
+            raise ModelError(self._models.chat_error or "no chat model is loaded")
+        return self._models
+
+    @property
+    def indexes(self) -> OpenIndexes:
+        """The published indexes, read-only (never written: one that lags behind the library is used as it
+        is, with a note)."""
+        if self._indexes is None:
+            from engine.indexing import open_indexes
+
+            self.status("loading the indexes…")
+            self._indexes = open_indexes(self.library, self.settings, self.embedder)
+            if self._indexes.status.behind:
+                self.note(self._indexes.status.message())
+        return self._indexes
+
+    def index_status(self) -> IndexStatus:
+        """The published set against the library, from manifests only (cheap: for status lines)."""
+        from engine.indexing import index_status
+
+        return index_status(self.library)
+
+    def published_name(self) -> str | None:
+        """The name of the published index set (it changes when a builder publishes another)."""
+        from engine.store.index_sets import read_current
+
+        published = read_current(self.library.index_dir)
+        return published.name if published else None
+
+    # --- what is built from them ----------------------------------------------------------------------------
+
+    def pipeline(self) -> HirecPipeline:
+        """The HiREC question path (:func:`engine.pipeline.build_pipeline`), built once; a chat model that cannot
+        be loaded is in the note and in each run that needs one, not raised."""
+        if self._pipeline is None:
+            from engine.pipeline import build_pipeline
+
+            models = self.models()
+            self._pipeline = build_pipeline(self.settings, self.library, models, self.indexes)
+        return self._pipeline
+
+    def searcher(self) -> Searcher:
+        """Whole-library BM25, dense and fused search over the published indexes."""
+        from engine.retrieval.search import Searcher
+
+        return Searcher(self.library, self.settings, self.embedder, self.indexes)
+
+    def evaluator(self, pipelines: Sequence[str]) -> Evaluator:
+        """Runs ``pipelines`` on question sets (a chat model only when one of them needs it)."""
+        from engine.eval.runner import NEEDS_CHAT, Evaluator
+
+        models = self.models(chat=any(p in NEEDS_CHAT for p in pipelines))
+        return Evaluator(self.library, self.settings, models, self.indexes)
+
+    def query_generator(self, threshold: int = 4) -> QueryGenerator:
+        """Writes question sets from the library's filings (needs the chat model: raises without one)."""
+        from engine.querygen import QueryGenerator
+
+        models = self.models(chat_required=True)
+        assert models.chat is not None
+        return QueryGenerator(self.library, self.settings, models.chat, models.embedder, threshold=threshold)
+
+    def sync_indexes(self, *, rebuild: bool = False, progress: Progress | None = None,
+                     cancel: Callable[[], bool] | None = None, on_wait: Say | None = None,
+                     vectors: VectorCache | None = None) -> SyncReport:
+        """Build and publish the indexes (waiting for another builder first); the next use opens the new set.
+
+        ``vectors``: what a Ray ingest's cluster embedded (used instead of embedding those texts again)."""
+        from engine.indexing import sync_indexes
+
+        embedder: Embedder = self.embedder
+        if vectors is not None:
+            from engine.ingest.cluster import CachedEmbedder
+
+            embedder = CachedEmbedder(embedder, vectors)
+        report = sync_indexes(self.library, self.settings, embedder, rebuild=rebuild, progress=progress,
+                              cancel=cancel, on_wait=on_wait)
+        self.vectors_reused = getattr(embedder, "hits", 0)  # texts whose cluster-made vector was used
+        self.reload_indexes()
+        return report
+
+    # --- lifetime --------------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._models = self._indexes = self._pipeline = None
+        self.library.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

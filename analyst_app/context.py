@@ -37,6 +37,7 @@ class AppContext(QObject):
         self.pool = QThreadPool()
         self.pool.setMaxThreadCount(2)
         self.home = Path(home)
+        self.session: Any = None
         self.library: Any = None
         self.preset = preset
         self.chat_model: str = ""
@@ -50,12 +51,14 @@ class AppContext(QObject):
 
     # -- library ----------------------------------------------------------------------------------
     def _open_library(self, home: Path) -> None:
-        from engine.store import Library
+        """Open the library at ``home`` as the window's :class:`engine.session.Session` (its library, index
+        status and runs; the Ask tab's worker opens its own session, with the models, in its thread)."""
+        from engine.session import Session
 
-        library = Library(home)
-        if self.library is not None:
-            self.library.close()
-        self.library, self.home = library, Path(home)
+        session = Session(load_preset(self.preset, Path(home)).with_overrides(home=str(home)))
+        if self.session is not None:
+            self.session.close()
+        self.session, self.library, self.home = session, session.library, Path(home)
 
     def switch_library(self, home: Path) -> None:
         self._open_library(home)
@@ -167,6 +170,6 @@ class AppContext(QObject):
         for job in self._jobs:
             job.cancel()
         self.pool.waitForDone(timeout_ms)
-        if self.library is not None:
-            self.library.close()
-            self.library = None
+        if self.session is not None:
+            self.session.close()
+            self.session = self.library = None

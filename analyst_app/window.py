@@ -252,13 +252,11 @@ class MainWindow(QMainWindow):
         self._update_title()
 
     def _update_title(self) -> None:
-        from engine.indexing import index_status
-
         n = self.ctx.library.count("filings")
         self.setWindowTitle(f"FilingLens — {self.ctx.home}")
         text = f"Library: {self.ctx.home}  ·  {n} filings"
         try:
-            status = index_status(self.ctx.library)
+            status = self.ctx.session.index_status()
         except EngineError as exc:
             text, tip = text + "  ·  index damaged", str(exc)
         else:

@@ -323,10 +323,8 @@ class LibraryView(QWidget):
 
     def _index_outdated(self) -> bool:
         """Whether stored filings are missing from the published indexes (or none were ever published)."""
-        from engine.indexing import index_status
-
         try:
-            status = index_status(self.ctx.library)
+            status = self.ctx.session.index_status()
         except EngineError:  # a damaged set: `filinglens index rebuild` (the window's status line says so)
             return False
         return status.behind or bool(status.filings and not status.ready)

@@ -136,13 +136,14 @@ class Session:
 
     # --- what is built from them ----------------------------------------------------------------------------
 
-    def pipeline(self) -> HirecPipeline:
+    def pipeline(self, *, chat: bool = True) -> HirecPipeline:
         """The HiREC question path (:func:`engine.pipeline.build_pipeline`), built once; a chat model that cannot
-        be loaded is in the note and in each run that needs one, not raised."""
+        be loaded is in the note and in each run that needs one, not raised. ``chat=False``: without a chat model
+        (retrieval-only runs, benchmarks of the stages before the model)."""
         if self._pipeline is None:
             from engine.pipeline import build_pipeline
 
-            models = self.models()
+            models = self.models(chat=chat)
             self._pipeline = build_pipeline(self.settings, self.library, models, self.indexes)
         return self._pipeline
 

@@ -20,10 +20,11 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.eval.metrics import percentile  # noqa: E402
-from engine.indexing import open_indexes, sync_indexes  # noqa: E402
+from engine.indexing import sync_indexes  # noqa: E402
 from engine.ingest import ingest  # noqa: E402
 from engine.models.registry import load_embedder  # noqa: E402
-from engine.retrieval.search import MetadataFilter, Searcher  # noqa: E402
+from engine.retrieval.search import MetadataFilter  # noqa: E402
+from engine.session import Session  # noqa: E402
 from engine.settings import Settings  # noqa: E402
 from engine.store import Library  # noqa: E402
 
@@ -114,7 +115,7 @@ def main() -> None:
         queries = [f"What was {m} in fiscal {y}?" for m in ("total revenue", "net income", "capital expenditures",
                    "total assets", "operating income", "long-term debt", "cash and cash equivalents", "diluted EPS")
                    for y in (2019, 2020, 2021, 2022, 2023)]
-    searcher = Searcher(lib, settings, embedder, open_indexes(lib, settings, embedder))
+    searcher = Session(settings).searcher()
     searcher.search(queries[0], 10)
     lat: dict[str, list[float]] = {"bm25": [], "embed": [], "dense": [], "total": []}
     for q in queries:

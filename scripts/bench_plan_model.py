@@ -69,24 +69,22 @@ def main() -> None:
     args = ap.parse_args()
 
     from engine.demo_corpus import generate_corpus
-    from engine.indexing import sync_indexes
     from engine.ingest import ingest
-    from engine.pipeline import build_pipeline, load_models
     from engine.records import IntentPayload
+    from engine.session import Session
     from engine.settings import Settings
-    from engine.store import Library
 
     home = Path(args.home or tempfile.mkdtemp(prefix="fl-plan-"))
     corpus = home / "corpus"
     settings = Settings(home=home).with_overrides(models={"chat_model": args.model})
-    library = Library(settings.library_home())
-    if library.count("filings") == 0:
+    session = Session(settings)
+    if session.library.count("filings") == 0:
         generate_corpus(corpus, 8, seed=7, html_every=4)  # the tests' demo corpus (HRBR 10-Ks FY2022, FY2023)
-        ingest(library, [corpus], settings)
+        ingest(session.library, [corpus], settings)
     rows = [json.loads(line) for line in (corpus / "truth.jsonl").open()]
-    models = load_models(settings)
-    sync_indexes(library, settings, models.embedder)
-    pipeline = build_pipeline(settings, library, models)
+    session.models(chat_required=True)
+    session.sync_indexes()
+    pipeline = session.pipeline()
     t = _truth(rows)
     tally = {"right": 0, "wrong": 0, "abstained": 0, "refused right": 0, "answered wrongly": 0}
     seconds: list[float] = []

@@ -140,15 +140,14 @@ def du(path: Path) -> int:
 
 
 def measure(args: argparse.Namespace) -> None:
-    from engine.pipeline import build_pipeline, load_models
+    from engine.session import Session
 
     settings = Settings(home=args.home)
     me = psutil.Process()
     rss0 = me.memory_info().rss
-    with Library(args.home) as library:
+    with Session(settings) as session:
         t = time.perf_counter()
-        models = load_models(settings, chat=False, chat_required=False)
-        pipeline = build_pipeline(settings, library, models)
+        pipeline = session.pipeline(chat=False)
         opened = time.perf_counter() - t
         rss_open = me.memory_info().rss
         asked = questions(args.home, args.questions)
@@ -163,7 +162,7 @@ def measure(args: argparse.Namespace) -> None:
                     stages[trace.stage].append(trace.seconds)
             kept = [c.doc_name for s in run.stages("documents") for c in s.payload.candidates if c.kept]
             hits += gold in kept
-        n_filings, n_chunks = library.count("filings"), library.count("chunks")
+        n_filings, n_chunks = session.library.count("filings"), session.library.count("chunks")
     times.sort()
     p = lambda q: times[min(len(times) - 1, int(q * len(times)))]  # noqa: E731
     print(f"{n_filings} filings, {n_chunks} chunks; library on disk {du(args.home) / 2**30:.2f} GB "
@@ -200,13 +199,12 @@ def add(args: argparse.Namespace) -> None:
         print(f"{label} ({before} filings): {report.summary()}; read and stored {read:.1f} s, indexes "
               f"{total - read:.1f} s (whole-library BM25 {bm25}), total {total:.1f} s")
     # the added filings are in the summary vectors' delta graph: the document stage must find them there
-    from engine.indexing import summary_index
-    from engine.pipeline import build_pipeline, load_models
+    from engine.session import Session
 
-    with Library(args.home) as library:
-        summaries = summary_index(library, settings, embedder)
+    with Session(settings) as session:
+        summaries = session.indexes.summaries
         asked = questions(args.home, 20, corpus=new)
-        pipeline = build_pipeline(settings, library, load_models(settings, chat=False, chat_required=False))
+        pipeline = session.pipeline(chat=False)
         hits = 0
         for question, gold in asked:
             run = pipeline.run(question, stop_after="passages", store=False)

@@ -364,9 +364,7 @@ class MainWindow(QMainWindow):
     # -- deleting runs ----------------------------------------------------------------------------
     def delete_runs(self, run_ids: list[str], *, confirm: bool = True) -> int:
         """Delete runs after a confirmation; a run being answered right now is kept. Returns how many went."""
-        from engine.store.library import RunStore
-
-        store = RunStore(self.ctx.library)
+        store = self.ctx.session.runs
         ids = list(run_ids)
         if self.ask_view.busy():
             ids = [rid for rid in ids if store.get(rid)["status"] != "running"]

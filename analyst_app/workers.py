@@ -1,7 +1,7 @@
 """Background work: ingest, asking, export and other engine calls off the GUI thread.
 
-Every worker opens its own :class:`engine.store.Library` (SQLite connections are never shared across
-threads), reports progress through Qt signals (delivered to GUI-thread slots by queued connections),
+Every worker opens its own :class:`engine.session.Session`, and with it its own library (SQLite connections are
+never shared across threads), reports progress through Qt signals (delivered to GUI-thread slots by queued connections),
 and stops early when its ``threading.Event`` cancel flag is set. Errors arrive as one readable line,
 never as a traceback.
 """
@@ -113,10 +113,10 @@ class CallJob(Job):
     def work(self) -> Any:
         if not self.needs_library:
             return self.fn(*self.args)
-        from engine.store import Library
+        from engine.session import Session
 
-        with Library(self.home) as library:
-            return self.fn(library, *self.args)
+        with Session(Settings(home=self.home)) as session:  # the library only: nothing else is loaded
+            return self.fn(session.library, *self.args)
 
 
 @dataclass
@@ -152,13 +152,12 @@ class IngestJob(Job):
 
     def work(self) -> IngestSummary:
         from engine.session import Session
-        from engine.store.index_sets import builder_lock
 
         summary = IngestSummary()
         with Session(self.settings.with_overrides(home=str(self.home))) as session:
             try:
-                with builder_lock(session.home, what="an ingest (FilingLens app)", on_wait=self._waiting,
-                                  cancel=self.cancel_event.is_set):
+                with session.builder_lock("an ingest (FilingLens app)", on_wait=self._waiting,
+                                          cancel=self.cancel_event.is_set):
                     self._ingest(session, summary)
             except Cancelled:  # while waiting for another ingest: nothing was done
                 summary.cancelled = True
@@ -169,9 +168,6 @@ class IngestJob(Job):
         log.info("%s", message)
 
     def _ingest(self, session: Any, summary: IngestSummary) -> None:
-        from engine.ingest import ingest_iter
-
-        library = session.library
         vectors = None
         if self.paths and self.settings.ingest.ray:  # the cluster embeds the filings it reads
             from engine.ingest.cluster import VectorCache, preflight
@@ -180,8 +176,8 @@ class IngestJob(Job):
             vectors = VectorCache()
         if self.paths:
             self._emit(self.signals.progress, "scanning", 0, 0)
-            for ev in ingest_iter(library, self.paths, self.settings, prune=self.prune,
-                                  cancel=self.cancel_event.is_set, vectors=vectors):
+            for ev in session.ingest(self.paths, prune=self.prune, cancel=self.cancel_event.is_set,
+                                     vectors=vectors):
                 summary.counts[ev.status] = summary.counts.get(ev.status, 0) + 1
                 self._emit(self.signals.item, ev)
                 self._emit(self.signals.progress, "ingest", ev.done, ev.total)
@@ -268,12 +264,13 @@ class TrainRerankerJob(Job):
 
     def work(self) -> TrainOutcome:
         from engine.models.registry import load_chat_model, register_reranker
-        from engine.store import Library
+        from engine.session import Session
         from engine.train import excluded_docs_from_questions, train_reranker
 
         opts, home = self.options, self.settings.library_home()
         self._emit(self.signals.progress, "mining", 0, 0)
-        with Library(home) as library:
+        with Session(self.settings) as session:
+            library = session.library
             exclude = (excluded_docs_from_questions(opts.exclude_questions, library)
                        if opts.exclude_questions else frozenset())
             writer = (load_chat_model(self.settings.models, self.settings.library_home()) if opts.llm_share > 0

@@ -12,7 +12,8 @@ questions the statement facts answer can be answered).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,10 +24,13 @@ if TYPE_CHECKING:
     from engine.eval.runner import Evaluator
     from engine.indexing import IndexStatus, OpenIndexes, Progress, SyncReport
     from engine.ingest.cluster import VectorCache
+    from engine.ingest.runner import IngestEvent
     from engine.models.base import ChatModel, Embedder
     from engine.pipeline import HirecPipeline, Models
     from engine.querygen import QueryGenerator
+    from engine.records import StoredRun
     from engine.retrieval.search import Searcher
+    from engine.store.library import RunStore
 
 Say = Callable[[str], None]
 
@@ -186,6 +190,37 @@ class Session:
         self.vectors_reused = getattr(embedder, "hits", 0)  # texts whose cluster-made vector was used
         self.reload_indexes()
         return report
+
+    # --- the library's runs and its writers ------------------------------------------------------------------
+
+    @property
+    def runs(self) -> RunStore:
+        """The library's stored runs (list, get, delete)."""
+        from engine.store.library import RunStore
+
+        return RunStore(self.library)
+
+    def read_run(self, run_id: str) -> StoredRun:
+        """A stored run with its typed traces (:func:`engine.trace.read_run`)."""
+        from engine.trace import read_run
+
+        return read_run(self.library, run_id)
+
+    def builder_lock(self, what: str, *, on_wait: Say | None = None,
+                     cancel: Callable[[], bool] | None = None) -> AbstractContextManager[None]:
+        """The library's one-writer lock (:func:`engine.store.index_sets.builder_lock`), waiting while another
+        ingest or index build holds it."""
+        from engine.store.index_sets import builder_lock
+
+        return builder_lock(self.home, what=what, on_wait=on_wait, cancel=cancel)
+
+    def ingest(self, paths: Iterable[str | Path], *, prune: bool = True, cancel: Callable[[], bool] | None = None,
+               vectors: VectorCache | None = None) -> Iterator[IngestEvent]:
+        """Read files and folders into the library, one event per file (:func:`engine.ingest.ingest_iter`);
+        the indexes are built after, by :meth:`sync_indexes`."""
+        from engine.ingest import ingest_iter
+
+        return ingest_iter(self.library, paths, self.settings, prune=prune, cancel=cancel, vectors=vectors)
 
     # --- lifetime --------------------------------------------------------------------------------------------
 

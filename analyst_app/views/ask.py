@@ -476,9 +476,7 @@ class AskView(QWidget):
 
     def show_stored_run(self, run_id: str) -> None:
         """Show a past run's answer (from History)."""
-        from engine.trace import read_run
-
-        run = read_run(self.ctx.library, run_id)
+        run = self.ctx.session.read_run(run_id)
         self.run_id = run.id
         self.question.setPlainText(run.question)
         self.events = list(run.traces)

@@ -103,10 +103,8 @@ class HistoryView(QWidget):
         self.reload()
 
     def reload(self) -> None:
-        from engine.store.library import RunStore
-
         chosen = set(self.selected_run_ids())
-        self.model.set_records([run_record(r) for r in RunStore(self.ctx.library).list(self.limit.value())])
+        self.model.set_records([run_record(r) for r in self.ctx.session.runs.list(self.limit.value())])
         fit_columns(self.table, 420)
         if chosen:
             self.select_runs(sorted(chosen))

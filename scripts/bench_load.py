@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 def ask_loop(home: Path, questions_file: Path, out_file: Path) -> None:
     """The asker process: load once, then ask every question in turn, one JSON line each."""
-    from engine.cli import load_pipeline
+    from engine.cli.ask import load_pipeline
     from engine.settings import Settings
     from engine.store import Library
 

@@ -3,16 +3,22 @@
 Each module of this package holds one group of commands and a ``register(sub)`` that adds their sub-parsers;
 :func:`build_parser` calls them in the order ``filinglens --help`` lists the commands.
 
-Front ends add their own commands without the engine importing them: :func:`main` takes ``extra_commands``.
-Options after such a command's name reach it unparsed, as ``args.extra``; the global options (``--home``,
-``--preset``) are parsed, and :func:`settings_from_args` turns them into settings.
+Front ends add their own commands without the engine importing them: :func:`main` takes ``extra_commands``,
+and finds more through the entry-point group ``filinglens.commands``. Such an entry point names a function
+``func(args: argparse.Namespace) -> int`` with a ``help`` attribute (the one-line help ``filinglens --help``
+shows); the entry point's name is the command. The function is loaded when :func:`main` builds the parser, so
+its module must import nothing heavy at module level (``analyst_app.main:gui_command`` imports PySide6 only
+when it runs). Options after the command's name reach it unparsed, as ``args.extra``; the global options
+(``--home``, ``--preset``) are parsed, and :func:`settings_from_args` turns them into settings.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from pathlib import Path
 
 from engine.cli import ask, doctor, eval, library, models, quickstart, train
@@ -20,10 +26,15 @@ from engine.cli.common import settings_from_args
 from engine.console import configure_console
 from engine.errors import EngineError
 
-__all__ = ["Command", "build_parser", "main", "settings_from_args"]
+__all__ = ["COMMAND_GROUP", "Command", "build_parser", "front_end_commands", "main", "settings_from_args"]
+
+log = logging.getLogger("filinglens")
 
 Command = tuple[str, str, Callable[[argparse.Namespace], int]]
 """A front end's command: its name, its one-line help and the function that runs it."""
+
+COMMAND_GROUP = "filinglens.commands"
+"""The entry-point group front ends register their commands in (see the module's docstring)."""
 
 
 def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentParser:
@@ -44,15 +55,35 @@ def build_parser(extra_commands: Sequence[Command] = ()) -> argparse.ArgumentPar
     return p
 
 
+def front_end_commands(skip: Sequence[str] = ()) -> list[Command]:
+    """The commands installed front ends register in the ``filinglens.commands`` entry-point group, except those
+    named in ``skip``. One that cannot be loaded is left out with a warning: the other commands still work."""
+    found: list[Command] = []
+    for entry in metadata.entry_points(group=COMMAND_GROUP):
+        if entry.name in skip or any(entry.name == name for name, _, _ in found):
+            continue
+        try:
+            func = entry.load()
+        except Exception as exc:  # noqa: BLE001 - a broken front end must not take the engine's commands with it
+            log.warning("the %s command (%s) could not be loaded: %s", entry.name, entry.value, exc)
+            continue
+        if not callable(func):
+            log.warning("the %s command (%s) is not a function", entry.name, entry.value)
+            continue
+        found.append((entry.name, str(getattr(func, "help", "") or ""), func))
+    return found
+
+
 def main(argv: list[str] | None = None, extra_commands: Sequence[Command] = ()) -> int:
     """Run the CLI on ``argv`` (default: the process's arguments) and return the exit status.
 
     Args:
         argv: The arguments after the program's name.
         extra_commands: Front-end commands given explicitly (a frozen bundle, where entry-point metadata may be
-            missing).
+            missing); they win over an installed entry point of the same name.
     """
-    parser = build_parser(extra_commands)
+    commands = [*extra_commands, *front_end_commands(skip=[name for name, _, _ in extra_commands])]
+    parser = build_parser(commands)
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "passes_options", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")

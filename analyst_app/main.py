@@ -1,4 +1,9 @@
-"""Entry point: ``python -m analyst_app.main [--home DIR] [--preset NAME]`` or ``filinglens gui``."""
+"""Entry point: ``python -m analyst_app.main [--home DIR] [--preset NAME]`` or ``filinglens gui``
+(:func:`gui_command`, registered in the ``filinglens.commands`` entry-point group).
+
+Nothing here imports PySide6 at module level: ``filinglens`` loads :func:`gui_command` to list it, and every
+other command works without PySide6.
+"""
 
 from __future__ import annotations
 
@@ -88,6 +93,18 @@ def main(argv: list[str] | None = None) -> int:
         logging.shutdown()
         os._exit(code)
     return code
+
+
+def gui_command(args: argparse.Namespace) -> int:
+    """``filinglens gui``: open the desktop application on the library and preset the global options select;
+    options after ``gui`` (``--screenshot``, Qt's) go to :func:`main` as they are."""
+    from engine.cli import settings_from_args
+
+    return main(["--home", str(settings_from_args(args).library_home()), "--preset", args.preset, *args.extra])
+
+
+GUI_HELP = "open the desktop application"  # what `filinglens --help` lists
+gui_command.help = GUI_HELP  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":

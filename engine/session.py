@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from engine.settings import Settings
 from engine.store import Library
 
 if TYPE_CHECKING:
     from engine.eval.runner import Evaluator
-    from engine.indexing import IndexStatus, OpenIndexes, Progress, SyncReport
+    from engine.indexing import IndexStatus, OpenIndexes, Progress, SyncReport, VerifyResult
     from engine.ingest.cluster import VectorCache
     from engine.ingest.runner import IngestEvent
     from engine.models.base import ChatModel, Embedder
@@ -131,6 +131,12 @@ class Session:
 
         return index_status(self.library)
 
+    def verify_indexes(self) -> VerifyResult:
+        """Check the published indexes against the library (:func:`engine.indexing.verify_indexes`)."""
+        from engine.indexing import verify_indexes
+
+        return verify_indexes(self.library, self.settings, self.embedder)
+
     def published_name(self) -> str | None:
         """The name of the published index set (it changes when a builder publishes another)."""
         from engine.store.index_sets import read_current
@@ -228,7 +234,7 @@ class Session:
         self._models = self._indexes = self._pipeline = None
         self.library.close()
 
-    def __enter__(self) -> Session:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_exc: object) -> None:

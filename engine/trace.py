@@ -2,7 +2,8 @@
 library. This module is the one place where trace records (:mod:`engine.records`) become JSON and back;
 every reader (CLI, export, eval, the app) gets typed records from :func:`read_run` / :func:`trace_from_json`.
 What a run's stages say in words is written here too, once for every reader: :func:`stage_summary` (one line a
-stage) and :func:`plan_lines` (the metric plan, each leaf with the fact it used).
+stage), :func:`plan_lines` (the metric plan, each leaf with the fact it used) and :func:`explain_lines` (the
+whole trace, stage by stage).
 
 Stored runs written before the payloads were typed (no ``"schema"`` key) are read by :func:`_upgrade_v1`; runs
 written before pages were named ``page_index`` (layouts 1 and 2: ``"page"``, ``"page_no"``) by
@@ -311,6 +312,80 @@ def _node_lines(node: PlanNode, back: int, depth: int, leaves: _Leaves) -> list[
     lines = [f"{pad}{_head(node, [leaves.when(b) for _, b in children])}"]
     for a, b in children:
         lines += _node_lines(a, b, depth + 1, leaves)
+    return lines
+
+
+# --- the whole trace, stage by stage ---------------------------------------------------------------------------
+
+
+def explain_lines(traces: Sequence[StageTrace]) -> list[str]:
+    """The trace of a run as lines of text, stage by stage: each stage's round, time and tokens, then what it
+    decided (the intent with the metric plan of :func:`plan_lines`, the top ten documents, passages or reranked
+    chunks with their scores, what curation kept, the facts an answer used, the answer's program) and any
+    model call that failed. What ``ask --explain`` and ``runs show`` print."""
+    lines: list[str] = []
+    plan = plan_lines(traces)  # the reading, with the fact each leaf used (answer stages come later in the run)
+    for t in traces:
+        p = t.payload
+        lines.append(f"-- {t.stage} (round {t.round}, {t.seconds:.2f}s, tokens {t.tokens_in}/{t.tokens_out})")
+        if isinstance(p, IntentPayload):
+            it = p.intent
+            lines.append(f"   issuers={list(it.issuers)} forms={list(it.forms)} years={list(it.fiscal_years)} "
+                         f"quarters={list(it.quarters)} metrics={list(it.metrics)} numeric={it.numeric}")
+            lines.extend(f"   {line}" for line in plan)
+        elif isinstance(p, RewritePayload):
+            lines.append(f"   q' = {p.rewritten}")
+        elif isinstance(p, DocumentsPayload):
+            lines += [f"   query: {p.query}", f"   scorer: {p.scorer}"]
+            for d in p.candidates[:10]:
+                lines.append(f"   {'+' if d.kept else ' '}{d.rank:3d}. {d.doc_name:34s} score={d.score}  {d.why}")
+        elif isinstance(p, PassagesPayload):
+            lines += [f"   query: {p.query}", f"   scorer: {p.scorer}"]
+            for c in p.candidates[:10]:
+                extra = f"bm25={c.bm25} (#{c.bm25_rank}) dense={c.dense} (#{c.dense_rank})"
+                if c.line_item_rank:
+                    extra += f" line item #{c.line_item_rank}: {'; '.join(c.line_items)}"
+                where = cite(c.doc_name, c.page_index, c.printed_folio)
+                lines.append(f"   {'+' if c.kept else ' '}{c.rank:3d}. {where:34s} score={c.final}  {extra}")
+        elif isinstance(p, RerankPayload):
+            lines.append(f"   {p.mode} (seed {p.seed}): {p.stage1} of {p.n_chunks} chunks by BM25, {p.finalists} "
+                         f"finalists, {len(p.groups)} model calls"
+                         + (f", {p.rounds} bootstrap rounds: {p.stop}" if p.rounds else ""))
+            lines += [f"   intent: {'; '.join(p.intent_fields)}", f"   cards: {p.cards}"]
+            lines.extend(f"   intent pass: {line}" for line in p.intent_pass
+                         if not line.startswith("model added "))  # the intent line lists what was added
+            for r in p.rows[:10]:
+                terms = [f"bm25 #{r.stage1_rank}"] + [f"{k} {v}" for k, v in (
+                    ("screen", r.screen_score), ("borda", r.borda), ("judge #", r.listwise_rank), ("elo", r.elo))
+                    if v is not None]
+                lines.append(f"   {'+' if r.kept else ' '}{r.rank:3d}. "
+                             f"{cite(r.doc_name, r.page_index, r.printed_folio):34s} "
+                             f"{' · '.join(terms)} · align {r.align} ({r.align_terms})")
+                if r.matched:
+                    lines.append(f"         matched: {'; '.join(r.matched)}")
+                if r.moved:
+                    lines.append(f"         moved: {r.moved}")
+            lines.extend(f"   fallback: {f}" for f in p.fallbacks)
+        elif isinstance(p, CurationPayload):
+            lines.append(f"   shown: {'; '.join(cite(s.doc_name, s.page_index, s.printed_folio) for s in p.shown)}")
+            lines.append(f"   kept {len(p.kept)}, dropped {len(p.dropped)}, answerable={p.answerable}")
+            if p.complementary_question:
+                lines += [f"   missing: {p.missing_information}",
+                          f"   complementary question: {p.complementary_question}"]
+        elif isinstance(p, FactsPayload):
+            lines.append(f"   {p.company} FY{p.fiscal_year}: {p.formula}")
+            if p.query:
+                lines.append(f"   complementary question: {p.query}")
+            lines.extend(f"   {i.variable} = {i.item}: {i.describe()}" for i in p.inputs)
+            lines.extend(f"   missing: {gap}" for gap in p.gaps)
+        elif isinstance(p, AnswerPayload):
+            a = p.answer
+            if a.program:
+                lines += ["   program:", *("     " + ln for ln in a.program.splitlines())]
+                lines.append(f"   computed: {a.computed.value if a.computed else None}")
+            if a.reasoning:
+                lines.append(f"   reasoning: {a.reasoning}")
+        lines.extend(f"   model call failed: {call.error}" for call in t.llm_calls if call.error)
     return lines
 
 

@@ -32,13 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 def ask_loop(home: Path, questions_file: Path, out_file: Path) -> None:
     """The asker process: load once, then ask every question in turn, one JSON line each."""
-    from engine.cli import load_pipeline
+    from engine.session import Session
     from engine.settings import Settings
-    from engine.store import Library
 
-    settings = Settings(home=home)
-    library = Library(home)
-    pipeline = load_pipeline(settings, library)
+    pipeline = Session(Settings(home=home)).pipeline()
     with out_file.open("w") as out:
         for item in json.loads(questions_file.read_text()):
             began = time.perf_counter()

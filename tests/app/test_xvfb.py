@@ -33,7 +33,7 @@ def xserver():
 def test_gui_draws_on_an_x_server(xserver, app_home, tmp_path):
     png = tmp_path / "window.png"
     env = {**os.environ, "DISPLAY": xserver, "QT_QPA_PLATFORM": "xcb", "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    done = subprocess.run([sys.executable, "-m", "analyst_app.launcher", "--home", str(app_home), "gui",
+    done = subprocess.run([sys.executable, "-m", "engine.cli", "--home", str(app_home), "gui",
                            "--screenshot", str(png)], env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"wrote {png}" in done.stdout

@@ -137,7 +137,7 @@ def test_ingest_cli_starts_and_stops_a_local_ray(tmp_path, demo_dir, ingested_de
     local_library, _, _ = ingested_demo
     home = tmp_path / "lib"
     before = set(_ray_daemons())
-    done = subprocess.run([sys.executable, "-m", "analyst_app.launcher", "--home", str(home), "ingest", str(demo_dir),
+    done = subprocess.run([sys.executable, "-m", "engine.cli", "--home", str(home), "ingest", str(demo_dir),
                            "--ray"], capture_output=True, text=True, timeout=600, cwd=REPO, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "read 8 filing(s)" in done.stdout and "on Ray at local; 8 vectors embedded on the cluster" in done.stdout
@@ -196,7 +196,7 @@ def test_a_killed_driver_leaves_whole_filings_and_a_rerun_resumes(tmp_path):
     with Library(local) as library:
         ingest(library, [corpus], Settings(home=local))
     home = tmp_path / "lib"
-    command = [sys.executable, "-m", "analyst_app.launcher", "--home", str(home), "ingest", str(corpus), "--ray",
+    command = [sys.executable, "-m", "engine.cli", "--home", str(home), "ingest", str(corpus), "--ray",
                "--ray-workers", "1"]
     before = set(_ray_daemons())
     driver = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -183,15 +183,14 @@ def test_a_page_that_prints_its_own_number_shows_both(paged: Paged,
 def test_ask_search_and_facts_print_the_readers_number(
         paged: Paged, embedder, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    import engine.cli
+    import engine.cli.ask
     from engine.cli import main
-    from engine.pipeline import Models, build_pipeline
+    from engine.session import Session
 
-    def scripted_pipeline(settings, library):  # the CLI's own path, with a scripted model
-        return build_pipeline(settings.with_overrides(answer={"from_facts": False}), library,
-                              Models(embedder, reader(ONE_VALUE)))
+    def scripted_session(settings):  # the CLI's own path, with a scripted model
+        return Session(settings.with_overrides(answer={"from_facts": False}), chat_loader=lambda _s: reader(ONE_VALUE))
 
-    monkeypatch.setattr(engine.cli, "load_pipeline", scripted_pipeline)
+    monkeypatch.setattr(engine.cli.ask, "open_session", scripted_session)
     assert main(["--home", str(paged.home), "ask", "What was ONEP's total revenue in fiscal 2023?"]) == 0
     asked = capsys.readouterr().out
     assert "A: 1,234" in asked and f"[1] {ONE_PAGE} p. 1 (" in asked and "page 0" not in asked

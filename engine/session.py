@@ -35,10 +35,6 @@ if TYPE_CHECKING:
 Say = Callable[[str], None]
 
 
-def _quiet(_text: str) -> None:
-    pass
-
-
 class Session:
     """The library at ``settings.library_home()`` with what questions over it need, each loaded on first use.
 
@@ -54,12 +50,17 @@ class Session:
         self.settings = settings
         self.library = Library(settings.library_home())
         self.chat_loader = chat_loader
-        self.status, self.note = status or _quiet, note or _quiet
+        self.status, self.note = status, note  # (None: nobody is told)
         self._embedder: Embedder | None = None
         self._models: Models | None = None
         self._indexes: OpenIndexes | None = None
         self._pipeline: HirecPipeline | None = None
         self.vectors_reused = 0
+
+    @staticmethod
+    def _say(to: Say | None, text: str) -> None:
+        if to is not None:
+            to(text)
 
     @property
     def home(self) -> Path:
@@ -87,7 +88,7 @@ class Session:
             else:
                 from engine.models.registry import load_embedder
 
-                self.status("loading the embedder…")
+                self._say(self.status, "loading the embedder…")
                 self._embedder = load_embedder(self.settings.models)
         return self._embedder
 
@@ -103,8 +104,8 @@ class Session:
             loaded = load_models(self.settings, chat=chat, chat_required=chat_required,
                                  chat_loader=self.chat_loader, status=self.status, embedder=self._embedder)
             if loaded.chat_error:
-                self.note("no chat model, so only questions the statement facts answer can be answered: "
-                          f"{loaded.chat_error}")
+                self._say(self.note, "no chat model, so only questions the statement facts answer can be "
+                          f"answered: {loaded.chat_error}")
             self._models, self._embedder = loaded, loaded.embedder
         elif chat_required and self._models.chat is None:
             from engine.errors import ModelError
@@ -119,10 +120,10 @@ class Session:
         if self._indexes is None:
             from engine.indexing import open_indexes
 
-            self.status("loading the indexes…")
+            self._say(self.status, "loading the indexes…")
             self._indexes = open_indexes(self.library, self.settings, self.embedder)
             if self._indexes.status.behind:
-                self.note(self._indexes.status.message())
+                self._say(self.note, self._indexes.status.message())
         return self._indexes
 
     def index_status(self) -> IndexStatus:

@@ -18,14 +18,15 @@ their names of today (``--renames``), so two checkouts are measured against the 
   handed down);
 - returns to a room already left: calls into a module visited before.
 
-Run it on two checkouts (``PYTHONPATH=<checkout>``) to compare the walk before and after a change.
+It also prints the engine's import edges that go up a floor (none while the layers contract holds). Run it on two
+checkouts (``PYTHONPATH=<checkout>``) to compare before and after a change.
 """
 
 from __future__ import annotations
 
 import argparse
-import tomllib
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
@@ -116,10 +117,20 @@ def walk_figures(steps: list[tuple[str, str]], floor: dict[str, int]) -> dict[st
             "climbs back up": climbs, "returns to a room already left": returns}
 
 
+def upward_imports(floor: dict[str, int]) -> tuple[int, list[str]]:
+    """The import edges of the engine (grimp: lazy and type-only imports counted) and those that go up a floor."""
+    import grimp
+
+    graph = grimp.build_graph("engine", include_external_packages=False)
+    edges = [(m, t) for m in graph.modules for t in graph.find_modules_directly_imported_by(m)]
+    up = sorted(f"{m} -> {t}" for m, t in edges if m in floor and t in floor and floor[t] > floor[m])
+    return len(edges), up
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("question")
-    ap.add_argument("--home", required=True, help="the library to ask")
+    ap.add_argument("question", nargs="?", help="the question (without one: the import edges that go up only)")
+    ap.add_argument("--home", help="the library to ask")
     ap.add_argument("--show", action="store_true", help="print the walk itself")
     ap.add_argument("--contracts", type=Path, default=Path(__file__).resolve().parent.parent / "pyproject.toml",
                     help="the pyproject.toml whose layers contract gives the floors (default: this checkout's)")
@@ -139,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
         else {}
     modules = [info.name for info in pkgutil.walk_packages(engine.__path__, "engine.")]
     floor = floors(modules, args.contracts, renames)
+    n_edges, up = upward_imports(floor)
+    print(f"engine imports: {n_edges} edges, {len(up)} going up a floor" + "".join(f"\n  {u}" for u in up))
+    if not args.question:
+        return 0
+    if not args.home:
+        ap.error("a question needs --home LIBRARY")
     events = record(lambda: engine.cli.main(["--home", args.home, "ask", args.question]), root)
     steps = walk(events)
     figures = walk_figures(steps, floor)

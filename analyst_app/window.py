@@ -17,14 +17,14 @@ from PySide6.QtWidgets import (
 
 from analyst_app.context import AppContext
 from analyst_app.views.ask import AskView
-from analyst_app.views.history import HistoryView
 from analyst_app.views.evaluate import EvaluateView
+from analyst_app.views.history import HistoryView
 from analyst_app.views.inspect import InspectView
 from analyst_app.views.library import LibraryView, dropped_paths
 from analyst_app.views.page_viewer import PageViewer
 from analyst_app.workers import CallJob
 from engine.errors import EngineError
-from engine.export import write_export
+from engine.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -289,9 +289,7 @@ class MainWindow(QMainWindow):
                           "and a full audit trail. Everything runs on this machine.")
 
     def check_installation(self) -> None:
-        """Help › Check installation: :func:`engine.doctor.run_doctor` in the pool, its report in a dialog."""
-        from engine.doctor import run_doctor
-
+        """Help › Check installation: :meth:`engine.session.Session.doctor` in the pool, its report in a dialog."""
         self.doctor_act.setEnabled(False)
         self.statusBar().showMessage("checking the installation and the library…")
 
@@ -306,7 +304,7 @@ class MainWindow(QMainWindow):
             self.show_error("Check installation", text)
             self.doctor_finished.emit(text)
 
-        self.ctx.start(CallJob("doctor", self.ctx.home, run_doctor, self.ctx.settings(), needs_library=False),
+        self.ctx.start(CallJob("doctor", self.ctx.settings(), Session.doctor),
                        done=done, failed=failed)
 
     # -- export -----------------------------------------------------------------------------------
@@ -358,7 +356,7 @@ class MainWindow(QMainWindow):
             self.show_error("Export failed", text)
             self.export_finished.emit(text)
 
-        self.ctx.start(CallJob("export", self.ctx.home, write_export, list(run_ids), fmt, Path(target)),
+        self.ctx.start(CallJob("export", self.ctx.home, Session.export, list(run_ids), fmt, Path(target)),
                        done=done, failed=failed)
 
     # -- deleting runs ----------------------------------------------------------------------------

@@ -14,16 +14,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThread, Signal, Slot
 
 from engine.errors import Cancelled, EngineError, ModelError
 from engine.records import StageTrace
 from engine.settings import Settings
-
-if TYPE_CHECKING:
-    from engine.train import TrainReport
 
 log = logging.getLogger(__name__)
 
@@ -104,19 +101,20 @@ class Job(QRunnable):
 
 
 class CallJob(Job):
-    """Run ``fn(library, *args)`` with a Library opened in the worker thread (export, remove, ...)."""
+    """Run ``fn(session, *args)`` with a :class:`engine.session.Session` opened in the worker thread on
+    ``settings`` (or on the library folder ``settings`` names, with the default settings): export, removal,
+    checks, model lists. Only what ``fn`` uses is loaded."""
 
-    def __init__(self, name: str, home: Path, fn: Callable[..., Any], *args: Any, needs_library: bool = True) -> None:
+    def __init__(self, name: str, settings: Settings | Path, fn: Callable[..., Any], *args: Any) -> None:
         super().__init__()
-        self.name, self.home, self.fn, self.args, self.needs_library = name, home, fn, args, needs_library
+        self.name, self.fn, self.args = name, fn, args
+        self.settings = settings if isinstance(settings, Settings) else Settings(home=settings)
 
     def work(self) -> Any:
-        if not self.needs_library:
-            return self.fn(*self.args)
         from engine.session import Session
 
-        with Session(Settings(home=self.home)) as session:  # the library only: nothing else is loaded
-            return self.fn(session.library, *self.args)
+        with Session(self.settings) as session:
+            return self.fn(session, *self.args)
 
 
 @dataclass
@@ -168,12 +166,7 @@ class IngestJob(Job):
         log.info("%s", message)
 
     def _ingest(self, session: Any, summary: IngestSummary) -> None:
-        vectors = None
-        if self.paths and self.settings.ingest.ray:  # the cluster embeds the filings it reads
-            from engine.ingest.cluster import VectorCache, preflight
-
-            preflight(self.settings.ingest.ray)
-            vectors = VectorCache()
+        vectors = session.cluster_vectors() if self.paths else None  # the cluster embeds the filings it reads
         if self.paths:
             self._emit(self.signals.progress, "scanning", 0, 0)
             for ev in session.ingest(self.paths, prune=self.prune, cancel=self.cancel_event.is_set,
@@ -206,20 +199,11 @@ def sync(session: Any, cancel: Callable[[], bool] | None, progress: Callable[[st
                          on_wait=(lambda _message: progress("waiting", 0, 0)) if progress else None)
 
 
-def remove_and_sync(settings: Settings, ids: list[int]) -> int:
-    """Remove filings from the library and publish its indexes without them."""
-    from engine.session import Session
-
-    with Session(settings) as session:
-        n = session.library.remove_filings(ids)
-        sync(session, None)
+def remove_and_sync(session: Any, ids: list[int]) -> int:
+    """Remove filings from the session's library and publish its indexes without them."""
+    n = session.library.remove_filings(ids)
+    sync(session, None)
     return n
-
-
-def model_statuses(home: Path) -> list[Any]:
-    from engine.models.registry import list_models
-
-    return list_models(home)
 
 
 # -- reranker training -------------------------------------------------------------------------------
@@ -240,7 +224,7 @@ class TrainOptions:
 class TrainOutcome:
     """A finished training call and, when it was registered, the registry file written."""
 
-    report: TrainReport
+    report: Any  # engine.train.TrainReport (what Session.train_reranker returns)
     registry: Path | None = None
 
 
@@ -258,31 +242,25 @@ class TrainRerankerJob(Job):
     def __init__(self, settings: Settings, options: TrainOptions) -> None:
         super().__init__()
         self.settings, self.options = settings, options
-        from engine.models.registry import default_reranker_run_dir
+        from engine.session import Session
 
-        self.out_dir = default_reranker_run_dir(settings.library_home())
+        with Session(settings) as session:
+            self.out_dir = session.reranker_run_dir
 
     def work(self) -> TrainOutcome:
-        from engine.models.registry import load_chat_model, register_reranker
         from engine.session import Session
-        from engine.train import excluded_docs_from_questions, train_reranker
 
-        opts, home = self.options, self.settings.library_home()
+        opts = self.options
         self._emit(self.signals.progress, "mining", 0, 0)
         with Session(self.settings) as session:
-            library = session.library
-            exclude = (excluded_docs_from_questions(opts.exclude_questions, library)
-                       if opts.exclude_questions else frozenset())
-            writer = (load_chat_model(self.settings.models, self.settings.library_home()) if opts.llm_share > 0
-                      else None)
-            report = train_reranker(library, self.settings, self.out_dir, pairs=opts.pairs, epochs=opts.epochs,
-                                    device=opts.device, exclude_docs=exclude, writer=writer,
-                                    llm_share=opts.llm_share, progress=self._step, cancel=self.cancel_event.is_set,
-                                    mining_progress=self._mined)
-        if not (report.completed and opts.register):
-            return TrainOutcome(report)
-        self._emit(self.signals.progress, "registering", 0, 0)
-        return TrainOutcome(report, register_reranker(home, report.model_dir))
+            report = session.train_reranker(self.out_dir, pairs=opts.pairs, epochs=opts.epochs, device=opts.device,
+                                            exclude_questions=opts.exclude_questions, llm_share=opts.llm_share,
+                                            progress=self._step, cancel=self.cancel_event.is_set,
+                                            mining_progress=self._mined)
+            if not (report.completed and opts.register):
+                return TrainOutcome(report)
+            self._emit(self.signals.progress, "registering", 0, 0)
+            return TrainOutcome(report, session.register_reranker(report.model_dir))
 
     def _mined(self, done: int, total: int) -> None:
         self._emit(self.signals.progress, "mining", done, total)
@@ -301,18 +279,6 @@ class AskRequest:
     settings: Settings
     home: Path
     cancel: threading.Event = field(default_factory=threading.Event)
-
-
-def _registered_reranker_stamp(settings: Settings) -> float | None:
-    """When the registered reranker file last changed (a newly trained model must replace the loaded one)."""
-    if settings.retrieval.reranker != "trained":
-        return None
-    from engine.models.registry import reranker_registry_path
-
-    try:
-        return reranker_registry_path(settings.library_home()).stat().st_mtime
-    except OSError:
-        return None
 
 
 class AskWorker(QObject):
@@ -351,7 +317,7 @@ class AskWorker(QObject):
         session = self._session
         session.chat_loader = self.chat_loader  # (tests swap the loader between questions)
         key = (settings.model_dump_json(), session.library.generation(), session.published_name(),
-               _registered_reranker_stamp(settings))
+               session.reranker_stamp(settings))
         if self._key != key:
             # the library, its published indexes or the settings changed: reload (the indexes are only read; an
             # ingest publishes new ones); a chat model that cannot be loaded leaves the pipeline without one:
@@ -449,19 +415,14 @@ class EvalJob(RequestJob):
     name = "evaluation"
 
     def work(self) -> Any:
-        from engine.eval.questions import load_questions
-        from engine.eval.runner import evaluate
         from engine.session import Session
 
         r = self.request
         self._progress("loading models", 0, 0)
         with Session(self.settings, chat_loader=self.chat_loader) as session:
-            names = [f.identity.doc_name for f in session.library.filings()]
-            questions = load_questions(r.questions, doc_names=names)[: r.limit or None]
-            evaluator = session.evaluator(r.pipelines)
-            return evaluate(evaluator, questions, r.pipelines, r.out, r.questions.name,
-                            progress=lambda done, total, p: self._progress(p, done, total),
-                            cancel=self.cancel_event.is_set)
+            return session.evaluate(r.questions, r.pipelines, r.out, limit=r.limit,
+                                    progress=lambda done, total, p: self._progress(p, done, total),
+                                    cancel=self.cancel_event.is_set)
 
 
 @dataclass
@@ -482,16 +443,10 @@ class QueryGenJob(RequestJob):
     name = "question generation"
 
     def work(self) -> Any:
-        from engine.querygen import select_filings
         from engine.session import Session
 
         r = self.request
         self._progress("loading models", 0, 0)
         with Session(self.settings, chat_loader=self.chat_loader) as session:
-            filings = select_filings(session.library, r.filings)
-            if not filings:
-                raise EngineError(f"no filing matches {r.filings!r}")
-            gen = session.query_generator()
-            return gen.run(filings, r.single, r.multi, r.seed, r.out,
-                           progress=self._progress,
-                           cancel=self.cancel_event.is_set)
+            return session.generate_questions(r.filings, r.single, r.multi, r.seed, r.out, progress=self._progress,
+                                              cancel=self.cancel_event.is_set)

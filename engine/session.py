@@ -1,8 +1,8 @@
 """A library opened for work: the one object the CLI, the desktop app, eval, querygen and the benchmarks open.
 
-A :class:`Session` owns the library (SQLite), the published indexes (opened once, read-only), the models (loaded
-lazily: nothing loads until something needs it; the chat model is only *found* when the question path is built
-and loaded by its first call) and the question path built from them. No front end assembles models or indexes
+A :class:`Session` owns the library (SQLite), the published indexes (opened once, read-only), the models and the
+question path built from them, each loaded on first use: nothing loads until something needs it, and the chat
+model is only *found* when the question path is built and loaded by its first call. No front end assembles models or indexes
 itself, and no stage opens indexes: the session hands each stage what it uses.
 
 Two callbacks tell the front end what happens: ``status`` (progress: "loading the embedder…") and ``note``
@@ -21,16 +21,20 @@ from engine.settings import Settings
 from engine.store import Library
 
 if TYPE_CHECKING:
-    from engine.eval.runner import Evaluator
+    from engine.doctor import DoctorReport
+    from engine.eval.runner import EvalOutcome, Evaluator
     from engine.indexing import IndexStatus, OpenIndexes, Progress, SyncReport, VerifyResult
     from engine.ingest.cluster import VectorCache
     from engine.ingest.runner import IngestEvent
     from engine.models.base import ChatModel, Embedder
+    from engine.models.registry import ModelPack, ModelStatus
     from engine.pipeline import HirecPipeline, Models
     from engine.querygen import QueryGenerator
+    from engine.querygen import Summary as QuestionSetSummary
     from engine.records import StoredRun
     from engine.retrieval.search import Searcher
     from engine.store.library import RunStore
+    from engine.train import TrainReport
 
 Say = Callable[[str], None]
 
@@ -48,7 +52,7 @@ class Session:
     def __init__(self, settings: Settings, *, chat_loader: Callable[[Settings], ChatModel] | None = None,
                  status: Say | None = None, note: Say | None = None) -> None:
         self.settings = settings
-        self.library = Library(settings.library_home())
+        self._library: Library | None = None
         self.chat_loader = chat_loader
         self.status, self.note = status, note  # (None: nobody is told)
         self._embedder: Embedder | None = None
@@ -64,7 +68,15 @@ class Session:
 
     @property
     def home(self) -> Path:
-        return self.library.home
+        return Path(self.settings.library_home())
+
+    @property
+    def library(self) -> Library:
+        """The library (SQLite), opened on first use: a session that only checks the installation or lists the
+        model packs never opens it (``doctor`` must run on a library that cannot be opened)."""
+        if self._library is None:
+            self._library = Library(self.home)
+        return self._library
 
     def reconfigure(self, settings: Settings) -> None:
         """Use ``settings`` from now on (the same library home): what was loaded with the old ones is dropped."""
@@ -229,11 +241,142 @@ class Session:
 
         return ingest_iter(self.library, paths, self.settings, prune=prune, cancel=cancel, vectors=vectors)
 
+    def cluster_vectors(self) -> VectorCache | None:
+        """For an ingest on the Ray cluster the settings name (``ingest.ray``): the cluster is checked before
+        anything is read (:func:`engine.ingest.cluster.preflight` raises when it does not answer) and the cache
+        its readers fill with the vectors they embed, for :meth:`sync_indexes`; None without a cluster."""
+        if not self.settings.ingest.ray:
+            return None
+        from engine.ingest.cluster import VectorCache, preflight
+
+        preflight(self.settings.ingest.ray)
+        return VectorCache()
+
+    # --- evaluation, question sets, training, checks, exports -------------------------------------------------
+
+    @staticmethod
+    def eval_pipelines() -> tuple[str, ...]:
+        """The pipelines :meth:`evaluate` knows, in the order reports list them."""
+        from engine.eval.runner import PIPELINES
+
+        return tuple(PIPELINES)
+
+    def evaluate(self, questions: Path, pipelines: Sequence[str], out: Path, *, limit: int = 0,
+                 progress: Callable[[int, int, str], None] | None = None,
+                 cancel: Callable[[], bool] | None = None) -> EvalOutcome:
+        """Run ``pipelines`` on a question file (resuming from ``out``), then write the report and the plots."""
+        from engine.eval.questions import load_questions
+        from engine.eval.runner import evaluate
+
+        names = [f.identity.doc_name for f in self.library.filings()]
+        asked = load_questions(questions, doc_names=names)[: limit or None]
+        return evaluate(self.evaluator(pipelines), asked, pipelines, out, questions.name, progress=progress,
+                        cancel=cancel)
+
+    @staticmethod
+    def compare_evaluations(earlier: Path, later: Path) -> str:
+        """Two results folders compared question by question (markdown)."""
+        from engine.eval.compare import compare_runs
+
+        return compare_runs(earlier, later)
+
+    def generate_questions(self, selection: str, single: int, multi: int, seed: int, out: Path, *,
+                           progress: Callable[[str, int, int], None] | None = None,
+                           cancel: Callable[[], bool] | None = None) -> QuestionSetSummary:
+        """Write a question set from the filings ``selection`` names (doc names, globs or tickers; "" = all).
+
+        Raises:
+            ConfigError: no filing matches the selection.
+        """
+        from engine.errors import ConfigError
+        from engine.querygen import select_filings
+
+        filings = select_filings(self.library, selection)
+        if not filings:
+            raise ConfigError(f"no filing matches {selection!r}")
+        return self.query_generator().run(filings, single, multi, seed, out, progress=progress, cancel=cancel)
+
+    @property
+    def reranker_run_dir(self) -> Path:
+        """Where a reranker trained on this library is written by default."""
+        from engine.models.registry import default_reranker_run_dir
+
+        return default_reranker_run_dir(self.home)
+
+    def reranker_stamp(self, settings: Settings | None = None) -> float | None:
+        """When the registered reranker last changed, if the settings (``settings``, else the session's) use it:
+        a newly trained model must replace the loaded one; None otherwise."""
+        if (settings or self.settings).retrieval.reranker != "trained":
+            return None
+        from engine.models.registry import reranker_registry_path
+
+        try:
+            return reranker_registry_path(self.home).stat().st_mtime
+        except OSError:
+            return None
+
+    def train_reranker(self, out_dir: Path, *, pairs: int, epochs: int, device: str,
+                       exclude_questions: Path | None = None, llm_share: float = 0.0,
+                       progress: Callable[[int, int, float], None] | None = None,
+                       mining_progress: Callable[[int, int], None] | None = None,
+                       cancel: Callable[[], bool] | None = None) -> TrainReport:
+        """Train a cross-encoder on pairs mined from the library (:func:`engine.train.train_reranker`), keeping
+        the filings of ``exclude_questions`` (an evaluation question file) out; ``llm_share`` of the mined
+        questions are reworded by the chat model."""
+        from engine.train import excluded_docs_from_questions, train_reranker
+
+        exclude = (excluded_docs_from_questions(exclude_questions, self.library) if exclude_questions
+                   else frozenset())
+        writer = self.models(chat_required=True).chat if llm_share > 0 else None
+        return train_reranker(self.library, self.settings, out_dir, pairs=pairs, epochs=epochs, device=device,
+                              exclude_docs=exclude, writer=writer, llm_share=llm_share, progress=progress,
+                              cancel=cancel, mining_progress=mining_progress)
+
+    def register_reranker(self, model_dir: Path) -> Path:
+        """Make ``model_dir`` the library's trained reranker; returns the registry file written."""
+        from engine.models.registry import register_reranker
+
+        return register_reranker(self.home, model_dir)
+
+    def model_statuses(self, *, verify: bool = False) -> list[ModelStatus]:
+        """The model packs, installed in this library or not (hashes read again with ``verify``)."""
+        from engine.models.registry import list_models
+
+        return list_models(self.home, verify=verify)
+
+    @staticmethod
+    def model_pack(name: str) -> ModelPack | None:
+        """The chat model pack called ``name`` (its size, description, parts), or None."""
+        from engine.models.registry import MODEL_PACKS
+
+        return MODEL_PACKS.get(name)
+
+    def install_model(self, name: str, *, progress: Callable[[int, int], None] | None = None,
+                      allow_unverified: bool = False) -> Path:
+        """Assemble a model pack into this library's models folder, checked against its sha256."""
+        from engine.models.registry import install_model
+
+        return install_model(name, self.home, progress=progress, allow_unverified=allow_unverified)
+
+    def doctor(self, *, verify_hashes: bool = False, repair: bool = False, say: Say | None = None) -> DoctorReport:
+        """The installation and library checks (:func:`engine.doctor.run_doctor`)."""
+        from engine.doctor import run_doctor
+
+        return run_doctor(self.settings, verify_hashes=verify_hashes, repair=repair, say=say)
+
+    def export(self, run_ids: Sequence[str], fmt: str, target: Path) -> list[Path]:
+        """Export runs (json, csv, md, html) to a file or a folder (:func:`engine.export.write_export`)."""
+        from engine.export import write_export
+
+        return write_export(self.library, run_ids, fmt, target)
+
     # --- lifetime --------------------------------------------------------------------------------------------
 
     def close(self) -> None:
         self._models = self._indexes = self._pipeline = None
-        self.library.close()
+        if self._library is not None:
+            self._library.close()
+            self._library = None
 
     def __enter__(self) -> Self:
         return self

@@ -19,12 +19,13 @@ from analyst_app.models import Column, RecordTableModel, fmt_number, page_column
 from analyst_app.views.library import fit_columns, make_table
 from analyst_app.views.page_viewer import PageViewer
 from analyst_app.views.settings_dialog import SettingsDialog, changes_text
-from analyst_app.workers import AskRequest, AskThread, CallJob, model_statuses
+from analyst_app.workers import AskRequest, AskThread, CallJob
 from engine.errors import ConfigError
 from engine.pages import cite
 from engine.records import (
     AnswerPayload, AnswerResult, Citation, CurationPayload, IntentPayload, RunCost, StageTrace,
 )
+from engine.session import Session
 from engine.settings import list_presets
 from engine.trace import stage_summary as engine_stage_summary
 
@@ -252,7 +253,7 @@ class AskView(QWidget):
         ctx.settings_changed.connect(self._follow_ctx)
         ctx.library_changed.connect(self._library_changed)
         ctx.busy_changed.connect(self._busy_changed)
-        ctx.start(CallJob("list models", ctx.home, model_statuses, ctx.home, needs_library=False),
+        ctx.start(CallJob("list models", ctx.home, Session.model_statuses),
                   done=self._models_listed, failed=lambda _t: None)
 
     # -- settings ---------------------------------------------------------------------------------

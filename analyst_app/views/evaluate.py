@@ -22,7 +22,7 @@ from analyst_app.context import AppContext
 from analyst_app.models import Column, RecordTableModel
 from analyst_app.views.library import fit_columns, make_table, wrapped_label
 from analyst_app.workers import EvalJob, EvalRequest, QueryGenJob, QueryGenRequest
-from engine.eval.runner import PIPELINES
+from engine.session import Session
 
 DEFAULT_PIPELINES = ("bm25", "hybrid", "hirec-retrieval")
 METRICS = ("n", "doc_recall@5", "page_recall@5", "page_recall@10", "ndcg@10", "map@10", "mrr@10", "accuracy_numeric",
@@ -103,7 +103,7 @@ class EvaluateView(QWidget):
         self.generate_btn.clicked.connect(self.generate_dialog)
         self.set_info = wrapped_label()
         self.pipelines = QListWidget()
-        for name in PIPELINES:
+        for name in Session.eval_pipelines():
             item = QListWidgetItem(name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if name in DEFAULT_PIPELINES else Qt.CheckState.Unchecked)
@@ -341,11 +341,9 @@ class EvaluateView(QWidget):
             self.compare_with(Path(folder))
 
     def compare_with(self, earlier: Path) -> str:
-        from engine.eval.compare import compare_runs
-
         if self.outcome is None:
             return ""
-        text = compare_runs(earlier, self.outcome)
+        text = Session.compare_evaluations(earlier, self.outcome)
         self.compare_text.setPlainText(text)
         self.report.setCurrentIndex(3)
         return text

@@ -78,8 +78,9 @@ EVENT_COLUMNS = [
 ]
 
 
-def last_report(library: Any) -> tuple[str, list[dict]]:
-    """The most recent ingest batch recorded in the library: (when, one dict per file)."""
+def last_report(session: Any) -> tuple[str, list[dict]]:
+    """The most recent ingest batch recorded in the session's library: (when, one dict per file)."""
+    library = session.library
     rows = library.reports()
     if not rows:
         return "", []
@@ -547,9 +548,7 @@ class LibraryView(QWidget):
             return TrainOptions()
 
     def choose_training(self) -> None:
-        from engine.models.registry import default_reranker_run_dir
-
-        dialog = TrainDialog(default_reranker_run_dir(self.ctx.home), self.last_train_options(), self)
+        dialog = TrainDialog(self.ctx.session.reranker_run_dir, self.last_train_options(), self)
         if dialog.exec() == TrainDialog.DialogCode.Accepted:
             self.train_reranker(dialog.values())
 
@@ -620,8 +619,7 @@ class LibraryView(QWidget):
                                           "The files on disk are not touched; past runs keep their traces.")
             if answer != QMessageBox.StandardButton.Yes:
                 return False
-        job = CallJob("remove", self.ctx.home, remove_and_sync, self.ctx.settings(), [f.id for f in chosen],
-                      needs_library=False)
+        job = CallJob("remove", self.ctx.settings(), remove_and_sync, [f.id for f in chosen])
         if not self.ctx.begin("removal", job.cancel):
             return False
         self.ctx.message.emit(f"removing {len(chosen)} filing(s) and updating the indexes…", 0)

@@ -18,13 +18,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from engine.ingest import ingest
 
     settings = settings_from_args(args)
-    vectors = None
-    if settings.ingest.ray:  # before anything is read: without Ray, or a cluster that does not answer, say so
-        from engine.ingest.cluster import VectorCache, preflight
-
-        preflight(settings.ingest.ray)
-        vectors = VectorCache()
     session = open_session(settings)
+    vectors = session.cluster_vectors()  # before anything is read: a Ray cluster that does not answer is said
     library = session.library
     t0 = time.perf_counter()
     failed: list[str] = []

@@ -51,18 +51,19 @@ def test_first_run_cancel_and_a_bad_hash_leave_nothing_installed(qtbot, make_win
     from PySide6.QtWidgets import QPushButton
 
     from analyst_app import first_run
+    from engine.session import Session
 
     gate = threading.Event()  # the assembly waits at its first progress report until Cancel has been pressed
-    install = first_run.install_model
+    install = Session.install_model
 
-    def gated(name, home, progress):  # noqa: ANN001, ANN202
+    def gated(session, name, progress):  # noqa: ANN001, ANN202
         def report(done: int, total: int) -> None:
             gate.wait(30)
             progress(done, total)
 
-        return install(name, home, progress=report)
+        return install(session, name, progress=report)
 
-    monkeypatch.setattr(first_run, "install_model", gated)
+    monkeypatch.setattr(Session, "install_model", gated)
     window = make_window(app_home)
     with qtbot.waitSignal(window.model_setup_finished, timeout=60_000) as blocker:
         job = first_run.prepare_chat_model(window)

@@ -63,8 +63,32 @@ def _evidence_json(run: StoredRun, library: Library) -> dict[str, Any]:
         "run_id": run.id, "question": run.question, "status": run.status, "started_at": run.started_at,
         "finished_at": run.finished_at, "answer": to_json(run.answer) if run.answer else {}, "cited_passages": cited,
         "cost": {k: cost.get(k) for k in ("seconds", "retrieval_seconds", "tokens_in", "tokens_out", "llm_calls")},
-        "error": run.error, "plan": plan_lines(run.traces), "trace": [event_json(t) for t in run.traces]
+        "error": run.error, "plan": plan_lines(run.traces), "computed": computed_rows(run),
+        "trace": [event_json(t) for t in run.traces]
     }
+
+
+INPUT_COLUMNS = ("input", "row", "period", "printed", "filing", "page", "how it was chosen")
+
+
+def computed_rows(run: StoredRun) -> dict[str, Any]:
+    """How the answer's number was made, as every export shows it: ``how`` (the computation in words, the first
+    line of the answer's reasoning), ``inputs`` (one row per statement cell the formula took, the columns of
+    :data:`INPUT_COLUMNS`) and ``figures`` (figures the formula read from the passages' text: name, as printed,
+    passage). Empty lists when the answer was written, not computed."""
+    a = run.answer
+    if a is None or not (a.inputs or a.variables):
+        return {"how": "", "inputs": [], "figures": []}
+    inputs = [[i.variable, i.row or i.item, i.period,
+               (f"{i.printed} {i.scale}" if i.scale else i.printed) if i.fact_id is not None
+               else "not printed on the statement, taken as 0",
+               i.doc_name if i.fact_id is not None else "",
+               page_label(i.page_index, i.printed_folio) if i.fact_id is not None else "",
+               i.found_by or ("the only value stored for this line item and period" if i.fact_id is not None else "")]
+              for i in a.inputs]
+    figures = [[v.name, v.label, f"passage [{v.passage_id}]"] for v in a.variables]
+    how = a.reasoning.split("\n", 1)[0].strip() if a.reasoning else ""
+    return {"how": how, "inputs": inputs, "figures": figures}
 
 
 def export_run(library: Library, run_id: str, fmt: str) -> str:
@@ -142,12 +166,16 @@ def to_csv(ev: dict[str, Any]) -> str:
     out = io.StringIO()
     w = csv.writer(out)
     w.writerow(["run_id", "question", "answer", "status", "passage_id", "doc_name", "page", "printed_folio",
-                "title", "text", "plan"])
+                "title", "text", "plan", "computed", "inputs"])
     plan = "\n".join(ev.get("plan") or ())
+    computed = ev.get("computed") or {}
+    inputs = "\n".join(" | ".join(str(v) for v in row if v) for row in computed.get("inputs", ())) + "".join(
+        f"\n{name} | {label} | {where}" for name, label, where in computed.get("figures", ()))
     for c in ev["cited_passages"] or [{}]:
         row = (ev["run_id"], ev["question"], ev["answer"].get("text", ""), ev["status"],
                c.get("passage_id", ""), c.get("doc_name", ""), c.get("page", ""),
-               c.get("printed_folio") or "", c.get("title", ""), c.get("text", ""), plan)
+               c.get("printed_folio") or "", c.get("title", ""), c.get("text", ""), plan,
+               computed.get("how", ""), inputs.strip())
         w.writerow([safe_cell(v) for v in row])
     return out.getvalue()
 
@@ -192,6 +220,7 @@ def to_markdown(ev: dict[str, Any], summary: Sequence[str], images: dict[int, st
     lines += ["", _cost_line(ev), ""]
     if ev.get("plan"):
         lines += ["## Plan", "", *_fence("\n".join(ev["plan"])), ""]
+    lines += _md_computed(ev.get("computed") or {})
     lines += ["## Evidence", ""]
     for i, c in enumerate(ev["cited_passages"]):
         where = _md_line(f"{c['doc_name']}, {_page(c)}")
@@ -206,6 +235,22 @@ def to_markdown(ev: dict[str, Any], summary: Sequence[str], images: dict[int, st
         lines += ["## Reasoning", "", *_fence(a["reasoning"]), ""]
     lines += ["## Trace", ""] + [f"- {_md_line(t)}" for t in summary]
     return "\n".join(lines) + "\n"
+
+
+def _md_computed(computed: dict[str, Any]) -> list[str]:
+    """The answer's computation in Markdown: the formula in words and a table of its inputs."""
+    if not (computed.get("inputs") or computed.get("figures")):
+        return []
+    lines = ["## How it was computed", ""]
+    if computed.get("how"):
+        lines += [_md_line(computed["how"]), ""]
+    for header, rows in ((INPUT_COLUMNS, computed.get("inputs")), (("figure", "as printed", "where"),
+                                                                   computed.get("figures"))):
+        if rows:
+            lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            lines += ["| " + " | ".join(_md_line(v).replace("|", "\\|") for v in row) + " |" for row in rows]
+            lines.append("")
+    return lines
 
 
 def _md_line(text: str) -> str:
@@ -230,6 +275,17 @@ def to_html(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] |
     parts.append(f"<p class=\"cost\">{e(_cost_line(ev))}</p>")
     if ev.get("plan"):
         parts += ["<h2>Plan</h2>", "<pre>" + e("\n".join(ev["plan"])) + "</pre>"]
+    computed = ev.get("computed") or {}
+    if computed.get("inputs") or computed.get("figures"):
+        parts.append("<h2>How it was computed</h2>")
+        if computed.get("how"):
+            parts.append(f"<p>{e(computed['how'])}</p>")
+        for header, rows in ((INPUT_COLUMNS, computed.get("inputs")), (("figure", "as printed", "where"),
+                                                                       computed.get("figures"))):
+            if rows:
+                parts.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>"
+                             + "".join("<tr>" + "".join(f"<td>{e(str(v))}</td>" for v in row) + "</tr>"
+                                       for row in rows) + "</table>")
     parts.append("<h2>Evidence</h2>")
     for i, c in enumerate(ev["cited_passages"]):
         parts += [f"<h3>[{c['passage_id']}] {e(c['title'])} — {e(c['doc_name'])}, {e(_page(c))}</h3>",
@@ -252,4 +308,5 @@ def to_html(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] |
 
 _CSS = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
         "pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;font-size:90%}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
         "img{max-width:100%;border:1px solid #ccc}.answer{font-size:120%}.note{color:#8a5300}.cost{color:#666}")

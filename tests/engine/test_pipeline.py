@@ -336,6 +336,40 @@ def test_export_formats_round_trip(ingested_demo, demo_truth, embedder, tmp_path
     assert [p.name for p in many] == [f"filinglens-run-{run.id}.html", f"filinglens-run-{run.id[:8]}.html"]
 
 
+def test_exports_carry_how_a_computed_answer_was_made(ingested_demo, demo_truth, embedder, tmp_path):
+    """A facts answer's export, in every format, carries the computation in words and its inputs table (row,
+    period, printed value, filing, page): not only the JSON."""
+    library, settings, _ = ingested_demo
+    settings = settings.with_overrides(answer={"from_facts": True})  # this module's fixture turns them off
+
+    def truth(metric: str) -> dict:
+        return next(f for f in demo_truth if f["form"] == "10-K" and f["period"] == "2022"
+                    and f["metric"] == metric and f["fiscal_year_column"] == "2022")
+
+    revenue, income = truth("Total revenue"), truth("Operating income")
+    run = build_pipeline(settings, library, Models(embedder)).run(
+        f"What was {revenue['company']}'s operating margin in fiscal 2022?")
+    assert run.status == "answered" and run.answer.inputs
+    data = json.loads(export_run(library, run.id, "json"))
+    rows = data["computed"]["inputs"]
+    assert {r[1] for r in rows} >= {"Total revenue", "Operating income"} and data["computed"]["how"]
+    page = f"p. {revenue['page_index'] + 1}"
+    assert all(r[4] == revenue["doc_name"] and r[5].startswith(page) for r in rows)
+    from engine.demo_corpus import format_amount
+
+    printed = {format_amount(revenue["value"]), format_amount(income["value"])}
+    md = export_run(library, run.id, "md")
+    assert "## How it was computed" in md and "| input | row | period | printed |" in md
+    assert all(p in md for p in printed)
+    html_report = export_run(library, run.id, "html")
+    assert "<h2>How it was computed</h2>" in html_report and all(p in html_report for p in printed)
+    csv_rows = list(csv.reader(io.StringIO(export_run(library, run.id, "csv"))))
+    header, first = csv_rows[0], csv_rows[1]
+    cell = first[header.index("inputs")]
+    assert "Operating income" in cell and "Total revenue" in cell and revenue["doc_name"] in cell
+    assert first[header.index("computed")] == data["computed"]["how"]
+
+
 def test_page_snapshot_marks_the_evidence(ingested_demo, demo_truth):
     import pymupdf
 

@@ -9,6 +9,7 @@ stage.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -31,7 +32,7 @@ from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
 from engine.answer.respond import answer_question
 from engine.curation import curate
-from engine.errors import Cancelled, ModelError
+from engine.errors import Cancelled, EngineError, ModelError
 from engine.indexing import SharedIndexes, open_indexes
 from engine.intent import lexical_query, parse_intent
 from engine.intent.issuers import with_known
@@ -119,11 +120,25 @@ class Models:
     chat_error: str = ""
 
 
+def find_chat_model(settings: Settings, *, chat_loader: Callable[[Settings], ChatModel] | None = None,
+                    status: Callable[[str], None] | None = None) -> ChatModel:
+    """The chat model the settings name: its file found and checked now, the model loaded by its first call (a
+    question the statement facts answer never loads it). ``chat_loader``: tests plug in scripted models.
+
+    Raises:
+        ModelError: the model cannot be found (not installed, a path that is no GGUF file).
+    """
+    from engine.models.registry import deferred_chat_model
+
+    return (chat_loader(settings) if chat_loader is not None
+            else deferred_chat_model(settings.models, settings.library_home(), status))
+
+
 def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = True,
                 chat_loader: Callable[[Settings], ChatModel] | None = None,
                 status: Callable[[str], None] | None = None, embedder: Embedder | None = None) -> Models:
-    """Load the embedder, the chat model (unless ``chat`` is false: found now, loaded by its first call, so a
-    question the statement facts answer never loads it) and the reranker the settings name.
+    """Load the embedder, the chat model (unless ``chat`` is false: :func:`find_chat_model`) and the reranker the
+    settings name.
 
     Args:
         chat: Load a chat model at all (retrieval-only work does not need one).
@@ -136,7 +151,7 @@ def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = 
     Raises:
         ModelError: a model cannot be loaded (the chat model only when ``chat_required``).
     """
-    from engine.models.registry import deferred_chat_model, load_cross_scorer, load_embedder
+    from engine.models.registry import load_cross_scorer, load_embedder
 
     say = status or (lambda _text: None)
     if embedder is None:
@@ -144,9 +159,8 @@ def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = 
         embedder = load_embedder(settings.models)
     models = Models(embedder)
     if chat:
-        try:  # the model file is found now and loaded by the first call (a facts answer makes none)
-            models.chat = (chat_loader(settings) if chat_loader is not None
-                           else deferred_chat_model(settings.models, settings.library_home(), status))
+        try:
+            models.chat = find_chat_model(settings, chat_loader=chat_loader, status=status)
         except ModelError as exc:
             if chat_required:
                 raise
@@ -155,6 +169,18 @@ def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = 
         say(f"loading the reranker ({settings.retrieval.reranker})…")
         models.cross = load_cross_scorer(settings, settings.library_home())
     return models
+
+
+RetrievalStages = tuple[HierarchicalRetriever, PassageReranker | None]
+
+
+def retrieval_stages(settings: Settings, library: Library, models: Models, indexes: SharedIndexes) -> RetrievalStages:
+    """The question path's retrieval: HiREC's retriever over ``indexes``, and the card-based passage ranking when
+    ``settings.rerank.mode`` asks for one."""
+    retriever = HierarchicalRetriever(library, settings, models.embedder, indexes, models.cross)
+    reranker = (PassageReranker(library, settings, retriever, models.chat)
+                if settings.rerank.mode != "off" else None)
+    return retriever, reranker
 
 
 def build_pipeline(settings: Settings, library: Library, models: Models,
@@ -167,11 +193,8 @@ def build_pipeline(settings: Settings, library: Library, models: Models,
     """
     if indexes is None:
         indexes = open_indexes(library, settings, models.embedder)
-    retriever = HierarchicalRetriever(library, settings, models.embedder, indexes, models.cross)
-    reranker = (PassageReranker(library, settings, retriever, models.chat)
-                if settings.rerank.mode != "off" else None)
-    return HirecPipeline(library, settings, retriever, models.chat, no_chat_reason=models.chat_error,
-                         reranker=reranker)
+    return HirecPipeline(library, settings, retrieval_stages(settings, library, models, indexes), models.chat,
+                         no_chat_reason=models.chat_error)
 
 
 def issuer_refs(library: Library) -> list[IssuerRef]:
@@ -211,14 +234,45 @@ def rewrite_schema(max_chars: int) -> dict[str, Any]:
 class HirecPipeline:
     """Holds loaded models and indexes; one instance answers many questions."""
 
-    def __init__(self, library: Library, settings: Settings, retriever: HierarchicalRetriever,
-                 chat: ChatModel | None, *, no_chat_reason: str = "",
-                 reranker: PassageReranker | None = None) -> None:
-        self.library, self.settings, self.chat, self.retriever = library, settings, chat, retriever
-        self.reranker = reranker  # card-based passage ranking (settings.rerank.mode), else HiREC's fused ranking
+    def __init__(self, library: Library, settings: Settings,
+                 retrieval: RetrievalStages | Callable[[], RetrievalStages], chat: ChatModel | None, *,
+                 no_chat_reason: str = "") -> None:
+        """``retrieval``: the retriever and the card-based passage ranking (None: HiREC's fused ranking), or what
+        builds them at the first question that retrieves (loading the embedder and the indexes then: a question
+        the statement facts answer never does)."""
+        self.library, self.settings, self.chat = library, settings, chat
+        self._retrieval: Callable[[], RetrievalStages] | None = None
+        self._built: RetrievalStages | None = None
+        if isinstance(retrieval, tuple):
+            self._built = retrieval
+        else:
+            self._retrieval = retrieval
+        self._build_lock = threading.Lock()
         self.refs = {r.key: r for r in issuer_refs(library)}
         self.no_chat_reason = no_chat_reason
         self.catalogue = load_catalogue()
+
+    @property
+    def retrieval_ready(self) -> bool:
+        """Whether the retrieval stages are built (the embedder and the indexes loaded)."""
+        return self._built is not None
+
+    def retrieval(self) -> RetrievalStages:
+        """The retrieval stages, built on first use."""
+        with self._build_lock:
+            if self._built is None:
+                assert self._retrieval is not None
+                self._built = self._retrieval()
+            return self._built
+
+    @property
+    def retriever(self) -> HierarchicalRetriever:
+        return self.retrieval()[0]
+
+    @property
+    def reranker(self) -> PassageReranker | None:
+        """Card-based passage ranking (settings.rerank.mode), else None: HiREC's fused ranking."""
+        return self.retrieval()[1]
 
     def run(self, question: str, cancel: Callable[[], bool] | None = None, *, stop_after: str | None = None,
             store: bool = True) -> Run:
@@ -271,6 +325,9 @@ class HirecPipeline:
             log.info("run %s cancelled after %d stages", run.id, len(run.traces))
             run.status = "cancelled"
             run.answer = AnswerResult("failed", "", reason="cancelled by the user")
+        except EngineError as exc:  # a library, index or model that cannot be used: the run says which
+            log.warning("run %s failed: %s", run.id, exc)
+            run.answer = AnswerResult("failed", "", reason=str(exc))
         except Exception as exc:  # never a traceback for the user: the run records what happened
             log.exception("run %s failed", run.id)
             run.answer = AnswerResult("failed", "", reason=f"internal error: {type(exc).__name__}: {exc}")
@@ -528,8 +585,13 @@ class HirecPipeline:
                 doc_query = res.data["query"].strip()
             yield record(StageTrace(round_no, RewritePayload(query, doc_query), time.perf_counter() - t0, (call,)))
         t = time.perf_counter()
+        loaded = ""
+        if not self.retrieval_ready:  # the first question that retrieves loads the embedder and the indexes
+            self.retrieval()
+            loaded = f"loaded the embedder and the indexes in {time.perf_counter() - t:.1f} s"
         filings, doc_payload = self.retriever.documents(doc_query, intent)
-        yield record(StageTrace(round_no, replace(doc_payload, company_check=company_check), time.perf_counter() - t))
+        yield record(StageTrace(round_no, replace(doc_payload, company_check=company_check, loaded=loaded),
+                                time.perf_counter() - t))
         t = time.perf_counter()
         if self.reranker is not None:
             got = self.reranker.passages(query, lexical_query(intent, query), filings, intent, cancel)

@@ -611,6 +611,7 @@ class DocumentsPayload:
     candidates: tuple[DocumentCandidate, ...]  # the best ones, not all: see n_candidates
     n_candidates: int
     company_check: str = ""  # which loaded companies the question names (engine.retrieval.companies)
+    loaded: str = ""  # what the stage loaded first and how long it took (the first question that retrieves)
 
     @property
     def kept(self) -> tuple[DocumentCandidate, ...]:

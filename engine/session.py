@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from engine.indexing import IndexStatus, OpenIndexes, Progress, SyncReport, VerifyResult
     from engine.ingest.cluster import VectorCache
     from engine.ingest.runner import IngestEvent
-    from engine.models.base import ChatModel, Embedder
+    from engine.models.base import ChatModel, CrossScorer, Embedder
     from engine.models.registry import ModelPack, ModelStatus
     from engine.pipeline import HirecPipeline, Models
     from engine.querygen import QueryGenerator
@@ -56,6 +56,10 @@ class Session:
         self.chat_loader = chat_loader
         self.status, self.note = status, note  # (None: nobody is told)
         self._embedder: Embedder | None = None
+        self._chat: ChatModel | None = None
+        self._chat_error: str | None = None  # None: not looked for yet; "": found
+        self._cross: CrossScorer | None = None
+        self._cross_loaded = False
         self._models: Models | None = None
         self._indexes: OpenIndexes | None = None
         self._pipeline: HirecPipeline | None = None
@@ -84,7 +88,8 @@ class Session:
             raise ValueError(f"a session stays on its library ({self.home}); open another for "
                              f"{settings.library_home()}")
         self.settings = settings
-        self._embedder = self._models = self._indexes = self._pipeline = None
+        self._embedder = self._chat = self._cross = self._models = self._indexes = self._pipeline = None
+        self._chat_error, self._cross_loaded = None, False
 
     def reload_indexes(self) -> None:
         """Open the indexes again at next use (a builder published a new set); the models stay loaded."""
@@ -94,35 +99,50 @@ class Session:
 
     @property
     def embedder(self) -> Embedder:
+        """The bi-encoder the settings name, loaded on first use (a question the facts answer never needs it)."""
         if self._embedder is None:
-            if self._models is not None:
-                self._embedder = self._models.embedder
-            else:
-                from engine.models.registry import load_embedder
+            from engine.models.registry import load_embedder
 
-                self._say(self.status, "loading the embedder…")
-                self._embedder = load_embedder(self.settings.models)
+            self._say(self.status, "loading the embedder…")
+            self._embedder = load_embedder(self.settings.models)
         return self._embedder
 
+    def chat_model(self, *, required: bool = False) -> ChatModel | None:
+        """The chat model: found (and checked) on first use, loaded by its first call. One that cannot be found
+        is None, and the note says why; ``required`` raises :class:`~engine.errors.ModelError` instead."""
+        from engine.errors import ModelError
+
+        if self._chat_error is None:
+            from engine.pipeline import find_chat_model
+
+            try:
+                self._chat = find_chat_model(self.settings, chat_loader=self.chat_loader, status=self.status)
+                self._chat_error = ""
+            except ModelError as exc:
+                self._chat_error = str(exc)
+                self._say(self.note, "no chat model, so only questions the statement facts answer can be "
+                          f"answered: {exc}")
+        if required and self._chat is None:
+            raise ModelError(self._chat_error or "no chat model is loaded")
+        return self._chat
+
     def models(self, *, chat: bool = True, chat_required: bool = False) -> Models:
-        """The embedder, the chat model (found now, loaded by its first call) and the reranker the settings name.
+        """The embedder, the chat model (:meth:`chat_model`) and the reranker the settings name.
 
         ``chat=False``: retrieval-only work, no chat model. ``chat_required``: a chat model that cannot be
         loaded raises :class:`~engine.errors.ModelError`; otherwise ``chat`` is None and the note says why.
         """
-        from engine.pipeline import load_models
+        from engine.pipeline import Models
 
-        if self._models is None or (chat and self._models.chat is None and not self._models.chat_error):
-            loaded = load_models(self.settings, chat=chat, chat_required=chat_required,
-                                 chat_loader=self.chat_loader, status=self.status, embedder=self._embedder)
-            if loaded.chat_error:
-                self._say(self.note, "no chat model, so only questions the statement facts answer can be "
-                          f"answered: {loaded.chat_error}")
-            self._models, self._embedder = loaded, loaded.embedder
-        elif chat_required and self._models.chat is None:
-            from engine.errors import ModelError
+        chat_model = self.chat_model(required=chat_required) if chat else None
+        if self._models is None or self._models.chat is not chat_model:
+            if not self._cross_loaded and self.settings.retrieval.reranker != "none":
+                from engine.models.registry import load_cross_scorer
 
-            raise ModelError(self._models.chat_error or "no chat model is loaded")
+                self._say(self.status, f"loading the reranker ({self.settings.retrieval.reranker})…")
+                self._cross = load_cross_scorer(self.settings, self.home)
+            self._cross_loaded = True
+            self._models = Models(self.embedder, chat_model, self._cross, (self._chat_error or "") if chat else "")
         return self._models
 
     @property
@@ -160,14 +180,21 @@ class Session:
     # --- what is built from them ----------------------------------------------------------------------------
 
     def pipeline(self, *, chat: bool = True) -> HirecPipeline:
-        """The HiREC question path (:func:`engine.pipeline.build_pipeline`), built once; a chat model that cannot
-        be loaded is in the note and in each run that needs one, not raised. ``chat=False``: without a chat model
+        """The HiREC question path, built once. Its retrieval (the embedder, the indexes, a reranker) is built
+        by the first question that retrieves, inside that run, so a question the statement facts answer loads no
+        model and opens no index, and the run's time includes what it had to load. A chat model that cannot be
+        found is in the note and in each run that needs one, not raised. ``chat=False``: without a chat model
         (retrieval-only runs, benchmarks of the stages before the model)."""
         if self._pipeline is None:
-            from engine.pipeline import build_pipeline
+            from engine.pipeline import HirecPipeline, RetrievalStages, retrieval_stages
 
-            models = self.models(chat=chat)
-            self._pipeline = build_pipeline(self.settings, self.library, models, self.indexes)
+            chat_model = self.chat_model() if chat else None
+
+            def retrieval() -> RetrievalStages:
+                return retrieval_stages(self.settings, self.library, self.models(chat=chat), self.indexes)
+
+            self._pipeline = HirecPipeline(self.library, self.settings, retrieval, chat_model,
+                                           no_chat_reason=(self._chat_error or "") if chat else "")
         return self._pipeline
 
     def searcher(self) -> Searcher:

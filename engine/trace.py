@@ -165,6 +165,7 @@ def stage_summary(trace: StageTrace) -> str:
         return f"q' = {p.rewritten}"
     if isinstance(p, DocumentsPayload):
         check = f"companies: {p.company_check}; " if p.company_check else ""
+        check = f"{p.loaded}; {check}" if p.loaded else check
         return (f"{check}scorer {p.scorer}; kept {len(p.kept)} of {len(p.candidates)}: "
                 + ", ".join(c.doc_name for c in p.kept))
     if isinstance(p, PassagesPayload):
@@ -336,7 +337,7 @@ def explain_lines(traces: Sequence[StageTrace]) -> list[str]:
         elif isinstance(p, RewritePayload):
             lines.append(f"   q' = {p.rewritten}")
         elif isinstance(p, DocumentsPayload):
-            lines += [f"   query: {p.query}", f"   scorer: {p.scorer}"]
+            lines += [f"   query: {p.query}", f"   scorer: {p.scorer}"] + ([f"   {p.loaded}"] if p.loaded else [])
             for d in p.candidates[:10]:
                 lines.append(f"   {'+' if d.kept else ' '}{d.rank:3d}. {d.doc_name:34s} score={d.score}  {d.why}")
         elif isinstance(p, PassagesPayload):

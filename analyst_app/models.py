@@ -23,6 +23,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 
 from engine.pages import page_number, reader_page
 from engine.records import Filing
+from engine.wording import counted
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 """Role holding a value that sorts correctly (numbers as numbers); proxies sort on it."""
@@ -249,7 +250,7 @@ FILING_COLUMNS = [
     Column("Period", lambda f: f.identity.period or ""),
     Column("Pages", lambda f: f.n_pages, numeric=True),
     Column("Chunks", lambda f: f.n_chunks, numeric=True),
-    Column("Image-only", lambda f: len(f.image_only_pages), fmt=lambda n: f"{n} pages" if n else "",
+    Column("Image-only", lambda f: len(f.image_only_pages), fmt=lambda n: counted(n, "page") if n else "",
            numeric=True, tip="Pages without a text layer (scanned images; their text is not searchable)"),
 ]
 

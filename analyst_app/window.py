@@ -25,6 +25,7 @@ from analyst_app.views.page_viewer import PageViewer
 from analyst_app.workers import CallJob
 from engine.errors import EngineError
 from engine.session import Session
+from engine.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -253,8 +254,8 @@ class MainWindow(QMainWindow):
 
     def _update_title(self) -> None:
         n = self.ctx.library.count("filings")
-        self.setWindowTitle(f"FilingLens — {self.ctx.home}")
-        text = f"Library: {self.ctx.home}  ·  {n} filings"
+        self.setWindowTitle(str(self.ctx.home))  # Qt adds " — FilingLens" (the display name)
+        text = f"Library: {self.ctx.home}  ·  {counted(n, 'filing')}"
         try:
             status = self.ctx.session.index_status()
         except EngineError as exc:
@@ -335,7 +336,7 @@ class MainWindow(QMainWindow):
             self.export(ids, fmt, Path(path))
             return
         labels = [f"{k.upper()} — {v}" for k, v in EXPORT_FILTERS.items()]
-        choice, ok = QInputDialog.getItem(self, "Export runs", f"Format for the {len(ids)} runs (one file per run):",
+        choice, ok = QInputDialog.getItem(self, "Export runs", f"Format for the {counted(len(ids), 'run')} (one file per run):",
                                           labels, 0, False)
         if not ok:
             return

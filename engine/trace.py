@@ -44,6 +44,7 @@ from engine.records import (
     StageTrace,
     StoredRun,
 )
+from engine.wording import counted
 
 if TYPE_CHECKING:
     from engine.store.library import Library
@@ -185,7 +186,7 @@ def stage_summary(trace: StageTrace) -> str:
         return p.reason
     if isinstance(p, FactsPayload):
         head = f"{p.company} FY{p.fiscal_year} {p.metric}" + ("" if p.mode == "value" else f" ({p.mode})")
-        return (f"{head}: {len(p.inputs)} inputs from statement facts"
+        return (f"{head}: {counted(len(p.inputs), 'input')} from statement facts"
                 + (f"; missing: {'; '.join(p.gaps)}" if p.gaps else ""))
     assert isinstance(p, AnswerPayload)
     return f"{p.answer.status}: {p.answer.text or p.answer.reason}"

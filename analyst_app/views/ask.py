@@ -28,6 +28,7 @@ from engine.records import (
 from engine.session import Session
 from engine.settings import list_presets
 from engine.trace import stage_summary as engine_stage_summary
+from engine.wording import counted
 
 STATUS_STYLE = {"answered": ("#1e7832", "Answered"), "not_answerable": ("#aa6e00", "Not answerable"),
                 "failed": ("#b41e1e", "Failed"), "cancelled": ("#6e6e6e", "Cancelled"),
@@ -116,8 +117,7 @@ def _card(a: AnswerResult, read_as: str) -> list[str]:
             f"{' ' + html.escape(i.scale) if i.scale and i.printed else ''}</td>"
             f"<td>{html.escape(cite(i.doc_name, i.page_index, i.printed_folio)) if i.fact_id is not None else ''}"
             f"</td></tr>" for i in a.inputs)
-        noun = "input" if len(a.inputs) == 1 else "inputs"
-        out.append(f"<p style='margin:6px 0 2px 0'><b>{len(a.inputs)} {noun}</b>, each a statement cell (click one to "
+        out.append(f"<p style='margin:6px 0 2px 0'><b>{counted(len(a.inputs), 'input')}</b>, each a statement cell (click one to "
                    "see it boxed on its page):</p><table border='1' cellspacing='0' cellpadding='3' "
                    "style='border-color:#ccc'><tr><th>Input</th><th>Row</th><th>Period</th><th>Printed</th>"
                    f"<th>Where</th></tr>{rows}</table>")

@@ -23,6 +23,7 @@ from analyst_app.models import Column, RecordTableModel
 from analyst_app.views.library import fit_columns, make_table, wrapped_label
 from analyst_app.workers import EvalJob, EvalRequest, QueryGenJob, QueryGenRequest
 from engine.session import Session
+from engine.wording import counted
 
 DEFAULT_PIPELINES = ("bm25", "hybrid", "hirec-retrieval")
 METRICS = ("n", "doc_recall@5", "page_recall@5", "page_recall@10", "ndcg@10", "map@10", "mrr@10", "accuracy_numeric",
@@ -218,7 +219,7 @@ class EvaluateView(QWidget):
         except OSError as exc:
             self.set_info.setText(f"cannot read {path}: {exc}")
             return
-        self.set_info.setText(f"{path} · {n} questions · results in {results_dir(self.ctx.home, path)}")
+        self.set_info.setText(f"{path} · {counted(n, 'question')} · results in {results_dir(self.ctx.home, path)}")
         self.show_results(results_dir(self.ctx.home, path))
 
     def _open_file(self) -> None:

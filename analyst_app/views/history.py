@@ -19,6 +19,7 @@ from analyst_app.models import Column, RecordTableModel, local_time
 from analyst_app.views.library import fit_columns, make_table
 from engine.pages import cite
 from engine.records import StageTrace, StoredRun
+from engine.wording import counted
 
 RUN_COLUMNS = [
     Column("Started", "started_at", fmt=local_time, tip="Local time"),
@@ -131,7 +132,7 @@ class HistoryView(QWidget):
         self.compare_btn.setEnabled(n == 2)
         self.export_btn.setEnabled(n >= 1)
         self.delete_btn.setEnabled(n >= 1)
-        self.count_label.setText(f"{self.model.rowCount()} runs" + (f", {n} selected" if n else "")
+        self.count_label.setText(counted(self.model.rowCount(), "run") + (f", {n} selected" if n else "")
                                  + " · double-click a run to inspect it")
 
     def open_selected(self) -> None:

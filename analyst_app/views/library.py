@@ -58,6 +58,7 @@ from analyst_app.workers import (
 from engine.errors import EngineError
 from engine.pages import reader_page
 from engine.records import Filing
+from engine.wording import counted
 
 SUPPORTED = {".pdf", ".htm", ".html"}
 PROBLEMS = {"failed", "skipped", "duplicate", "removed"}
@@ -316,7 +317,8 @@ class LibraryView(QWidget):
         total, shown = self.model.rowCount(), self.proxy.rowCount()
         self.table_stack.setCurrentWidget(self.table if total else self.empty_hint)
         pages = sum(f.n_pages for f in self.model.records)
-        text = f"{total} filings, {pages:,} pages" if shown == total else f"{shown} of {total} filings shown"
+        text = (f"{counted(total, 'filing')}, {counted(pages, 'page')}" if shown == total
+                else f"{shown} of {counted(total, 'filing')} shown")
         self.count_label.setText(text)
         self.remove_btn.setEnabled(bool(self.table.selectionModel().selectedRows()) and not self.ctx.busy)
         self.train_btn.setEnabled(bool(total) and not self.ctx.busy)

@@ -167,7 +167,7 @@ class PageViewer(QWidget):
         b.setText(text)
         b.setToolTip(tip)
         b.setAutoRaise(False)
-        b.setMinimumWidth(30)
+        b.setMinimumWidth(max(30, b.sizeHint().width()))  # never elided ("F…h" for "Fit width")
         b.clicked.connect(slot)
         return b
 

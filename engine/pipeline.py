@@ -1,9 +1,9 @@
 """The question path (HiREC Algorithm 1): intent → hierarchical retrieval → evidence curation rounds →
 answer, with every stage's trace persisted in the library as it happens.
 
-:func:`load_models` and :func:`build_pipeline` assemble it, called by :class:`engine.session.Session` (the one object
-the CLI, the app and eval open); retrieval-only evaluation runs the same stages and stops after the first passage
-stage.
+:class:`engine.session.Session` (the one object the CLI, the app and eval open) assembles it from
+:func:`find_chat_model` and :func:`retrieval_stages`; :func:`build_pipeline` does the same from models already
+loaded. Retrieval-only evaluation runs the same stages and stops after the first passage stage.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
 from engine.answer.respond import answer_question
 from engine.curation import curate
-from engine.errors import Cancelled, EngineError, ModelError
+from engine.errors import Cancelled, EngineError
 from engine.indexing import SharedIndexes, open_indexes
 from engine.intent import lexical_query, parse_intent
 from engine.intent.issuers import with_known
@@ -132,43 +132,6 @@ def find_chat_model(settings: Settings, *, chat_loader: Callable[[Settings], Cha
 
     return (chat_loader(settings) if chat_loader is not None
             else deferred_chat_model(settings.models, settings.library_home(), status))
-
-
-def load_models(settings: Settings, *, chat: bool = True, chat_required: bool = True,
-                chat_loader: Callable[[Settings], ChatModel] | None = None,
-                status: Callable[[str], None] | None = None, embedder: Embedder | None = None) -> Models:
-    """Load the embedder, the chat model (unless ``chat`` is false: :func:`find_chat_model`) and the reranker the
-    settings name.
-
-    Args:
-        chat: Load a chat model at all (retrieval-only work does not need one).
-        chat_required: When false, a chat model that cannot be loaded leaves ``chat`` None with the reason
-            in ``chat_error`` (the run then says no model is loaded); when true, the error is raised.
-        chat_loader: Loads the chat model (default: the model registry); tests plug in scripted models.
-        status: Told what is being loaded, for progress displays.
-        embedder: One already loaded (a session's), used instead of loading it again.
-
-    Raises:
-        ModelError: a model cannot be loaded (the chat model only when ``chat_required``).
-    """
-    from engine.models.registry import load_cross_scorer, load_embedder
-
-    say = status or (lambda _text: None)
-    if embedder is None:
-        say("loading the embedder…")
-        embedder = load_embedder(settings.models)
-    models = Models(embedder)
-    if chat:
-        try:
-            models.chat = find_chat_model(settings, chat_loader=chat_loader, status=status)
-        except ModelError as exc:
-            if chat_required:
-                raise
-            models.chat_error = str(exc)
-    if settings.retrieval.reranker != "none":
-        say(f"loading the reranker ({settings.retrieval.reranker})…")
-        models.cross = load_cross_scorer(settings, settings.library_home())
-    return models
 
 
 RetrievalStages = tuple[HierarchicalRetriever, PassageReranker | None]

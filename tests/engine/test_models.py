@@ -126,14 +126,14 @@ def test_prefix_session_reuses_the_shared_prompt_prefix_and_stays_reproducible(s
 
 @pytest.mark.slow
 def test_a_deferred_chat_model_loads_at_its_first_call_inside_the_session_that_made_it(smollm, tmp_path) -> None:
-    """``load_models`` finds the chat model and leaves it unloaded (a question the facts answer never pays for
+    """``find_chat_model`` finds the chat model and leaves it unloaded (a question the facts answer never pays for
     it); the first call loads it, and a prefix session opened before the load holds for the calls after it."""
-    from engine.pipeline import load_models
+    from engine.pipeline import find_chat_model
     from engine.settings import Settings
 
     settings = Settings(home=tmp_path, models={"chat_model": "smollm2-135m", "n_ctx": 1024, "threads": THREADS})
     said: list[str] = []
-    chat = load_models(settings, status=said.append).chat
+    chat = find_chat_model(settings, status=said.append)
     assert not chat.loaded and chat.model_id.startswith("smollm2-135m@")
     passages = "Passages:\n\n[1] Acme Corp 10-K 2021, page 40\n<<<\nNet sales  24,306  22,100\n>>>\n\n"
     calls = [[QUESTION[0], {"role": "user", "content": passages + q}]
@@ -149,10 +149,10 @@ def test_a_deferred_chat_model_loads_at_its_first_call_inside_the_session_that_m
 
     missing = Settings(home=tmp_path, models={"chat_model": str(tmp_path / "none.gguf")})
     with pytest.raises(ModelError, match="none.gguf"):  # a model that is not there is said at once, not later
-        load_models(missing)
+        find_chat_model(missing)
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF" + b"\0" * 64)
-    deferred = load_models(Settings(home=tmp_path, models={"chat_model": str(broken)})).chat
+    deferred = find_chat_model(Settings(home=tmp_path, models={"chat_model": str(broken)}))
     with pytest.raises(ModelError, match="broken.gguf"):  # a file that does not load fails the call, clearly
         deferred.complete_json(calls[0], ANSWER_SCHEMA, max_tokens=8)
 

@@ -430,12 +430,12 @@ def test_delete_runs_removes_their_traces(ingested_demo, demo_truth, embedder, c
 def test_real_path_with_smollm2(ingested_demo, demo_truth, embedder):
     """The tiny real GGUF through every stage: the trace is complete and cited pages exist. The chat model is
     loaded by the first run that calls it: a question the statement facts answer leaves it unloaded."""
-    from engine.pipeline import load_models
+    from engine.session import Session
 
     library, settings, _ = ingested_demo
     settings = settings.with_overrides(models={"chat_model": "smollm2-135m", "n_ctx": 4096},
                                        curation={"max_rounds": 2}, answer={"max_tokens": 200})
-    models = load_models(settings)
+    models = Session(settings).models(chat_required=True)
     fact = revenue_fact(demo_truth, "2023")
     facts_on = settings.with_overrides(answer={"from_facts": True})  # this module's fixture turns them off
     by_facts = build_pipeline(facts_on, library, models).run(

@@ -64,6 +64,7 @@ def _evidence_json(run: StoredRun, library: Library) -> dict[str, Any]:
         "finished_at": run.finished_at, "answer": to_json(run.answer) if run.answer else {}, "cited_passages": cited,
         "cost": {k: cost.get(k) for k in ("seconds", "retrieval_seconds", "tokens_in", "tokens_out", "llm_calls")},
         "error": run.error, "plan": plan_lines(run.traces), "computed": computed_rows(run),
+        "quotes": quote_rows(run),
         "trace": [event_json(t) for t in run.traces]
     }
 
@@ -89,6 +90,17 @@ def computed_rows(run: StoredRun) -> dict[str, Any]:
     figures = [[v.name, v.label, f"passage [{v.passage_id}]"] for v in a.variables]
     how = a.reasoning.split("\n", 1)[0].strip() if a.reasoning else ""
     return {"how": how, "inputs": inputs, "figures": figures}
+
+
+QUOTE_COLUMNS = ("quote", "sentence", "filing", "page", "section")
+
+
+def quote_rows(run: StoredRun) -> list[list[str]]:
+    """A written answer's quoted evidence as every export shows it: one row per sentence (the columns of
+    :data:`QUOTE_COLUMNS`), exactly as the filing prints it; empty for other answers."""
+    a = run.answer
+    return [[f"[{q.number}]", " ".join(q.text.split()), q.doc_name, page_label(q.page_index, q.printed_folio),
+             q.section] for q in (a.quotes if a else ())]
 
 
 def export_run(library: Library, run_id: str, fmt: str) -> str:
@@ -166,16 +178,17 @@ def to_csv(ev: dict[str, Any]) -> str:
     out = io.StringIO()
     w = csv.writer(out)
     w.writerow(["run_id", "question", "answer", "status", "passage_id", "doc_name", "page", "printed_folio",
-                "title", "text", "plan", "computed", "inputs"])
+                "title", "text", "plan", "computed", "inputs", "quotes"])
     plan = "\n".join(ev.get("plan") or ())
     computed = ev.get("computed") or {}
     inputs = "\n".join(" | ".join(str(v) for v in row if v) for row in computed.get("inputs", ())) + "".join(
         f"\n{name} | {label} | {where}" for name, label, where in computed.get("figures", ()))
+    quotes = "\n".join(" | ".join(v for v in row if v) for row in ev.get("quotes") or ())
     for c in ev["cited_passages"] or [{}]:
         row = (ev["run_id"], ev["question"], ev["answer"].get("text", ""), ev["status"],
                c.get("passage_id", ""), c.get("doc_name", ""), c.get("page", ""),
                c.get("printed_folio") or "", c.get("title", ""), c.get("text", ""), plan,
-               computed.get("how", ""), inputs.strip())
+               computed.get("how", ""), inputs.strip(), quotes)
         w.writerow([safe_cell(v) for v in row])
     return out.getvalue()
 
@@ -221,6 +234,10 @@ def to_markdown(ev: dict[str, Any], summary: Sequence[str], images: dict[int, st
     if ev.get("plan"):
         lines += ["## Plan", "", *_fence("\n".join(ev["plan"])), ""]
     lines += _md_computed(ev.get("computed") or {})
+    if ev.get("quotes"):
+        lines += ["## Quoted evidence", "", "| " + " | ".join(QUOTE_COLUMNS) + " |", "|" + "---|" * len(QUOTE_COLUMNS)]
+        lines += ["| " + " | ".join(_md_line(v).replace("|", "\\|") for v in row) + " |" for row in ev["quotes"]]
+        lines.append("")
     lines += ["## Evidence", ""]
     for i, c in enumerate(ev["cited_passages"]):
         where = _md_line(f"{c['doc_name']}, {_page(c)}")
@@ -286,6 +303,10 @@ def to_html(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] |
                 parts.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>"
                              + "".join("<tr>" + "".join(f"<td>{e(str(v))}</td>" for v in row) + "</tr>"
                                        for row in rows) + "</table>")
+    if ev.get("quotes"):
+        parts.append("<h2>Quoted evidence</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in QUOTE_COLUMNS)
+                     + "</tr>" + "".join("<tr>" + "".join(f"<td>{e(str(v))}</td>" for v in row) + "</tr>"
+                                         for row in ev["quotes"]) + "</table>")
     parts.append("<h2>Evidence</h2>")
     for i, c in enumerate(ev["cited_passages"]):
         parts += [f"<h3>[{c['passage_id']}] {e(c['title'])} — {e(c['doc_name'])}, {e(_page(c))}</h3>",

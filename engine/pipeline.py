@@ -30,6 +30,7 @@ from engine.answer.from_facts import (
 from engine.answer.generate import NOT_ANSWERABLE
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
+from engine.answer.quotes import answer_from_quotes
 from engine.answer.respond import answer_question
 from engine.curation import curate
 from engine.errors import Cancelled, EngineError
@@ -354,6 +355,26 @@ class HirecPipeline:
             reason = "no chat model is loaded (see `filinglens models list`)"
             run.answer = AnswerResult("failed", "", reason=f"{reason}: {self.no_chat_reason}" if self.no_chat_reason
                                       else reason)
+            return
+
+        if s.answer.written == "quotes" and not intent.numeric:
+            # a written question: one retrieval, the evidence sentences of its passages quoted, and one short
+            # synthesis the model may write only from them (engine.answer.quotes); no passage is kept or dropped
+            # by a model, so the answer cites only passages of the answer stage's list
+            passages = yield from self._retrieve(run, record, question, intent, 1, cancel, check.note)
+            _raise_if_cancelled(cancel)
+            assert self.chat is not None  # (a retrieval-only run stopped above)
+            t = time.perf_counter()
+            metrics = computed_metrics(self.library, intent, self.catalogue) if s.answer.from_facts else ()
+            searched = ", ".join(dict.fromkeys(p.chunk.doc_name for p in passages)) or "no filing"
+            if intent.sections:
+                searched += f" (sections asked: {', '.join(intent.sections)})"
+            got = answer_from_quotes(question, intent, passages, self.retriever.embedder, self.chat, s.answer,
+                                     s.prompts, computed=render_metric_lines(metrics),
+                                     known=[m.value for m in metrics], searched=searched, cancel=cancel)
+            run.answer = got.result
+            refs = tuple(PassageRef.of(i, p) for i, p in enumerate(passages, start=1))
+            yield record(StageTrace(0, AnswerPayload(got.result, refs), time.perf_counter() - t, got.calls))
             return
 
         needed = self._fact_holders(intent)

@@ -61,6 +61,7 @@ class ChunkSpan:
     kind: str  # "text" | "table"
     text: str
     context: str = ""  # table header rows repeated for a chunk that starts inside a table
+    section: str = ""  # the filing's section it is printed in ("Item 1A Risk Factors"; engine.ingest.sections)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class ParsedFiling:
     facts_version: str = ""  # the fact reader that read them
     printed_folios: tuple[str | None, ...] = ()  # per page: the number it prints ("46"), None: none read
     folio_version: str = ""  # the folio reader that read them (engine.ingest.folio)
+    section_version: str = ""  # the section reader that read the chunks' sections (engine.ingest.sections)
     notes: tuple[str, ...] = ()  # what the user should know about how the file was read (a repaired PDF)
     terms: ChunkTerms | None = None  # the chunks' BM25 terms (engine.vocab.tokens), made where the file was read
 
@@ -141,6 +143,7 @@ class Chunk:
     text: str
     context: str = ""
     printed_folio: str | None = None  # the number its page prints, when one was read (engine.ingest.folio)
+    section: str = ""  # the filing's section it is printed in ("Item 1A Risk Factors"; engine.ingest.sections)
 
     @property
     def indexed_text(self) -> str:
@@ -255,6 +258,7 @@ class QueryIntent:
     ytd_months: int = 0  # a quarter's year to date asked ("H1": 6, "nine months", "YTD Q3": 9); 0: not asked
     item_words: tuple[str, ...] = ()  # its words that may name a line item (engine.intent.wordlists.item_words)
     yes_no: bool = False  # a yes/no question ("does …", "is …", "has …"): it may ask a judgement of a metric
+    sections: tuple[str, ...] = ()  # a written question's section kinds, best first (engine.vocab.sections)
 
 
 # --- statement facts ----------------------------------------------------------------------------------------
@@ -413,6 +417,8 @@ class PassageCandidate:
     line_items: tuple[str, ...] = ()  # those rows' labels
     cross: float | None = None  # the cross-encoder's score, when one ran
     printed_folio: str | None = None  # the number its page prints, when one was read
+    section: str = ""  # the filing's section it is printed in
+    section_rank: int | None = None  # rank among the narrative passages of the sections the question asks of
 
 
 @dataclass(frozen=True)
@@ -522,6 +528,24 @@ class Citation:
 
 
 @dataclass(frozen=True)
+class Quote:
+    """A sentence a written answer quotes, as printed: ``text == page_text[char_start:char_end]``."""
+
+    number: int  # [n] in the answer's synthesis
+    passage_id: int  # the passage it is printed in (the answer stage's refs)
+    chunk_id: int
+    doc_name: str
+    page_index: int  # 0-based
+    char_start: int
+    char_end: int
+    text: str
+    title: str = ""  # the filing's title
+    section: str = ""  # the filing's section it is printed in
+    printed_folio: str | None = None
+    score: float = 0.0  # its rank fusion score among the sentences of the passages (higher is better)
+
+
+@dataclass(frozen=True)
 class FactInputRef:
     """One input of a metric computed from statement facts, as the trace and the answer show it."""
 
@@ -565,6 +589,7 @@ class AnswerResult:
     reason: str = ""
     inputs: tuple[FactInputRef, ...] = ()  # the statement facts a computed answer used, each with its cell
     choices: tuple[str, ...] = ()  # the loaded companies to pick from, when the question named none the check took
+    quotes: tuple[Quote, ...] = ()  # a written answer's evidence sentences, ranked; its synthesis cites them
 
 
 @dataclass(frozen=True)
@@ -630,6 +655,7 @@ class PassagesPayload:
     dense_vectors: str
     k_keep: int
     candidates: tuple[PassageCandidate, ...]
+    sections: tuple[str, ...] = ()  # the section kinds a written question asks of (their passages ranked first)
 
     @property
     def kept(self) -> tuple[PassageCandidate, ...]:

@@ -75,6 +75,10 @@ class RetrievalSettings(_Section):
         10, ge=0, description="Table chunks whose row labels print the asked metric (or a ratio's components) that join "
         "the prefilter and are fused as one more ranking; 0 turns the line-item lookup off."
     )
+    section_passages: int = Field(
+        20, ge=0, description="Narrative passages of the sections a written question asks of (risk factors, MD&A, "
+        "an 8-K's items; resources/reader/sections.toml) that join the prefilter in BM25 order and are fused as one "
+        "more ranking; 0 turns the section ranking off.")
     rewrite_query: bool = Field(
         False, description="Ask the chat model to rewrite the question into a retrieval query (HiREC q'); off: q' is built from the parsed intent."
     )
@@ -191,6 +195,15 @@ class AnswerSettings(_Section):
         "step (a numeric answer is a formula over their ids; a textual one quotes them); 0: none (off with "
         "from_facts).")
     max_tokens: int = Field(768, ge=64, description="Generation budget of the answer step.")
+    written: Literal["quotes", "curated"] = Field(
+        "quotes", description="Written (non-numeric) answers: 'quotes' (the evidence sentences of the retrieved "
+        "passages, ranked without a model call, then one short synthesis the model may write only from them, "
+        "checked sentence by sentence) or 'curated' (HiREC's curation rounds, then an answer over the kept "
+        "passages).")
+    quotes: int = Field(6, ge=1, le=20, description="Evidence sentences a written answer quotes (and its synthesis "
+                        "may cite).")
+    quotes_per_passage: int = Field(3, ge=1, le=10, description="Most evidence sentences quoted from one passage.")
+    synthesis_max_tokens: int = Field(320, ge=32, description="Generation budget of a written answer's synthesis.")
     max_variables: int = Field(12, ge=1, le=50, description="Most figures a numeric answer's formula may name.")
     program_max_steps: int = Field(20_000, ge=100, description="Restricted evaluator: most expressions a program may evaluate.")
     program_timeout_s: float = Field(1.0, gt=0, le=60, description="Restricted evaluator: wall-clock limit of a program.")

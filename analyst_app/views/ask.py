@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,8 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
     if a.value is not None:
         facts.append(f"value <b>{html.escape(fmt_number(a.value, 6))}</b>" + (f" {html.escape(a.unit)}" if a.unit else ""))
     if a.method:
-        facts.append({"pot": "program of thought (computed)", "cot": "chain of thought"}.get(a.method, a.method))
+        facts.append({"pot": "program of thought (computed)", "cot": "chain of thought",
+                      "quotes": "quoted evidence, then a checked synthesis"}.get(a.method, a.method))
     if a.grounding:
         ok = sum(1 for g in a.grounding if g.verified)
         facts.append(f"{ok}/{len(a.grounding)} figures found in their cited passage")
@@ -87,6 +89,13 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
     if a.choices:  # the question named no company the library holds: one click asks it of each loaded one
         links = ", ".join(f"<a href='company:{i}'>{html.escape(name)}</a>" for i, name in enumerate(a.choices))
         parts.append(f"<p>Ask it about: {links}</p>")
+    if a.quotes:  # a written answer: its synthesis cites these sentences; each opens highlighted on its page
+        rows = "".join(
+            f"<li><a href='quote:{i}'>[{q.number}]</a> “{html.escape(' '.join(q.text.split()))}” "
+            f"<span style='color:#555'>— {html.escape(cite(q.doc_name, q.page_index, q.printed_folio))}"
+            f"{', ' + html.escape(q.section) if q.section else ''}</span></li>" for i, q in enumerate(a.quotes))
+        parts.append("<p style='margin:6px 0 2px 0'><b>Quoted evidence</b> (click a number to see the sentence "
+                     f"highlighted on its page):</p><ol style='margin-top:0' type='none'>{rows}</ol>")
     if a.citations:
         links = ", ".join(f"<a href='cite:{i}'>[{c.passage_id}] "
                           f"{html.escape(cite(c.doc_name, c.page_index, c.printed_folio))}</a>"
@@ -472,7 +481,9 @@ class AskView(QWidget):
                                          else "No citations")
         self.citations.set_records(rows)
         fit_columns(self.citation_table, 260)
-        if rows:
+        if answer is not None and answer.quotes:
+            self.open_quote(0)
+        elif rows:
             self.open_citation(0)
 
     def show_stored_run(self, run_id: str) -> None:
@@ -494,6 +505,8 @@ class AskView(QWidget):
             self.ask(f"For {self.answer.choices[index]}: {self.question_text}")
         elif url.scheme() == "fact":
             self.open_fact_id.emit(index)
+        elif url.scheme() == "quote":
+            self.open_quote(index)
 
     def open_citation(self, row: int) -> bool:
         """Open the cited page with the passage highlighted; False when the filing is gone."""
@@ -503,7 +516,16 @@ class AskView(QWidget):
         c = cites[row]
         return self.open_evidence(c.doc_name, c.chunk_id, c.page_index)
 
-    def open_evidence(self, doc_name: str, chunk_id: int | None, page_index: int | None) -> bool:
+    def open_quote(self, index: int) -> bool:
+        """Open a quoted sentence's page with that sentence highlighted (not its whole passage)."""
+        quotes = self.answer.quotes if self.answer is not None else ()
+        if not 0 <= index < len(quotes):
+            return False
+        q = quotes[index]
+        return self.open_evidence(q.doc_name, q.chunk_id, q.page_index, span=(q.char_start, q.char_end, q.text))
+
+    def open_evidence(self, doc_name: str, chunk_id: int | None, page_index: int | None,
+                      span: tuple[int, int, str] | None = None) -> bool:
         lib = self.ctx.library
         filing = lib.filing_by_doc_name(doc_name)
         if filing is None:
@@ -511,6 +533,8 @@ class AskView(QWidget):
             return False
         chunks = lib.chunks([int(chunk_id)]) if chunk_id is not None else []
         chunk = chunks[0] if chunks and chunks[0].filing_id == filing.id else None
+        if chunk is not None and span is not None:  # a sentence of the chunk: only its characters are highlighted
+            chunk = replace(chunk, char_start=span[0], char_end=span[1], text=span[2])
         self.viewer.show_chunk(filing, chunk, None if chunk is not None else int(page_index or 0))
         return True
 

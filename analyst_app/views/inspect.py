@@ -173,6 +173,7 @@ class CurationTab(QWidget):
     def __init__(self) -> None:
         super().__init__()
         self.rounds: list[StageTrace] = []
+        self.why_none = ""  # what the run did instead of curating (set_events)
         self.stops: dict[int, StageTrace] = {}
         self.list = QListWidget()
         self.list.setMinimumWidth(190)
@@ -196,9 +197,10 @@ class CurationTab(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(split)
 
-    def set_events(self, rounds: list[StageTrace], stops: list[StageTrace]) -> None:
+    def set_events(self, rounds: list[StageTrace], stops: list[StageTrace], why_none: str = "") -> None:
+        """``why_none``: what the run did instead of curating, shown when it has no round."""
         keep = self.list.currentRow()
-        self.rounds, self.stops = rounds, {s.round: s for s in stops}
+        self.rounds, self.stops, self.why_none = rounds, {s.round: s for s in stops}, why_none
         self.list.blockSignals(True)
         self.list.clear()
         for e in rounds:
@@ -216,8 +218,8 @@ class CurationTab(QWidget):
     def _show(self, row: int) -> None:
         if not 0 <= row < len(self.rounds):
             self.model.set_records([])
-            self.detail.setHtml("<p style='color:#777'>No curation round in this run (it stopped before curation, "
-                                "or is still retrieving).</p>")
+            why = self.why_none or "it stopped before curation, or is still retrieving"
+            self.detail.setHtml(f"<p style='color:#777'>No curation round in this run ({html.escape(why)}).</p>")
             return
         e = self.rounds[row]
         p = e.payload
@@ -254,6 +256,19 @@ def _fact_link(i: FactInputRef) -> str:
     return f"<a href='{FACT_SCHEME}:{i.fact_id}'>{name}</a>"
 
 
+def _why_no_curation(events: Sequence[StageTrace]) -> str:
+    """What a finished run did instead of curating passages ("" while it may still curate)."""
+    answer = next((e.payload.answer for e in reversed(events) if isinstance(e.payload, AnswerPayload)), None)
+    if answer is None:
+        return ""
+    if answer.method == "quotes":
+        return "a written answer: its evidence sentences were ranked without a model and the synthesis may cite " \
+               "only them; see the Answer tab's quoted evidence"
+    if answer.inputs or any(e.stage == "facts" for e in events):
+        return "the statement facts answered it: no passage was read by a model"
+    return "the run ended before curation: see the Answer tab's note"
+
+
 def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], errors: list[str],
                        no_stage: bool = False, plan: Sequence[str] = ()) -> str:
     """The Answer tab: the answer, then how the question was read (``plan``: :func:`engine.trace.plan_lines`,
@@ -286,6 +301,16 @@ def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], e
             out.append(f"<p><b>Computed value:</b> {html.escape(fmt_number(c.value, 6))}"
                        + (f" <span style='color:#666'>{html.escape(json.dumps(rest, default=str))}</span>" if rest else "")
                        + "</p>")
+    if answer.quotes:
+        rows = "".join(
+            f"<tr><td>[{q.number}]</td><td>{html.escape(' '.join(q.text.split()))}</td>"
+            f"<td>{html.escape(q.doc_name)}</td><td align='right'>{page_number(q.page_index, q.printed_folio)}</td>"
+            f"<td>{html.escape(q.section)}</td><td align='right'>{q.score:.4f}</td></tr>" for q in answer.quotes)
+        out.append("<h3>Quoted evidence: the sentences the synthesis may cite, ranked without a model (question "
+                   "similarity, BM25 and the passage's rank, fused)</h3>"
+                   "<table border='1' cellspacing='0' cellpadding='4' style='border-color:#ccc'>"
+                   "<tr><th>Quote</th><th>Sentence, as printed</th><th>Filing</th><th>Page</th><th>Section</th>"
+                   f"<th>Score</th></tr>{rows}</table>")
     if answer.inputs:
         rows = "".join(
             f"<tr><td>{_fact_link(i)}</td><td>{html.escape(i.row or i.item)}</td><td>{html.escape(i.period)}</td>"
@@ -437,7 +462,7 @@ class InspectView(QWidget):
         by = lambda s: [e for e in self.events if e.stage == s]  # noqa: E731
         self.documents.set_events(by("documents"))
         self.passages.set_events(by("passages"))
-        self.curation.set_events(by("curation"), by("curation-stop"))
+        self.curation.set_events(by("curation"), by("curation-stop"), _why_no_curation(self.events))
         scorer = next((e.payload.scorer for e in reversed(self.events) if isinstance(e.payload, PassagesPayload)), "")
         self.cards.set_events(self.events, scorer)
         self.tournament.set_events(self.events, scorer)

@@ -25,8 +25,14 @@ def _print_run(session: Session, run_id: str, explain: bool) -> None:
     print(f"A: {(a.text if a else '') or '(no answer)'}   [{run.status}]")
     if a and a.reason:
         print(f"   note: {a.reason}")
-    for c in a.citations if a else ():
-        print(f"   [{c.passage_id}] {cite(c.doc_name, c.page_index, c.printed_folio)} ({c.title})")
+    if a and a.quotes:  # a written answer: its synthesis cites the quotes, each printed on its page
+        print("   quotes:")
+        for q in a.quotes:
+            where = cite(q.doc_name, q.page_index, q.printed_folio) + (f", {q.section}" if q.section else "")
+            print(f"   [{q.number}] “{' '.join(q.text.split())}” — {where}")
+    else:
+        for c in a.citations if a else ():
+            print(f"   [{c.passage_id}] {cite(c.doc_name, c.page_index, c.printed_folio)} ({c.title})")
     if run.cost:
         cost = run.cost
         print(f"run {run.id}: {cost.seconds}s (retrieval {cost.retrieval_seconds}s), "

@@ -153,11 +153,13 @@ def cmd_index(args: argparse.Namespace) -> int:
     rebuild = args.index_cmd == "rebuild"
     with build_lock(session, "an index rebuild" if rebuild else "an index build"):
         if rebuild:
-            from engine.ingest import refresh_folios
+            from engine.ingest import refresh_folios, refresh_sections
 
             if folios := refresh_folios(library):
                 print(f"pages: read the printed page numbers of {folios} filing(s) from their stored pages",
                       file=sys.stderr)
+            if sections := refresh_sections(library):
+                print(f"sections: read the sections of {sections} filing(s) from their stored pages", file=sys.stderr)
             refresh_facts(library, settings)
         report = sync(session, rebuild=rebuild)
     if report.published:

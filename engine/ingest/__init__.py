@@ -10,7 +10,8 @@ from engine.ingest.runner import (
     ingest_iter,
     refresh_facts,
     refresh_folios,
+    refresh_sections,
 )
 
 __all__ = ["IngestEvent", "IngestReport", "discover", "ingest", "ingest_iter", "refresh_facts",
-           "refresh_folios"]
+           "refresh_folios", "refresh_sections"]

@@ -24,6 +24,7 @@ from engine.ingest.identity import (
     with_tagged_cover,
 )
 from engine.ingest.pdf import WordBox, read_pdf_pages, span_box
+from engine.ingest.sections import SECTION_VERSION, with_sections
 from engine.records import ParsedFiling, StatementFact, indexed_text
 from engine.settings import ChunkingSettings, IngestSettings, Settings
 from engine.vocab.concepts import concept_for, is_instant
@@ -70,7 +71,7 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
     identity = combine(file_ident, cover)
     facts = extract_facts(pages, form=identity.form)
     facts = merge_xbrl(document, facts) if document is not None else _boxed(facts, boxes)
-    chunks = chunk_pages(pages, size=chunking.size, overlap=chunking.overlap)
+    chunks = with_sections(pages, chunk_pages(pages, size=chunking.size, overlap=chunking.overlap), identity.form)
     return ParsedFiling(
         path=str(path),
         sha256=sha256,
@@ -86,6 +87,7 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
         facts_version=FACTS_VERSION,
         printed_folios=printed_folios(pages),
         folio_version=FOLIO_VERSION,
+        section_version=SECTION_VERSION,
         notes=tuple(notes),
         terms=chunk_terms([indexed_text(c.context, c.text) for c in chunks]),
     )

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from pebble import ProcessPool
 
 from engine.ingest.folio import FOLIO_VERSION, printed_folios
+from engine.ingest.sections import SECTION_VERSION, chunk_sections
 from engine.ingest.parse import (
     FACTS_VERSION,
     SUPPORTED_SUFFIXES,
@@ -34,7 +35,7 @@ from engine.ingest.parse import (
 )
 from engine.models.hashing import sha256_file
 from engine.pages import reader_page
-from engine.records import ParsedFiling
+from engine.records import ChunkSpan, ParsedFiling
 from engine.settings import Settings
 from engine.store.library import Library
 
@@ -258,6 +259,7 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
             pool.join()
     if not (cancel and cancel()):
         refresh_folios(library)
+        refresh_sections(library)
 
 
 def _bounded_map(pool: ProcessPool, todo: list[tuple[Path, str]], settings_json: str, lofin: dict[str, str],
@@ -339,6 +341,21 @@ def refresh_facts(library: Library, settings: Settings) -> tuple[int, list[str]]
                 library.replace_facts(fid, outcome.facts, outcome.facts_version)
                 done += 1
     return done, problems
+
+
+def refresh_sections(library: Library) -> int:
+    """Read the chunks' sections of filings stored before the current section reader (an upgraded library) from
+    their stored pages: no file is opened, chunks keep their ids. Returns how many filings were read."""
+    rows = library.conn.execute("SELECT id, form FROM filings WHERE section_version != ? ORDER BY id",
+                                (SECTION_VERSION,)).fetchall()
+    for fid, form in rows:
+        chunks = library.chunks_of_filings([fid])
+        spans = [ChunkSpan(c.page_index, i, c.char_start, c.char_end, c.kind, c.text) for i, c in enumerate(chunks)]
+        found = chunk_sections(library.page_texts(fid), spans, form)
+        library.set_sections(fid, [(c.id, s) for c, s in zip(chunks, found, strict=True)], SECTION_VERSION)
+    if rows:
+        log.info("read the sections of %d filing(s) from their stored pages", len(rows))
+    return len(rows)
 
 
 def refresh_folios(library: Library) -> int:

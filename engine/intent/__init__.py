@@ -30,6 +30,7 @@ from engine.intent.units import (
 from engine.intent.wordlists import item_words
 from engine.records import IssuerRef, QueryIntent
 from engine.vocab.lexicon import find_metrics, line_item_metrics, metric_named_by, metric_spans
+from engine.vocab.sections import vocab as section_vocab
 
 __all__ = [
     "IssuerRef",
@@ -68,6 +69,7 @@ def parse_intent(
     comparison = is_comparison(core, n_companies, len(periods.annual) + len(periods.quarters))
     hint = unit_hint(units, core, metrics, numeric)
     as_of = asked_date(text)
+    topic = topic_of(core, metrics)
     return QueryIntent(
         question=question, issuers=keys, forms=form_hints(text, periods.stated_quarters),
         fiscal_years=periods.fiscal_years, quarters=periods.quarters, metrics=metrics, numeric=numeric,
@@ -75,11 +77,12 @@ def parse_intent(
         needs_calculation=needs_calculation(core, text, metrics),
         unit_hint=hint, decimals=decimals,
         keywords=question_keywords(text), annual_years=periods.annual,
-        topic=topic_of(core, metrics), relation=relation_of(core, comparison),
+        topic=topic, relation=relation_of(core, comparison),
         temporal=temporal_scope(text, periods.annual, periods.quarters), entities=entities_in(core),
         statements=statements_in(text),
         dimension=asked_dimension(text, hint), one_figure=asks_one_figure(text, hint),
         as_percentage=asks_percentage(text), share=asks_share(text), margin=asks_margin(text),
         as_of=None if as_of is None else as_of.isoformat(), item_words=tuple(sorted(item_words(text))),
         ytd_months=periods.ytd_months, yes_no=is_yes_no(core),
+        sections=() if numeric else section_vocab().kinds_asked(topic, core),
     )

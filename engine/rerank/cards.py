@@ -2,7 +2,7 @@
 intent is matched against.
 
 Every card starts from rules over the chunk: its metrics (the metric lexicon), numbers copied verbatim, periods
-normalised, section (the filing's Item headings read page by page, or the statement a table belongs to),
+normalised, section (the filing's section, read at ingest from its headings, or the statement a table belongs to),
 evidence type, claim role (boilerplate and structural headings recognised), scope and measurement basis. A table
 chunk's metrics, numbers and periods come from its statement facts (no model call). A narrative chunk may get a
 model pass under a JSON schema (topic, role, type, scope, basis, summary and proposed entities, metrics, numbers,
@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -29,10 +28,11 @@ from engine.records import Card, CardSpan, Chunk, LlmCall, StoredFact
 from engine.settings import PromptSettings
 from engine.store.library import Library
 from engine.vocab.lexicon import find_metrics
+from engine.vocab.sections import vocab
 
 log = logging.getLogger(__name__)
 
-CARD_RULES = "cards-3"  # bump when the rules change: stored cards of older rules are made again
+CARD_RULES = "cards-4"  # bump when the rules change: stored cards of older rules are made again
 EVIDENCE_TYPES = ("table_numeric", "narrative_numeric", "qualitative_explanation", "policy_text", "guidance", "none")
 CLAIM_ROLES = ("primary_evidence", "supporting_context", "definition", "caveat", "boilerplate", "structural_heading")
 SCOPES = ("company", "segment", "geography", "product", "unknown")
@@ -50,17 +50,6 @@ _DATE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+\d{1,2},?\s+((?:19|20)\d\d
 _FISCAL = re.compile(r"\b(?:fiscal(?:\s+year)?\s*|FY\s?)((?:19|20)\d\d|'?\d\d)\b", re.IGNORECASE)
 _BARE_YEAR = re.compile(r"(?<![\d,.$])((?:19|20)\d\d)(?![\d,%]|\.\d)")
 _ITEM = re.compile(r"(?im)^\s*item\s+(\d{1,2}[abc]?)\s*[.:\-–—]?\s*([^\n]{0,80})$")
-_NOTE = re.compile(r"(?m)^\s*(?:note\s+(\d{1,2})\b[.:\-–— ]*([^\n]{0,60})|notes to (?:the )?consolidated financial "
-                   r"statements)", re.IGNORECASE)
-_ITEMS_10K = {"1": "Business", "1a": "Risk Factors", "1b": "Unresolved Staff Comments", "1c": "Cybersecurity",
-              "2": "Properties", "3": "Legal Proceedings", "4": "Mine Safety Disclosures", "5": "Market for Equity",
-              "6": "Selected Financial Data", "7": "MD&A", "7a": "Market Risk", "8": "Financial Statements",
-              "9": "Changes in Accountants", "9a": "Controls and Procedures", "9b": "Other Information",
-              "10": "Governance", "11": "Executive Compensation", "12": "Security Ownership",
-              "13": "Relationships", "14": "Accountant Fees", "15": "Exhibits", "16": "Form 10-K Summary"}
-_ITEMS_10Q = {"1": "Financial Statements", "2": "MD&A", "3": "Market Risk", "4": "Controls and Procedures",
-              "1a": "Risk Factors", "5": "Other Information", "6": "Exhibits"}
-
 _BOILERPLATE = re.compile(
     r"forward-looking statements?|safe harbor|private securities litigation reform act|incorporated (?:herein )?by "
     r"reference|see (?:the )?accompanying notes|intentionally left blank|pursuant to the "
@@ -125,53 +114,6 @@ def text_periods(text: str) -> list[tuple[str, int, int]]:
     return sorted(out, key=lambda p: p[1])
 
 
-class Sections:
-    """The section each page of a filing starts in and the headings printed on it, read once per filing:
-    "Item 7 MD&A", "Note 5 Inventories". A page printing four or more Item headings is a table of contents
-    and changes nothing."""
-
-    def __init__(self, library: Library, size: int = 32) -> None:
-        self.library = library
-        self._cache: OrderedDict[int, list[tuple[str, list[tuple[int, str]]]]] = OrderedDict()
-        self._size = size
-
-    def _read(self, filing_id: int) -> list[tuple[str, list[tuple[int, str]]]]:
-        f = self.library.filing(filing_id)
-        items = _ITEMS_10Q if (f.identity.form or "").upper().startswith("10-Q") else _ITEMS_10K
-        pages: list[tuple[str, list[tuple[int, str]]]] = []
-        current = ""
-        for text in self.library.page_texts(filing_id):
-            start = current
-            heads = [(m.start(), m.group(1).lower(), m.group(2)) for m in _ITEM.finditer(text)]
-            found: list[tuple[int, str]] = []
-            if len(heads) < 4:
-                for pos, num, _rest in heads:
-                    current = f"Item {num.upper()} {items.get(num, '').strip()}".strip()
-                    found.append((pos, current))
-                for m in _NOTE.finditer(text):
-                    current = (f"Note {m.group(1)} {' '.join((m.group(2) or '').split()[:6])}".strip()
-                               if m.group(1) else "Notes to Financial Statements")
-                    found.append((m.start(), current))
-                found.sort()
-            pages.append((start, found))
-        return pages
-
-    def of(self, chunk: Chunk) -> str:
-        if chunk.filing_id not in self._cache:
-            self._cache[chunk.filing_id] = self._read(chunk.filing_id)
-            while len(self._cache) > self._size:
-                self._cache.popitem(last=False)
-        pages = self._cache[chunk.filing_id]
-        if chunk.page_index >= len(pages):
-            return ""
-        start, found = pages[chunk.page_index]
-        section = start
-        for pos, name in found:
-            if pos <= chunk.char_start:
-                section = name
-        return section
-
-
 def _spans(text: str, field_name: str, values: Sequence[str]) -> list[CardSpan]:
     low = text.lower()
     out = []
@@ -182,10 +124,11 @@ def _spans(text: str, field_name: str, values: Sequence[str]) -> list[CardSpan]:
     return out
 
 
-def rule_card(chunk: Chunk, facts: Sequence[StoredFact] = (), section: str = "") -> Card:
-    """A chunk's card by rules alone; a table chunk with statement facts takes its metrics, numbers and periods
-    from them (``source`` "facts")."""
+def rule_card(chunk: Chunk, facts: Sequence[StoredFact] = ()) -> Card:
+    """A chunk's card by rules alone, in the section the filing prints it in (read at ingest); a table chunk with
+    statement facts takes its metrics, numbers and periods from them (``source`` "facts")."""
     text = chunk.indexed_text
+    section = chunk.section
     metrics = list(find_metrics(text))
     spans: list[CardSpan] = []
     if facts:
@@ -194,7 +137,7 @@ def rule_card(chunk: Chunk, facts: Sequence[StoredFact] = (), section: str = "")
             metrics += [m for m in find_metrics(f.fact.label) if m not in metrics]
         numbers = list(dict.fromkeys(f.fact.printed for f in facts if f.fact.printed.strip("—–- ")))[:24]
         periods = list(dict.fromkeys(f.fact.period.label for f in facts))
-        if statements and not section.startswith("Item 8") and not section.startswith("Item 1 Fin"):
+        if statements and vocab().kind_of(section) not in ("statements", "notes"):
             section = section or statements[0]
         elif statements:
             section = f"{section} · {statements[0]}"
@@ -391,7 +334,6 @@ class CardMaker:
     def __init__(self, library: Library, prompts: PromptSettings | None = None) -> None:
         self.library = library
         self.prompts = prompts or PromptSettings()
-        self.sections = Sections(library)
 
     def cards(self, chunks: Sequence[Chunk], titles: dict[int, str], chat: ChatModel | None = None,
               cancel: Callable[[], bool] | None = None) -> CardBatch:
@@ -417,7 +359,7 @@ class CardMaker:
             if key not in page_facts:
                 page_facts[key] = self.library.facts(filing_ids=[c.filing_id], page_index=c.page_index)
             facts = [f for f in page_facts[key] if c.char_start <= f.fact.char_start < c.char_end]
-            card = rule_card(c, facts, self.sections.of(c))
+            card = rule_card(c, facts)
             model_id = None
             if chat is not None and not facts and card.claim_role != "structural_heading":
                 card, call = model_card(card, c, titles.get(c.filing_id, c.doc_name), chat, self.prompts, cancel)

@@ -33,6 +33,7 @@ from engine.retrieval.postings import FilingLexicon
 from engine.settings import RetrievalSettings, Settings
 from engine.store.hnsw import HnswIndex
 from engine.store.library import Library
+from engine.vocab.sections import vocab as section_vocab
 
 
 def filing_title(f: Filing) -> str:
@@ -174,8 +175,18 @@ class HierarchicalRetriever:
         bm25 = bm25_all[: r.passage_prefilter]
         if not bm25:  # no lexical overlap at all: fall back to the filings' first pages
             bm25 = [(c.id, 0.0) for c in self.library.chunks_of_filings(fids)[: r.passage_prefilter]]
-        items = self.line_items.rank(intent, filings)[: r.line_items] if intent is not None and r.line_items else []
-        pool = list(dict.fromkeys([c for c, _ in bm25] + [h.chunk_id for h in items]))
+        # a written question asks of sections (risk factors, MD&A, an 8-K's items): their narrative passages join
+        # the pool in BM25 order and are fused as one more ranking; a word that names a line item ("revenues" in
+        # a question about risks) does not make it a table question, so no statement rows join
+        kinds = set(intent.sections) if intent is not None and not intent.numeric else set()
+        fitting: list[int] = []
+        if kinds:
+            sections = self.library.chunk_sections(fids)
+            fitting = [cid for cid, _ in bm25_all if cid in sections and sections[cid][1] == "text"
+                       and section_vocab().kind_of(sections[cid][0]) in kinds][: r.section_passages]
+        items = (self.line_items.rank(intent, filings)[: r.line_items]
+                 if intent is not None and r.line_items and not kinds else [])
+        pool = list(dict.fromkeys([c for c, _ in bm25] + fitting + [h.chunk_id for h in items]))
         chunks = self.library.chunks(pool)
         dense, dense_source = self.dense_scores(query, chunks, titles)
         bm25_score = dict(bm25_all)
@@ -187,9 +198,11 @@ class HierarchicalRetriever:
         doc_order = [c.id for c in sorted(chunks, key=lambda c: (doc_rank[c.filing_id], bm25_rank.get(c.id, unranked)))]
         item_order = [h.chunk_id for h in items]
         item_of = {h.chunk_id: h for h in items}
-        rankings = [bm25_order, dense_order, doc_order] + ([item_order] if items else [])
+        rankings = [bm25_order, dense_order, doc_order] + ([item_order] if items else []) + \
+            ([fitting] if fitting else [])
         fused = dict(rrf(rankings, k=r.rrf_k))
-        scorer = "rrf(bm25, dense, filing rank" + (", line items)" if items else ")")
+        scorer = "rrf(bm25, dense, filing rank" + (", line items" if items else "") + \
+            (", asked sections)" if fitting else ")")
         final = {c.id: fused[c.id] for c in chunks}
         ce: dict[int, float] = {}
         if self.cross is not None and chunks:
@@ -213,8 +226,10 @@ class HierarchicalRetriever:
                 round(float(dense[chunks.index(c)]), 5), dense_rank[c.id], " ".join(c.text.split())[:200],
                 line_item_rank=item_order.index(c.id) + 1 if item is not None else None,
                 line_items=tuple(item.labels[:4]) if item is not None else (),
-                cross=round(ce[c.id], 4) if ce else None, printed_folio=c.printed_folio))
+                cross=round(ce[c.id], 4) if ce else None, printed_folio=c.printed_folio, section=c.section,
+                section_rank=fitting.index(c.id) + 1 if c.id in fitting else None))
         passages = [Passage(c, titles[c.filing_id], row) for c, row in zip(ranked, rows) if row.kept]
         payload = PassagesPayload(query, lexical_query, scorer, tuple(f.identity.doc_name for f in filings), len(chunks),
-                                  len(items), dense_source, r.passage_top_k, tuple(rows))
+                                  len(items), dense_source, r.passage_top_k, tuple(rows),
+                                  tuple(intent.sections) if kinds and intent is not None else ())
         return passages, payload

@@ -166,13 +166,13 @@ class Library:
                 ((filing_id, i, text, int(i in image_only), folio)
                  for i, (text, folio) in enumerate(zip(parsed.pages, folios, strict=True))),
             )
-            self.conn.execute("UPDATE filings SET folio_version=? WHERE id=?",
-                              (parsed.folio_version, filing_id))
+            self.conn.execute("UPDATE filings SET folio_version=?, section_version=? WHERE id=?",
+                              (parsed.folio_version, parsed.section_version, filing_id))
             self.conn.executemany(
-                "INSERT INTO chunks(filing_id, page_index, seq, char_start, char_end, kind, context, text) "
-                "VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks(filing_id, page_index, seq, char_start, char_end, kind, context, text, section) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
                 (
-                    (filing_id, c.page_index, c.seq, c.char_start, c.char_end, c.kind, c.context, c.text)
+                    (filing_id, c.page_index, c.seq, c.char_start, c.char_end, c.kind, c.context, c.text, c.section)
                     for c in parsed.chunks
                 ),
             )
@@ -373,6 +373,20 @@ class Library:
             self.conn.execute("ROLLBACK")
             raise
 
+    def set_sections(self, filing_id: int, sections: Sequence[tuple[int, str]], version: str) -> None:
+        """Store the sections a newer section reader read for a filing's chunks: ``(chunk id, section)`` pairs."""
+        with self.conn:
+            self.conn.executemany("UPDATE chunks SET section=? WHERE id=? AND filing_id=?",
+                                  ((s, cid, filing_id) for cid, s in sections))
+            self.conn.execute("UPDATE filings SET section_version=? WHERE id=?", (version, filing_id))
+
+    def chunk_sections(self, filing_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """Chunk id → (section, kind "text" | "table") for every chunk of ``filing_ids``."""
+        if not filing_ids:
+            return {}
+        sql = f"SELECT id, section, kind FROM chunks WHERE filing_id IN ({','.join('?' * len(filing_ids))})"
+        return {int(r[0]): (r[1], r[2]) for r in self.conn.execute(sql, tuple(filing_ids))}
+
     def page_texts(self, filing_id: int) -> list[str]:
         """The texts of a filing's pages, in page order."""
         return [str(r[0]) for r in self.conn.execute(
@@ -380,7 +394,7 @@ class Library:
 
     _CHUNK_SQL = (
         "SELECT c.id, c.filing_id, f.doc_name, c.page_index, c.char_start, c.char_end, c.kind, c.text, "
-        "c.context, p.printed_folio FROM chunks c JOIN filings f ON f.id = c.filing_id "
+        "c.context, p.printed_folio, c.section FROM chunks c JOIN filings f ON f.id = c.filing_id "
         "LEFT JOIN pages p ON p.filing_id = c.filing_id AND p.page_index = c.page_index"
     )
 
@@ -525,7 +539,7 @@ def _stored_fact(r: sqlite3.Row) -> StoredFact:
 
 def _chunk(r: sqlite3.Row | tuple) -> Chunk:
     return Chunk(id=int(r[0]), filing_id=int(r[1]), doc_name=r[2], page_index=int(r[3]), char_start=int(r[4]),
-                 char_end=int(r[5]), kind=r[6], text=r[7], context=r[8], printed_folio=r[9])
+                 char_end=int(r[5]), kind=r[6], text=r[7], context=r[8], printed_folio=r[9], section=r[10])
 
 
 def _alive_since(pid: int, started_at: str) -> bool:

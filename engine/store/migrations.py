@@ -177,6 +177,14 @@ CREATE TABLE cards (
 )
 """
 
+# Each chunk's section of its filing ("Item 1A Risk Factors", engine.ingest.sections); ``section_version``: the
+# section reader that read a filing's chunks ('' before sections; engine.ingest.runner.refresh_sections reads them
+# then, from the stored pages).
+M010_SECTIONS = """
+ALTER TABLE chunks ADD COLUMN section TEXT NOT NULL DEFAULT '';
+ALTER TABLE filings ADD COLUMN section_version TEXT NOT NULL DEFAULT ''
+"""
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = [
     (1, "m001_initial", M001_INITIAL),
     (2, "m002_run_owner", M002_RUN_OWNER),
@@ -187,6 +195,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = 
     (7, "m007_cards", M007_CARDS),
     (8, "m008_chunk_terms", lambda conn: _m008_chunk_terms(conn)),
     (9, "m009_filings_by_path", "CREATE INDEX IF NOT EXISTS filings_by_path ON filings(path);"),
+    (10, "m010_sections", M010_SECTIONS),
 ]
 
 

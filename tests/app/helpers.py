@@ -40,7 +40,7 @@ class SchemaScriptedChat:
     def purpose(schema: dict) -> str:
         props = schema.get("properties", {})
         for key, purpose in (("relevant_ids", "curation"), ("facts", "formula"), ("fact", "fact"),
-                             ("answer", "text"), ("query", "rewrite")):
+                             ("answer", "text"), ("query", "rewrite"), ("sentences", "quotes")):
             if key in props:
                 return purpose
         return "unknown"

@@ -442,3 +442,38 @@ def test_a_question_naming_no_company_offers_the_loaded_ones_and_one_click_asks_
         ask.answer_view.anchorClicked.emit(QUrl("company:0"))
     assert ask.question_text.startswith(f"For {company}: ") and ask.answer.status == "answered"
     assert ask.answer.value is not None and ask.answer.method == "facts"
+
+
+def test_a_written_answer_shows_its_quotes_and_a_click_highlights_only_that_sentence(make_window, app_home, demo_truth,
+                                                                                     embedder):
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from tests.app.helpers import SchemaScriptedChat
+
+    company = next(f["company"] for f in demo_truth if f["form"] == "10-K" and f["period"] == "2023")
+    chat = SchemaScriptedChat(lambda purpose, messages, n: {
+        "sentences": [{"text": "The filing names these risks.", "quotes": [1]}], "insufficient": False})
+    with Library(app_home) as library:
+        run = build_pipeline(Settings(home=app_home), library, Models(embedder, chat)).run(
+            f"What risks does {company} describe about its supply chain?")
+    assert run.answer.method == "quotes" and run.answer.quotes
+    window = make_window(app_home)
+    ask = window.ask_view
+    ask.show_stored_run(run.id)
+    shown = ask.answer_view.toPlainText()
+    first = run.answer.quotes[0]
+    assert "Quoted evidence" in shown and " ".join(first.text.split())[:60] in " ".join(shown.split())
+    assert "href='quote:0'" in ask.answer_view.toHtml().replace('"', "'")
+    viewer = window.viewer
+    viewer.clear()
+    ask._anchor(QUrl("quote:1" if len(run.answer.quotes) > 1 else "quote:0"))
+    q = run.answer.quotes[1 if len(run.answer.quotes) > 1 else 0]
+    assert viewer.filing.identity.doc_name == q.doc_name and viewer.page_index == q.page_index
+    assert viewer.chunk.text == q.text and (viewer.chunk.char_start, viewer.chunk.char_end) == (q.char_start,
+                                                                                                  q.char_end)
+    assert viewer.chunk.id == q.chunk_id  # the sentence of its passage, not the whole passage
+    iv = window.inspect_view
+    with Library(app_home) as library:
+        iv.show_run(read_run(library, run.id))
+    assert "a written answer" in iv.curation.detail.toPlainText()  # Inspect says why no passage was curated
+    assert "Quoted evidence" in iv.answer.toPlainText() and " ".join(first.text.split())[:40] in iv.answer.toPlainText()

@@ -43,6 +43,8 @@ def purpose_of(messages) -> str:  # noqa: ANN001
     task = messages[1]["content"].rsplit(">>>", 1)[-1]
     if "Task: check the evidence" in task:
         return "curation"
+    if "Task: the numbered quotes above" in task:
+        return "quotes"
     if "with a formula over the numbered figures" in task:
         return "formula"
     if "asks for one figure as the filing reports it" in task:

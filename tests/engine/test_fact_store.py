@@ -133,8 +133,8 @@ def test_a_library_from_before_facts_is_upgraded_and_its_facts_read(tmp_path: Pa
     library = Library(settings.home)
     ingest(library, [folder], settings)
     library.close()
-    # make it a library of the migrations before facts: undo what m008, m007, m006, m005 and m003 did, forget they
-    # ran
+    # make it a library of the migrations before facts: undo what m010, m008, m007, m006, m005 and m003 did, forget
+    # they ran
     conn = sqlite3.connect(settings.home / "library.sqlite3")
     conn.executescript("DROP TABLE chunk_terms; DROP TABLE term_df; DELETE FROM meta WHERE key LIKE 'term_%'; "
                        "DROP TABLE cards; DROP TABLE facts_fts; DROP TABLE facts; "
@@ -143,6 +143,7 @@ def test_a_library_from_before_facts_is_upgraded_and_its_facts_read(tmp_path: Pa
                        "ALTER TABLE pages RENAME COLUMN page_index TO page_no; "
                        "ALTER TABLE chunks RENAME COLUMN page_index TO page_no; "
                        "ALTER TABLE filings DROP COLUMN cik; ALTER TABLE filings DROP COLUMN fiscal_year_end; "
+                       "ALTER TABLE chunks DROP COLUMN section; ALTER TABLE filings DROP COLUMN section_version; "
                        "DELETE FROM schema_migrations WHERE version >= 3;")
     conn.close()
     library = Library(settings.home)

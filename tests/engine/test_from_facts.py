@@ -3,6 +3,8 @@ model, on the demo corpus (whose true values the generator wrote) through the re
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -366,12 +368,13 @@ def test_a_judgement_the_facts_cannot_decide_names_what_they_lack(tmp_path, embe
     from tests.engine.scripted import ScriptedChat
 
     def script(purpose, messages, n):  # noqa: ANN001
-        if purpose == "curation":
-            return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return {"reasoning": ["a bank reports no cost of revenue"], "answer": "Gross margin is not a useful measure "
-                "for a bank.", "used_ids": [1], "insufficient": False}
+        assert purpose == "quotes"  # the written answer: quoted evidence and one synthesis from it
+        first = re.search(r"\[1\][^\n]*\n<<<\n(.*?)\n>>>", messages[-1]["content"], re.S).group(1)
+        return {"verdict": "not stated", "sentences": [{"text": first[:200].rsplit(" ", 1)[0], "quotes": [1]}],
+                "insufficient": False}
 
     with_model = build_pipeline(settings, library, Models(embedder, ScriptedChat(script)))
     run, _ = ask(with_model, "Does Acme Bank have an improving gross margin profile as of FY2023?")
-    assert run.status == "answered" and run.answer.method == "cot" and run.answer.text.startswith("Gross margin")
+    assert run.status == "answered" and run.answer.method == "quotes" and run.answer.quotes, run.answer
+    assert run.answer.text.endswith("[1]")
     assert run.answer.reason.startswith("the facts could not decide it: missing ")

@@ -53,16 +53,18 @@ def test_the_written_answer_reads_them_and_their_values_count_as_grounded(ingest
     prompts: list[str] = []
 
     def script(purpose, messages, n):  # noqa: ANN001
-        if purpose == "curation":
-            return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
+        assert purpose == "quotes"
         prompts.append(messages[-1]["content"])
-        return {"reasoning": ["M1 and M2 give the margins"], "answer": f"The margin moved to {said}%; also 12.3456.",
-                "used_ids": [1], "insufficient": False}
+        return {"sentences": [{"text": f"The margin moved to {said}%.", "quotes": [1]},
+                                                {"text": "It was also 12.3456 in one market.", "quotes": [1]}],
+                "insufficient": False}
 
     run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(QUESTION, store=False)
-    assert run.status == "answered" and run.answer.method == "cot"
+    assert run.status == "answered" and run.answer.method == "quotes"
     assert "Metrics the engine computed from the statement facts" in prompts[-1]
     assert f"| FY2023 | {_margin(demo_truth, 2023):.2f}%" in prompts[-1]
     rows = {g.variable: g for g in run.answer.grounding}
     assert rows[f"stated {said}"].verified and rows[f"stated {said}"].label.startswith("computed by the engine")
-    assert not rows["stated 12.3456"].verified  # any other figure is still the model's
+    # any other figure is still the model's: the sentence stating it is refused, and the answer says so
+    assert "12.3456" not in run.answer.text and "it states 12.3456" in run.answer.reason
+    assert run.answer.text.startswith("The margin moved to")

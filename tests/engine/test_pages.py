@@ -260,15 +260,15 @@ def _old_schema_library(home: Path, monkeypatch: pytest.MonkeyPatch, applied: in
 
 
 @pytest.mark.parametrize(("applied", "expected"), [
-    (5, ["m006_page_index_and_folios", "m007_cards", "m008_chunk_terms", "m009_filings_by_path"]),
+    (5, ["m006_page_index_and_folios", "m007_cards", "m008_chunk_terms", "m009_filings_by_path", "m010_sections"]),
     (4, ["m005_registrant_identity", "m006_page_index_and_folios", "m007_cards", "m008_chunk_terms",
-         "m009_filings_by_path"]),
+         "m009_filings_by_path", "m010_sections"]),
 ])
 def test_the_migration_renames_the_page_columns_of_an_old_library_and_keeps_its_data(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], applied: int,
         expected: list[str]) -> None:
     from engine.cli import main
-    from engine.ingest import refresh_folios
+    from engine.ingest import refresh_folios, refresh_sections
     from engine.trace import read_run
 
     home = tmp_path / "old"
@@ -293,6 +293,9 @@ def test_the_migration_renames_the_page_columns_of_an_old_library_and_keeps_its_
         assert refresh_folios(library) == 1 and refresh_folios(library) == 0
         assert library.printed_folios(1) == {1: "45", 2: "46"}
         assert library.chunks([7])[0].printed_folio == "45"
+        # nor sections: they too are read from the stored pages, once
+        assert refresh_sections(library) == 1 and refresh_sections(library) == 0
+        assert library.chunks([7])[0].section == ""  # its page prints no heading
         # the stored run of the old version reads back: its "page" is the page index
         run = read_run(library, "r1")
         assert run.answer.citations[0].page_index == 1 and run.traces[0].payload.candidates[0].page_index == 1
@@ -310,17 +313,18 @@ def test_a_library_that_numbered_the_page_index_migration_5_gets_registrant_iden
     conn = sqlite3.connect(home / "library.sqlite3", isolation_level=None)
     conn.executescript("ALTER TABLE filings DROP COLUMN cik; ALTER TABLE filings DROP COLUMN fiscal_year_end; "
                        "DROP TABLE cards; DROP TABLE chunk_terms; DROP TABLE term_df; "
+                       "ALTER TABLE chunks DROP COLUMN section; ALTER TABLE filings DROP COLUMN section_version; "
                        "DELETE FROM schema_migrations WHERE version >= 5; "
                        "INSERT INTO schema_migrations(version, name, applied_at) "
                        "VALUES (5, 'm005_page_index_and_folios', 'then');")
     conn.close()
     with Library(home) as library:
         assert library.migrations_applied == ["m005_registrant_identity", "m007_cards", "m008_chunk_terms",
-                                              "m009_filings_by_path"]
+                                              "m009_filings_by_path", "m010_sections"]
         assert [tuple(r) for r in library.conn.execute(
             "SELECT version, name FROM schema_migrations WHERE version >= 5 ORDER BY version")] == [
             (5, "m005_registrant_identity"), (6, "m006_page_index_and_folios"), (7, "m007_cards"),
-            (8, "m008_chunk_terms"), (9, "m009_filings_by_path")]
+            (8, "m008_chunk_terms"), (9, "m009_filings_by_path"), (10, "m010_sections")]
         assert {"cik", "fiscal_year_end"} <= {r[1] for r in library.conn.execute("PRAGMA table_info(filings)")}
 
 

@@ -30,9 +30,11 @@ PASSAGE = re.compile(r"\[(\d+)\] (.+?), page (\d+)(?: \(printed [^)\n]*\))?\n<<<
 @pytest.fixture()
 def ingested_demo(ingested_demo):  # noqa: ANN001, ANN201
     """These tests are of the model-read answer path (a formula over the figures the passages print, the path of
-    every numeric question the metric catalogue does not define): the statement facts are off."""
+    every numeric question the metric catalogue does not define): the statement facts are off; and of HiREC's
+    curation rounds, which written questions take with ``answer.written`` "curated" (the quoted-evidence path
+    is tested in test_quotes)."""
     library, settings, report = ingested_demo
-    return library, settings.with_overrides(answer={"from_facts": False}), report
+    return library, settings.with_overrides(answer={"from_facts": False, "written": "curated"}), report
 
 def shown(messages) -> list[tuple[int, str, int, str]]:  # noqa: ANN001
     return [(int(i), t, int(p), body) for i, t, p, body in PASSAGE.findall(messages[-1]["content"])]

@@ -1,0 +1,335 @@
+"""Written answers an analyst can quote: the evidence sentences of the retrieved passages, ranked without a model
+call, then one short synthesis that the model may write only from them, checked sentence by sentence.
+
+1. **Quotes.** Every sentence of the passages (a narrative paragraph split at its sentence ends; a table row as a
+   row) is a candidate, with its exact characters on the page; running headers, footers and headings are not.
+   Candidates are ranked by reciprocal-rank fusion of the question's similarity (the retrieval embedder), BM25 over
+   the candidates (the product's tokenizer) and the passage's own rank (shared by its sentences); the best
+   ``answer.quotes`` are kept, at most ``answer.quotes_per_passage`` from one passage, a sentence another filing
+   repeats word for word once.
+2. **Synthesis.** One model call sees only the numbered quotes (and the metrics the engine computed) and writes at
+   most three sentences, each naming the quotes it rests on, under a JSON schema that allows only shown numbers.
+3. **Checks** (the engine, not the model): a sentence is refused when it states a figure that no quote it cites
+   prints (nor the engine computed), when most of its words are in none of its quotes, or when it is degenerate
+   (a phrase repeated, mostly non-letters, a sentence said twice). Refused sentences are named in the reason; when
+   none is left the quotes stand alone as the answer.
+
+Quoted text is data: it is fenced in the prompt as the passages are, and nothing in it changes what runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.answer.generate import NOT_ANSWERABLE, ground_text, passage_numbers
+from engine.chunking import is_table_row
+from engine.models.base import ChatMessage, ChatModel, Embedder
+from engine.pages import page_number
+from engine.prompts import prompt
+from engine.records import AnswerResult, Citation, LlmCall, Passage, QueryIntent, Quote
+from engine.retrieval.fusion import rrf
+from engine.settings import AnswerSettings, PromptSettings
+from engine.trace import call_llm
+from engine.vocab.numbers import NUMBER, parse_number
+from engine.vocab.sections import vocab as section_vocab
+from engine.vocab.tokens import bm25, chunk_terms, idf, query_terms, tokenizer
+
+__all__ = ["QuoteAnswer", "answer_from_quotes", "candidate_sentences", "check_sentence", "select_quotes"]
+
+_END = re.compile(r"(?<=[.!?])[\"”’)\]]*\s+(?=[\"“(\[]?[A-Z0-9$])")
+_ABBREV = re.compile(r"(?:\b(?:U\.S|Inc|Corp|Co|Ltd|No|Nos|Mr|Mrs|Ms|Dr|St|vs|approx|etc|e\.g|i\.e|Jan|Feb|Mar|Apr|"
+                     r"Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$")
+_BULLET = re.compile(r"^\s*[•●▪◦■\-–]\s+")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+_MIN_CHARS = 40
+_MAX_CHARS = 600
+_SUPPORT = 0.5  # share of a sentence's own words its quotes must print
+_RRF_K = 60
+_HEADLINE_WORDS = 12
+
+
+@dataclass(frozen=True)
+class QuoteAnswer:
+    result: AnswerResult
+    calls: tuple[LlmCall, ...]
+
+
+def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
+    """The quotable units of a passage as (start, end) characters of its chunk's text: sentences of its
+    paragraphs (a blank line or a bullet starts a new one), a headline paragraph of one short sentence together with
+    the sentence that opens the next, and table rows one by one."""
+    text = passage.chunk.text
+    out: list[tuple[int, int]] = []
+    para: list[tuple[int, int]] = []  # line spans of the paragraph being read
+    lead: list[tuple[int, int]] = []  # a one-sentence paragraph of few words (a risk factor's headline) waiting
+
+    def flush() -> None:
+        if not para:
+            return
+        start, end = para[0][0], para[-1][1]
+        cut = start
+        found = []
+        for m in _END.finditer(text, start, end):
+            if _ABBREV.search(text[max(start, m.start() - 6) : m.start()]):
+                continue
+            found.append((cut, m.start()))
+            cut = m.end()
+        found.append((cut, end))
+        headline = len(found) == 1 and len(text[found[0][0] : found[0][1]].split()) <= _HEADLINE_WORDS
+        if lead and not headline:  # a headline is quoted with the sentence that opens its body
+            found[0] = (lead.pop()[0], found[0][1])
+        out.extend(lead)
+        lead.clear()
+        (lead if headline else out).extend(found)
+        para.clear()
+
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        s, e = pos, pos + len(line.rstrip("\n"))
+        pos += len(line)
+        if not line.strip():
+            flush()
+        elif is_table_row(line):
+            flush()
+            out.extend(lead)
+            lead.clear()
+            out.append((s, e))
+        else:
+            if _BULLET.match(line):
+                flush()
+            para.append((s, e))
+    flush()
+    out.extend(lead)
+    spans = []
+    for s, e in out:
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        unit = text[s:e]
+        words = unit.split()
+        if unit[:1].islower():
+            continue  # the end of a sentence the chunk before holds
+        row = is_table_row(unit)
+        # a page's running header or footer, or a heading, is no sentence: one line, no sentence end, few words
+        if not row and "\n" not in unit and not unit.rstrip("”’\")").endswith((".", "!", "?", ":", ";")) \
+                and len(words) < 12:
+            continue
+        if e - s >= _MIN_CHARS and len(words) >= 6:
+            if e - s > _MAX_CHARS:
+                e = text.rfind(" ", s, s + _MAX_CHARS) if text.rfind(" ", s, s + _MAX_CHARS) > s else s + _MAX_CHARS
+            spans.append((s, e))
+    return spans
+
+
+def select_quotes(question: str, passages: Sequence[Passage], embedder: Embedder | None,
+                  settings: AnswerSettings) -> list[Quote]:
+    """The evidence sentences of ``passages`` best fit to ``question``, ranked (see the module's docstring)."""
+    units: list[tuple[int, int, int]] = []  # (passage number, start, end)
+    for n, p in enumerate(passages, start=1):
+        units += [(n, s, e) for s, e in candidate_sentences(p)]
+    if not units:
+        return []
+    texts = [" ".join(passages[n - 1].chunk.text[s:e].split()) for n, s, e in units]
+    ids = list(range(len(units)))
+    rankings: list[list[int]] = []
+    table = chunk_terms(texts)
+    # the filer's name, form and year are in every sentence's filing, not evidence: they rank nothing
+    titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
+    question = section_vocab().without_asking_words(question)  # "risks" chose Item 1A: every sentence there is one
+    question = " ".join(w for w in question.split() if w.strip(".,?!:;'’\"()").lower() not in titled
+                        and not w.strip(".,?!:;'’\"()").lower().removesuffix("'s").removesuffix("’s") in titled)
+    terms = Counter(query_terms(question))
+    df = table.document_frequencies()
+    weights = {t: c * idf(df.get(t, 0), len(texts)) for t, c in terms.items() if df.get(t, 0)}
+    if weights:
+        lexical = bm25(table, weights, float(np.mean(table.lengths)) or 1.0)
+        rankings.append(sorted(ids, key=lambda i: -float(lexical[i])))
+    if embedder is not None:
+        vecs = embedder.embed_batch([question, *texts])
+        vecs = vecs / (np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-12)
+        dense = vecs[1:] @ vecs[0]
+        rankings.append(sorted(ids, key=lambda i: -float(dense[i])))
+    fused = dict(rrf(rankings, k=_RRF_K)) if rankings else {i: 0.0 for i in ids}
+    for i in ids:  # the passage's own rank: every sentence of a passage shares it
+        fused[i] = fused.get(i, 0.0) + 1.0 / (_RRF_K + units[i][0])
+    per_passage: Counter[int] = Counter()
+    chosen: list[int] = []
+    said: set[str] = set()
+    for i in sorted(ids, key=lambda i: -fused[i]):
+        n, s, e = units[i]
+        low = texts[i].lower()
+        if per_passage[n] >= settings.quotes_per_passage or any(low in x or x in low for x in said):
+            continue  # (the same sentence printed by another filing: a 10-Q repeats the 10-K's risk factors)
+        c = passages[n - 1].chunk
+        start, end = c.char_start + s, c.char_start + e
+        if any(_same_place(units[j], passages, c.doc_name, c.page_index, start, end) for j in chosen):
+            continue  # the same sentence printed in two overlapping chunks
+        per_passage[n] += 1
+        said.add(low)
+        chosen.append(i)
+        if len(chosen) == settings.quotes:
+            break
+    out = []
+    for k, i in enumerate(chosen, start=1):
+        n, s, e = units[i]
+        p = passages[n - 1]
+        c = p.chunk
+        out.append(Quote(k, n, c.id, c.doc_name, c.page_index, c.char_start + s, c.char_start + e, c.text[s:e],
+                         title=p.title, section=c.section, printed_folio=c.printed_folio,
+                         score=round(fused[i], 6)))
+    return out
+
+
+def _same_place(unit: tuple[int, int, int], passages: Sequence[Passage], doc: str, page: int, start: int,
+                end: int) -> bool:
+    n, s, e = unit
+    c = passages[n - 1].chunk
+    a, b = c.char_start + s, c.char_start + e
+    return c.doc_name == doc and c.page_index == page and a < end and start < b
+
+
+def render_quotes(quotes: Sequence[Quote]) -> str:
+    blocks = []
+    for q in quotes:
+        where = f"{q.title}, page {page_number(q.page_index, q.printed_folio)}" + (f", {q.section}" if q.section else "")
+        text = " ".join(q.text.split()).replace("<<<", "< < <").replace(">>>", "> > >")
+        blocks.append(f"[{q.number}] {where}\n<<<\n{text}\n>>>")
+    return "\n\n".join(blocks)
+
+
+def synthesis_schema(n_quotes: int, yes_no: bool) -> dict[str, Any]:
+    numbers = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_quotes + 1)) or [1]},
+               "minItems": 1, "maxItems": 3}
+    props: dict[str, Any] = {
+        "sentences": {"type": "array", "minItems": 1, "maxItems": 3, "items": {
+            "type": "object", "properties": {"text": {"type": "string", "maxLength": 240}, "quotes": numbers},
+            "required": ["text", "quotes"], "additionalProperties": False}},
+        "insufficient": {"type": "boolean"},
+    }
+    if yes_no:
+        props = {"verdict": {"type": "string", "enum": ["yes", "no", "not stated"]}, **props}
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
+
+
+def _stems(text: str) -> set[str]:
+    return {s for s in tokenizer().tokenize([text], update_vocab=True, return_as="string",
+                                            show_progress=False)[0] if s and not s[0].isdigit()}
+
+
+def degenerate(text: str) -> str:
+    """Why a model-written sentence is degenerate ("" when it is not): a phrase repeated, a word said four times
+    in a row, mostly non-letters."""
+    words = [w.lower() for w in text.split()]
+    grams = Counter(tuple(words[i : i + 4]) for i in range(len(words) - 3))
+    if grams and grams.most_common(1)[0][1] > 1:
+        return "it repeats a phrase"
+    if any(len(set(words[i : i + 4])) == 1 for i in range(len(words) - 3)):
+        return "it repeats a word"
+    letters = sum(ch.isalpha() for ch in text)
+    if not text.strip() or letters < 0.5 * len(text.replace(" ", "")):
+        return "it is mostly not words"
+    return ""
+
+
+def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequence[float] = ()) -> str:
+    """Why a synthesis sentence is refused ("" when it stands): a figure no quote it cites prints (nor the engine
+    computed), words its quotes do not say, or degenerate text."""
+    why = degenerate(text)
+    if why:
+        return why
+    printed: set[float] = set()
+    for q in cited:
+        printed |= passage_numbers(q.text)
+    asked = passage_numbers(question)
+    for token in NUMBER.findall(text):
+        value = parse_number(token.strip())
+        digits = re.sub(r"[^\d]", "", token)
+        if value is None or _YEAR.match(digits) or abs(value) in asked:
+            continue
+        forms = {round(abs(value) * f, 6) for f in (1, 1000, 0.001)}
+        places = len(token.split(".", 1)[1].rstrip("%").strip()) if "." in token else 0
+        if forms & {round(abs(n), 6) for n in printed}:
+            continue
+        if any(round(abs(k), places) == round(abs(value), places) for k in known):
+            continue
+        return f"it states {token.strip()}, which no quote it cites prints"
+    own = _stems(text) - _stems(question)
+    if len(own) >= 3:
+        quoted: set[str] = set()
+        for q in cited:
+            quoted |= _stems(q.text)
+        if len(own & quoted) < _SUPPORT * len(own):
+            return "most of its words are in none of the quotes it cites"
+    return ""
+
+
+def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Passage], embedder: Embedder | None,
+                       chat: ChatModel, settings: AnswerSettings, prompts: PromptSettings, *, computed: str = "",
+                       known: Sequence[float] = (), searched: str = "",
+                       cancel: Callable[[], bool] | None = None) -> QuoteAnswer:
+    """A written answer from ``passages``: the quotes, and the synthesis the checks let stand (module docstring).
+    ``searched`` says where the evidence was looked for (named when the quotes do not answer)."""
+    quotes = select_quotes(question, passages, embedder, settings)
+    if not quotes:
+        return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes",
+                                        reason="the passages found print no sentence to quote"
+                                        + (f"; searched {searched}" if searched else "")), ())
+    body = render_quotes(quotes) + (f"\n\n{computed}" if computed else "")
+    messages: list[ChatMessage] = [{"role": "system", "content": prompt("evidence_system", prompts)},
+                {"role": "user", "content": f"Quotes:\n\n{body}\n\n{prompt('answer_quotes', prompts)}\n\n"
+                                            f"Question: {question}"}]
+    res, call = call_llm(chat, "answer (synthesis from quotes)", messages, synthesis_schema(len(quotes), intent.yes_no),
+                         settings.synthesis_max_tokens, cancel)
+    by_number = {q.number: q for q in quotes}
+    if res is None:
+        return QuoteAnswer(_quotes_alone(quotes, passages, f"the synthesis failed ({call.error})"), (call,))
+    data = res.data
+    if data["insufficient"]:
+        missing = " ".join(s["text"].strip() for s in data["sentences"] if s["text"].strip())
+        reason = "the quoted evidence does not answer it" + (f": {missing}" if missing else "")
+        return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes", quotes=tuple(quotes),
+                                        reason=reason + (f"; searched {searched}" if searched else "")), (call,))
+    kept: list[str] = []
+    refused: list[str] = []
+    cited: list[int] = []
+    seen: set[str] = set()
+    for s in data["sentences"]:
+        text = " ".join(s["text"].split())
+        nums = [n for n in dict.fromkeys(s["quotes"]) if n in by_number]
+        why = "it says the same as an earlier sentence" if text.lower() in seen else \
+            check_sentence(text, [by_number[n] for n in nums], question, known)
+        seen.add(text.lower())
+        if why or not nums:
+            refused.append(f"“{text[:80]}” ({why or 'it cites no quote'})")
+            continue
+        kept.append(f"{text.rstrip()} [{', '.join(str(n) for n in nums)}]")
+        cited += [by_number[n].passage_id for n in nums]
+    verdict = data.get("verdict", "not stated") if intent.yes_no else "not stated"
+    note = f"refused: {'; '.join(refused)}" if refused else ""
+    if not kept:
+        return QuoteAnswer(_quotes_alone(quotes, passages, note or "no sentence of the synthesis stood"), (call,))
+    lead = {"yes": "Yes. ", "no": "No. "}.get(verdict, "")
+    text = lead + " ".join(kept)
+    cites = tuple(Citation.of(n, passages[n - 1]) for n in dict.fromkeys(cited))
+    grounding = tuple(ground_text(text, question, passages, list(dict.fromkeys(cited)), known))
+    return QuoteAnswer(AnswerResult("answered", text, method="quotes", citations=cites, grounding=grounding,
+                                    reason=note, quotes=tuple(quotes)), (call,))
+
+
+def _quotes_alone(quotes: Sequence[Quote], passages: Sequence[Passage], why: str) -> AnswerResult:
+    """The best quotes as the answer, when no synthesis stands: the filings' own words, with their pages."""
+    top = quotes[:2]
+    text = " ".join(f"“{' '.join(q.text.split())}” [{q.number}]" for q in top)
+    cites = tuple(Citation.of(n, passages[n - 1]) for n in dict.fromkeys(q.passage_id for q in top))
+    return AnswerResult("answered", text, method="quotes", citations=cites, quotes=tuple(quotes),
+                        reason=f"the quotes stand alone: {why}")

@@ -1,0 +1,193 @@
+"""The section each chunk of a filing belongs to, read at ingest from the filing's own headings: the items of a
+10-K, 10-Q or 8-K ("Item 1A Risk Factors", "Part II Item 1A Risk Factors", "Item 2.02 Results of Operations"),
+each note of the financial statements ("Note 5 Inventories"), an earnings release's own headings ("Release:
+Segment Sales Results"). The items, their titles and kinds are data (:mod:`engine.vocab.sections`).
+
+Decisions worth knowing:
+- A heading is a line that starts "Item <number>" and goes on with one of the item's titles for the filing's form
+  (letters compared; see ``resources/reader/sections.toml``); a 10-Q's two numberings are told apart by the title
+  and by the "Part II" line before them.
+- A page listing item lines with page numbers after them, or four or more item headings line after line, is a
+  table of contents: it changes nothing.
+- Notes are read only once the financial statements have begun, and in their printed order, so "Note 5" at the
+  start of a line of MD&A prose, or "Note 2A)" inside Note 5, is not a heading; a running header "Notes to
+  Consolidated Financial Statements" on every page does not end the note it is printed in.
+- Pages are read in order and a section runs until the next heading: a chunk's section is the last heading before
+  its first character. Upgraded libraries are read again from their stored pages (:func:`refresh_sections`, in the
+  ingest runner), as folios are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from string import capwords
+
+from engine.records import ChunkSpan
+from engine.vocab.sections import Item, SectionVocab, letters, vocab
+
+__all__ = ["SECTION_VERSION", "chunk_sections", "page_sections", "with_sections"]
+
+SECTION_VERSION = "sections-1"  # a new reader re-reads the sections of stored filings from their pages
+
+_PART = re.compile(r"^\s*part\s+(iv|i{1,3})\b", re.IGNORECASE)
+_ITEM = re.compile(r"^\s*(?:part\s+(iv|i{1,3})\b[\s.,:;—–-]*)?item\s+(\d{1,2}(?:\.\d{2})?[a-c]?)\b\s*[.:\-–—]?\s*(.*)$",
+                   re.IGNORECASE)
+_NOTE = re.compile(r"^\s*note\s+(\d{1,2})(?![\w)])\s*[.:\-–—]?\s*(.*)$", re.IGNORECASE)  # not "Note 2A)"
+_NOTES_HEAD = re.compile(r"^\s*notes to (?:the )?(?:condensed )?consolidated financial statements\s*$", re.IGNORECASE)
+_PAGE_NUMBER_END = re.compile(r"\s\d{1,3}\s*$")
+_TOC = 4  # this many item headings line after line: a table of contents
+_CUT = 15  # letters a heading may print past its title ("(continued)", "(unaudited)")
+_VARIANT = 20  # letters a variant title shares with the form's own
+
+
+def _fits(rest: str, item: Item) -> bool:
+    r = letters(rest)
+    for t in item.title_letters:
+        common = len(_prefix(r, t))
+        if common < min(len(t), 12):
+            continue
+        if t.startswith(r) or (r.startswith(t) and len(r) - len(t) <= _CUT):
+            return True
+        if common >= _VARIANT and len(r) <= len(t) + _CUT:
+            return True
+    return False
+
+
+def _prefix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
+
+
+def _item_at(line: str, next_line: str, items: Sequence[Item], part: str) -> Item | None:
+    m = _ITEM.match(line)
+    if not m:
+        return None
+    number, rest = m.group(2).upper(), m.group(3).strip()
+    if m.group(1):
+        part = m.group(1).upper()
+    if rest and _PAGE_NUMBER_END.search(rest):
+        return None  # "Item 1A. Risk Factors  10": a table of contents
+    title = rest if letters(rest) else next_line.strip()
+    if not letters(title) or _PAGE_NUMBER_END.search(title):
+        return None
+    fits = [i for i in items if i.item == number and _fits(title, i)]
+    if len(fits) > 1 and part:  # a 10-Q: Part I and Part II both number from 1
+        fits = [i for i in fits if i.name.startswith(f"Part {part} ")] or fits
+    return fits[0] if fits else None
+
+
+def _note_at(line: str, last: int) -> tuple[int, str] | None:
+    """``(number, name)`` of a note's heading; notes are printed in order, so a number not above ``last`` (the
+    note the statements are in) is a cross-reference ("Note 2A)" in Note 5's text)."""
+    m = _NOTE.match(line)
+    if not m or int(m.group(1)) <= last:
+        return None
+    title = m.group(2).strip()
+    run_in = re.match(r"([^.]{3,80})\.\s+[A-Z]", title)  # "Note 4 — Debt. Long-term debt was ...": a run-in heading
+    title = (run_in.group(1) if run_in else title).strip().rstrip(".:").strip()
+    words = title.split()
+    if (not words or not title[0].isupper() or len(words) > 10 or title.endswith((",", ";")) or "  " in title
+            or not any(sum(ch.isalpha() for ch in w) >= 3 for w in words)):
+        return None
+    name = " ".join(words[:8])
+    return int(m.group(1)), f"Note {int(m.group(1))} {capwords(name) if name.isupper() else name}"
+
+
+def _release_heading(line: str, v: SectionVocab) -> str | None:
+    text = line.strip().rstrip(":").strip()
+    words = text.split()
+    if not 2 <= len(words) <= 8 or any(ch.isdigit() for ch in text) or "  " in text:
+        return None
+    alpha = [ch for ch in text if ch.isalpha()]
+    if len(alpha) < 6 or not all(ch.isupper() for ch in alpha):
+        return None
+    if any(n in text.lower() for n in v.not_headings) or ":" in text or ";" in text:
+        return None
+    return f"Release: {capwords(text)}"
+
+
+def page_sections(pages: Sequence[str], form: str | None) -> list[tuple[str, list[tuple[int, str]]]]:
+    """Per page: the section it starts in, and the headings it prints as (character offset, section name)."""
+    v = vocab()
+    items = v.items(form)
+    release = (form or "").upper() in v.release_forms
+    out: list[tuple[str, list[tuple[int, str]]]] = []
+    current = "Release" if release else ""
+    part = ""
+    in_statements = False
+    note = 0  # the note the statements are in (0: none yet)
+    for text in pages:
+        start, start_state = current, (part, in_statements, note)
+        lines: list[tuple[int, str]] = []
+        pos = 0
+        for line in text.splitlines(keepends=True):
+            lines.append((pos, line.rstrip("\n")))
+            pos += len(line)
+        found: list[tuple[int, str]] = []
+        heads: list[int] = []  # the line numbers of the item headings read
+        listed = 0  # item lines ending in a page number
+        for k, (at, line) in enumerate(lines):
+            if not line.strip():
+                continue
+            following = next((ln for _, ln in lines[k + 1 : k + 3] if ln.strip()), "")
+            if items:
+                pm = _PART.match(line)
+                if pm and not _ITEM.match(line):
+                    part = pm.group(1).upper()
+                if _ITEM.match(line) and _PAGE_NUMBER_END.search(line):
+                    listed += 1
+                item = _item_at(line, following, items, part)
+                if item is not None:
+                    heads.append(k)
+                    found.append((at, item.name))
+                    in_statements, note = item.kind == "statements", 0
+                    continue
+            if (in_statements or not items) and not release:
+                if _NOTES_HEAD.match(line):
+                    in_statements = True
+                    if not (current.startswith("Note ") or any(n.startswith("Note ") for _, n in found)):
+                        found.append((at, "Notes to Financial Statements"))  # a running page header changes nothing
+                    continue
+                read = _note_at(line, note) if in_statements else None
+                if read is not None:
+                    note = read[0]
+                    found.append((at, read[1]))
+                    continue
+            if release:
+                head = _release_heading(line, v)
+                if head is not None:
+                    found.append((at, head))
+        if listed >= 2 or (len(heads) >= _TOC and heads[-1] - heads[0] < 2 * len(heads)):
+            # a table of contents (page numbers after the items, or items listed line after line): no section
+            found = []
+            part, in_statements, note = start_state
+        for _, name in found:
+            current = name
+        out.append((start, found))
+    return out
+
+
+def chunk_sections(pages: Sequence[str], chunks: Sequence[ChunkSpan], form: str | None) -> list[str]:
+    """The section of each chunk: the last heading before its first character ("" before the first one)."""
+    per_page = page_sections(pages, form)
+    out = []
+    for c in chunks:
+        if c.page_index >= len(per_page):
+            out.append("")
+            continue
+        section, found = per_page[c.page_index]
+        for pos, name in found:
+            if pos <= c.char_start:
+                section = name
+        out.append(section)
+    return out
+
+
+def with_sections(pages: Sequence[str], chunks: Sequence[ChunkSpan], form: str | None) -> tuple[ChunkSpan, ...]:
+    return tuple(replace(c, section=s) for c, s in zip(chunks, chunk_sections(pages, chunks, form), strict=True))

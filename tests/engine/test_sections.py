@@ -1,0 +1,115 @@
+"""Sections read from a filing's own headings (engine.ingest.sections): the heading lines below are written the way
+real filings print them (a PDF's broken words, capitals, tables of contents, cross-references in prose, running
+headers), each page's expected sections marked by hand."""
+
+from __future__ import annotations
+
+from engine.ingest.sections import chunk_sections, page_sections
+from engine.records import ChunkSpan
+from engine.vocab.sections import vocab
+
+PROSE = "We describe our business below. " * 3
+
+TEN_K = [
+    # 0: a table of contents, item lines ending in page numbers
+    "TABLE OF CONTENTS\nPART I\nITEM 1  Business  4\nITEM 1A  Risk Factors  10\nITEM 7  Management's Discussion "
+    "and Analysis of Financial Condition and Results of Operations  16\nITEM 8  Financial Statements  51\n",
+    # 1: the table of contents goes on, without page numbers but item after item
+    "ITEM 9A  Controls and Procedures\nITEM 9B  Other Information\nITEM 10  Directors, Executive Officers and "
+    "Corporate Governance\nITEM 11  Executive Compensation\n",
+    # 2: Item 1, a PDF's broken word
+    f"PART I\nItem 1. Busines s.\n{PROSE}\n",
+    # 3: a cross-reference at the start of a line of prose is no heading
+    f"{PROSE}\nItem 1. Business—Government Regulation and Price Constraints sections of this Form 10-K for more.\n",
+    # 4: Item 1A in capitals, title on the next line
+    f"ITEM 1A.\nRISK FACTORS\n{PROSE}\n",
+    # 5: MD&A, its long title whole
+    f"{PROSE}\nItem 7. Management’s Discussion and Analysis of Financial Condition and Results of Operations.\n{PROSE}",
+    # 6: the statements, then the notes; a line starting "Note 5" in prose is no heading
+    "Item 8. Financial Statements and Supplementary Data.\nNOTES TO CONSOLIDATED FINANCIAL STATEMENTS\n"
+    "NOTE 1. SIGNIFICANT ACCOUNTING POLICIES\nNote 5 for the inventory method.\n",
+    # 7: a running header, a cross-reference to an earlier note inside Note 3, a run-in heading
+    "Notes to Consolidated Financial Statements\nNote 2A) describes the collaboration.\n"
+    "Note 3 — Acquisitions. We acquired two businesses in the year.\n",
+    # 8: a note, then the next item
+    "Note 4. Commitments and Contingencies\nWe are subject to claims.\nItem 9A. Controls and Procedures\n",
+]
+
+EXPECTED_10K = [
+    ("", []),
+    ("", []),
+    ("", ["Item 1 Business"]),
+    ("Item 1 Business", []),
+    ("Item 1 Business", ["Item 1A Risk Factors"]),
+    ("Item 1A Risk Factors", ["Item 7 MD&A"]),
+    ("Item 7 MD&A", ["Item 8 Financial Statements", "Notes to Financial Statements",
+                     "Note 1 Significant Accounting Policies"]),
+    ("Note 1 Significant Accounting Policies", ["Note 3 Acquisitions"]),
+    ("Note 3 Acquisitions", ["Note 4 Commitments and Contingencies", "Item 9A Controls and Procedures"]),
+]
+
+
+def _names(pages, form):  # noqa: ANN001, ANN202
+    return [(start, [n for _, n in found]) for start, found in page_sections(pages, form)]
+
+
+def test_ten_k_items_and_notes_are_read_from_their_headings():
+    assert _names(TEN_K, "10-K") == EXPECTED_10K
+
+
+def test_a_ten_q_tells_part_one_from_part_two_by_title():
+    pages = [
+        "PART I — FINANCIAL INFORMATION\nItem 1. Financial Statements\nNote 1 – Summary of Significant "
+        "Accounting Policies\n",
+        f"Item 2. Management's Discussion and Analysis of Financial Condition and Results of Operations\n{PROSE}",
+        f"PART II — OTHER INFORMATION\nItem 1. Legal Proceedings\n{PROSE}\nItem 1A. Risk Factors\n{PROSE}",
+        "Item 2.  Unregistered Sales of Equity Securities and Use of Proceeds\nNone.\n",
+    ]
+    assert _names(pages, "10-Q") == [
+        ("", ["Part I Item 1 Financial Statements", "Note 1 Summary of Significant Accounting Policies"]),
+        ("Note 1 Summary of Significant Accounting Policies", ["Part I Item 2 MD&A"]),
+        ("Part I Item 2 MD&A", ["Part II Item 1 Legal Proceedings", "Part II Item 1A Risk Factors"]),
+        ("Part II Item 1A Risk Factors", ["Part II Item 2 Unregistered Sales of Equity"]),
+    ]
+    assert vocab().kind_of("Part II Item 1A Risk Factors") == "risk"
+
+
+def test_an_eight_k_names_its_items():
+    pages = [
+        "FORM 8-K\nCURRENT REPORT\nApple Inc.\n",
+        "Item 1.01 Entry into a Material Definitive Agreement.\nOn May 1 the Company entered into a supplemental "
+        "indenture.\nItem 9.01 Financial Statements and Exhibits.\n(d) Exhibits.\n",
+    ]
+    assert _names(pages, "8-K") == [
+        ("", []),
+        ("", ["Item 1.01 Material Definitive Agreement", "Item 9.01 Financial Statements and Exhibits"]),
+    ]
+    assert vocab().kind_of("Item 1.01 Material Definitive Agreement") == "agreement"
+
+
+def test_an_earnings_release_is_sectioned_by_its_capitalised_headings():
+    pages = ["FOR IMMEDIATE RELEASE\nCompany reports results\nOVERALL FINANCIAL RESULTS\n($ in Millions)  2022  2021\n"
+             "Reported Sales  $23,706  $24,804\nSEGMENT SALES RESULTS\nConsumer Health  $3,767  $3,728\n"]
+    (start, found), = page_sections(pages, "EARNINGS")
+    assert start == "Release"
+    assert [n for _, n in found] == ["Release: For Immediate Release", "Release: Overall Financial Results",
+                                     "Release: Segment Sales Results"]
+    assert vocab().kind_of("Release: Segment Sales Results") == "release"
+
+
+def test_a_chunk_takes_the_last_heading_before_its_first_character():
+    page = f"{PROSE}\nItem 1A. Risk Factors\n{PROSE}"
+    at = page.index("Item 1A")
+    chunks = [ChunkSpan(0, 0, 0, at - 1, "text", page[: at - 1]), ChunkSpan(0, 1, at + 25, len(page), "text", "x")]
+    assert chunk_sections([page], chunks, "10-K") == ["", "Item 1A Risk Factors"]
+
+
+def test_a_written_question_asks_of_sections_by_its_words_and_topic():
+    from engine.intent import parse_intent
+
+    risks = parse_intent("What are the major risks Pfizer highlights regarding its reliance on Comirnaty revenues?")
+    assert risks.sections[:2] == ("risk", "market_risk") and not risks.numeric
+    agenda = parse_intent("What was the key agenda of the AMCOR's 8-K filing dated 1st July 2022?")
+    assert "agreement" in agenda.sections
+    number = parse_intent("What was 3M's FY2018 capital expenditure in USD millions?")
+    assert number.sections == ()

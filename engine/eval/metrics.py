@@ -397,6 +397,37 @@ def key_figures_found(predicted: str, gold: str) -> tuple[int, int]:
     return found, len(wanted)
 
 
+# A proper name in a gold answer: a run of capitalised words or acronyms ("MGM China", "Commercial Airplanes",
+# "EMEA"); a sentence's opening word, and the words below, are not names.
+_NAME = re.compile(r"\b(?:[A-Z][A-Za-z&'’.-]*[A-Za-z]|[A-Z]{2,})(?:\s+(?:of\s+|and\s+|&\s+)?(?:[A-Z][A-Za-z&'’.-]*[A-Za-z]|"
+                   r"[A-Z]{2,}))*")
+_NOT_NAMES = frozenset("""a an the this that these those it its they their there yes no as in on at for from by with
+and or but if of to is are was were be has have had however also both each other our we us fy q1 q2 q3 q4 usd
+january february march april may june july august september october november december company inc corp""".split())
+
+
+def key_entities(gold: str, question: str) -> list[str]:
+    """The proper names a prose gold states that its question does not (the company asked about is in every
+    answer): the segment, region, product or counterparty the gold's point is."""
+    asked = {w.lower() for w in re.findall(r"[A-Za-z][\w&'’-]*", question)}
+    out: list[str] = []
+    for m in _NAME.finditer(gold):
+        words = [w for w in m.group(0).split() if w.lower() not in _NOT_NAMES and w.lower() not in asked]
+        if words and not any(ch.isdigit() for ch in m.group(0)):
+            name = " ".join(words)
+            if name.lower() not in (o.lower() for o in out):
+                out.append(name)
+    return out
+
+
+def key_entities_found(predicted: str, gold: str, question: str) -> tuple[int, int]:
+    """How many of a prose gold's key entities (:func:`key_entities`) the prediction names, case ignored:
+    (found, of how many)."""
+    wanted = key_entities(gold, question)
+    low = predicted.lower()
+    return sum(all(w.lower() in low for w in name.split()) for name in wanted), len(wanted)
+
+
 def answer_matches(predicted: str, gold: str) -> MatchResult:
     """Score an answer numerically when the gold answer is a number; otherwise defer to a judge.
 

@@ -18,6 +18,7 @@ from engine.eval.metrics import (
     chunk_grade,
     document_recall_at_k,
     gold_is_numeric,
+    key_entities_found,
     key_figures_found,
     locate_span,
     mrr_at_k,
@@ -272,8 +273,10 @@ class Evaluator:
     def verdict(self, q: EvalQuestion, answer: str, status: str) -> tuple[bool | None, str]:
         """``(correct, judged_by)`` of one answer, by the first test that decides it: the numeric matcher when
         the gold is a number; the side a yes/no answer takes against the gold's ("yes/no"); a written answer that
-        states every figure of a prose gold, within its rounding or 1 % ("figures"); only then the judge model
-        ("model"), whose verdicts the report counts apart (a small model accepts wrong answers)."""
+        states every figure of a prose gold, within its rounding or 1 % ("figures"); one that names every key
+        entity of a prose gold without figures (the segment, region or product its point is: "entities"); only
+        then the judge model ("model"), whose verdicts the report counts apart (a small model accepts wrong
+        answers)."""
         if status != "answered":
             return False, "not answered"
         m = answer_matches(answer, q.answer)
@@ -285,6 +288,9 @@ class Evaluator:
         found, wanted = key_figures_found(answer, q.answer)
         if wanted and found == wanted:
             return True, "figures"
+        named, names = key_entities_found(answer, q.answer, q.question)
+        if names and not wanted and named == names:
+            return True, "entities"
         return self.judge(q, answer), "model"
 
     def judge(self, q: EvalQuestion, answer: str) -> bool | None:

@@ -131,6 +131,24 @@ def test_verdicts_numeric_yes_no_side_figures_and_judge(tmp_path):
     assert asked == []
     assert evaluator.verdict(gold, "It was 104 USD millions at year end.", "answered") == (True, "model")  # 1 of 2
     assert len(asked) == 1 and "Gold answer: The restructuring" in asked[0][-1]["content"]
+    # a choice: the gold's names that the question does not hold decide it when the answer names them all
+    region = EvalQuestion("q", "Which region had the worst topline performance for Acme during FY2022?",
+                          "Acme Asia Pacific had the worst performance; the other regions grew.", frozenset(),
+                          frozenset())
+    assert evaluator.verdict(region, "Asia Pacific: its net revenues fell the most.", "answered") == (True, "entities")
+    assert evaluator.verdict(region, "The Americas, which fell 3%.", "answered") == (True, "model")  # left to it
+    assert len(asked) == 2
+
+
+def test_key_entities_are_the_names_the_question_does_not_hold():
+    from engine.eval.metrics import key_entities, key_entities_found
+
+    gold = "United States, EMEA, APAC, and LACC"
+    question = "What are the geographies that American Express primarily operates in as of 2022?"
+    assert key_entities(gold, question) == ["United States", "EMEA", "APAC", "LACC"]
+    assert key_entities_found("It operates in the United States, EMEA, APAC and LACC.", gold, question) == (4, 4)
+    assert key_entities_found("Mainly the United States and EMEA.", gold, question) == (2, 4)
+    assert key_entities("Yes. The company's revenue grew in FY2022.", "Did revenue grow?") == []
 
 
 def _input(variable: str, doc_name: str, page_index: int, row: str) -> FactInputRef:

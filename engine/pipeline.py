@@ -9,6 +9,7 @@ loaded. Retrieval-only evaluation runs the same stages and stops after the first
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 import uuid
@@ -50,6 +51,7 @@ from engine.records import (
     IntentPayload,
     IssuerRef,
     LlmCall,
+    MetricPlan,
     Passage,
     PassageRef,
     QueryIntent,
@@ -357,10 +359,17 @@ class HirecPipeline:
                                       else reason)
             return
 
-        if s.answer.written == "quotes" and not intent.numeric:
+        # a measure of part of the company or of its own making (a segment's, an adjusted one, guidance) is
+        # answered in words from the passages, never computed from statement facts or figures of the text
+        scoped = (intent.plan is not None and intent.plan.status == "scope" and s.answer.from_facts
+                  and stop_after not in RETRIEVAL_STAGES)
+        if s.answer.written == "quotes" and (not intent.numeric or scoped):
             # a written question: one retrieval, the evidence sentences of its passages quoted, and one short
             # synthesis the model may write only from them (engine.answer.quotes); no passage is kept or dropped
             # by a model, so the answer cites only passages of the answer stage's list
+            if scoped:  # its figure is printed in the company's text (a release's table row, MD&A), not a statement
+                intent = replace(intent, numeric=False)
+                record = _saying(scope_note(intent.plan), record, run)
             passages = yield from self._retrieve(run, record, question, intent, 1, cancel, check.note)
             _raise_if_cancelled(cancel)
             assert self.chat is not None  # (a retrieval-only run stopped above)
@@ -424,15 +433,14 @@ class HirecPipeline:
         # answered in words from the passages, never computed from statement facts or figures of the text
         metric_plan = intent.plan
         outside = metric_plan is not None and metric_plan.status == "scope" and s.answer.from_facts
-        asked = replace(intent, numeric=False) if outside else intent
+        asked = replace(intent, numeric=False) if outside else intent  # (answer.written "curated")
         metrics = computed_metrics(self.library, asked, self.catalogue) \
             if s.answer.from_facts and not asked.numeric else ()
         result, calls = answer_question(question, asked, kept, self.library, self.chat, s.answer, s.prompts,
                                         computed=render_metric_lines(metrics), known=[m.value for m in metrics],
                                         cancel=cancel)
         if outside and metric_plan is not None:
-            note = f"the question's metric is no statement metric ({metric_plan.note}): answered from the text"
-            result = replace(result, reason="; ".join(x for x in (note, result.reason) if x))
+            result = replace(result, reason="; ".join(x for x in (scope_note(metric_plan), result.reason) if x))
         result = self._check_evidence_date(self._check_evidence_years(result, intent, kept), intent, kept)
         run.answer = result
         refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
@@ -591,6 +599,21 @@ class HirecPipeline:
 
 
 REPORTING_LAG = timedelta(days=92)  # the latest a filing is filed after the last day it reports on
+
+
+# scope words that name the company's own measure rather than a part of the company (resources/reader SCOPE)
+_OWN_MEASURE = re.compile(r"non.?gaap|adjusted|core|organic|pro forma|underlying|comparable|same store|like for like|"
+                          r"excluding|\bex\b|constant currency", re.IGNORECASE)
+
+
+def scope_note(plan: MetricPlan | None) -> str:
+    """What an answer to a question of part of the company or of its own measure says it is."""
+    if plan is None:
+        return ""
+    note = f"the question's metric is no statement metric ({plan.note}): answered from the text"
+    if any(_OWN_MEASURE.search(w) for w in plan.scope):
+        note += "; a company-defined (non-GAAP) measure, as the company prints it, not computed from GAAP statement facts"
+    return note
 
 
 class _Stop(Exception):

@@ -258,7 +258,8 @@ class QueryIntent:
     ytd_months: int = 0  # a quarter's year to date asked ("H1": 6, "nine months", "YTD Q3": 9); 0: not asked
     item_words: tuple[str, ...] = ()  # its words that may name a line item (engine.intent.wordlists.item_words)
     yes_no: bool = False  # a yes/no question ("does …", "is …", "has …"): it may ask a judgement of a metric
-    sections: tuple[str, ...] = ()  # a written question's section kinds, best first (engine.vocab.sections)
+    sections: tuple[str, ...] = ()  # the section kinds its words ask of, best first (engine.vocab.sections); the
+    # passage stage ranks their passages for a written question
 
 
 # --- statement facts ----------------------------------------------------------------------------------------
@@ -543,6 +544,7 @@ class Quote:
     section: str = ""  # the filing's section it is printed in
     printed_folio: str | None = None
     score: float = 0.0  # its rank fusion score among the sentences of the passages (higher is better)
+    header: str = ""  # a table row's column headings (the table's header row above it), "" for a sentence
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from engine.answer.generate import NOT_ANSWERABLE, ground_text, passage_numbers
-from engine.chunking import is_table_row
+from engine.chunking import is_header_row, is_table_row
 from engine.models.base import ChatMessage, ChatModel, Embedder
 from engine.pages import page_number
 from engine.prompts import prompt
@@ -183,8 +183,21 @@ def select_quotes(question: str, passages: Sequence[Passage], embedder: Embedder
         c = p.chunk
         out.append(Quote(k, n, c.id, c.doc_name, c.page_index, c.char_start + s, c.char_start + e, c.text[s:e],
                          title=p.title, section=c.section, printed_folio=c.printed_folio,
-                         score=round(fused[i], 6)))
+                         score=round(fused[i], 6), header=_row_header(c.text, s, c.context)))
     return out
+
+
+def _row_header(text: str, start: int, context: str) -> str:
+    """A table row's column headings: the last header row above it in its chunk, else the header the chunk
+    repeats from the page (its context); "" for a sentence."""
+    line_end = text.find("\n", start)
+    if not is_table_row(text[start : line_end if line_end >= 0 else len(text)]):
+        return ""
+    above = [ln.strip() for ln in text[:start].splitlines() if ln.strip()]
+    for line in reversed(above):
+        if is_header_row(line) and not is_table_row(line.replace("  ", " ")):
+            return " ".join(line.split())
+    return " ".join(context.split(" | ")[-1].split()) if context else ""
 
 
 def _same_place(unit: tuple[int, int, int], passages: Sequence[Passage], doc: str, page: int, start: int,
@@ -200,6 +213,8 @@ def render_quotes(quotes: Sequence[Quote]) -> str:
     for q in quotes:
         where = f"{q.title}, page {page_number(q.page_index, q.printed_folio)}" + (f", {q.section}" if q.section else "")
         text = " ".join(q.text.split()).replace("<<<", "< < <").replace(">>>", "> > >")
+        if q.header:  # a table row: its columns' headings, fenced with it (filing text too)
+            text = f"(table columns: {' '.join(q.header.split())}) {text}".replace("<<<", "< < <").replace(">>>", "> > >")
         blocks.append(f"[{q.number}] {where}\n<<<\n{text}\n>>>")
     return "\n\n".join(blocks)
 

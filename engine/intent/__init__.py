@@ -84,5 +84,5 @@ def parse_intent(
         as_percentage=asks_percentage(text), share=asks_share(text), margin=asks_margin(text),
         as_of=None if as_of is None else as_of.isoformat(), item_words=tuple(sorted(item_words(text))),
         ytd_months=periods.ytd_months, yes_no=is_yes_no(core),
-        sections=() if numeric else section_vocab().kinds_asked(topic, core),
+        sections=section_vocab().kinds_asked(topic, core),
     )

@@ -149,3 +149,17 @@ def test_a_risk_question_quotes_the_risk_factors_not_the_statements(risk_questio
     md, csv_text = export_run(library, run.id, "md"), export_run(library, run.id, "csv")
     assert "## Quoted evidence" in md and used[0].text.split()[0] in md.split("## Quoted evidence")[1]
     assert "Item 1A Risk Factors" in csv_text and "covenants" in csv_text
+
+
+def test_a_company_defined_measure_is_read_from_its_text_never_computed(risk_question, embedder):
+    library, settings, company, _ = risk_question
+    chat = ScriptedChat(lambda purpose, messages, n: {
+        "sentences": [{"text": "The quotes print no adjusted operating income.", "quotes": [1]}], "insufficient": True})
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(
+        f"What was {company}'s adjusted operating income in FY2023?")
+    assert [t.stage for t in run.traces] == ["intent", "documents", "passages", "answer"]  # no facts stage
+    passages = next(t.payload for t in run.traces if t.stage == "passages")
+    assert passages.sections[:1] == ("release",)
+    a = run.answer
+    assert a.status == "not_answerable" and a.value is None and a.method == "quotes"
+    assert "company-defined (non-GAAP) measure" in a.reason and "searched" in a.reason

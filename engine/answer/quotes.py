@@ -333,6 +333,14 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     note = f"refused: {'; '.join(refused)}" if refused else ""
     if not kept:
         return QuoteAnswer(_quotes_alone(quotes, passages, note or "no sentence of the synthesis stood"), (call,))
+    said_side = re.match(r"^(yes|no)\b[\s,.;:—-]*", kept[0], flags=re.IGNORECASE)
+    if said_side and verdict in ("yes", "no"):
+        if said_side.group(1).lower() == verdict:  # the verdict is said once, first
+            kept[0] = kept[0][said_side.end():][:1].upper() + kept[0][said_side.end() + 1:]
+        else:  # the synthesis says the other side than its verdict: neither is put first
+            note = "; ".join(x for x in (note, f"the synthesis's verdict ({verdict}) and its first sentence disagree")
+                             if x)
+            verdict = "not stated"
     lead = {"yes": "Yes. ", "no": "No. "}.get(verdict, "")
     text = lead + " ".join(kept)
     cites = tuple(Citation.of(n, passages[n - 1]) for n in dict.fromkeys(cited))

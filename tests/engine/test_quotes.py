@@ -163,3 +163,18 @@ def test_a_company_defined_measure_is_read_from_its_text_never_computed(risk_que
     a = run.answer
     assert a.status == "not_answerable" and a.value is None and a.method == "quotes"
     assert "company-defined (non-GAAP) measure" in a.reason and "searched" in a.reason
+
+
+def test_the_verdict_is_said_once_and_a_contradicted_one_not_at_all():
+    text = "Our credit agreement contains covenants that restrict our ability to incur debt and pay dividends."
+
+    def run(verdict: str, sentence: str):  # noqa: ANN202
+        chat = ScriptedChat(lambda purpose, messages, n: {
+            "verdict": verdict, "sentences": [{"text": sentence, "quotes": [1]}], "insufficient": False})
+        return answer_from_quotes("Do covenants restrict dividends?", QueryIntent("q", yes_no=True), [_passage(text)],
+                                  None, chat, AnswerSettings(), PromptSettings()).result
+
+    agreed = run("yes", "Yes, covenants restrict the ability to pay dividends.")
+    assert agreed.text == "Yes. Covenants restrict the ability to pay dividends. [1]"
+    torn = run("no", "Yes, covenants restrict the ability to pay dividends.")
+    assert torn.text.startswith("Yes, covenants") and "disagree" in torn.reason

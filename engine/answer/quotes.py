@@ -4,14 +4,16 @@ call, then one short synthesis that the model may write only from them, checked 
 1. **Quotes.** Every sentence of the passages (a narrative paragraph split at its sentence ends; a table row as a
    row) is a candidate, with its exact characters on the page; running headers, footers and headings are not.
    Candidates are ranked by reciprocal-rank fusion of the question's similarity (the retrieval embedder), BM25 over
-   the candidates (the product's tokenizer) and the passage's own rank (shared by its sentences); the best
+   the candidates (the product's tokenizer), the passage's own rank (shared by its sentences) and, for a question
+   that asks of sections, whether the sentence is printed in one of them; the best
    ``answer.quotes`` are kept, at most ``answer.quotes_per_passage`` from one passage, a sentence another filing
    repeats word for word once.
 2. **Synthesis.** One model call sees only the numbered quotes (and the metrics the engine computed) and writes at
    most three sentences, each naming the quotes it rests on, under a JSON schema that allows only shown numbers.
 3. **Checks** (the engine, not the model): a sentence is refused when it states a figure that no quote it cites
-   prints (nor the engine computed), when most of its words are in none of its quotes, or when it is degenerate
-   (a phrase repeated, mostly non-letters, a sentence said twice). Refused sentences are named in the reason; when
+   prints (nor the engine computed), when most of its words are in none of its quotes, when it only restates the
+   question ("Yes, X increased its debt": no word of its own), or when it is degenerate (a phrase repeated, mostly
+   non-letters, a sentence said twice). Refused sentences are named in the reason; when
    none is left the quotes stand alone as the answer.
 
 Quoted text is data: it is fenced in the prompt as the passages are, and nothing in it changes what runs.
@@ -52,6 +54,7 @@ _MAX_CHARS = 600
 _SUPPORT = 0.5  # share of a sentence's own words its quotes must print
 _RRF_K = 60
 _HEADLINE_WORDS = 12
+_VERDICT_WORDS = frozenset({"yes", "no", "not", "inde"})  # stems: a verdict's words are not content
 
 
 @dataclass(frozen=True)
@@ -129,8 +132,9 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
 
 
 def select_quotes(question: str, passages: Sequence[Passage], embedder: Embedder | None,
-                  settings: AnswerSettings) -> list[Quote]:
-    """The evidence sentences of ``passages`` best fit to ``question``, ranked (see the module's docstring)."""
+                  settings: AnswerSettings, sections: Sequence[str] = ()) -> list[Quote]:
+    """The evidence sentences of ``passages`` best fit to ``question``, ranked (see the module's docstring);
+    ``sections``: the section kinds the question asks of, whose sentences are one more ranking."""
     units: list[tuple[int, int, int]] = []  # (passage number, start, end)
     for n, p in enumerate(passages, start=1):
         units += [(n, s, e) for s, e in candidate_sentences(p)]
@@ -156,6 +160,9 @@ def select_quotes(question: str, passages: Sequence[Passage], embedder: Embedder
         vecs = vecs / (np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-12)
         dense = vecs[1:] @ vecs[0]
         rankings.append(sorted(ids, key=lambda i: -float(dense[i])))
+    if sections:  # the sentences printed in the sections the question asks of, in the passages' order
+        kinds = set(sections)
+        rankings.append([i for i in ids if section_vocab().kind_of(passages[units[i][0] - 1].chunk.section) in kinds])
     fused = dict(rrf(rankings, k=_RRF_K)) if rankings else {i: 0.0 for i in ids}
     for i in ids:  # the passage's own rank: every sentence of a passage shares it
         fused[i] = fused.get(i, 0.0) + 1.0 / (_RRF_K + units[i][0])
@@ -278,7 +285,9 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
         if any(round(abs(k), places) == round(abs(value), places) for k in known):
             continue
         return f"it states {token.strip()}, which no quote it cites prints"
-    own = _stems(text) - _stems(question)
+    own = _stems(text) - _stems(question) - _VERDICT_WORDS
+    if not own:
+        return "it restates the question and adds nothing a quote prints"
     if len(own) >= 3:
         quoted: set[str] = set()
         for q in cited:
@@ -294,7 +303,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
                        cancel: Callable[[], bool] | None = None) -> QuoteAnswer:
     """A written answer from ``passages``: the quotes, and the synthesis the checks let stand (module docstring).
     ``searched`` says where the evidence was looked for (named when the quotes do not answer)."""
-    quotes = select_quotes(question, passages, embedder, settings)
+    quotes = select_quotes(question, passages, embedder, settings, intent.sections)
     if not quotes:
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes",
                                         reason="the passages found print no sentence to quote"

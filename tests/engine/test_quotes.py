@@ -58,6 +58,8 @@ def test_a_synthesis_sentence_stands_only_on_what_its_quotes_print():
     assert "none of the quotes" in check_sentence(
         "Management plans a new oncology platform acquisition strategy abroad.", q, question)
     assert "repeats" in check_sentence("revenues may decline revenues may decline revenues may decline", q, question)
+    assert "restates the question" in check_sentence("Yes, Pfizer sees risks in its reliance on Comirnaty.", q,
+                                                     question)
 
 
 def test_a_refused_synthesis_leaves_the_quotes_standing_alone():

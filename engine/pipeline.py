@@ -373,6 +373,9 @@ class HirecPipeline:
             passages = yield from self._retrieve(run, record, question, intent, 1, cancel, check.note)
             _raise_if_cancelled(cancel)
             assert self.chat is not None  # (a retrieval-only run stopped above)
+            passages, older = self._reporting_the_year(passages, intent)
+            if older:  # a filing reports its own year and those before: an older one cannot tell of the year asked
+                record = _saying(older, record, run)
             t = time.perf_counter()
             metrics = computed_metrics(self.library, intent, self.catalogue) if s.answer.from_facts else ()
             searched = ", ".join(dict.fromkeys(p.chunk.doc_name for p in passages)) or "no filing"
@@ -456,6 +459,20 @@ class HirecPipeline:
     def _withdrawn(result: AnswerResult, why: str) -> AnswerResult:
         return replace(result, status="not_answerable", text=NOT_ANSWERABLE, value=None, unit=None,
                        reason=f"the answer {result.text!r} rests on {why}; no answer is given")
+
+    def _reporting_the_year(self, passages: Sequence[Passage], intent: QueryIntent) -> tuple[list[Passage], str]:
+        """The passages of filings that can report the fiscal years asked (their own year or a later one), and a
+        note naming the filings left out ("" when none was)."""
+        if not intent.fiscal_years:
+            return list(passages), ""
+        asked = min(intent.fiscal_years)
+        years = {p.chunk.filing_id: self.library.filing(p.chunk.filing_id).identity.fiscal_year for p in passages}
+        older = [p for p in passages if (y := years[p.chunk.filing_id]) is not None and y < asked]
+        if not older:
+            return list(passages), ""
+        left = ", ".join(dict.fromkeys(p.chunk.doc_name for p in older))
+        return ([p for p in passages if p not in older],
+                f"left out the passages of {left}: a filing for an earlier year cannot report FY{asked}")
 
     def _check_evidence_years(self, result: AnswerResult, intent: QueryIntent,
                               passages: Sequence[Passage]) -> AnswerResult:

@@ -61,7 +61,7 @@ from engine.records import (
     StoredFact,
 )
 from engine.rerank.stage import PassageReranker
-from engine.retrieval.companies import check_companies
+from engine.retrieval.companies import check_companies, resolve_latest
 from engine.retrieval.hierarchical import HierarchicalRetriever
 from engine.settings import Settings
 from engine.store.library import Library, RunStore
@@ -328,6 +328,9 @@ class HirecPipeline:
             return
         if check.assumed:  # the question named no company and the library holds one: the answer says so
             record = _saying(check.assumed, record, run)
+        intent, latest = resolve_latest(intent, self.library)
+        if latest:  # "the most recent 10-Q": the latest of the company's loaded 10-Qs, said in the answer
+            record = _saying(latest, record, run)
         read = intent.plan
         if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
                 and stop_after not in RETRIEVAL_STAGES):

@@ -74,9 +74,10 @@ _SEGMENT_RE = re.compile(r"\b((?:[A-Z][\w&'-]*\s){0,3}[A-Z][\w&'-]*)\s+(?:segmen
                          r"reportable segments?)\b")
 _SEGMENT_STOP = {"The", "Our", "Each", "All", "Which", "What", "This", "That", "These", "Its", "Their", "Total",
                  "Other", "Operating", "Reportable", "Business", "In", "For", "By"}
-_LATEST_Q = re.compile(r"\b(?:latest|most recent|last|current|recent)\s+(?:fiscal\s+)?quarter", re.IGNORECASE)
-_LATEST_Y = re.compile(r"\b(?:latest|most recent|last|current)\s+(?:fiscal\s+)?year|\blatest\s+(?:10-?k|annual)",
-                       re.IGNORECASE)
+_LATEST_Q = re.compile(r"\b(?:latest|most recent|last|current|recent)\s+(?:fiscal\s+)?(?:quarter|10-?q\b|"
+                       r"quarterly (?:report|filing|results))", re.IGNORECASE)
+_LATEST_Y = re.compile(r"\b(?:latest|most recent|last|current)\s+(?:fiscal\s+)?year|\b(?:latest|most recent|last)\s+"
+                       r"(?:10-?k\b|annual)", re.IGNORECASE)
 
 
 _STATEMENT_RES = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in (

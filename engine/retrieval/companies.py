@@ -186,3 +186,29 @@ def _period_gap(intent: QueryIntent, keys: tuple[str, ...], library: Library, re
     return (f"{_name(refs, keys[0])}'s {', '.join(lacking)} {'is' if len(lacking) == 1 else 'are'} reported by none of "
             f"its loaded filings ({', '.join(have)}): load the filing that reports "
             f"{'it' if len(lacking) == 1 else 'them'}")
+
+
+def resolve_latest(intent: QueryIntent, library: Library) -> tuple[QueryIntent, str]:
+    """A question of the company's "latest quarter" or "most recent 10-K" (no period named) asks of the latest
+    such filing the library holds for it: the intent then names that period, and the note says which filing was
+    taken. Unchanged ("" note) when a period is named, no company is, or none of its filings is of that kind."""
+    latest = [t for t in intent.temporal if t in ("latest quarter", "latest year")]
+    if not latest or not intent.issuers or intent.fiscal_years or intent.quarters:
+        return intent, ""
+    form = "10-Q" if latest[0] == "latest quarter" else "10-K"
+    filings = [f for f in library.filings_of_companies(intent.issuers) if f.identity.form == form
+               and f.identity.fiscal_year is not None and f.identity.reports_through() is not None]
+    if not filings:
+        return intent, ""
+    newest = max(filings, key=lambda f: f.identity.reports_through() or f.identity.fiscal_year)
+    i = newest.identity
+    year = int(i.fiscal_year or 0)
+    if form == "10-Q" and i.period and re.fullmatch(r"\d{4}Q[1-4]", i.period):
+        resolved = replace(intent, quarters=(i.period,), fiscal_years=(int(i.period[:4]),), annual_years=(),
+                           temporal=(i.period,))
+        said = i.period
+    else:
+        resolved = replace(intent, fiscal_years=(year,), annual_years=(year,), temporal=(f"FY{year}",))
+        said = f"FY{year}"
+    return resolved, (f"'{latest[0]}' read as {said}: {i.doc_name} is the latest {form} loaded for "
+                      f"{i.registrant or i.issuer_key}")

@@ -378,3 +378,18 @@ def test_a_judgement_the_facts_cannot_decide_names_what_they_lack(tmp_path, embe
     assert run.status == "answered" and run.answer.method == "quotes" and run.answer.quotes, run.answer
     assert run.answer.text.endswith("[1]")
     assert run.answer.reason.startswith("the facts could not decide it: missing ")
+
+
+@pytest.mark.parametrize("asked", ["in its most recent 10-Q", "in the latest quarter"])
+def test_the_latest_quarter_is_the_latest_10q_loaded_and_the_answer_says_which(pipeline, demo_truth, asked) -> None:  # noqa: ANN001
+    quarters = sorted({f["period"] for f in demo_truth if f["ticker"] == "HRBR" and f["form"] == "10-Q"})
+    latest = quarters[-1]
+
+    def value(metric: str) -> float:
+        return next(f["value"] for f in demo_truth if f["doc_name"] == f"HRBR_{latest}_10Q" and f["metric"] == metric
+                    and f["fiscal_year_column"] == latest[:4] and f["column_label"].startswith("Three Months"))
+
+    run, facts = ask(pipeline, f"What was Harborview Therapeutics' gross margin {asked}?")
+    assert facts is not None and run.status == "answered" and run.llm_calls == 0, run.answer
+    assert run.answer.value == pytest.approx(100 * value("Gross profit") / value("Total revenue"), rel=1e-6)
+    assert f"read as {latest}: HRBR_{latest}_10Q is the latest 10-Q loaded" in run.answer.reason

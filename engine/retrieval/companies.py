@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 
 from engine.intent.issuers import CompanyMention, company_mentions, is_ticker
 from engine.intent.periods import looks_ahead
@@ -200,7 +201,7 @@ def resolve_latest(intent: QueryIntent, library: Library) -> tuple[QueryIntent, 
                and f.identity.fiscal_year is not None and f.identity.reports_through() is not None]
     if not filings:
         return intent, ""
-    newest = max(filings, key=lambda f: f.identity.reports_through() or f.identity.fiscal_year)
+    newest = max(filings, key=lambda f: f.identity.reports_through() or date.min)
     i = newest.identity
     year = int(i.fiscal_year or 0)
     if form == "10-Q" and i.period and re.fullmatch(r"\d{4}Q[1-4]", i.period):

@@ -141,22 +141,21 @@ def test_words_of_the_catalogue_the_model_explains_must_name_what_its_formula_us
 
 def test_a_metric_the_statements_do_not_give_is_answered_in_words_never_by_a_program(ingested_demo,
                                                                                     embedder) -> None:
-    """Revenue per employee: no statement fact gives it. The model may answer from the passages' text (its figures
-    checked against them), never through a formula over facts or a program of figures it types."""
+    """Revenue per employee: no statement fact gives it. The model may answer from the quoted sentences of the
+    passages (its figures checked against them), never through a formula over facts or a program of figures it
+    types."""
     from engine.pipeline import Models, build_pipeline
 
     def script(purpose, messages, n):
-        if purpose == "curation":
-            return {"relevant_ids": [1], "answerable": True, "missing_information": "", "complementary_question": ""}
-        return {"reasoning": [], "answer": "The filing does not state its headcount.", "used_ids": [1],
+        return {"sentences": [{"text": "The filing does not state its headcount.", "quotes": [1]}],
                 "insufficient": True}
 
     library, settings, _ = ingested_demo
     chat = ScriptedChat(script)
     run = build_pipeline(settings, library, Models(embedder, chat)).run(
         f"What was {CO}' FY2023 revenue per employee?", store=False)
-    assert [p for p, _ in chat.calls if p != "curation"] == ["text"]
-    assert run.answer.value is None and "no statement metric" in run.answer.reason
+    assert [p for p, _ in chat.calls] == ["quotes"]
+    assert run.answer.value is None and run.answer.method == "quotes" and "no statement metric" in run.answer.reason
 
 
 def test_a_word_naming_what_the_statements_do_not_count_cannot_be_explained_by_a_formula() -> None:

@@ -469,7 +469,7 @@ class HirecPipeline:
         if not intent.fiscal_years:
             return list(passages), ""
         asked = min(intent.fiscal_years)
-        years = {p.chunk.filing_id: self.library.filing(p.chunk.filing_id).identity.fiscal_year for p in passages}
+        years = {fid: self.library.filing(fid).identity.fiscal_year for fid in {p.chunk.filing_id for p in passages}}
         older = [p for p in passages if (y := years[p.chunk.filing_id]) is not None and y < asked]
         if not older:
             return list(passages), ""

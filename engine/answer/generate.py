@@ -51,14 +51,14 @@ def passage_numbers(text: str) -> set[float]:
     return nums | {abs(v) for v in nums}
 
 
-def _printed_in(value: float, nums: dict[int, set[float]]) -> list[int]:
+def printed_in(value: float, nums: dict[int, set[float]]) -> list[int]:
     """Passages printing ``value`` as is or a thousand times larger or smaller (billions written for a
     table in millions), sign ignored."""
     forms = {round(abs(value) * f, 6) for f in (1, 1000, 0.001)}
     return [i for i, ns in nums.items() if forms & {round(abs(n), 6) for n in ns}]
 
 
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
+YEAR = re.compile(r"^(?:19|20)\d\d$")
 
 
 def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: Sequence[int],
@@ -77,9 +77,9 @@ def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: 
     for token in dict.fromkeys(t.strip() for t in NUMBER.findall(answer)):
         value = parse_number(token)
         digits = re.sub(r"[^\d]", "", token)
-        if value is None or _YEAR.match(digits) or abs(value) in asked:
+        if value is None or YEAR.match(digits) or abs(value) in asked:
             continue
-        found = tuple(_printed_in(value, nums))
+        found = tuple(printed_in(value, nums))
         places = len(token.split(".", 1)[1].rstrip("%").strip()) if "." in token else 0
         if any(round(abs(k), places) == round(abs(value), places) for k in known):
             rows.append(Grounding(f"stated {token}", value, tuple(cited), True, found,

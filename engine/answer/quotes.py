@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.answer.generate import NOT_ANSWERABLE, ground_text, passage_numbers
+from engine.answer.generate import NOT_ANSWERABLE, YEAR, ground_text, passage_numbers, printed_in
 from engine.chunking import is_header_row, is_table_row
 from engine.models.base import ChatMessage, ChatModel, Embedder
 from engine.pages import page_number
@@ -48,7 +48,6 @@ _END = re.compile(r"(?<=[.!?])[\"”’)\]]*\s+(?=[\"“(\[]?[A-Z0-9$])")
 _ABBREV = re.compile(r"(?:\b(?:U\.S|Inc|Corp|Co|Ltd|No|Nos|Mr|Mrs|Ms|Dr|St|vs|approx|etc|e\.g|i\.e|Jan|Feb|Mar|Apr|"
                      r"Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$")
 _BULLET = re.compile(r"^\s*[•●▪◦■\-–]\s+")
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
 _MIN_CHARS = 40
 _MAX_CHARS = 600
 _SUPPORT = 0.5  # share of a sentence's own words its quotes must print
@@ -276,11 +275,10 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
     for token in NUMBER.findall(text):
         value = parse_number(token.strip())
         digits = re.sub(r"[^\d]", "", token)
-        if value is None or _YEAR.match(digits) or abs(value) in asked:
+        if value is None or YEAR.match(digits) or abs(value) in asked:
             continue
-        forms = {round(abs(value) * f, 6) for f in (1, 1000, 0.001)}
         places = len(token.split(".", 1)[1].rstrip("%").strip()) if "." in token else 0
-        if forms & {round(abs(n), 6) for n in printed}:
+        if printed_in(value, {0: printed}):  # as printed, or written in thousands/billions (ground_text's rule)
             continue
         if any(round(abs(k), places) == round(abs(value), places) for k in known):
             continue

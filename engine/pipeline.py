@@ -26,6 +26,7 @@ from engine.answer.from_facts import (
     gap_facts,
     gap_query,
     gather,
+    not_reported,
     plan_metric,
 )
 from engine.answer.generate import NOT_ANSWERABLE
@@ -38,7 +39,7 @@ from engine.errors import Cancelled, EngineError
 from engine.indexing import SharedIndexes, open_indexes
 from engine.intent import lexical_query, parse_intent
 from engine.intent.issuers import with_known
-from engine.intent.reader import asks_a_number, read_plan, unread_answer
+from engine.intent.reader import asks_a_number, finish_plan, metric_node, read_plan, unread_answer
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
 from engine.prompts import prompt
 from engine.records import (
@@ -331,6 +332,8 @@ class HirecPipeline:
         intent, latest = resolve_latest(intent, self.library)
         if latest:  # "the most recent 10-Q": the latest of the company's loaded 10-Qs, said in the answer
             record = _saying(latest, record, run)
+            # the metric's years are placed again at the period taken
+            intent = replace(intent, plan=read_plan(intent, self.catalogue, list(self.refs.values())))
         read = intent.plan
         if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
                 and stop_after not in RETRIEVAL_STAGES):
@@ -347,12 +350,26 @@ class HirecPipeline:
                 return
         plan = (plan_metric(intent, self.library, self.catalogue)
                 if s.answer.from_facts and stop_after not in RETRIEVAL_STAGES else None)
+        undecided = False  # a judgement the facts were to decide and could not: no model says yes or no
+        if plan is None and read is not None and s.answer.from_facts and stop_after not in RETRIEVAL_STAGES \
+                and (read.status == "complete" or len(read.named) == 1):
+            # a written question about a metric ("what drove the gross margin change"): a metric that does not fit
+            # how the company reports (a bank's gross margin) is said to be so, with its statement's page
+            named = read if read.status == "complete" else finish_plan(
+                metric_node(read.named[0], self.catalogue, {}), intent, self.catalogue, read.named[0])
+            about = plan_metric(replace(intent, plan=named), self.library, self.catalogue, written=True)
+            shape = not_reported(about, self.library, self.catalogue) if about is not None else None
+            if shape is not None:
+                run.answer = shape
+                yield record(StageTrace(0, AnswerPayload(shape), 0.0))
+                return
         if plan is not None:
             # a catalogue metric of one company's fiscal year: the engine computes it from the statement facts,
             # or says which input is missing; no model writes a figure
             yield from self._facts(run, record, intent, plan, check.note, cancel)
             if not (plan.judge and run.answer.status != "answered" and self.chat is not None):
                 return
+            undecided = True
             # a judgement the facts cannot decide (an input not read: a split cost line, a bank's statements)
             # is answered in words from the passages, saying what the facts lacked
             record = _saying(f"the facts could not decide it: {run.answer.reason}", record, run)
@@ -386,7 +403,8 @@ class HirecPipeline:
                 searched += f" (sections asked: {', '.join(intent.sections)})"
             got = answer_from_quotes(question, intent, passages, self.retriever.embedder, self.chat, s.answer,
                                      s.prompts, computed=render_metric_lines(metrics),
-                                     known=[m.value for m in metrics], searched=searched, cancel=cancel)
+                                     known=[m.value for m in metrics], searched=searched, verdict=not undecided,
+                                     cancel=cancel)
             run.answer = got.result
             refs = tuple(PassageRef.of(i, p) for i, p in enumerate(passages, start=1))
             yield record(StageTrace(0, AnswerPayload(got.result, refs), time.perf_counter() - t, got.calls))
@@ -548,7 +566,9 @@ class HirecPipeline:
             pages = [(p.chunk.filing_id, p.chunk.page_index) for p in passages]
             for gap in missing:
                 found[gap.term] = gap_facts(self.library, gap, pages, names[gap.term])
-        run.answer = facts_answer(plan, got, intent)
+        shape = not_reported(plan, self.library, self.catalogue) if got.gaps else None
+        # a line the company's statements do not print at all: the metric does not fit it, which is the answer
+        run.answer = shape or facts_answer(plan, got, intent)
         yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
 
     def _fact_holders(self, intent: QueryIntent) -> Callable[[Sequence[Passage]], set[int]]:

@@ -45,7 +45,7 @@ from engine.vocab.lexicon import find_metrics
 from engine.vocab.numbers import SCALE_FACTORS
 
 __all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compiled", "compute", "facts_answer", "facts_payload",
-           "gap_facts", "gap_query", "gather", "pick", "plan_metric"]
+           "gap_facts", "gap_query", "gather", "not_reported", "pick", "plan_metric"]
 
 CHOSEN = "the model's choice among the rows printed"  # FactInput.found_by of a row the model chose
 
@@ -59,7 +59,8 @@ class FactPlan:
     fiscal_year: int  # the latest year asked
     metric: Metric
     # value | growth (over ``span`` years, in %) | change (the difference over ``span`` years: an amount, or
-    # percentage points of a rate) | cagr | average (of the metric over the years) | choice
+    # percentage points of a rate) | cagr | average (of the metric over the years) | choice | series (the metric
+    # in each of the ``span`` + 1 years; its value is the largest yearly move: points of a rate, else percent)
     mode: str = "value"
     span: int = 0  # years between the first year asked and ``fiscal_year``
     annual_years: dict[int, int] = field(default_factory=dict)  # filing id -> fiscal year, for its 10-Ks
@@ -70,8 +71,9 @@ class FactPlan:
     # mode "choice": which of these amounts (``metric`` is the first) is the largest, or the smallest
     options: tuple[Metric, ...] = ()
     largest: bool = True
-    # a yes/no question's judgement (MetricPlan.judge, .bar, .criterion): "up"/"down" of the change computed,
-    # ">=", "<=", ">", "<" of the value against ``bar``
+    # a yes/no question's judgement (MetricPlan.judge, .bar, .criterion): "up"/"down" of the change computed
+    # ("either": which way), ">=", "<=", ">", "<" of the value against ``bar``, "band": every yearly move of a
+    # series within ``bar``
     judge: str = ""
     bar: float | None = None
     criterion: str = ""
@@ -138,14 +140,17 @@ class Gathered:
     parts: list[Gathered] = field(default_factory=list)  # a choice: each option's own, in the plan's order
 
 
-def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> FactPlan | None:
+def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
+                written: bool = False) -> FactPlan | None:
     """The plan for a numeric question about one company's fiscal year (or quarter), from the question reader's
     complete metric plan (:func:`engine.intent.reader.read_plan`; ``intent.plan`` when the pipeline read it
-    already), or None when the question is not one the statement facts answer (the reader's status says why)."""
+    already), or None when the question is not one the statement facts answer (the reader's status says why).
+    ``written``: the plan of the metric a written question is about ("what drove the gross margin change"), to
+    check that the company reports it (:func:`not_reported`)."""
     read = intent.plan if intent.plan is not None else read_plan(intent, catalogue)
     if read.status != "complete" or read.tree is None or len(intent.quarters) > 1:
         return None
-    if not asks_a_number(intent) and not read.choice and not read.judge:
+    if not asks_a_number(intent) and not read.choice and not read.judge and not written:
         return None
     years = sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years))
     if intent.quarters:
@@ -166,13 +171,15 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue) -> 
         options = tuple(Metric(o.name, compiled(o), "USD", catalogue.metrics[o.name].words) for o in tree.args)
         metric, mode = options[0], "choice"
     else:
-        if tree.kind in ("change", "growth", "cagr") and tree.backs[0] == 0 and tree.backs[1] > 0:
+        if read.judge == "band" and tree.kind == "average" and tree.backs == tuple(range(len(tree.backs))):
+            mode, span, inner = "series", len(tree.backs) - 1, tree.args[0]
+        elif tree.kind in ("change", "growth", "cagr") and tree.backs[0] == 0 and tree.backs[1] > 0:
             mode, span, inner = tree.kind, tree.backs[1], tree.args[0]
         elif tree.kind == "average" and tree.backs == tuple(range(len(tree.backs))) and len(tree.backs) > 2:
             mode, span, inner = "average", len(tree.backs) - 1, tree.args[0]
         else:
             inner = tree
-        unit = read.unit if mode in ("value", "average", "change") else dimension_of(inner, catalogue).unit
+        unit = read.unit if mode in ("value", "average", "change", "series") else dimension_of(inner, catalogue).unit
         name = inner.name if inner.kind == "metric" else "the question's metric"
         metric = Metric(name, compiled(inner), unit or read.unit, plan_words(inner, catalogue))
         reach = max((t.back for f in metric.formulas for t in formula_terms(f)), default=0)
@@ -322,7 +329,7 @@ def _backs(plan: FactPlan) -> tuple[int, ...]:
     """The years (back from the latest asked) the metric is computed for."""
     if plan.mode in ("growth", "cagr", "change"):
         return (0, plan.span)
-    if plan.mode == "average":
+    if plan.mode in ("average", "series"):
         return tuple(range(plan.span + 1))
     return (0,)
 
@@ -411,6 +418,9 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
         expression = f"({' + '.join(at.values())}) / {len(at)}"
     elif plan.mode == "change":
         expression = f"{at[0]} - {at[plan.span]}"
+    elif plan.mode == "series":  # the largest yearly move: in points of a rate, in percent of anything else
+        move = ("abs({0} - {1})" if plan.metric.unit == "percent" else "abs(({0}) / ({1}) - 1) * 100")
+        expression = f"max([{', '.join(move.format(at[b], at[b + 1]) for b in range(plan.span))}])"
     else:
         expression = at[0]
     lines = [f"    {variable(i.term)} = {i.value!r}" for i in got.inputs]
@@ -426,6 +436,8 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
         return program, float(value)
 
     unit = "percent" if plan.mode in ("growth", "cagr") else plan.metric.unit
+    if plan.mode == "series" and unit != "percent":
+        unit = "percent"  # a move in percent of the metric (a rate's is in points, below)
     scale = "millions"
     if unit == "USD":
         scale = (unit_hint or "").removeprefix("USD ").strip()
@@ -446,7 +458,25 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
             shown_unit, text = "percentage points", f"{value:.{2 if decimals is None else decimals}f} percentage points"
         text += (f" (from {shown(old)[2]} in FY{plan.fiscal_year - plan.span} to {shown(new)[2]} in "
                  f"FY{plan.fiscal_year})")
+    if plan.mode == "series":  # each year's value, then the largest move between two of them
+        each = replace(plan, mode="value")
+        years = [f"FY{plan.fiscal_year - b} {_shown_value(each, run(at[b])[1], unit_hint, decimals)}"
+                 for b in reversed(range(plan.span + 1))]
+        moved = "percentage points" if plan.metric.unit == "percent" else "percent"
+        shown_unit = "percentage points" if plan.metric.unit == "percent" else "percent"
+        text = (f"{', '.join(years)}; the largest yearly move {value:.{2 if decimals is None else decimals}f} "
+                f"{moved}")
     return Computed(value, shown_unit, program, text)
+
+
+def _shown_value(plan: FactPlan, value: float, unit_hint: str | None, decimals: int | None) -> str:
+    """One value of the metric as an answer states it (an amount in the scale asked, else USD millions)."""
+    unit = plan.metric.unit
+    if unit == "USD":
+        scale = (unit_hint or "").removeprefix("USD ").strip()
+        scale = scale if scale in SCALE_FACTORS else "millions"
+        return format_value(value / SCALE_FACTORS[scale], f"USD {scale}", decimals)
+    return format_value(value, None if unit == "ratio" else unit, decimals)
 
 
 def _choose(plan: FactPlan, got: Gathered, intent: QueryIntent) -> Computed:
@@ -467,15 +497,83 @@ def _judged(plan: FactPlan, c: Computed) -> Computed:
     (from 30.20% in FY2022 to 31.50% in FY2023); the test: 'improving' read as gross margin higher than the year
     before." The value stays the metric's computed one (the change, or the level)."""
     v = c.value
+    moved = "rose by " if v > 0 else "fell by " if v < 0 else "was unchanged: "
+    if plan.judge == "either":  # "did it increase or decrease": the direction is the answer, not a yes or a no
+        side = "Increased" if v > 0 else "Decreased" if v < 0 else "Unchanged"
+        said = f"{plan.metric.words} {moved}{c.text.removeprefix('-')}"
+        return replace(c, text=f"{side}: {said}; the test: {plan.criterion}.")
     if plan.judge in ("up", "down"):
         ok = v > 0 if plan.judge == "up" else v < 0
-        moved = "rose by " if v > 0 else "fell by " if v < 0 else "was unchanged: "
         said = f"{plan.metric.words} {moved}{c.text.removeprefix('-')}"
+    elif plan.judge == "band":
+        assert plan.bar is not None
+        ok = v <= plan.bar + 1e-9
+        said = f"{plan.metric.words}: {c.text}"
     else:
         assert plan.bar is not None
         ok = {">=": v >= plan.bar, "<=": v <= plan.bar, ">": v > plan.bar, "<": v < plan.bar}[plan.judge]
-        said = f"{plan.metric.words} was {c.text} in {plan.period}"
+        what = {"growth": f"{plan.metric.words} growth over {plan.span} year(s)",
+                "cagr": f"{plan.metric.words} compound annual growth over {plan.span} years"}.get(plan.mode,
+                                                                                              plan.metric.words)
+        said = f"{what} was {c.text} in {plan.period}"
     return replace(c, text=f"{'Yes' if ok else 'No'}: {said}; the test: {plan.criterion}.")
+
+
+def not_reported(plan: FactPlan, library: Library, catalogue: Catalogue) -> AnswerResult | None:
+    """The answer when the metric does not fit how the company reports, or None: every formula of the metric needs
+    a line (``printed_as`` in the catalogue) that the company's statement of the asked year, read with at least
+    ``_READ_ROWS`` rows, prints under no label ("gross margin" of a bank: no cost of sales, no gross profit). Said
+    with the statement's page and some of its rows, so the analyst sees what it reports instead."""
+    if plan.mode == "choice" or plan.quarter_end is not None:
+        return None
+    absent: dict[str, tuple[LineItem, int]] = {}
+    for formula in plan.metric.formulas:
+        lacking = None
+        for back in _backs(plan):
+            for term in formula_terms(formula, back):
+                item = catalogue.items[term.item]
+                year = plan.fiscal_year - term.back
+                if item.printed_as is None or item.optional:
+                    continue
+                rows = [s for s in library.facts(filing_ids=list(plan.filing_ids), fiscal_year=year,
+                                                 months=_months(item), trailing=False)
+                        if s.fact.statement == item.statement and plan.annual_years.get(s.filing_id) == year]
+                labels = {s.fact.label for s in rows}
+                if len(labels) < _READ_ROWS or any(item.printed_as.search(label) for label in labels) or any(
+                        s.fact.concept in item.concepts for s in rows):
+                    continue
+                lacking = (item, year)
+                break
+            if lacking:
+                break
+        if lacking is None:
+            return None  # a formula whose lines the statements do print (or that cannot be told)
+        absent.setdefault(lacking[0].name, lacking)
+    items = list(absent.values())
+    item, year = items[0]
+    rows = [s for s in library.facts(filing_ids=list(plan.filing_ids), fiscal_year=year, months=_months(item),
+                                     trailing=False)
+            if s.fact.statement == item.statement and plan.annual_years.get(s.filing_id) == year]
+    by_page: dict[tuple[int, int], list[StoredFact]] = {}
+    for r in rows:
+        by_page.setdefault((r.filing_id, r.fact.page_index), []).append(r)
+    page_rows = max(by_page.values(), key=lambda rs: len({r.fact.label for r in rs}))
+    first = page_rows[0]
+    shown = list(dict.fromkeys(r.fact.label for r in sorted(page_rows, key=lambda r: not r.fact.is_total)))
+    who = next((f.identity.registrant for f in library.filings([first.filing_id]) if f.identity.registrant),
+               plan.company)
+    lines = " or ".join(i.words for i, _ in items)
+    text = (f"{plan.metric.name[:1].upper()}{plan.metric.name[1:]} is not a meaningful measure for {who} "
+            f"as it reports: it needs {lines}, and its {item.statement} for FY{year} ({first.doc_name} p. "
+            f"{first.fact.page_index + 1}) prints no such line. Its rows include: "
+            f"{'; '.join(shown[:8])}{' …' if len(shown) > 8 else ''}.")
+    cite = (Citation(1, first.chunk_id, first.doc_name, first.fact.page_index, first.fact.row, first.printed_folio),) \
+        if first.chunk_id is not None else ()
+    return AnswerResult("answered", text, method="facts", citations=cite,
+                        reason=f"not reported: {who}'s {item.statement} prints no {lines}")
+
+
+_READ_ROWS = 8  # a statement read with fewer rows may be a summary or a misread table: no absence is claimed
 
 
 def _listing(words: Sequence[str]) -> str:
@@ -490,6 +588,7 @@ def facts_payload(plan: FactPlan, got: Gathered, query: str = "") -> FactsPayloa
                       f"FY{plan.fiscal_year}",
             "cagr": f"the compound annual growth of {plan.metric.words} over {plan.span} years",
             "average": f"the {plan.span + 1}-year average of {plan.metric.words}",
+            "series": f"{plan.metric.words} in each year from FY{plan.fiscal_year - plan.span} to FY{plan.fiscal_year}",
             "choice": f"which of {_listing([o.words for o in plan.options])} is the "
                       f"{'largest' if plan.largest else 'smallest'}"}[plan.mode]
     if plan.quarter_end is not None:

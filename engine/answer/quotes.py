@@ -297,10 +297,12 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
 
 def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Passage], embedder: Embedder | None,
                        chat: ChatModel, settings: AnswerSettings, prompts: PromptSettings, *, computed: str = "",
-                       known: Sequence[float] = (), searched: str = "",
+                       known: Sequence[float] = (), searched: str = "", verdict: bool = True,
                        cancel: Callable[[], bool] | None = None) -> QuoteAnswer:
     """A written answer from ``passages``: the quotes, and the synthesis the checks let stand (module docstring).
-    ``searched`` says where the evidence was looked for (named when the quotes do not answer)."""
+    ``searched`` says where the evidence was looked for (named when the quotes do not answer). ``verdict`` False:
+    a judgement the engine reads as a computation and could not compute; the synthesis gives no yes or no (a
+    sentence that does is refused), only what the quotes say."""
     quotes = select_quotes(question, passages, embedder, settings, intent.sections)
     if not quotes:
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes",
@@ -310,7 +312,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     messages: list[ChatMessage] = [{"role": "system", "content": prompt("evidence_system", prompts)},
                 {"role": "user", "content": f"Quotes:\n\n{body}\n\n{prompt('answer_quotes', prompts)}\n\n"
                                             f"Question: {question}"}]
-    res, call = call_llm(chat, "answer (synthesis from quotes)", messages, synthesis_schema(len(quotes), intent.yes_no),
+    yes_no = intent.yes_no and verdict
+    res, call = call_llm(chat, "answer (synthesis from quotes)", messages, synthesis_schema(len(quotes), yes_no),
                          settings.synthesis_max_tokens, cancel)
     by_number = {q.number: q for q in quotes}
     if res is None:
@@ -329,6 +332,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         text = " ".join(s["text"].split())
         nums = [n for n in dict.fromkeys(s["quotes"]) if n in by_number]
         why = "it says the same as an earlier sentence" if text.lower() in seen else \
+            "it gives a yes or no that the statement facts could not compute" if not verdict and re.match(
+                r"(?:yes|no)\b", text, re.IGNORECASE) else \
             check_sentence(text, [by_number[n] for n in nums], question, known)
         seen.add(text.lower())
         if why or not nums:
@@ -336,19 +341,19 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
             continue
         kept.append(f"{text.rstrip()} [{', '.join(str(n) for n in nums)}]")
         cited += [by_number[n].passage_id for n in nums]
-    verdict = data.get("verdict", "not stated") if intent.yes_no else "not stated"
+    side = data.get("verdict", "not stated") if yes_no else "not stated"
     note = f"refused: {'; '.join(refused)}" if refused else ""
     if not kept:
         return QuoteAnswer(_quotes_alone(quotes, passages, note or "no sentence of the synthesis stood"), (call,))
     said_side = re.match(r"^(yes|no)\b[\s,.;:—-]*", kept[0], flags=re.IGNORECASE)
-    if said_side and verdict in ("yes", "no"):
-        if said_side.group(1).lower() == verdict:  # the verdict is said once, first
+    if said_side and side in ("yes", "no"):
+        if said_side.group(1).lower() == side:  # the verdict is said once, first
             kept[0] = kept[0][said_side.end():][:1].upper() + kept[0][said_side.end() + 1:]
         else:  # the synthesis says the other side than its verdict: neither is put first
-            note = "; ".join(x for x in (note, f"the synthesis's verdict ({verdict}) and its first sentence disagree")
+            note = "; ".join(x for x in (note, f"the synthesis's verdict ({side}) and its first sentence disagree")
                              if x)
-            verdict = "not stated"
-    lead = {"yes": "Yes. ", "no": "No. "}.get(verdict, "")
+            side = "not stated"
+    lead = {"yes": "Yes. ", "no": "No. "}.get(side, "")
     text = lead + " ".join(kept)
     cites = tuple(Citation.of(n, passages[n - 1]) for n in dict.fromkeys(cited))
     grounding = tuple(ground_text(text, question, passages, list(dict.fromkeys(cited)), known))

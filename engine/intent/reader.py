@@ -161,6 +161,8 @@ def _tag(text: str, issuers: Sequence[IssuerRef]) -> list[_Tok]:
     spans: list[tuple[int, int, frozenset[str], str]] = []
     for name, start, end in lexicon_spans(text):
         spans.append((start, end, frozenset({"METRIC"} if name else {"STATEMENT"}), name or ""))
+    for name, quality in _qualities().items():  # "capital-intensive": a judgement that names its own metric
+        spans += [(m.start(), m.end(), frozenset({"QUALITY"}), name) for m in quality.forms.finditer(text)]
     by_span: dict[tuple[int, int], set[str]] = {}
     for kind, rx in _vocabulary().items():
         for m in rx.finditer(text):
@@ -748,6 +750,8 @@ def _place_years(node: PlanNode, latest: int, asked: tuple[int, ...], root: bool
         years = sorted({int(y) for y in node.name.split(",")})
         inner = node.args[0]
         if inner.kind in ("average", "change", "growth", "cagr") and not inner.backs:
+            if len(years) == 1:  # "revenue growth in FY2023": over the year before
+                years = [years[0] - 1, years[0]]
             return _with_backs(inner, years, latest, asked)
         if len(years) == 1:
             back = latest - years[0]
@@ -817,61 +821,142 @@ def _is_choice(sent: list[_Tok], catalogue: Catalogue) -> tuple[list[str], str] 
 
 @dataclass
 class _Judged:
-    test: str  # up | down | good | >= | <= | > | <
+    test: str  # up | down | either | band | good | >= | <= | > | <
     bar: float | None
     words: list[str]  # the question's words of the judgement
     rest: list[_Tok]  # the phrase without them: the metric judged
+    quality: str = ""  # a quality of judgements.toml the question names ("capital intensive")
+
+
+@dataclass(frozen=True)
+class _Quality:
+    forms: re.Pattern[str]
+    formula: str  # over catalogue metrics: "{capital expenditures} / {revenue} * 100"
+    over: str  # "" (the formula's value) | "growth" (its growth over the year before, in %)
+    words: str  # the metric as the answer states it
+    test: str
+    bar: float
+
+
+@lru_cache(maxsize=1)
+def _judgements() -> dict:
+    return tomllib.loads((_READER / "judgements.toml").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _qualities() -> dict[str, _Quality]:
+    """The qualities a yes/no question may ask of a company (``resources/reader/judgements.toml``)."""
+    out = {}
+    for name, q in _judgements().get("quality", {}).items():
+        forms = sorted(q["forms"], key=len, reverse=True)
+        rx = re.compile("|".join(_bounded(f.replace(" ", r"[\s-]+")) for f in forms), re.IGNORECASE)
+        out[name] = _Quality(rx, q["formula"], q.get("over", ""), q["words"], q["test"], float(q["bar"]))
+    return out
 
 
 def _judgement(phrase: list[_Tok]) -> _Judged | None:
-    """The judgement a yes/no question asks of its metric, or None: a direction ("improving", "declined"), a
-    level ("healthy"), or a bar it writes ("above 1.5"); the aspect words around it ("liquidity profile") are
-    the judgement's, the metric named decides it."""
-    test, bar, words, rest = "", None, [], []
+    """The judgement a yes/no question asks of its metric, or None: a direction ("improving", "declined"; "increase
+    or decrease": which), a level ("healthy"), a bar it writes ("above 1.5"), stability ("consistent, not
+    fluctuating more than 2%": the band), or a quality that names its own metric ("capital-intensive"); the aspect
+    words around it ("liquidity profile") are the judgement's, the metric named decides it."""
+    test, bar, words, rest, quality = "", None, [], [], ""
+    written: float | None = None  # a bar the question writes
+    stable = any("STABLE" in t.kinds for t in phrase)
     i = 0
     while i < len(phrase):
         t = phrase[i]
-        if t.kinds & {"ABOVE", "BELOW"} and not test and i + 1 < len(phrase) and "NUMBER" in phrase[i + 1].kinds:
-            test, bar = (">=" if "ABOVE" in t.kinds else "<="), float(phrase[i + 1].value)
+        if t.kinds & {"ABOVE", "BELOW"} and written is None and i + 1 < len(phrase) and "NUMBER" in phrase[i + 1].kinds:
+            written = float(phrase[i + 1].value)
+            if not test and not stable:
+                test = ">=" if "ABOVE" in t.kinds else "<="
             words += [t.text, phrase[i + 1].text]
             i += 2
             if i < len(phrase) and "PCT" in phrase[i].kinds:  # "above 20%": a bar in percent
                 words.append(phrase[i].text)
                 i += 1
             continue
-        if t.kinds & {"POSITIVE", "NEGATIVE"} and not test:  # "positive working capital": its sign
+        if "NUMBER" in t.kinds and stable and written is None:  # "stable, within 0.5%": the band
+            written = float(t.value)
+            words.append(t.text)
+            if i + 1 < len(phrase) and "PCT" in phrase[i + 1].kinds:
+                words.append(phrase[i + 1].text)
+                i += 1
+        elif "STABLE" in t.kinds:
+            test = "band"
+            words.append(t.text)
+        elif "QUALITY" in t.kinds and not quality:
+            quality = t.value
+            q = _qualities()[quality]
+            if not test:
+                test, bar = q.test, q.bar
+            words.append(t.text)
+        elif t.kinds & {"POSITIVE", "NEGATIVE"} and not test:  # "positive working capital": its sign
             test, bar = (">" if "POSITIVE" in t.kinds else "<"), 0.0
+            words.append(t.text)
+        elif "EITHER" in t.kinds and not test:
+            test = "either"
+            words.append(t.text)
+        elif t.kinds & {"UP", "DOWN"} and test in ("up", "down") and ("UP" in t.kinds) != (test == "up") \
+                and i and phrase[i - 1].kinds & {"OR", "UP", "DOWN"}:  # ("or" is frame: it may be gone)
+            test = "either"  # "did it increase or decrease": which way, not yes or no
             words.append(t.text)
         elif t.kinds & {"UP", "DOWN", "GOOD"} and not test:
             test = "up" if "UP" in t.kinds else "down" if "DOWN" in t.kinds else "good"
             words.append(t.text)
-        elif "ASPECT" in t.kinds and "METRIC" not in t.kinds:
+        elif ("ASPECT" in t.kinds and "METRIC" not in t.kinds
+              or "OR" in t.kinds and i + 1 < len(phrase) and phrase[i + 1].kinds & {"UP", "DOWN"}):
             words.append(t.text)
         else:
             rest.append(t)
         i += 1
-    return _Judged(test, bar, words, rest) if test else None
+    if written is not None:
+        bar = written
+    # parentheses the judgement's words leave empty ("gross margins (not fluctuating more than 2%)")
+    while (k := next((j for j in range(len(rest) - 1) if "LPAR" in rest[j].kinds and "RPAR" in rest[j + 1].kinds),
+                     None)) is not None:
+        rest = rest[:k] + rest[k + 2:]
+    return _Judged(test, bar, words, rest, quality) if test else None
 
 
 @lru_cache(maxsize=1)
 def _bars() -> dict[str, tuple[str, float]]:
     """What "healthy" means for a metric: ``resources/reader/judgements.toml``."""
-    data = tomllib.loads((_READER / "judgements.toml").read_text(encoding="utf-8"))
-    return {name: (test, float(bar)) for name, (test, bar) in data["good"].items()}
+    return {name: (test, float(bar)) for name, (test, bar) in _judgements()["good"].items()}
+
+
+def quality_tree(judged: _Judged, catalogue: Catalogue) -> PlanNode:
+    """The metric of a quality the question names: its formula, or its growth over the year before."""
+    q = _qualities()[judged.quality]
+    tree = tree_of_formula(q.formula, catalogue)
+    return PlanNode("growth", args=(tree,)) if q.over == "growth" else tree
 
 
 def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Catalogue, words: str, *,
            read: tuple[str, ...], definitions: tuple[str, ...]) -> MetricPlan:
     """The plan of a judgement: a direction is the metric's change from the year before (or between the years
-    asked), tested for its sign; a level is the metric's value against the bar the question writes or, for
-    "healthy", the one ``judgements.toml`` states for that metric (none stated: not judged, the words unread)."""
+    asked), tested for its sign; stability is every yearly move over the years asked (or the latest three) within
+    a band; a level is the metric's value against the bar the question writes or, for "healthy", the one
+    ``judgements.toml`` states for that metric (none stated: not judged, the words unread), or for a quality, the
+    quality's."""
     said, what = " ".join(judged.words), plan_words(tree, catalogue)
-    if judged.test in ("up", "down"):
+    if judged.test in ("up", "down", "either"):
         plan = finish_plan(PlanNode("change", args=(tree,)), intent, catalogue, words, read=read,
                            definitions=definitions)
-        criterion = (f"'{said}' read as {what} {'higher' if judged.test == 'up' else 'lower'} than "
-                     f"{'the year before' if len(asked_years(intent)) < 2 else 'in the earlier year asked'}")
+        since = 'the year before' if len(asked_years(intent)) < 2 else 'in the earlier year asked'
+        criterion = (f"'{' or '.join(judged.words)}' read as the direction of {what} against {since}"
+                     if judged.test == "either" else
+                     f"'{said}' read as {what} {'higher' if judged.test == 'up' else 'lower'} than {since}")
         return replace(plan, judge=judged.test, criterion=criterion) if plan.status == "complete" else plan
+    if judged.quality:  # a quality asked of a metric the question names: "is its revenue fast-growing"
+        if _qualities()[judged.quality].over != "growth":
+            if tree != quality_tree(judged, catalogue):
+                return MetricPlan("unread", unread=(words,), note=f"'{judged.quality}' is measured by "
+                                  f"{_qualities()[judged.quality].words}, not by {what}")
+        elif tree.kind != "growth":
+            tree = PlanNode("growth", args=(tree,))
+            what = plan_words(tree, catalogue)
+    if judged.test == "band":
+        return _stability(tree, judged, intent, catalogue, words, read=read, definitions=definitions)
     test, bar = judged.test, judged.bar
     if test == "good":
         name = tree.name if tree.kind == "metric" else ""
@@ -882,9 +967,44 @@ def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Cata
     assert bar is not None
     plan = finish_plan(tree, intent, catalogue, words, read=read, definitions=definitions)
     relation = {">=": "at or above", "<=": "at or below", ">": "above", "<": "below"}[test]
-    criterion = (f"'{said}' read as {what} {relation} {bar:g}"
-                 + (" (the bar resources/reader/judgements.toml states)" if judged.test == "good" else ""))
+    if judged.quality:
+        what = _qualities()[judged.quality].words
+    stated = judged.test == "good" or (judged.quality and bar == _qualities()[judged.quality].bar)
+    criterion = (f"'{said}' read as {what} {relation} {bar:g}{'%' if plan.unit == 'percent' else ''}"
+                 + (" (the bar resources/reader/judgements.toml states)" if stated else ""))
     return replace(plan, judge=test, bar=bar, criterion=criterion) if plan.status == "complete" else plan
+
+
+def _stability(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Catalogue, words: str, *,
+               read: tuple[str, ...], definitions: tuple[str, ...]) -> MetricPlan:
+    """"Are its gross margins consistent (not fluctuating more than 2% a year)": the metric in each of the years
+    asked (one or none asked: the latest ``[stable] years`` ending then), every yearly move within the band the
+    question writes or judgements.toml states (percentage points for a rate, percent for anything else)."""
+    spec = _judgements()["stable"]
+    years = asked_years(intent)
+    if tree.kind == "years":  # "gross margin between FY2021 and FY2023": the years written beside it
+        years = tuple(sorted({int(y) for y in tree.name.split(",")}))
+        tree = tree.args[0]
+    if len(years) >= 2:  # every year of the span
+        years = tuple(range(years[0], years[-1] + 1))
+    else:
+        latest = years[-1] if years else None
+        if latest is None:
+            return MetricPlan("unread", unread=tuple(judged.words), judge="band",
+                              note="stability is judged over years: no year is named or resolved")
+        years = tuple(range(latest - int(spec["years"]) + 1, latest + 1))
+    dim = dimension_of(tree, catalogue)
+    rate = dim.unit == "percent"
+    band = judged.bar if judged.bar is not None else float(spec["rate_points"] if rate else spec["other_percent"])
+    node = PlanNode("average", args=(tree,), backs=tuple(years[-1] - y for y in reversed(years)))
+    plan = finish_plan(node, replace(intent, fiscal_years=years, annual_years=years), catalogue, words, read=read,
+                       definitions=definitions)
+    said, what = " ".join(judged.words), plan_words(tree, catalogue)
+    moved = "percentage points" if rate else "percent"
+    criterion = (f"'{said}' read as every yearly move of {what} from FY{years[0]} to FY{years[-1]} within {band:g} "
+                 f"{moved}" + ("" if judged.bar is not None else " (the band resources/reader/judgements.toml "
+                               "states)"))
+    return replace(plan, judge="band", bar=band, criterion=criterion) if plan.status == "complete" else plan
 
 
 _COMPARATIVE = frozenset({"MOST", "LEAST", "UP", "DOWN", "ABOVE", "BELOW"})  # "higher", "lower", "more", "less"
@@ -1022,6 +1142,12 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     judged = _judgement(phrase) if intent.yes_no and among is None else None
     if judged is not None:  # "does it have an improving gross margin": the metric, and the test it is put to
         phrase = judged.rest
+        if judged.quality and not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
+            # "is it a capital-intensive business": the quality names the metric
+            # (the words around it frame the question: "would you call it", "a … business")
+            tree = quality_tree(judged, catalogue)
+            return _judge(tree, judged, intent, catalogue, judged.quality,
+                          read=(f"{judged.quality}: {plan_words(tree, catalogue)}",), definitions=())
     else:  # a superlative or comparative is the frame of a choice ("which year had the lower margin")
         phrase = [t for t in phrase if not (t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE)]
     unread = [t.text for t in phrase if t.kinds <= {"WORD", "NAME"}]

@@ -35,6 +35,8 @@ class LineItem:
     words: str
     magnitude: bool = False  # printed as an outflow "(1,577)": the formula takes its size
     optional: bool = False  # a balance sheet without the row has none (0)
+    # every printing of the line's label matches it; a read statement with no such row does not report the line
+    printed_as: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,8 @@ def _load(path: str) -> Catalogue:
     items: dict[str, LineItem] = {}
     for name, spec in data.get("items", {}).items():
         item = LineItem(name, tuple(spec["concepts"]), spec["kind"], spec["statement"], spec["words"],
-                        bool(spec.get("magnitude", False)), bool(spec.get("optional", False)))
+                        bool(spec.get("magnitude", False)), bool(spec.get("optional", False)),
+                        re.compile(spec["printed_as"], re.IGNORECASE) if "printed_as" in spec else None)
         unknown = [c for c in item.concepts if c not in known]
         if item.kind not in ("duration", "instant") or unknown or not item.concepts:
             raise EngineError(f"metric catalogue: item {name!r}: kind {item.kind!r}, unknown concepts {unknown}")

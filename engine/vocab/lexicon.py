@@ -150,6 +150,8 @@ _LINE_ITEMS: dict[str, str] = {
     "inventory": "inventories",
     "share repurchases": "repurchases of common stock treasury stock purchases",
     "debt": "long-term debt short-term borrowings current portion",
+    "short-term debt": "short-term borrowings current portion of long-term debt",
+    "net debt": "long-term debt short-term borrowings current portion cash and cash equivalents",
     "cash and equivalents": "cash and cash equivalents",
 }
 

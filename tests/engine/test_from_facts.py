@@ -3,6 +3,7 @@ model, on the demo corpus (whose true values the generator wrote) through the re
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from pathlib import Path
@@ -302,6 +303,94 @@ def test_a_judgement_is_computed_from_the_facts_with_its_values_and_its_test(pip
         assert f"{relation[test[0]]} {test[1]:g}" in text
 
 
+@pytest.mark.parametrize(("question", "quality"), [
+    ("Is Harborview Therapeutics a capital-intensive business based on FY2023 data?", "capital"),
+    ("Would you call Harborview Therapeutics an asset-heavy company in FY2023?", "capital"),
+    ("Are Harborview Therapeutics' FY2023 financials those of a fast-growing company?", "growth"),
+    ("Is Harborview Therapeutics a high-growth business, with growth above 5% in FY2023?", "growth>5"),
+    ("Was Harborview Therapeutics profitable in FY2023?", "profit"),
+    ("Was Harborview Therapeutics loss-making in FY2023?", "loss"),
+])
+def test_a_quality_names_its_own_metric_and_bar(pipeline, demo_truth, question, quality) -> None:  # noqa: ANN001
+    """"Capital-intensive", "high growth", "profitable": a quality of the company that names no metric is measured
+    by the metric and bar judgements.toml states for it (a bar the question writes wins), computed from the
+    facts, the side, the value and the test said."""
+    def t(row: str, y: int) -> float:
+        return truth(demo_truth, "HRBR", row, y)
+
+    value, test, bar = {
+        "capital": (abs(t("Capital expenditures", 2023)) / t("Total revenue", 2023) * 100, ">=", 10.0),
+        "growth": ((t("Total revenue", 2023) / t("Total revenue", 2022) - 1) * 100, ">=", 15.0),
+        "growth>5": ((t("Total revenue", 2023) / t("Total revenue", 2022) - 1) * 100, ">=", 5.0),
+        "profit": (t("Net income", 2023), ">", 0.0),
+        "loss": (t("Net income", 2023), "<", 0.0),
+    }[quality]
+    yes = value >= bar if test == ">=" else value > bar if test == ">" else value < bar
+    run, _ = ask(pipeline, question)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer.text
+    assert run.answer.value == pytest.approx(value, rel=1e-6)
+    text = run.answer.text
+    assert text.startswith("Yes: " if yes else "No: ") and f"{bar:g}" in text.split("the test:")[1], text
+
+
+@pytest.mark.parametrize(("question", "band", "years"), [
+    (("Are Harborview Therapeutics' gross margins historically consistent (not fluctuating more than roughly 2% "
+      "each year)?"), 2.0, (2021, 2022, 2023)),
+    ("Has Harborview Therapeutics kept a stable gross margin between FY2021 and FY2023, within 0.5%?", 0.5,
+     (2021, 2022, 2023)),
+    ("Is Harborview Therapeutics' revenue steady as of FY2023?", 10.0, (2021, 2022, 2023)),
+])
+def test_stability_is_every_yearly_move_within_a_band(pipeline, demo_truth, question, band, years) -> None:  # noqa: ANN001
+    """"Consistent", "stable", "steady": the metric in each year (none named: the latest 10-K's and the two before,
+    said), every yearly move within the band the question writes or judgements.toml states (points of a rate,
+    percent of an amount)."""
+    def t(row: str, y: int) -> float:
+        return truth(demo_truth, "HRBR", row, y)
+
+    rate = "margin" in question
+    each = [t("Gross profit", y) / t("Total revenue", y) * 100 if rate else t("Total revenue", y) for y in years]
+    moves = [abs(b - a) if rate else abs(b / a - 1) * 100 for a, b in itertools.pairwise(each)]
+    run, _ = ask(pipeline, question)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer.text
+    assert run.answer.value == pytest.approx(max(moves), rel=1e-6)
+    text = run.answer.text
+    assert text.startswith("Yes: " if max(moves) <= band else "No: "), text
+    assert all(f"FY{y}" in text for y in years) and f"within {band:g}" in text, text
+    if "FY20" not in question:
+        assert "no period named: read as FY2023" in run.answer.reason
+
+
+@pytest.mark.parametrize("question", [
+    "Did Harborview Therapeutics' operating margin increase or decrease in FY2023?",
+    "Did Harborview Therapeutics' long-term debt rise or fall between FY2022 and FY2023?",
+])
+def test_increase_or_decrease_is_answered_with_the_direction(pipeline, demo_truth, question) -> None:  # noqa: ANN001
+    def t(row: str, y: int) -> float:
+        return truth(demo_truth, "HRBR", row, y)
+
+    if "margin" in question:
+        new, old = (t("Operating income", y) / t("Total revenue", y) * 100 for y in (2023, 2022))
+    else:
+        new, old = t("Long-term debt", 2023), t("Long-term debt", 2022)
+    run, _ = ask(pipeline, question)
+    assert run.status == "answered" and run.llm_calls == 0, run.answer.text
+    assert run.answer.text.startswith("Increased: " if new > old else "Decreased: "), run.answer.text
+    assert run.answer.value == pytest.approx(new - old, rel=1e-6)
+
+
+def test_total_debt_is_its_long_term_current_and_short_term_parts(pipeline, demo_truth) -> None:  # noqa: ANN001
+    """"Has it increased its debt": total debt (long-term debt, its current portion and short-term borrowings; a
+    part the balance sheet does not print is none), not one row."""
+    def t(row: str, y: int) -> float:
+        return truth(demo_truth, "HRBR", row, y)
+
+    run, _ = ask(pipeline, "Has Harborview Therapeutics increased its debt on balance sheet between FY2022 and FY2023?")
+    new, old = t("Long-term debt", 2023), t("Long-term debt", 2022)  # the demo prints no other debt row
+    assert run.status == "answered" and run.answer.method == "facts", run.answer.text
+    assert run.answer.text.startswith("Yes: " if new > old else "No: ") and "debt" in run.answer.text
+    assert run.answer.value == pytest.approx(new - old, rel=1e-6)
+
+
 def test_a_level_judged_without_a_stated_bar_is_not_judged_from_the_facts(pipeline) -> None:  # noqa: ANN001
     """"A healthy gross margin": no bar is stated for gross margin, so the engine does not decide it (the words are
     left unread and the question goes to the written answer)."""
@@ -334,21 +423,32 @@ def test_which_questions_that_choose_among_listed_amounts(question, expected) ->
     assert got == expected
 
 
-def test_a_judgement_the_facts_cannot_decide_names_what_they_lack(tmp_path, embedder) -> None:  # noqa: ANN001
-    """A bank's income statement prints no cost of revenue: "does it have an improving gross margin?" gets no
-    number and no side from the facts, and the answer names the input they lack (with a chat model loaded, the
-    written answer reads the filing instead, with that note); a metric the bank prints is judged."""
+def test_a_metric_the_company_does_not_report_is_said_so_and_an_undecided_judgement_gets_no_verdict(
+        tmp_path, embedder) -> None:  # noqa: ANN001
+    """A bank's income statement prints no cost of revenue and no gross profit: "does it have an improving gross
+    margin?" is answered that gross margin is not a meaningful measure for it, with the statement's page and rows,
+    without a model call; so is "what drove its gross margin change". A company that prints its costs split
+    ("Cost of products", "Cost of services") has a gross margin the facts cannot read: no number, no side; with a
+    chat model, the written answer quotes the filing and a sentence that says yes or no is refused."""
     from engine.pipeline import Models, build_pipeline
     from engine.settings import Settings
     from tests.engine.test_identity import add_table_page, write_cover_pdf
 
-    rows = [("Consolidated Statements of Income", "", ""), ("(in millions)", "2023", "2022"),
-            ("Net interest income", "5,210", "4,870"), ("Noninterest income", "2,030", "1,990"),
-            ("Total net revenue", "7,240", "6,860"), ("Provision for credit losses", "410", "350"),
-            ("Noninterest expense", "4,120", "3,980"), ("Income before income taxes", "2,710", "2,530"),
+    bank = [("Consolidated Statements of Income", "", ""), ("(in millions)", "2023", "2022"),
+            ("Net interest income", "5,210", "4,870"), ("Card fees", "1,130", "1,090"),
+            ("Noninterest income", "900", "900"), ("Total net revenue", "7,240", "6,860"),
+            ("Provision for credit losses", "410", "350"), ("Compensation and benefits", "2,320", "2,200"),
+            ("Noninterest expense", "1,800", "1,780"), ("Income before income taxes", "2,710", "2,530"),
             ("Net income", "2,080", "1,950")]
-    add_table_page(write_cover_pdf(tmp_path / "f" / "ACMEBANK_2023_10K.pdf", name="ACME BANK CORP", form="10-K",
-                                   period_text="December 31, 2023"), rows)
+    aero = [("Consolidated Statements of Operations", "", ""), ("(in millions)", "2023", "2022"),
+            ("Sales of products", "8,100", "7,400"), ("Sales of services", "1,900", "1,800"),
+            ("Total revenues", "10,000", "9,200"), ("Cost of products", "(7,200)", "(6,700)"),
+            ("Cost of services", "(1,500)", "(1,450)"), ("Research and development expense", "(300)", "(290)"),
+            ("Operating income", "1,000", "760"), ("Income before income taxes", "950", "700"),
+            ("Net income", "760", "560")]
+    for doc, name, rows in (("ACMEBANK", "ACME BANK CORP", bank), ("ACMEAERO", "ACME AERO CORP", aero)):
+        add_table_page(write_cover_pdf(tmp_path / "f" / f"{doc}_2023_10K.pdf", name=name, form="10-K",
+                                       period_text="December 31, 2023"), rows)
     from engine.indexing import sync_indexes
     from engine.ingest import ingest
     from engine.store import Library
@@ -359,25 +459,34 @@ def test_a_judgement_the_facts_cannot_decide_names_what_they_lack(tmp_path, embe
     ingest(library, [tmp_path / "f"], settings)
     sync_indexes(library, settings, embedder)
     pipeline = build_pipeline(settings, library, Models(embedder))
-    run, _ = ask(pipeline, "Does Acme Bank have an improving gross margin profile as of FY2023?")
-    assert run.status == "not_answerable" and run.answer.value is None and run.llm_calls == 0, run.answer
-    assert "missing" in run.answer.text and ("cost of revenue" in run.answer.text or "gross profit" in run.answer.text)
+    for question in ("Does Acme Bank have an improving gross margin profile as of FY2023?",
+                     "What drove the gross margin change of Acme Bank in FY2023?"):
+        run, _ = ask(pipeline, question)
+        assert run.status == "answered" and run.answer.value is None and run.llm_calls == 0, run.answer
+        text = run.answer.text
+        assert text.startswith("Gross margin is not a meaningful measure for ACME BANK CORP as it reports"), text
+        assert "prints no such line" in text and "Net interest income" in text and "p. 3" in text, text
+        assert run.answer.citations and run.answer.citations[0].page_index == 2
     run, _ = ask(pipeline, "Has Acme Bank's net income grown between FY2022 and FY2023?")  # printed: judged
     assert run.answer.text.startswith("Yes: net income rose by 130 USD millions"), run.answer.text
+    run, _ = ask(pipeline, "Does Acme Aero have an improving gross margin profile as of FY2023?")
+    assert run.status == "not_answerable" and run.answer.value is None and run.llm_calls == 0, run.answer
+    assert "missing" in run.answer.text and "meaningful" not in run.answer.text
 
     from tests.engine.scripted import ScriptedChat
 
     def script(purpose, messages, n):  # noqa: ANN001
         assert purpose == "quotes"  # the written answer: quoted evidence and one synthesis from it
         first = re.search(r"\[1\][^\n]*\n<<<\n(.*?)\n>>>", messages[-1]["content"], re.S).group(1)
-        return {"verdict": "not stated", "sentences": [{"text": first[:200].rsplit(" ", 1)[0], "quotes": [1]}],
-                "insufficient": False}
+        return {"sentences": [{"text": "Yes, the gross margin improved.", "quotes": [1]},
+                              {"text": first[:200].rsplit(" ", 1)[0], "quotes": [1]}], "insufficient": False}
 
     with_model = build_pipeline(settings, library, Models(embedder, ScriptedChat(script)))
-    run, _ = ask(with_model, "Does Acme Bank have an improving gross margin profile as of FY2023?")
+    run, _ = ask(with_model, "Does Acme Aero have an improving gross margin profile as of FY2023?")
     assert run.status == "answered" and run.answer.method == "quotes" and run.answer.quotes, run.answer
-    assert run.answer.text.endswith("[1]")
+    assert not run.answer.text.lower().startswith(("yes", "no")) and run.answer.text.endswith("[1]"), run.answer.text
     assert run.answer.reason.startswith("the facts could not decide it: missing ")
+    assert "a yes or no that the statement facts could not compute" in run.answer.reason
 
 
 @pytest.mark.parametrize("asked", ["in its most recent 10-Q", "in the latest quarter"])
@@ -392,4 +501,4 @@ def test_the_latest_quarter_is_the_latest_10q_loaded_and_the_answer_says_which(p
     run, facts = ask(pipeline, f"What was Harborview Therapeutics' gross margin {asked}?")
     assert facts is not None and run.status == "answered" and run.llm_calls == 0, run.answer
     assert run.answer.value == pytest.approx(100 * value("Gross profit") / value("Total revenue"), rel=1e-6)
-    assert f"read as {latest}: HRBR_{latest}_10Q is the latest 10-Q loaded" in run.answer.reason
+    assert f"read as {latest}; HRBR_{latest}_10Q is the latest 10-Q loaded" in run.answer.reason

@@ -280,7 +280,7 @@ def test_metrics_with_synonyms(question: str, metrics: tuple[str, ...]) -> None:
 
 def test_find_metrics_also_reads_filing_text() -> None:
     text = "Free cash flow rose; SG&A and research and development fell, while long-term debt was flat."
-    assert find_metrics(text) == ("free cash flow", "sg&a", "research and development", "debt")
+    assert find_metrics(text) == ("free cash flow", "sg&a", "research and development", "long-term debt")
 
 
 def test_conjuncts_sharing_one_head_are_each_a_metric() -> None:

@@ -7,6 +7,7 @@ leaf only."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable
 
@@ -210,6 +211,119 @@ def test_generated_questions_are_read_and_computed_or_refused(pipeline, demo_tru
     answerable = sum(sum(c.values()) for op, c in tally.items() if op != "refused")
     right = sum(c["right"] for c in tally.values())
     assert right >= 0.8 * answerable, {op: dict(c) for op, c in tally.items()}
+
+
+# --- judgements: a yes/no question's test computed from the facts ----------------------------------------------
+
+# (template, test) — test: "up" / "down" (the change over the year), "either" (which way), "band" (every yearly move
+# over FY2021-FY2023 within the band: points of a rate, percent of anything else), (">=", bar) a bar written
+UP_DOWN = (("Did {co}'s {m} improve in FY{y}?", "up"), ("Has {co}'s {m} grown between FY{p} and FY{y}?", "up"),
+           ("Was there an increase in {co}'s {m} in FY{y} compared to FY{p}?", "up"),
+           ("Did {co} see its {m} rise in FY{y}?", "up"), ("Has {co}'s {m} declined in FY{y}?", "down"),
+           ("Did {co}'s {m} drop between FY{p} and FY{y}?", "down"), ("Is {co}'s {m} shrinking as of FY{y}?", "down"),
+           ("Did {co}'s {m} go up or down in FY{y}?", "either"),
+           ("Did {co}'s {m} increase or decrease from FY{p} to FY{y}?", "either"))
+STABLE = (("Was {co}'s {m} stable from FY2021 to FY2023?", None),
+          ("Has {co}'s {m} been consistent between FY2021 and FY2023, not moving more than {b}% a year?", "b"),
+          ("Did {co} keep a steady {m} over FY2021-FY2023, within {b}%?", "b"))
+LEVELS = (("Is {co}'s FY{y} {m} above {b}?", ">="), ("Was {co}'s {m} below {b} in FY{y}?", "<="),
+          ("Did {co}'s {m} exceed {b} in fiscal {y}?", ">="))
+QUALITIES = (("Is {co} a capital-intensive business based on FY{y} data?", "capex/revenue >= 10"),
+             ("Would you describe {co} as asset-heavy in FY{y}?", "capex/revenue >= 10"),
+             ("Are {co}'s FY{y} financials those of a high-growth company?", "growth >= 15"),
+             ("Is {co} a fast-growing company, with growth above 5% in FY{y}?", "growth >= 5"),
+             ("Was {co} profitable in FY{y}?", "net income > 0"), ("Was {co} loss-making in FY{y}?", "net income < 0"))
+JUDGED_METRICS = ("revenue", "operating income", "net income", "inventory", "gross margin", "operating margin",
+                  "net margin", "current ratio", "quick ratio", "debt to equity", "interest coverage", "roe")
+
+
+def _judged_cases() -> list[tuple[str, Callable[[T], tuple[float, str]]]]:
+    """(question, the expected value and answer's first word from the generator's rows)."""
+    out: list[tuple[str, Callable[[T], tuple[float, str]]]] = []
+    y, p = 2023, 2022
+    for n, key in enumerate(JUDGED_METRICS):
+        words, f, kind = METRICS[key]
+        w = words[n % len(words)]
+        for k, (tpl, test) in enumerate(UP_DOWN):
+            if (n + k) % 3:
+                continue
+
+            def direction(t: T, f=f, test=test) -> tuple[float, str]:  # noqa: ANN001
+                d = f(t, y) - f(t, p)
+                side = ("Increased" if d > 0 else "Decreased") if test == "either" else \
+                    ("Yes" if (d > 0) == (test == "up") else "No")
+                return d, side
+
+            out.append((tpl.format(co=CO, m=w, y=y, p=p), direction))
+        for k, (tpl, written) in enumerate(STABLE):
+            if (n + k) % 2 or kind == "avg":  # (an average of two year-ends needs FY2020: not printed)
+                continue
+            band = {"rate": 1.0, "ratio": 5.0}.get(kind, 8.0) if written else (2.0 if kind == "rate" else 10.0)
+
+            def stable(t: T, f=f, kind=kind, band=band) -> tuple[float, str]:  # noqa: ANN001
+                v = [f(t, year) for year in (2021, 2022, 2023)]
+                moves = [abs(b - a) if kind == "rate" else abs(b / a - 1) * 100 for a, b in itertools.pairwise(v)]
+                return max(moves), "Yes" if max(moves) <= band else "No"
+
+            out.append((tpl.format(co=CO, m=w, b=f"{band:g}"), stable))
+        if kind in ("ratio", "rate"):
+            for k, (tpl, test) in enumerate(LEVELS):
+                if (n + k) % 2:
+                    continue
+
+                def level(t: T, f=f) -> tuple[float, str]:  # noqa: ANN001
+                    return f(t, y), "No"  # the bar below is one the value misses
+
+                bar_for = (lambda t, f=f, test=test: round(f(t, y) * (1.1 if test == ">=" else 0.9), 2))
+                out.append((tpl, (level, bar_for, w)))  # type: ignore[arg-type]  (formatted in the test)
+    for tpl, test in QUALITIES:
+        def quality(t: T, test=test) -> tuple[float, str]:  # noqa: ANN001
+            name, op, bar = test.rsplit(" ", 2)
+            v = {"capex/revenue": lambda: abs(t("Capital expenditures", y)) / t("Total revenue", y) * 100,
+                 "growth": lambda: (t("Total revenue", y) / t("Total revenue", p) - 1) * 100,
+                 "net income": lambda: t("Net income", y)}[name]()
+            ok = {">=": v >= float(bar), ">": v > float(bar), "<": v < float(bar)}[op]
+            return v, "Yes" if ok else "No"
+
+        out.append((tpl.format(co=CO, y=y), quality))
+    return out
+
+
+def test_generated_judgements_are_computed_with_their_side(pipeline, demo_truth, capsys) -> None:  # noqa: ANN001
+    """Yes/no judgements of a metric, in the wordings analysts use (a direction, "increase or decrease", stability
+    with and without a band written, a level against a bar written, a quality of the company), generated over the
+    demo's metrics: the value the test is put to and the side are the generator's, or no side at all. A wrong side
+    fails the test outright."""
+    def t(metric: str, year: int) -> float:
+        return truth(demo_truth, "HRBR", metric, year)
+
+    tally: Counter[str] = Counter()
+    wrong: list[str] = []
+    abstained: list[str] = []
+    cases = _judged_cases()
+    assert len(cases) >= 40
+    for question, expected in cases:
+        if isinstance(expected, tuple):  # a level: the bar is set from the truth so that the value misses it
+            f, bar_for, w = expected
+            question = question.format(co=CO, m=w, y=2023, b=f"{bar_for(t):g}")
+            want, side = f(t)
+        else:
+            want, side = expected(t)
+        run = pipeline.run(question, store=False)
+        assert run.llm_calls == 0, question
+        if run.status != "answered" or run.answer.value is None:
+            tally["abstained"] += 1
+            abstained.append(f"{question} -> {run.answer.text[:160]}")
+        elif run.answer.value == pytest.approx(want, rel=5e-3, abs=1e-6) and run.answer.text.startswith(f"{side}:"):
+            tally["right"] += 1
+        else:
+            tally["wrong"] += 1
+            wrong.append(f"{question} -> {run.answer.text}, want {side} {want:.4f}")
+    with capsys.disabled():
+        print(f"judgement suite {dict(tally)}")
+        print("abstained:", *abstained, sep="\n  ")
+    assert not wrong, "\n".join(wrong)
+    assert tally["right"] >= 0.8 * len(cases), dict(tally)
 
 
 # --- units by dimensional analysis, definitions -------------------------------------------------------------

@@ -352,7 +352,7 @@ class HirecPipeline:
                 if s.answer.from_facts and stop_after not in RETRIEVAL_STAGES else None)
         undecided = False  # a judgement the facts were to decide and could not: no model says yes or no
         if plan is None and read is not None and s.answer.from_facts and stop_after not in RETRIEVAL_STAGES \
-                and (read.status == "complete" or len(read.named) == 1):
+                and (read.status == "complete" or len(read.named) == 1 and read.named[0] in self.catalogue.metrics):
             # a written question about a metric ("what drove the gross margin change"): a metric that does not fit
             # how the company reports (a bank's gross margin) is said to be so, with its statement's page
             named = read if read.status == "complete" else finish_plan(

@@ -148,13 +148,13 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
     ``written``: the plan of the metric a written question is about ("what drove the gross margin change"), to
     check that the company reports it (:func:`not_reported`)."""
     read = intent.plan if intent.plan is not None else read_plan(intent, catalogue)
-    if read.status != "complete" or read.tree is None or len(intent.quarters) > 1:
-        return None
+    if read.status != "complete" or read.tree is None or len({q[4:] for q in intent.quarters}) > 1:
+        return None  # (one quarter, or the same quarter of several years: "Q2 FY2023 against Q2 FY2022")
     if not asks_a_number(intent) and not read.choice and not read.judge and not written:
         return None
     years = sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years))
     if intent.quarters:
-        years = [int(intent.quarters[0][:4])]
+        years = sorted({int(q[:4]) for q in intent.quarters})
     if not years:
         return None
     span = years[-1] - years[0]
@@ -196,12 +196,17 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
         return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual,
                         options=options, largest=largest, judge=read.judge, bar=read.bar,
                         criterion=read.criterion)
-    # a quarter: read at the end its own 10-Q's cover states (fiscal quarters end on the company's dates)
-    (quarter,) = intent.quarters
+    # a quarter: read at the end its own 10-Q's cover states (fiscal quarters end on the company's dates); the same
+    # quarter a year before (a change, a growth) from that 10-Q's comparative column
+    quarter = max(intent.quarters)
     tenq = {f.id: f.identity.period_end for f in filings if f.identity.period == quarter and f.identity.period_end}
-    if len(set(tenq.values())) != 1 or mode not in ("value", "choice") or not all(any(
-            all(t.back == 0 for t in formula_terms(f)) for f in m.formulas) for m in options or (metric,)):
-        return None  # no 10-Q of that quarter loaded, or a change or average over quarters: not read here
+    same = mode in ("value", "choice") and all(any(all(t.back == 0 for t in formula_terms(f)) for f in m.formulas)
+                                               for m in options or (metric,))
+    yoy = mode in ("change", "growth") and span == 1 and all(
+        catalogue.items[t.item].kind == "duration" and (t.back == 0 or mode != "value")
+        for f in metric.formulas for t in formula_terms(f))
+    if len(set(tenq.values())) != 1 or not (same or yoy):
+        return None  # no 10-Q of that quarter loaded, or an average or balances over quarters: not read here
     return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span,
                     dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())),
                     flow_months=read.flow_months or 3, options=options, largest=largest, judge=read.judge,
@@ -341,10 +346,12 @@ def _months(item: LineItem, flow_months: int = 12) -> list[int]:
 
 
 def _candidates(library: Library, plan: FactPlan, item: LineItem, year: int) -> list[StoredFact]:
+    filings, end = list(plan.filing_ids), plan.quarter_end
+    if plan.quarter_end is not None and year != plan.fiscal_year:  # the same quarter a year before: the comparative
+        filings, end = list(plan.annual_years), None  # column of the quarter's own 10-Q
     for concept in item.concepts:  # the first concept the company's statements print
-        found = [s for s in library.facts(filing_ids=list(plan.filing_ids), concepts=[concept], fiscal_year=year,
-                                          months=_months(item, plan.flow_months), end=plan.quarter_end,
-                                          trailing=False)
+        found = [s for s in library.facts(filing_ids=filings, concepts=[concept], fiscal_year=year,
+                                          months=_months(item, plan.flow_months), end=end, trailing=False)
                  if s.fact.unit == "USD"]
         if found:
             return found
@@ -456,8 +463,7 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
         (_, new), (_, old) = run(at[0]), run(at[plan.span])
         if unit == "percent":
             shown_unit, text = "percentage points", f"{value:.{2 if decimals is None else decimals}f} percentage points"
-        text += (f" (from {shown(old)[2]} in FY{plan.fiscal_year - plan.span} to {shown(new)[2]} in "
-                 f"FY{plan.fiscal_year})")
+        text += f" (from {shown(old)[2]} in {_when(plan, plan.span)} to {shown(new)[2]} in {_when(plan, 0)})"
     if plan.mode == "series":  # each year's value, then the largest move between two of them
         each = replace(plan, mode="value")
         years = [f"FY{plan.fiscal_year - b} {_shown_value(each, run(at[b])[1], unit_hint, decimals)}"
@@ -467,6 +473,15 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
         text = (f"{', '.join(years)}; the largest yearly move {value:.{2 if decimals is None else decimals}f} "
                 f"{moved}")
     return Computed(value, shown_unit, program, text)
+
+
+def _when(plan: FactPlan, back: int) -> str:
+    """"FY2022"; of a quarter, "the 3 months to 2023-09-30" and, a year before, "the same 3 months of FY2022"."""
+    if plan.quarter_end is None:
+        return f"FY{plan.fiscal_year - back}"
+    if back == 0:
+        return f"the {plan.flow_months} months to {plan.quarter_end}"
+    return f"the same {plan.flow_months} months of FY{plan.fiscal_year - back}"
 
 
 def _shown_value(plan: FactPlan, value: float, unit_hint: str | None, decimals: int | None) -> str:
@@ -584,8 +599,8 @@ def _listing(words: Sequence[str]) -> str:
 def facts_payload(plan: FactPlan, got: Gathered, query: str = "") -> FactsPayload:
     """The trace of one sufficiency check: every input found and every gap still open."""
     what = {"value": plan.metric.words, "growth": f"the change in {plan.metric.words} over {plan.span} year(s)",
-            "change": f"the difference in {plan.metric.words} between FY{plan.fiscal_year - plan.span} and "
-                      f"FY{plan.fiscal_year}",
+            "change": f"the difference in {plan.metric.words} between {_when(plan, plan.span)} and "
+                      f"{_when(plan, 0)}",
             "cagr": f"the compound annual growth of {plan.metric.words} over {plan.span} years",
             "average": f"the {plan.span + 1}-year average of {plan.metric.words}",
             "series": f"{plan.metric.words} in each year from FY{plan.fiscal_year - plan.span} to FY{plan.fiscal_year}",

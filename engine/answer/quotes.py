@@ -31,6 +31,7 @@ import numpy as np
 
 from engine.answer.generate import NOT_ANSWERABLE, YEAR, ground_text, passage_numbers, printed_in
 from engine.chunking import is_header_row, is_table_row
+from engine.intent.wordlists import word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
 from engine.pages import page_number
 from engine.prompts import prompt
@@ -143,11 +144,7 @@ def select_quotes(question: str, passages: Sequence[Passage], embedder: Embedder
     ids = list(range(len(units)))
     rankings: list[list[int]] = []
     table = chunk_terms(texts)
-    # the filer's name, form and year are in every sentence's filing, not evidence: they rank nothing
-    titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
-    question = section_vocab().without_asking_words(question)  # "risks" chose Item 1A: every sentence there is one
-    question = " ".join(w for w in question.split() if w.strip(".,?!:;'’\"()").lower() not in titled
-                        and not w.strip(".,?!:;'’\"()").lower().removesuffix("'s").removesuffix("’s") in titled)
+    question = _asked_about(question, passages)
     terms = Counter(query_terms(question))
     df = table.document_frequencies()
     weights = {t: c * idf(df.get(t, 0), len(texts)) for t, c in terms.items() if df.get(t, 0)}
@@ -191,6 +188,15 @@ def select_quotes(question: str, passages: Sequence[Passage], embedder: Embedder
                          title=p.title, section=c.section, printed_folio=c.printed_folio,
                          score=round(fused[i], 6), header=_row_header(c.text, s, c.context)))
     return out
+
+
+def _asked_about(question: str, passages: Sequence[Passage]) -> str:
+    """What the question asks about: without the filer's name, form and year (in every sentence's filing, they rank
+    nothing) and the words that ask for a section ("risks" chose Item 1A: every sentence there is one)."""
+    titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
+    question = section_vocab().without_asking_words(question)
+    return " ".join(w for w in question.split() if w.strip(".,?!:;'’\"()").lower() not in titled
+                    and not w.strip(".,?!:;'’\"()").lower().removesuffix("'s").removesuffix("’s") in titled)
 
 
 def _row_header(text: str, start: int, context: str) -> str:
@@ -243,7 +249,9 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
 
 
 def _stems(text: str) -> set[str]:
-    return {s for s in tokenizer().tokenize([text], update_vocab=True, return_as="string",
+    """The stems of the content words of ``text`` (no digits, no function word: resources/reader/function_words.txt)."""
+    words = " ".join(w for w in _WORD.findall(text) if w.lower() not in word_set("function_words"))
+    return {s for s in tokenizer().tokenize([words], update_vocab=True, return_as="string",
                                             show_progress=False)[0] if s and not s[0].isdigit()}
 
 
@@ -325,8 +333,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes", quotes=tuple(quotes),
                                         reason=reason + (f"; searched {searched}" if searched else "")), (call,))
     kept: list[str] = []
+    grounds: list[list[int]] = []  # the quotes each kept sentence cites
     refused: list[str] = []
-    cited: list[int] = []
     seen: set[str] = set()
     for s in data["sentences"]:
         text = " ".join(s["text"].split())
@@ -340,12 +348,30 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
             refused.append(f"“{text[:80]}” ({why or 'it cites no quote'})")
             continue
         kept.append(f"{text.rstrip()} [{', '.join(str(n) for n in nums)}]")
-        cited += [by_number[n].passage_id for n in nums]
+        grounds.append(nums)
     side = data.get("verdict", "not stated") if yes_no else "not stated"
     note = f"refused: {'; '.join(refused)}" if refused else ""
     if not kept:
         return QuoteAnswer(_quotes_alone(quotes, passages, note or "no sentence of the synthesis stood"), (call,))
     said_side = re.match(r"^(yes|no)\b[\s,.;:—-]*", kept[0], flags=re.IGNORECASE)
+    if side in ("yes", "no") or said_side:
+        # a side must rest on quotes about what the question asks: its first sentence's quotes share a word of it
+        subject = _stems(_asked_about(question, passages)) - _VERDICT_WORDS
+        quoted = set().union(*(_stems(by_number[n].text) for n in grounds[0]))
+        if subject and not subject & quoted:
+            said = side if side != "not stated" else said_side.group(1).lower() if said_side else ""
+            why = f"the verdict ({said}) rests on quotes that share no word with what the question asks about"
+            note = "; ".join(x for x in (note, why) if x)
+            side = "not stated"
+            if said_side:  # the sentence without its yes or no, if anything is left of it
+                rest = kept[0][said_side.end():]
+                kept[0] = rest[:1].upper() + rest[1:]
+                said_side = None
+                if not re.search(r"[A-Za-z]{3}", kept[0]):
+                    kept.pop(0)
+                    grounds.pop(0)
+                    if not kept:
+                        return QuoteAnswer(_quotes_alone(quotes, passages, note), (call,))
     if said_side and side in ("yes", "no"):
         if said_side.group(1).lower() == side:  # the verdict is said once, first
             kept[0] = kept[0][said_side.end():][:1].upper() + kept[0][said_side.end() + 1:]
@@ -355,6 +381,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
             side = "not stated"
     lead = {"yes": "Yes. ", "no": "No. "}.get(side, "")
     text = lead + " ".join(kept)
+    cited = [by_number[n].passage_id for nums in grounds for n in nums]
     cites = tuple(Citation.of(n, passages[n - 1]) for n in dict.fromkeys(cited))
     grounding = tuple(ground_text(text, question, passages, list(dict.fromkeys(cited)), known))
     return QuoteAnswer(AnswerResult("answered", text, method="quotes", citations=cites, grounding=grounding,

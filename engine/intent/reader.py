@@ -1196,6 +1196,13 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if judged is not None:
         return _judge(tree, judged, intent, catalogue, " ".join(t.text for t in phrase), read=tuple(reading.read),
                       definitions=tuple(reading.definitions))
+    if intent.yes_no and among is None and tree.kind == "metric" and dimension_of(tree, catalogue).unit == "USD":
+        # "has it paid dividends", "did it have any long-term debt": a yes/no of one amount asks whether any was
+        # reported (the amount said with the answer)
+        plan = finish_plan(tree, intent, catalogue, " ".join(t.text for t in phrase), read=tuple(reading.read),
+                           definitions=tuple(reading.definitions))
+        criterion = f"a yes/no question of an amount read as whether any was reported: {plan.words} above 0"
+        return replace(plan, judge=">", bar=0.0, criterion=criterion) if plan.status == "complete" else plan
     if among is not None:
         return _choose_years(tree, intent, catalogue, " ".join(t.text for t in phrase), *among,
                              read=tuple(reading.read), definitions=tuple(reading.definitions))
@@ -1205,8 +1212,8 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
 
 def asked_years(intent: QueryIntent) -> tuple[int, ...]:
     """The fiscal years a question asks about, oldest first (a quarter's year for a quarter)."""
-    if intent.quarters:
-        return (int(intent.quarters[0][:4]),)
+    if intent.quarters:  # a quarter's year; the same quarter of several years: each
+        return tuple(sorted({int(q[:4]) for q in intent.quarters}))
     return tuple(sorted(set(intent.annual_years if intent.annual_years is not None else intent.fiscal_years)))
 
 

@@ -27,7 +27,9 @@ def _build_metric_re() -> tuple[re.Pattern[str], dict[str, int]]:
     forms.sort(key=lambda f: (-_min_len(f[0]), -len(f[0])))  # approximates leftmost-longest matching
     sep = r"[\s-]+"
     # the one-character lookahead before each form makes most alternatives fail at once (5x faster)
-    body = "|".join(f"(?=[{''.join(sorted(_first_chars(alt)))}])(?P<m{n}>{alt.replace(' ', sep)})"
+    # a space matches any run of spaces or hyphens; " ?" (written "cash ?flow") none as well: "cashflow"
+    body = "|".join(f"(?=[{''.join(sorted(_first_chars(alt)))}])"
+                    f"(?P<m{n}>{alt.replace(' ?', sep.replace('+', '*')).replace(' ', sep)})"
                     for n, (alt, _) in enumerate(forms))
     # "non-current assets" and "non-operating income" are not the metric their tail names
     metric_re = re.compile(rf"(?<![\w&])(?<!non-)(?<!non )(?:{body})(?![\w&])", re.IGNORECASE)
@@ -122,6 +124,7 @@ _LINE_ITEMS: dict[str, str] = {
     "earnings per share": "earnings per share diluted basic",
     "capital expenditures": "purchases of property plant and equipment capital expenditures additions",
     "free cash flow": "net cash provided by operating activities purchases of property plant and equipment",
+    "free cash flow conversion": "net cash provided by operating activities purchases of property plant and equipment net income",
     "cash from operations": "net cash provided by operating activities",
     "cash from investing": "net cash used in investing activities",
     "cash from financing": "net cash used in financing activities",

@@ -502,3 +502,32 @@ def test_the_latest_quarter_is_the_latest_10q_loaded_and_the_answer_says_which(p
     assert facts is not None and run.status == "answered" and run.llm_calls == 0, run.answer
     assert run.answer.value == pytest.approx(100 * value("Gross profit") / value("Total revenue"), rel=1e-6)
     assert f"read as {latest}; HRBR_{latest}_10Q is the latest 10-Q loaded" in run.answer.reason
+
+
+@pytest.mark.parametrize(("question", "quarter", "what"), [
+    ("Did Harborview Therapeutics' gross margin increase in Q3 of FY2023 compared to Q3 of FY2022?", "2023Q3", "up"),
+    ("By what percent did Harborview Therapeutics' revenue grow in Q3 2023 year over year?", "2023Q3", "growth"),
+    ("How much did Harborview Therapeutics' operating income change in Q2 2023 versus Q2 2022?", "2023Q2",
+     "change"),
+])
+def test_a_quarter_against_the_same_quarter_a_year_before(pipeline, demo_truth, question, quarter, what) -> None:  # noqa: ANN001
+    """A quarter compared with the same quarter a year before: both read from the quarter's own 10-Q (its
+    comparative column), the three months of each, said as such."""
+    def q(metric: str, year: str) -> float:
+        return next(float(f["value"]) for f in demo_truth if f["doc_name"] == f"HRBR_{quarter}_10Q"
+                    and f["metric"] == metric and f["fiscal_year_column"] == year
+                    and f["column_label"].startswith("Three Months"))
+
+    this, last = quarter[:4], str(int(quarter[:4]) - 1)
+    run, _ = ask(pipeline, question)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer.text
+    if what == "up":
+        new, old = (100 * q("Gross profit", y) / q("Total revenue", y) for y in (this, last))
+        assert run.answer.value == pytest.approx(new - old, rel=1e-6)
+        assert run.answer.text.startswith("Yes: " if new > old else "No: ")
+        assert f"the same 3 months of FY{last}" in run.answer.text, run.answer.text
+    elif what == "growth":
+        assert run.answer.value == pytest.approx((q("Total revenue", this) / q("Total revenue", last) - 1) * 100,
+                                                 rel=1e-6)
+    else:
+        assert run.answer.value == pytest.approx(q("Operating income", this) - q("Operating income", last), rel=1e-6)

@@ -183,3 +183,25 @@ def test_the_verdict_is_said_once_and_a_contradicted_one_not_at_all():
     assert agreed.text == "Yes. Covenants restrict the ability to pay dividends. [1]"
     torn = run("no", "Yes, covenants restrict the ability to pay dividends.")
     assert torn.text.startswith("Yes, covenants") and "disagree" in torn.reason
+
+
+def test_a_verdict_on_quotes_about_something_else_is_not_given():
+    """"Has ACME any material legal proceedings? — Yes. Information about our executive officers": the quotes the
+    verdict rests on share no word with what the question asks about, so no side is said; the sentence stays
+    without its yes. A restatement in other function words ("has" for "have") adds nothing and is refused."""
+    officers = "Information About Our Executive Officers is presented in Part III of this report on Form 10-K."
+    lawsuits = "We are a defendant in several lawsuits relating to product liability claims filed in 2022 in Texas."
+
+    def run(text: str, verdict: str, sentence: str, question: str):  # noqa: ANN202
+        chat = ScriptedChat(lambda purpose, messages, n: {
+            "verdict": verdict, "sentences": [{"text": sentence, "quotes": [1]}], "insufficient": False})
+        return answer_from_quotes(question, QueryIntent("q", yes_no=True), [_passage(text)], None, chat,
+                                  AnswerSettings(), PromptSettings()).result
+
+    asked = "Is ACME a defendant in any lawsuits?"
+    off = run(officers, "yes", "Information About Our Executive Officers is presented in Part III.", asked)
+    assert not off.text.startswith(("Yes", "No")) and "share no word" in off.reason, off
+    on = run(lawsuits, "yes", "ACME is a defendant in several product liability lawsuits.", asked)
+    assert on.text.startswith("Yes. ACME is a defendant"), on
+    said = run(lawsuits, "yes", "Yes. ACME is a defendant in lawsuits.", "Is ACME a defendant in lawsuits?")
+    assert not said.text.startswith("Yes. ACME is a defendant in lawsuits") and "restates" in said.reason, said

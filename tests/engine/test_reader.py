@@ -44,6 +44,9 @@ METRICS: dict[str, tuple[tuple[str, ...], Callable[[T, int], float], str]] = {
                "balance"),
     "fcf": (("free cash flow", "FCF"), lambda t, y: t("Net cash provided by operating activities", y)
             - abs(t("Capital expenditures", y)), "flow"),
+    "fcf conversion": (("free cash flow conversion", "FCF conversion"), lambda t, y: (
+        t("Net cash provided by operating activities", y) - abs(t("Capital expenditures", y))) / t("Net income", y)
+        * 100, "rate"),
     "ebitda": (("EBITDA",), lambda t, y: t("Operating income", y) + t("Depreciation and amortization", y), "flow"),
     "working capital": (("working capital",), lambda t, y: t("Total current assets", y)
                         - t("Total current liabilities", y), "balance"),
@@ -232,9 +235,14 @@ QUALITIES = (("Is {co} a capital-intensive business based on FY{y} data?", "cape
              ("Would you describe {co} as asset-heavy in FY{y}?", "capex/revenue >= 10"),
              ("Are {co}'s FY{y} financials those of a high-growth company?", "growth >= 15"),
              ("Is {co} a fast-growing company, with growth above 5% in FY{y}?", "growth >= 5"),
-             ("Was {co} profitable in FY{y}?", "net income > 0"), ("Was {co} loss-making in FY{y}?", "net income < 0"))
+             ("Was {co} profitable in FY{y}?", "net income > 0"), ("Was {co} loss-making in FY{y}?", "net income < 0"),
+             # a yes/no of one amount: was any reported
+             ("Has {co} paid dividends to its shareholders in FY{y}?", "dividends > 0"),
+             ("Did {co} have any long-term debt at the end of FY{y}?", "debt > 0"),
+             ("Did {co} spend anything on capex in fiscal {y}?", "capex > 0"))
 JUDGED_METRICS = ("revenue", "operating income", "net income", "inventory", "gross margin", "operating margin",
-                  "net margin", "current ratio", "quick ratio", "debt to equity", "interest coverage", "roe")
+                  "net margin", "current ratio", "quick ratio", "debt to equity", "interest coverage", "roe",
+                  "fcf conversion")
 
 
 def _judged_cases() -> list[tuple[str, Callable[[T], tuple[float, str]]]]:
@@ -281,7 +289,8 @@ def _judged_cases() -> list[tuple[str, Callable[[T], tuple[float, str]]]]:
             name, op, bar = test.rsplit(" ", 2)
             v = {"capex/revenue": lambda: abs(t("Capital expenditures", y)) / t("Total revenue", y) * 100,
                  "growth": lambda: (t("Total revenue", y) / t("Total revenue", p) - 1) * 100,
-                 "net income": lambda: t("Net income", y)}[name]()
+                 "net income": lambda: t("Net income", y), "dividends": lambda: abs(t("Dividends paid", y)),
+                 "debt": lambda: t("Long-term debt", y), "capex": lambda: abs(t("Capital expenditures", y))}[name]()
             ok = {">=": v >= float(bar), ">": v > float(bar), "<": v < float(bar)}[op]
             return v, "Yes" if ok else "No"
 

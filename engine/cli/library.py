@@ -153,7 +153,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     rebuild = args.index_cmd == "rebuild"
     with build_lock(session, "an index rebuild" if rebuild else "an index build"):
         if rebuild:
-            from engine.ingest import refresh_folios, refresh_sections
+            from engine.ingest import refresh_concepts, refresh_folios, refresh_sections
 
             if folios := refresh_folios(library):
                 print(f"pages: read the printed page numbers of {folios} filing(s) from their stored pages",
@@ -161,6 +161,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             if sections := refresh_sections(library):
                 print(f"sections: read the sections of {sections} filing(s) from their stored pages", file=sys.stderr)
             refresh_facts(library, settings)
+            if concepts := refresh_concepts(library):
+                print(f"facts: mapped {concepts} stored fact(s) to other concepts", file=sys.stderr)
         report = sync(session, rebuild=rebuild)
     if report.published:
         print(f"index: published {report.published} (generation {report.generation}, "

@@ -8,10 +8,11 @@ from engine.ingest.runner import (
     discover,
     ingest,
     ingest_iter,
+    refresh_concepts,
     refresh_facts,
     refresh_folios,
     refresh_sections,
 )
 
-__all__ = ["IngestEvent", "IngestReport", "discover", "ingest", "ingest_iter", "refresh_facts",
+__all__ = ["IngestEvent", "IngestReport", "discover", "ingest", "ingest_iter", "refresh_concepts", "refresh_facts",
            "refresh_folios", "refresh_sections"]

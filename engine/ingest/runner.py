@@ -38,6 +38,7 @@ from engine.pages import reader_page
 from engine.records import ChunkSpan, ParsedFiling
 from engine.settings import Settings
 from engine.store.library import Library
+from engine.vocab.concepts import CONCEPTS_VERSION, concept_for
 
 if TYPE_CHECKING:
     from engine.ingest.cluster import VectorCache
@@ -260,6 +261,7 @@ def ingest_iter(library: Library, paths: Iterable[str | Path], settings: Setting
     if not (cancel and cancel()):
         refresh_folios(library)
         refresh_sections(library)
+        refresh_concepts(library)
 
 
 def _bounded_map(pool: ProcessPool, todo: list[tuple[Path, str]], settings_json: str, lofin: dict[str, str],
@@ -356,6 +358,20 @@ def refresh_sections(library: Library) -> int:
     if rows:
         log.info("read the sections of %d filing(s) from their stored pages", len(rows))
     return len(rows)
+
+
+def refresh_concepts(library: Library) -> int:
+    """Map the stored facts' labels to concepts again when the mapping changed since they were mapped (an upgraded
+    library: a synonym added, "Cost of products"): no file is read again, facts keep their ids. Returns how many
+    facts' concepts changed."""
+    if library.concepts_version() == CONCEPTS_VERSION:
+        return 0
+    changed = [(fid, new) for fid, label, parent, statement, unit, concept in library.fact_labels()
+               if (new := concept_for(label, parent, statement, unit)) != concept]
+    library.set_concepts(changed, CONCEPTS_VERSION)
+    if changed:
+        log.info("mapped %d stored fact(s) to other concepts (concept mapping %s)", len(changed), CONCEPTS_VERSION)
+    return len(changed)
 
 
 def refresh_folios(library: Library) -> int:

@@ -380,6 +380,22 @@ class Library:
                                   ((s, cid, filing_id) for cid, s in sections))
             self.conn.execute("UPDATE filings SET section_version=? WHERE id=?", (version, filing_id))
 
+    def concepts_version(self) -> str:
+        """The concept mapping the stored facts' concepts were set by ("" before it was recorded)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='concepts_version'").fetchone()
+        return str(row[0]) if row else ""
+
+    def fact_labels(self) -> list[tuple[int, str, str, str, str, str | None]]:
+        """Every stored fact as (id, label, parent, statement, unit, concept): what its concept is read from."""
+        return [(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in self.conn.execute(
+            "SELECT id, label, parent, statement, unit, concept FROM facts ORDER BY id")]
+
+    def set_concepts(self, changed: Sequence[tuple[int, str | None]], version: str) -> None:
+        """Store the concepts a newer mapping gives facts (``(fact id, concept)``) and the mapping's version."""
+        with self.conn:
+            self.conn.executemany("UPDATE facts SET concept=? WHERE id=?", ((c, i) for i, c in changed))
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('concepts_version', ?)", (version,))
+
     def chunk_sections(self, filing_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         """Chunk id → (section, kind "text" | "table") for every chunk of ``filing_ids``."""
         if not filing_ids:

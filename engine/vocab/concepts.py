@@ -25,12 +25,13 @@ contradicts, gets None. Labels whose tagging differs between filers for the same
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["STATEMENTS_OF", "SYNONYMS", "concept_for", "concept_of_query", "is_instant", "known_concepts",
-           "normalise_label"]
+__all__ = ["CONCEPTS_VERSION", "STATEMENTS_OF", "SYNONYMS", "concept_for", "concept_of_query", "is_instant",
+           "known_concepts", "normalise_label"]
 
 # --- the synonym table --------------------------------------------------------------------------------------
 # Phrases are in normalise_label()'s output form: lowercase, no punctuation, "ppe" for property (plant) and
@@ -45,6 +46,10 @@ _INCOME: dict[str, tuple[str, ...]] = {
     "CostOfGoodsAndServicesSold": (
         "[total ]cost[s] of sales", "[total ]cost[s] of goods sold", "cost of goods and services sold",
         "cost of products sold", "cost of merchandise sold"),
+    # a cost of sales printed in two lines ("Cost of products", "Cost of services"): its parts
+    "CostOfGoodsSold": ("cost[s] of products", "cost[s] of product[s] revenue[s]", "cost[s] of product sales",
+                        "cost[s] of goods"),
+    "CostOfServices": ("cost[s] of services", "cost[s] of service[s] revenue[s]", "cost[s] of services sold"),
     "GrossProfit": ("gross profit", "gross margin", "total gross profit", "total gross margin"),
     "ResearchAndDevelopmentExpense": (
         "research and development", "research and development {expense|expenses|costs}",
@@ -557,3 +562,10 @@ def concept_for(label: str, parent: str = "", statement: str = "table", unit: st
         return _lookup(f"net cash from {m[1]} activities", statement)
     return _lookup(text, statement)
 
+
+# The mapping's version: the code's tag and a digest of its tables. A library whose facts were mapped under another
+# has them mapped again from their stored labels (engine.ingest.runner.refresh_concepts); no file is read again.
+CONCEPTS_VERSION = "concepts-1:" + hashlib.sha256(repr((
+    sorted(SYNONYMS.items()), sorted((k, sorted(v)) for k, v in STATEMENTS_OF.items()),
+    sorted((k, sorted(v)) for k, v in _PHRASE_STATEMENTS.items()), sorted(_TOTAL_OF_HEADING),
+)).encode()).hexdigest()[:12]

@@ -95,6 +95,10 @@ REAL = [
     ("Revenues", "", IS, "USD", "Revenues"),
     ("Total net revenues", "Net revenues", IS, "USD", "Revenues"),
     ("Cost of sales", "", IS, "USD", "CostOfGoodsAndServicesSold"),
+    # a cost of sales printed in two lines (an industrial's products and services)
+    ("Cost of products", "", IS, "USD", "CostOfGoodsSold"),
+    ("Cost of services", "", IS, "USD", "CostOfServices"),
+    ("Cost of products sold", "", IS, "USD", "CostOfGoodsAndServicesSold"),
     ("Cost of goods sold", "", IS, "USD", "CostOfGoodsAndServicesSold"),
     ("Total cost of revenue", "Cost of revenue", IS, "USD", "CostOfRevenue"),
     ("Gross margin", "", IS, "USD", "GrossProfit"),
@@ -391,3 +395,37 @@ def test_a_searched_phrase_names_its_concept_in_either_number() -> None:
     assert concept_of_query("inventory") == "InventoryNet"
     assert concept_of_query("proceeds from sale of PP&E") == "ProceedsFromSaleOfPropertyPlantAndEquipment"
     assert concept_of_query("other") is None
+
+
+def test_an_upgraded_library_maps_its_stored_facts_again_once(tmp_path: Path, embedder) -> None:  # noqa: ANN001
+    """Facts mapped under an older concept mapping (here: before "Cost of products" meant a part of the cost of
+    sales) are mapped again from their stored labels at the next ingest or index rebuild, once; the gross margin of
+    a company that prints its costs in two lines is then computed from both."""
+    from engine.indexing import sync_indexes
+    from engine.ingest import ingest, refresh_concepts
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from engine.store import Library
+    from engine.vocab.concepts import CONCEPTS_VERSION
+    from tests.engine.test_identity import add_table_page, write_cover_pdf
+
+    rows = [("Consolidated Statements of Operations", "", ""), ("(in millions)", "2023", "2022"),
+            ("Sales of products", "8,100", "7,400"), ("Sales of services", "1,900", "1,800"),
+            ("Total revenues", "10,000", "9,200"), ("Cost of products", "(7,200)", "(6,700)"),
+            ("Cost of services", "(1,500)", "(1,450)"), ("Operating income", "1,000", "760"),
+            ("Net income", "760", "560")]
+    add_table_page(write_cover_pdf(tmp_path / "f" / "ACMEAERO_2023_10K.pdf", name="ACME AERO CORP", form="10-K",
+                                   period_text="December 31, 2023"), rows)
+    settings = Settings(home=tmp_path / "lib", ingest={"workers": 1})
+    library = Library(settings.home)
+    ingest(library, [tmp_path / "f"], settings)
+    assert library.concepts_version() == CONCEPTS_VERSION and refresh_concepts(library) == 0
+    with library.conn:  # as an older mapping left them
+        library.conn.execute("UPDATE facts SET concept = NULL WHERE label LIKE 'Cost of %'")
+        library.conn.execute("UPDATE meta SET value = 'concepts-0' WHERE key = 'concepts_version'")
+    assert refresh_concepts(library) == 4 and refresh_concepts(library) == 0
+    assert {s.fact.concept for s in library.facts(match='"cost"')} == {"CostOfGoodsSold", "CostOfServices"}
+    sync_indexes(library, settings, embedder)
+    run = build_pipeline(settings, library, Models(embedder)).run(
+        "What was Acme Aero's gross margin in FY2023?", store=False)
+    assert run.status == "answered" and run.answer.value == pytest.approx(13.0), run.answer.text

@@ -48,8 +48,9 @@ def test_a_catalogue_formula_reads_its_terms() -> None:
     catalogue = load_catalogue()
     # a metric written over another metric: its formulas written out, one per formula of the metric it names
     assert catalogue.metrics["gross margin"].source == ("{gross profit} / revenue * 100",)
-    assert catalogue.metrics["gross margin"].formulas == ("(gross_profit) / revenue * 100",
-                                                          "(revenue - cost_of_revenue) / revenue * 100")
+    assert catalogue.metrics["gross margin"].formulas == (
+        "(gross_profit) / revenue * 100", "(revenue - (cost_of_revenue)) / revenue * 100",
+        "(revenue - (cost_of_products + cost_of_services)) / revenue * 100")
 
 
 def test_a_catalogue_naming_an_unknown_concept_is_refused(tmp_path: Path) -> None:
@@ -427,9 +428,9 @@ def test_a_metric_the_company_does_not_report_is_said_so_and_an_undecided_judgem
         tmp_path, embedder) -> None:  # noqa: ANN001
     """A bank's income statement prints no cost of revenue and no gross profit: "does it have an improving gross
     margin?" is answered that gross margin is not a meaningful measure for it, with the statement's page and rows,
-    without a model call; so is "what drove its gross margin change". A company that prints its costs split
-    ("Cost of products", "Cost of services") has a gross margin the facts cannot read: no number, no side; with a
-    chat model, the written answer quotes the filing and a sentence that says yes or no is refused."""
+    without a model call; so is "what drove its gross margin change". A company whose filing prints only the year
+    asked has no change the facts can compute: no number, no side; with a chat model, the written answer quotes
+    the filing and a sentence that says yes or no is refused."""
     from engine.pipeline import Models, build_pipeline
     from engine.settings import Settings
     from tests.engine.test_identity import add_table_page, write_cover_pdf
@@ -440,12 +441,11 @@ def test_a_metric_the_company_does_not_report_is_said_so_and_an_undecided_judgem
             ("Provision for credit losses", "410", "350"), ("Compensation and benefits", "2,320", "2,200"),
             ("Noninterest expense", "1,800", "1,780"), ("Income before income taxes", "2,710", "2,530"),
             ("Net income", "2,080", "1,950")]
-    aero = [("Consolidated Statements of Operations", "", ""), ("(in millions)", "2023", "2022"),
-            ("Sales of products", "8,100", "7,400"), ("Sales of services", "1,900", "1,800"),
-            ("Total revenues", "10,000", "9,200"), ("Cost of products", "(7,200)", "(6,700)"),
-            ("Cost of services", "(1,500)", "(1,450)"), ("Research and development expense", "(300)", "(290)"),
-            ("Operating income", "1,000", "760"), ("Income before income taxes", "950", "700"),
-            ("Net income", "760", "560")]
+    aero = [("Consolidated Statements of Operations", "", ""), ("(in millions)", "2023", ""),  # one year printed
+            ("Sales of products", "8,100", ""), ("Sales of services", "1,900", ""), ("Total revenues", "10,000", ""),
+            ("Cost of products", "(7,200)", ""), ("Cost of services", "(1,500)", ""),
+            ("Research and development expense", "(300)", ""), ("Operating income", "1,000", ""),
+            ("Income before income taxes", "950", ""), ("Net income", "760", "")]
     for doc, name, rows in (("ACMEBANK", "ACME BANK CORP", bank), ("ACMEAERO", "ACME AERO CORP", aero)):
         add_table_page(write_cover_pdf(tmp_path / "f" / f"{doc}_2023_10K.pdf", name=name, form="10-K",
                                        period_text="December 31, 2023"), rows)

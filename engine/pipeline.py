@@ -21,6 +21,7 @@ from typing import Any
 from engine.answer.choose import choose_facts
 from engine.answer.from_facts import (
     FactPlan,
+    annual_reports,
     facts_answer,
     facts_payload,
     gap_facts,
@@ -30,6 +31,7 @@ from engine.answer.from_facts import (
     plan_metric,
 )
 from engine.answer.generate import NOT_ANSWERABLE
+from engine.answer.parts import parts_answer
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
 from engine.answer.quotes import answer_from_quotes
@@ -39,7 +41,7 @@ from engine.errors import Cancelled, EngineError
 from engine.indexing import SharedIndexes, open_indexes
 from engine.intent import lexical_query, parse_intent
 from engine.intent.issuers import with_known
-from engine.intent.reader import asks_a_number, finish_plan, metric_node, read_plan, unread_answer
+from engine.intent.reader import asked_years, asks_a_number, finish_plan, metric_node, read_plan, unread_answer
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
 from engine.prompts import prompt
 from engine.records import (
@@ -373,6 +375,19 @@ class HirecPipeline:
             # a judgement the facts cannot decide (an input not read: a split cost line, a bank's statements)
             # is answered in words from the passages, saying what the facts lacked
             record = _saying(f"the facts could not decide it: {run.answer.reason}", record, run)
+        if read is not None and read.status == "parts" and s.answer.from_facts and stop_after not in RETRIEVAL_STAGES:
+            # which segment (region, product line) has the largest amount or growth: the parts the filing prints
+            # of a total, computed; none printed: the written answer reads the filing
+            t = time.perf_counter()
+            chosen = self._parts(intent, read)
+            if chosen is not None:
+                run.answer = chosen
+                yield record(StageTrace(0, AnswerPayload(chosen), time.perf_counter() - t))
+                return
+            read = replace(read, status="scope", scope=(read.parts,))
+            intent = replace(intent, plan=read)
+            record = _saying(f"the annual report prints no table whose {read.parts} rows add up to its "
+                             f"{read.tree.name if read.tree is not None else 'amount'}", record, run)
         if self.chat is None and stop_after not in RETRIEVAL_STAGES:
             reason = "no chat model is loaded (see `filinglens models list`)"
             run.answer = AnswerResult("failed", "", reason=f"{reason}: {self.no_chat_reason}" if self.no_chat_reason
@@ -570,6 +585,15 @@ class HirecPipeline:
         # a line the company's statements do not print at all: the metric does not fit it, which is the answer
         run.answer = shape or facts_answer(plan, got, intent)
         yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
+
+    def _parts(self, intent: QueryIntent, read: MetricPlan) -> AnswerResult | None:
+        """A choice among the parts of a total (engine.answer.parts) of the one company asked, for the latest year
+        asked, from its annual report of that year."""
+        filings = self.library.filings_of_companies(intent.issuers)
+        years = asked_years(intent)
+        if not filings or not years or intent.quarters:
+            return None
+        return parts_answer(read, intent, self.library, annual_reports(filings), years[-1])
 
     def _fact_holders(self, intent: QueryIntent) -> Callable[[Sequence[Passage]], set[int]]:
         """Which of some passages hold a statement fact the question needs: a line item of a catalogue metric it

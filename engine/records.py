@@ -197,8 +197,10 @@ class MetricPlan:
 
     ``status``: "complete" (every word of the asked metric is read: the engine computes ``tree``), "unread"
     (words the reader could not place: no number is given, ``unread`` names them), "scope" (part of the company or
-    its own measure: a segment, "adjusted": no statement fact answers it), "outside" (a metric the catalogue does
-    not compute from the statements), or "none" (the question names no metric).
+    its own measure: a segment, "adjusted": no statement fact answers it), "parts" (which of the parts of a total
+    the filing prints, its segments or regions, has the largest or smallest amount or growth: ``parts``),
+    "outside" (a metric the catalogue does not compute from the statements), or "none" (the question names no
+    metric).
     """
 
     status: str
@@ -222,6 +224,12 @@ class MetricPlan:
     judge: str = ""
     bar: float | None = None
     criterion: str = ""
+    # status "parts": a choice among the parts of a total the filing prints ("which segment had the highest
+    # revenue"): the part's noun as written ("segment", "region"), "value" or "growth" (against the year before),
+    # and the parts the question leaves out ("excluding Embedded")
+    parts: str = ""
+    measure: str = ""
+    excluded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

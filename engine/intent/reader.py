@@ -1007,6 +1007,43 @@ def _stability(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: 
     return replace(plan, judge="band", bar=band, criterion=criterion) if plan.status == "complete" else plan
 
 
+def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPlan | None:
+    """"Which segment had the lowest net revenue", "which region had the worst topline performance", "in which
+    reporting segment did sales increase the most, excluding Embedded": a choice among the parts of a total the
+    filing prints (its segments, regions, product lines), of one amount the catalogue names, by its value or, when a
+    change or performance is asked, its growth against the year before. None when the sentence is not one."""
+    toks = [t for sent in sentences for t in sent]
+    member = next((t for t in toks if "MEMBER" in t.kinds), None)
+    if member is None or not any(t.kinds & {"WHICH"} for t in toks):
+        return None
+    best = any(t.kinds & {"MOST", "BEST"} for t in toks)
+    worst = any(t.kinds & {"LEAST", "WORST"} for t in toks)
+    metrics = list(dict.fromkeys(t.value for t in toks if "METRIC" in t.kinds))
+    if best == worst or len(metrics) != 1 or metrics[0] not in catalogue.metrics \
+            or catalogue.metrics[metrics[0]].unit != "USD":
+        return None  # no superlative, both, or not one amount
+    growth = any(t.kinds & {"PERFORMANCE", "CHANGE", "GROWTH", "UP", "DOWN"} for t in toks)
+    falling = any("DOWN" in t.kinds for t in toks)  # "the biggest drop": the lowest growth
+    end = "largest" if best != falling else "smallest"
+    excluded: list[str] = []
+    for i, t in enumerate(toks):  # "excluding Embedded", "except Corporate and Other": the names written after
+        if t.text.lower() in ("excluding", "except", "besides"):
+            run: list[str] = []
+            for x in toks[i + 1:]:  # (a named region is read as a scope word: "Americas")
+                if not (x.kinds & {"NAME"} or "SCOPE" in x.kinds and x.text[:1].isupper()) \
+                        and not (run and x.text.lower() in ("and", "&")):
+                    break
+                run.append(x.text)
+            if run:
+                excluded.append(" ".join(run).removesuffix(" and").removesuffix(" &"))
+    name = metrics[0]
+    tree = metric_node(name, catalogue, {})
+    words = f"the {member.text.lower()} with the {end} {name}{' growth against the year before' if growth else ''}"
+    return MetricPlan("parts", tree, "percent" if growth else "USD", words, read=(f"{member.text}: the parts of a "
+                      f"total the filing prints", f"{name}: {_metric_words(tree, catalogue)}"), choice=end,
+                      parts=member.text.lower(), measure="growth" if growth else "value", excluded=tuple(excluded))
+
+
 _COMPARATIVE = frozenset({"MOST", "LEAST", "UP", "DOWN", "ABOVE", "BELOW"})  # "higher", "lower", "more", "less"
 _PERIOD_NOUN = re.compile(r"(?:fiscal\s+)?(?:years?|periods?)", re.IGNORECASE)
 
@@ -1155,6 +1192,9 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if not phrase or not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
         # no metric of the lexicon named ("how many stores"): not a statement metric; the passages answer it
         return MetricPlan("none", unread=tuple(unread), scope=tuple(scope), note="no metric named")
+    parts = None if intent.yes_no else _parts_choice([sentences[n] for n in asked_idx], catalogue)
+    if parts is not None:
+        return parts
     if scope:
         return MetricPlan("scope", scope=tuple(scope), unread=tuple(unread),
                           note=f"'{' '.join(scope)}' asks for part of the company or its own measure, which the "

@@ -117,6 +117,11 @@ def relation_of(text: str, comparison: bool = False) -> str:
     return "comparison" if comparison else "lookup"
 
 
+def names_a_geography(text: str) -> bool:
+    """Whether ``text`` names a geography ("Asia Pacific", "MGM China", "Europe, Middle East and Africa")."""
+    return _GEO_RE.search(text) is not None
+
+
 def entities_in(text: str) -> tuple[str, ...]:
     """Geographies and named segments printed in a text, in order of appearance, each once."""
     found: list[tuple[int, str]] = [(m.start(), m.group(1)) for m in _GEO_RE.finditer(text)]

@@ -1,0 +1,229 @@
+"""Which part of a total: "which segment had the lowest net revenue", "which region had the worst topline
+performance" — a choice among the parts the filing itself prints of a total, computed from the facts.
+
+A table's **parts** of a total row that names the asked amount ("Reportable segment net revenues", "Total net
+sales") are either the rows printed just above it under the same heading (a flat table: "Americas", "Europe",
+"Asia Pacific") or the totals of the groups above it (a nested table: each segment's lines and its unlabelled
+total). They are taken only when they **add up to the total** (within the rounding of printed figures): a
+structural check that the rows are its parts, not a list of something else. Of the tables of the company's annual
+report for the year that pass, only those whose page names the parts asked are taken ("which region": a page that
+says region, geographic, country …; ``resources/reader/parts.toml``); of those, the one whose own headings or total
+name them (else name segments), then the one of the largest total (the whole company's, not one segment's lines). The choice is the largest or smallest value, or growth against the year before read
+from the same table's comparative column; every part is listed with its value, so the analyst sees the choice.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from engine.answer.generate import format_value
+from engine.intent.topics import names_a_geography
+from engine.pages import cite
+from engine.records import AnswerResult, Citation, FactInputRef, MetricPlan, QueryIntent, StoredFact
+from engine.settings import RESOURCES_DIR
+from engine.store.library import Library
+from engine.vocab.lexicon import find_metrics
+
+__all__ = ["Part", "PartsTable", "parts_answer", "parts_tables"]
+
+_SUM_TOLERANCE = 0.005  # the parts' sum against the total, relative (printed figures are rounded)
+_UNLABELLED = " (unlabeled total)"  # the facts reader's label of a group's total line that prints no label
+_NOT_AN_AMOUNT = re.compile(r"\b(?:change|growth|increase|decrease|percent|margin|ratio)\b|%", re.IGNORECASE)
+_HEAD_CHARS = 240  # how far above a table's first row its headings are looked for
+_HEAD_LINES = 4  # and how many lines
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    now: StoredFact
+    before: StoredFact | None  # the same row a year before (the table's comparative column), when printed
+
+
+@dataclass(frozen=True)
+class PartsTable:
+    total: StoredFact  # the row that names the amount and that the parts add up to
+    parts: tuple[Part, ...]
+    head: str = ""  # the lines printed above its parts (its headings)
+
+
+def _name(s: StoredFact) -> str:
+    label = s.fact.label
+    return s.fact.parent if label.endswith(_UNLABELLED) or label.lower() in ("total", f"total {s.fact.parent.lower()}") \
+        else label
+
+
+def _adds_up(parts: Sequence[StoredFact], total: StoredFact) -> bool:
+    t = total.fact.scaled_value
+    return len(parts) >= 2 and abs(sum(p.fact.scaled_value for p in parts) - t) <= _SUM_TOLERANCE * abs(t) + 1e-9
+
+
+def parts_tables(facts: Sequence[StoredFact], metric: str, year: int,
+                 page_text: Callable[[int, int], str] | None = None) -> list[PartsTable]:
+    """The totals among ``facts`` (one filing's) of ``metric`` whose parts the table prints, for the fiscal year
+    ``year`` (see the module's docstring). A total names the metric in its label ("Total net sales") or, a label
+    that names no amount ("Total Company"), in the lines printed just above its parts (a column heading "Net
+    Sales 2022 2021", read from ``page_text(filing id, page index)``); it is an amount of at least a million
+    dollars, not a change or a rate ("Total sales change" is none)."""
+    tables: dict[tuple[int, int, str], list[StoredFact]] = {}
+    for s in facts:
+        if s.fact.unit == "USD" and s.fact.period.months in (None, 12):
+            tables.setdefault((s.filing_id, s.fact.page_index, s.fact.title), []).append(s)
+    out: list[PartsTable] = []
+    for table_rows in tables.values():
+        for column in sorted({s.fact.column for s in table_rows if s.fact.period.fiscal_year == year}):
+            out += _column_totals(table_rows, column, metric, year, page_text)
+    return out
+
+
+def _column_totals(rows: Sequence[StoredFact], column: int, metric: str, year: int,
+                   page_text: Callable[[int, int], str] | None) -> list[PartsTable]:
+    """The totals of one column of a table (a table may print several amounts side by side: net sales and PP&E by
+    region) with their parts, and the year before from the column beside it."""
+    out: list[PartsTable] = []
+    now = sorted((s for s in rows if s.fact.period.fiscal_year == year and s.fact.column == column),
+                 key=lambda s: s.fact.char_start)
+    beside = [[s for s in rows if s.fact.period.fiscal_year == year - 1 and s.fact.column == c]
+              for c in (column + 1, column - 1)]
+    before = {(s.fact.parent, s.fact.label): s for s in max(beside, key=len)}
+    for k, total in enumerate(now):
+        label = total.fact.label
+        named = find_metrics(label)
+        if _NOT_AN_AMOUNT.search(label) or abs(total.fact.scaled_value) < 1e6 or (named and metric not in named):
+            continue
+        if not named and not (total.fact.is_total or label.lower().startswith("total")
+                              or label.lower().strip(" :") in _parts_data()["totals"]["words"]):
+            continue  # ("Worldwide", "Consolidated": the whole of the rows above)
+        above = now[:k]
+        # a nested table: each group's total above it (its last total line), groups other than the total's own
+        groups: dict[str, StoredFact] = {}
+        for s in above:
+            if s.fact.is_total and s.fact.parent and s.fact.parent != total.fact.parent:
+                groups[s.fact.parent] = s
+        # a flat table: the rows just above it under its heading, up to a total or another heading
+        flat: list[StoredFact] = []
+        for s in reversed(above):
+            if s.fact.is_total or s.fact.parent != total.fact.parent:
+                break
+            flat.insert(0, s)
+        for found in (list(groups.values()), flat):
+            if not _adds_up(found, total):
+                continue
+            head = ""
+            if page_text is not None:  # the lines printed just above the table's first row: its headings
+                text = page_text(total.filing_id, total.fact.page_index)
+                start = min(now[0].fact.char_start, found[0].fact.char_start)
+                lines = [x for x in text[max(0, start - _HEAD_CHARS):start].splitlines() if x.strip()]
+                head = "\n".join(lines[-_HEAD_LINES:])
+            # a total that names no amount: the nearest heading above the table that names one must name it
+            nearest = next((m for line in reversed(head.splitlines()) if (m := find_metrics(line))), ())
+            if not named and metric not in nearest:
+                break
+            out.append(PartsTable(total, tuple(
+                Part(_name(s), s, before.get((s.fact.parent, s.fact.label))) for s in found), head))
+            break
+    return out
+
+
+@lru_cache(maxsize=1)
+def _parts_data() -> dict:
+    return tomllib.loads((RESOURCES_DIR / "reader" / "parts.toml").read_text(encoding="utf-8"))
+
+
+def _not_a_part() -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, _parts_data()["not_parts"]["words"])) + ")", re.IGNORECASE)
+
+
+def _kind_words(noun: str) -> tuple[str, ...]:
+    """The words a page may name the parts asked by (``resources/reader/parts.toml``): those of every kind a word of
+    the question's noun belongs to ("geographic segments": a region's and a segment's)."""
+    noun = noun.lower()
+    return tuple(w for words in _parts_data()["kinds"].values()
+                 if any(re.search(rf"\b{re.escape(w)}", noun) for w in words) for w in words)
+
+
+def _growth(p: Part) -> float | None:
+    if p.before is None or p.before.fact.scaled_value == 0:
+        return None
+    return (p.now.fact.scaled_value / p.before.fact.scaled_value - 1) * 100
+
+
+def _ref(name: str, s: StoredFact) -> FactInputRef:
+    f = s.fact
+    return FactInputRef(name, f.label, s.id, s.doc_name, f.page_index, s.chunk_id, f.row, f.period.label, f.printed,
+                        f.scale, f.scaled_value, "a part of the total it adds up to", s.printed_folio)
+
+
+def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual: dict[int, int],
+                 year: int) -> AnswerResult | None:
+    """The answer to a choice among a total's parts (``plan.status == "parts"``) from the company's annual report
+    for ``year`` (``annual``: filing id -> fiscal year of its 10-Ks), or None when it prints no table of the asked
+    amount's parts (the written answer reads the filing instead)."""
+    metric = plan.tree.name if plan.tree is not None else ""
+    filing_ids = [fid for fid, fy in annual.items() if fy == year]
+    if not metric or not filing_ids:
+        return None
+    tables = parts_tables(library.facts(filing_ids=filing_ids, trailing=False), metric, year, library.page_text)
+    growth = plan.measure == "growth"
+
+    def usable(t: PartsTable) -> bool:
+        return not growth or all(_growth(p) is not None for p in t.parts)
+
+    words = _kind_words(plan.parts)
+
+    def named(t: PartsTable) -> bool:  # the page names the parts asked ("segment", "region", "geographic")
+        text = library.page_text(t.total.filing_id, t.total.fact.page_index)
+        return bool(words) and re.search(r"\b(?:" + "|".join(map(re.escape, words)) + ")", text, re.IGNORECASE) is not None
+
+    tables = [t for t in tables if usable(t) and named(t)]
+    if not tables:
+        return None
+    regions = set(words) & set(_parts_data()["kinds"]["region"])
+
+    def own(t: PartsTable) -> int:  # the table itself (its total, headings) names the parts asked (2), segments (1)
+        if regions and any(names_a_geography(p.name) for p in t.parts):
+            return 2  # regions asked: parts named by geography ("Americas", "MGM China")
+        text = " ".join([t.total.fact.label, t.head, *(p.now.fact.parent for p in t.parts)])
+        for score, said in ((2, words), (1, ("segment",))):
+            if re.search(r"\b(?:" + "|".join(map(re.escape, said)) + ")", text, re.IGNORECASE):
+                return score
+        return 0
+
+    # the table that names them, of the largest total (the whole company's, not one segment's lines), most parts
+    table = max(tables, key=lambda t: (own(t), abs(t.total.fact.scaled_value), len(t.parts),
+                                       -t.total.fact.page_index))
+    excluded = [e.lower() for e in plan.excluded]
+    parts = [p for p in table.parts if not any(e in p.name.lower() for e in excluded)
+             and not _not_a_part().search(p.name)]
+    if len(parts) < 2:
+        return None
+    value = {p.name: (_growth(p) if growth else p.now.fact.scaled_value / 1e6) or 0.0 for p in parts}
+    pick = (max if plan.choice == "largest" else min)(parts, key=lambda p: value[p.name])
+
+    def said(p: Part) -> str:
+        if not growth:
+            return format_value(value[p.name], "USD millions", intent.decimals)
+        assert p.before is not None
+        return (f"{value[p.name]:+.2f}% ({format_value(p.before.fact.scaled_value / 1e6, 'USD millions', None)} in "
+                f"FY{year - 1} to {format_value(p.now.fact.scaled_value / 1e6, 'USD millions', None)} in FY{year})")
+
+    what = f"{metric} growth against the year before" if growth else metric
+    end = "highest" if plan.choice == "largest" else "lowest"
+    t = table.total
+    left = f"; left out as asked: {', '.join(plan.excluded)}" if plan.excluded else ""
+    text = (f"{pick.name}: {what} {said(pick)}, the {end} of the {len(parts)} parts of "
+            f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, FY{year}), which they add "
+            f"up to{left}. "
+            + "; ".join(f"{p.name}: {said(p)}" for p in parts) + ".")
+    refs = tuple(_ref(p.name, s) for p in parts for s in (p.now, p.before) if s is not None) + (_ref("total", t),)
+    cited = (Citation(1, t.chunk_id, t.doc_name, t.fact.page_index, t.fact.row, t.printed_folio),) \
+        if t.chunk_id is not None else ()
+    unit = "percent" if growth else "USD millions"
+    return AnswerResult("answered", text, value[pick.name], unit, method="facts", citations=cited, inputs=refs,
+                        reasoning=f"the {plan.parts or 'parts'} read as the {len(table.parts)} parts of "
+                                  f"'{t.fact.label}' that add up to it; {plan.words}, computed from statement facts "
+                                  "without a model call")

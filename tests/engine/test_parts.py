@@ -1,0 +1,124 @@
+"""A choice among the parts of a total the filing prints (engine.answer.parts): "which segment had the lowest net
+sales", "which region had the biggest drop", on a generated 10-K whose segment note prints net sales and operating
+income by segment, whose geographic note prints net sales by country ("Worldwide") beside property, plant and
+equipment by country, and whose product-line table's rows do not add up to its total."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.records import ColumnPeriod, StatementFact, StoredFact
+
+SEGMENTS = {"Industrial": (5200, 4800, 1100, 1000), "Healthcare": (2100, 2300, 300, 420), "Consumer": (1700, 1400, 400, 280)}
+REGIONS = {"United States": (5000, 4700), "China": (2500, 2200), "Germany": (1500, 1600)}
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001, ANN201
+    from engine.indexing import sync_indexes
+    from engine.ingest import ingest
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from engine.store import Library
+    from tests.engine.test_identity import add_table_page, write_cover_pdf
+
+    tmp = tmp_path_factory.mktemp("parts")
+    pdf = write_cover_pdf(tmp / "f" / "ACMEIND_2023_10K.pdf", name="ACME INDUSTRIES INC", form="10-K",
+                          period_text="December 31, 2023")
+    add_table_page(pdf, [("Consolidated Statements of Operations", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Net sales", "9,000", "8,500"), ("Cost of sales", "(5,400)", "(5,100)"),
+                         ("Gross profit", "3,600", "3,400"), ("Selling, general and administrative", "(1,800)", "(1,700)"),
+                         ("Operating income", "1,800", "1,700"), ("Income before income taxes", "1,700", "1,600"),
+                         ("Net income", "1,300", "1,250")])
+    rows = [("Note 12 - Segment information", "", ""), ("Net sales by reportable segment", "", ""),
+            ("(in millions)", "2023", "2022")]
+    rows += [(name, f"{v[0]:,}", f"{v[1]:,}") for name, v in SEGMENTS.items()] + [("Total net sales", "9,000", "8,500")]
+    rows += [("Operating income by segment", "", "")]
+    rows += [(name, f"{v[2]:,}", f"{v[3]:,}") for name, v in SEGMENTS.items()]
+    rows += [("Total operating income", "1,800", "1,700")]
+    add_table_page(pdf, rows)
+    geo = [("Note 13 - Geographic information", "", ""), ("Net sales by geographic area", "", ""),
+           ("(in millions)", "2023", "2022")]
+    geo += [(name, f"{v[0]:,}", f"{v[1]:,}") for name, v in REGIONS.items()] + [("Worldwide", "9,000", "8,500")]
+    # another amount by country under its own heading: its total names no amount, the heading above it does
+    geo += [("Property, plant and equipment - net", "", ""), ("(in millions)", "2023", "2022"),
+            ("United States", "6,900", "6,800"), ("China", "300", "250"), ("Total Company", "7,200", "7,050")]
+    add_table_page(pdf, geo)
+    # rows that do not add up to the total printed under them: not its parts
+    add_table_page(pdf, [("Net sales by product line", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Widgets", "3,000", "2,900"), ("Gadgets", "2,000", "2,100"), ("Net sales", "9,000", "8,500")])
+    settings = Settings(home=tmp / "lib", ingest={"workers": 1})
+    library = Library(settings.home)
+    ingest(library, [tmp / "f"], settings)
+    sync_indexes(library, settings, embedder)
+    return build_pipeline(settings, library, Models(embedder))  # no chat model: the facts decide, or nothing does
+
+
+def _growth(name: str, col: int, table: dict = SEGMENTS) -> float:
+    v = table[name]
+    return (v[col] / v[col + 1] - 1) * 100
+
+
+@pytest.mark.parametrize(("question", "winner", "value", "page"), [
+    ("Which segment had the lowest net sales for Acme Industries in FY2023?", "Consumer", 1700.0, 4),
+    ("Which of Acme Industries' reportable segments generated the most revenue in FY2023?", "Industrial", 5200.0, 4),
+    ("Which region had the biggest drop in sales for Acme Industries in FY2023?", "Germany",
+     _growth("Germany", 0, REGIONS), 5),
+    ("Which country contributed the most net sales for Acme Industries in FY2023?", "United States", 5000.0, 5),
+    ("In which reportable segment did Acme Industries' operating income grow the most in FY2023?", "Consumer",
+     _growth("Consumer", 2), 4),
+    ("Which segment had the weakest operating income performance at Acme Industries in FY2023?", "Healthcare",
+     _growth("Healthcare", 2), 4),
+    ("Excluding Industrial, which segment of Acme Industries had the highest revenue in FY2023?", "Healthcare",
+     2100.0, 4),
+    ("Which segment of Acme Industries has the highest operating income?", "Industrial", 1100.0, 4),  # latest 10-K
+])
+def test_the_part_chosen_is_computed_from_the_parts_that_add_up_to_the_total(pipeline, question, winner, value,
+                                                                             page) -> None:  # noqa: ANN001
+    run = pipeline.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
+    text = run.answer.text
+    assert text.startswith(f"{winner}: ") and run.answer.value == pytest.approx(value, rel=1e-6), text
+    assert "which they add up to" in text and f"ACMEIND_2023_10K p. {page}" in text, text
+    names = REGIONS if page == 5 else SEGMENTS
+    shown = [name for name in names if f"{name}: " in text]
+    assert shown == ([n for n in names if n != "Industrial"] if question.startswith("Excluding") else list(names))
+    assert run.answer.citations and run.answer.citations[0].page_index == page - 1
+
+
+def test_rows_that_do_not_add_up_to_the_total_are_not_its_parts(pipeline) -> None:  # noqa: ANN001
+    """The product lines print 5,000 of 9,000: no choice is computed from them (without a chat model no answer)."""
+    run = pipeline.run("Which product line had the highest net sales for Acme Industries in FY2023?", store=False)
+    assert run.answer.value is None and run.answer.method != "facts", run.answer
+    assert "prints no table whose product line rows add up" in run.answer.reason or run.status == "failed"
+
+
+def _fact(n: int, label: str, parent: str, value: float, year: int, total: bool = False) -> StoredFact:
+    return StoredFact(n, 1, "X_2022_10K", None, StatementFact(
+        3, "table", "Year Ended December 31,", label, parent, total, 0 if year == 2022 else 1,
+        ColumnPeriod(str(year), year, None, 12), f"{value:,.0f}", value, "thousands", "USD", n * 10, n * 10 + 5))
+
+
+def test_a_nested_table_s_group_totals_are_the_parts() -> None:
+    """Each segment's lines and its unlabelled total, then the total of the segments: the group totals are the parts
+    (their lines are not), checked against the total they add up to."""
+    from engine.answer.parts import parts_tables
+
+    rows, n = [], 0
+    for name, lines in (("Strip", (2104, 2729)), ("Regional", (2901, 284)), ("China", (567, 43))):
+        for year, scale in ((2022, 1.0), (2021, 0.5)):
+            for k, v in enumerate(lines):
+                n += 1
+                rows.append(_fact(n, ("Casino", "Rooms")[k], name, v * scale, year))
+            n += 1
+            rows.append(_fact(n, f"{name} (unlabeled total)", name, sum(lines) * scale, year, total=True))
+    for year, scale in ((2022, 1.0), (2021, 0.5)):
+        n += 1
+        rows.append(_fact(n, "Reportable segment net revenues", "", (4833 + 3185 + 610) * scale, year))
+    (table,) = parts_tables(rows, "revenue", 2022)
+    assert [p.name for p in table.parts] == ["Strip", "Regional", "China"]
+    assert [p.now.fact.value for p in table.parts] == [4833, 3185, 610]
+    assert all(p.before is not None and p.before.fact.value == p.now.fact.value / 2 for p in table.parts)
+    assert parts_tables(rows, "operating income", 2022) == []  # no total names it

@@ -71,7 +71,7 @@ def parts_tables(facts: Sequence[StoredFact], metric: str, year: int,
     dollars, not a change or a rate ("Total sales change" is none)."""
     tables: dict[tuple[int, int, str], list[StoredFact]] = {}
     for s in facts:
-        if s.fact.unit == "USD" and s.fact.period.months in (None, 12):
+        if s.fact.unit == "USD" and s.fact.period.months in (None, 0, 12):  # (0: a balance, at the year end)
             tables.setdefault((s.filing_id, s.fact.page_index, s.fact.title), []).append(s)
     out: list[PartsTable] = []
     for table_rows in tables.values():
@@ -110,7 +110,20 @@ def _column_totals(rows: Sequence[StoredFact], column: int, metric: str, year: i
             if s.fact.is_total or s.fact.parent != total.fact.parent:
                 break
             flat.insert(0, s)
-        for found in (list(groups.values()), flat):
+        # a table of both: lines under the total's own heading and groups with their totals ("Total cash and cash
+        # equivalents" among the assets), back to the previous total of the total's own heading
+        mixed: list[StoredFact] = []
+        seen: set[str] = set()
+        for s in reversed(above):
+            same = s.fact.parent == total.fact.parent
+            if same and s.fact.is_total:
+                break
+            if same:
+                mixed.insert(0, s)
+            elif s.fact.parent and s.fact.parent not in seen and s.fact.is_total:
+                seen.add(s.fact.parent)
+                mixed.insert(0, s)
+        for found in (list(groups.values()), flat, mixed):
             if not _adds_up(found, total):
                 continue
             head = ""
@@ -215,7 +228,8 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
     end = "highest" if plan.choice == "largest" else "lowest"
     t = table.total
     left = f"; left out as asked: {', '.join(plan.excluded)}" if plan.excluded else ""
-    text = (f"{pick.name}: {what} {said(pick)}, the {end} of the {len(parts)} parts of "
+    lead = f"{what} {said(pick)}" if growth else f"{said(pick)} of {what}"
+    text = (f"{pick.name}: {lead}, the {end} of the {len(parts)} parts of "
             f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, FY{year}), which they add "
             f"up to{left}. "
             + "; ".join(f"{p.name}: {said(p)}" for p in parts) + ".")

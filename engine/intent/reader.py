@@ -1007,6 +1007,12 @@ def _stability(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: 
     return replace(plan, judge="band", bar=band, criterion=criterion) if plan.status == "complete" else plan
 
 
+@lru_cache(maxsize=1)
+def _wholes() -> dict[str, str]:
+    """A statement section named as the part asked ("liability") -> the total its lines add up to."""
+    return dict(tomllib.loads((_READER / "parts.toml").read_text(encoding="utf-8"))["wholes"])
+
+
 def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPlan | None:
     """"Which segment had the lowest net revenue", "which region had the worst topline performance", "in which
     reporting segment did sales increase the most, excluding Embedded": a choice among the parts of a total the
@@ -1019,6 +1025,9 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
     best = any(t.kinds & {"MOST", "BEST"} for t in toks)
     worst = any(t.kinds & {"LEAST", "WORST"} for t in toks)
     metrics = list(dict.fromkeys(t.value for t in toks if "METRIC" in t.kinds))
+    if not metrics:  # "the largest liability": a section of a statement, the parts of its total
+        noun = member.text.lower()
+        metrics = [total for stem, total in sorted(_wholes().items(), key=lambda w: -len(w[0])) if stem in noun][:1]
     if best == worst or len(metrics) != 1 or metrics[0] not in catalogue.metrics \
             or catalogue.metrics[metrics[0]].unit != "USD":
         return None  # no superlative, both, or not one amount
@@ -1189,12 +1198,12 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
         phrase = [t for t in phrase if not (t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE)]
     unread = [t.text for t in phrase if t.kinds <= {"WORD", "NAME"}]
     named = [t.value for t in phrase if "METRIC" in t.kinds]
+    parts = None if intent.yes_no else _parts_choice([sentences[n] for n in asked_idx], catalogue)
+    if parts is not None:  # "which segment had the highest revenue", "the largest liability"
+        return parts
     if not phrase or not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
         # no metric of the lexicon named ("how many stores"): not a statement metric; the passages answer it
         return MetricPlan("none", unread=tuple(unread), scope=tuple(scope), note="no metric named")
-    parts = None if intent.yes_no else _parts_choice([sentences[n] for n in asked_idx], catalogue)
-    if parts is not None:
-        return parts
     if scope:
         return MetricPlan("scope", scope=tuple(scope), unread=tuple(unread),
                           note=f"'{' '.join(scope)}' asks for part of the company or its own measure, which the "

@@ -49,6 +49,13 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN00
     # rows that do not add up to the total printed under them: not its parts
     add_table_page(pdf, [("Net sales by product line", "", ""), ("(in millions)", "2023", "2022"),
                          ("Widgets", "3,000", "2,900"), ("Gadgets", "2,000", "2,100"), ("Net sales", "9,000", "8,500")])
+    add_table_page(pdf, [("Consolidated Balance Sheets", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Cash and cash equivalents", "1,200", "1,000"), ("Accounts receivable", "2,300", "2,100"),
+                         ("Inventories", "1,500", "1,400"), ("Total current assets", "5,000", "4,500"),
+                         ("Property, plant and equipment, net", "6,000", "5,800"), ("Total assets", "11,000", "10,300"),
+                         ("Liabilities", "", ""), ("Accounts payable", "1,100", "1,000"),
+                         ("Long-term debt", "3,400", "3,600"), ("Other liabilities", "500", "400"),
+                         ("Total liabilities", "5,000", "5,000"), ("Total shareholders' equity", "6,000", "5,300")])
     settings = Settings(home=tmp / "lib", ingest={"workers": 1})
     library = Library(settings.home)
     ingest(library, [tmp / "f"], settings)
@@ -122,3 +129,15 @@ def test_a_nested_table_s_group_totals_are_the_parts() -> None:
     assert [p.now.fact.value for p in table.parts] == [4833, 3185, 610]
     assert all(p.before is not None and p.before.fact.value == p.now.fact.value / 2 for p in table.parts)
     assert parts_tables(rows, "operating income", 2022) == []  # no total names it
+
+
+@pytest.mark.parametrize(("question", "winner", "value"), [
+    ("What was the largest liability on Acme Industries' balance sheet in FY2023?", "Long-term debt", 3400.0),
+    ("Which current asset of Acme Industries was the largest at the end of FY2023?", "Accounts receivable", 2300.0),
+])
+def test_the_largest_line_of_a_balance_sheet_section(pipeline, question, winner, value) -> None:  # noqa: ANN001
+    """"The largest liability": the lines of the section whose total they add up to, the largest named."""
+    run = pipeline.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
+    assert run.answer.text.startswith(f"{winner}: ") and run.answer.value == pytest.approx(value), run.answer.text
+    assert "ACMEIND_2023_10K p. 7" in run.answer.text

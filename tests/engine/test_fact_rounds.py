@@ -37,8 +37,10 @@ def test_a_definition_written_in_the_question_overrides_the_catalogue(ingested_d
                 "FY2017) / (FY2017 COGS + change in inventory between FY2016 and FY2017).")
     dpo = read_plan(parse_intent(question), catalogue)
     assert dpo.status == "complete" and dpo.unit == "days" and dpo.definitions
-    assert compiled(dpo.tree) == (
-        "((365.0 * ((accounts_payable + accounts_payable_1) / 2)) / (cost_of_revenue + (inventory - inventory_1)))",)
+    assert compiled(dpo.tree) == (  # COGS: the cost of sales line, or its two lines (products, services)
+        "((365.0 * ((accounts_payable + accounts_payable_1) / 2)) / (cost_of_revenue + (inventory - inventory_1)))",
+        "((365.0 * ((accounts_payable + accounts_payable_1) / 2)) / ((cost_of_products + cost_of_services) + "
+        "(inventory - inventory_1)))")
     unknown = read_plan(parse_intent("What was the FY2017 churn? Churn is defined as lost subscribers / total "
                                      "subscribers."), catalogue)
     assert unknown.status != "complete" and unknown.tree is None  # not guessed at: no statement metric is computed

@@ -176,23 +176,26 @@ def test_the_plan_shows_each_leaf_with_the_fact_it_used(ingested_demo, demo_trut
     assert "  not read: —" in lines and "  company: HRBR" in lines and "  periods: FY2023" in lines
     tree = lines[lines.index("  tree:") + 1:]
     assert tree[:2] == ["    inventory turnover", "      ÷"]
-    assert tree[3] == "        average over FY2022, FY2023"
+    # the cost of sales: its first formula used, the second (printed in two lines) shown as not used
+    assert tree[2] == "        cost of goods sold: the first of 2 formulas whose inputs are all found"
+    assert tree[3] == "          formula 1 (used)" and tree[5] == "          formula 2 (not used)"
+    avg = tree.index("        average over FY2022, FY2023")
     for leaf, doc_name, metric, column, period in (
-            (tree[2], "HRBR_2023_10K", "Cost of revenue", "2023", "FY2023"),
-            (tree[4], "HRBR_2023_10K", "Inventories", "2023", "as of 2023-12-31"),
-            (tree[5], "HRBR_2022_10K", "Inventories", "2022", "as of 2022-12-31")):
+            (tree[4], "HRBR_2023_10K", "Cost of revenue", "2023", "FY2023"),
+            (tree[avg + 1], "HRBR_2023_10K", "Inventories", "2023", "as of 2023-12-31"),
+            (tree[avg + 2], "HRBR_2022_10K", "Inventories", "2022", "as of 2022-12-31")):
         t = _printed(demo_truth, doc_name, metric, column)
         assert leaf.split(" ← ")[1] == (f"{metric} | {period} | {t['value']:,.0f} millions | {doc_name} "
                                         f"p. {t['page_index'] + 1}"), leaf
-    assert tree[5].startswith("          inventory @ FY2022 ← ")
+    assert tree[avg + 2].startswith("          inventory @ FY2022 ← ")
 
     assert main(["--home", str(library.home), "runs", "show", run.id]) == 0
     out = capsys.readouterr().out
     assert all(f"   {line}" in out.splitlines() for line in lines)
     data = json.loads(export_run(library, run.id, "json"))
     assert data["plan"] == lines
-    assert "## Plan" in export_run(library, run.id, "md") and tree[5].strip() in export_run(library, run.id, "md")
-    assert tree[5].strip() in export_run(library, run.id, "html")
+    assert "## Plan" in export_run(library, run.id, "md") and tree[avg + 2].strip() in export_run(library, run.id, "md")
+    assert tree[avg + 2].strip() in export_run(library, run.id, "html")
     rows = list(csv.DictReader(io.StringIO(export_run(library, run.id, "csv"))))
     assert rows and all(r["plan"].splitlines() == lines for r in rows)
 

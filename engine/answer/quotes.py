@@ -31,6 +31,7 @@ import numpy as np
 
 from engine.answer.generate import NOT_ANSWERABLE, YEAR, ground_text, passage_numbers, printed_in
 from engine.chunking import is_header_row, is_table_row
+from engine.intent.shape import which_way
 from engine.intent.wordlists import word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
 from engine.pages import page_number
@@ -332,6 +333,9 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         reason = "the quoted evidence does not answer it" + (f": {missing}" if missing else "")
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes", quotes=tuple(quotes),
                                         reason=reason + (f"; searched {searched}" if searched else "")), (call,))
+    # "did it increase or decrease": a sentence that says which has a word of its own
+    offered = which_way(question)
+    unasked = question[:offered.start()] + question[offered.end():] if offered else question
     kept: list[str] = []
     grounds: list[list[int]] = []  # the quotes each kept sentence cites
     refused: list[str] = []
@@ -342,7 +346,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         why = "it says the same as an earlier sentence" if text.lower() in seen else \
             "it gives a yes or no that the statement facts could not compute" if not verdict and re.match(
                 r"(?:yes|no)\b", text, re.IGNORECASE) else \
-            check_sentence(text, [by_number[n] for n in nums], question, known)
+            check_sentence(text, [by_number[n] for n in nums], unasked, known)
         seen.add(text.lower())
         if why or not nums:
             refused.append(f"“{text[:80]}” ({why or 'it cites no quote'})")

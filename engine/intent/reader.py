@@ -40,7 +40,7 @@ from lark.exceptions import LarkError
 
 from engine.intent.issuers import issuer_spans
 from engine.intent.periods import period_spans
-from engine.intent.shape import core_question, is_numeric
+from engine.intent.shape import core_question, is_numeric, which_way
 from engine.intent.wordlists import word_list
 from engine.records import AnswerResult, IssuerRef, MetricPlan, PlanNode, QueryIntent
 from engine.settings import RESOURCES_DIR
@@ -1185,7 +1185,8 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     phrase = [t for t in phrase if not ("SCOPE" in t.kinds and "METRIC" not in t.kinds)]
     phrase = _substitute(phrase, names)
     among = _year_choice([sentences[n] for n in asked_idx], years)
-    judged = _judgement(phrase) if intent.yes_no and among is None else None
+    asks_which_way = which_way(text) is not None  # "did it increase or decrease": a judgement, not a yes or no
+    judged = _judgement(phrase) if (intent.yes_no or asks_which_way) and among is None else None
     if judged is not None:  # "does it have an improving gross margin": the metric, and the test it is put to
         phrase = judged.rest
         if judged.quality and not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):

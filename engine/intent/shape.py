@@ -9,8 +9,11 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Sequence
+from functools import lru_cache
 
+from engine.settings import RESOURCES_DIR
 from engine.vocab.lexicon import _DERIVED, find_metrics
 
 _ABBREV = frozenset({"inc", "co", "corp", "ltd", "vs", "no", "etc", "jr", "sr", "st", "mr", "ms", "dr",
@@ -87,10 +90,29 @@ def _clause_numeric(clause: str) -> bool:
     return bool(_NUM_LEAD.match(lead) and (find_metrics(lead) or _NUM_NOUN.search(lead)))
 
 
+@lru_cache(maxsize=1)
+def _which_way() -> re.Pattern[str]:
+    """Two directions offered as the answer ("increase or decrease", "go up or down", "rise or fall"): the
+    vocabulary's UP and DOWN words (``resources/reader/vocabulary.toml``), either way round, and its EITHER words."""
+    data = tomllib.loads((RESOURCES_DIR / "reader" / "vocabulary.toml").read_text(encoding="utf-8"))
+
+    def alt(kind: str) -> str:
+        return "|".join(f.replace(" ", r"[\s-]+") for f in sorted(data[kind]["forms"], key=len, reverse=True))
+
+    up, down, either = alt("UP"), alt("DOWN"), alt("EITHER")
+    return re.compile(rf"\b(?:(?:{up})\s+or\s+(?:{down})|(?:{down})\s+or\s+(?:{up})|{either})\b", re.IGNORECASE)
+
+
+def which_way(text: str) -> re.Match[str] | None:
+    """Where a question offers two directions as its answer ("did it increase or decrease"), or None."""
+    return _which_way().search(text)
+
+
 def is_yes_no(core: str) -> bool:
-    """Whether the asked question opens as a yes/no question ("Does …", "Is …", "Has …", "Did …")."""
+    """Whether the asked question opens as a yes/no question ("Does …", "Is …", "Has …", "Did …") and does not
+    offer its answer's alternatives ("Did it increase or decrease?" asks which way)."""
     clauses = [c for c in _CLAUSE_SPLIT.split(core) if c.strip()]
-    return bool(clauses) and _YESNO.match(_lead(clauses[0])) is not None
+    return bool(clauses) and _YESNO.match(_lead(clauses[0])) is not None and which_way(clauses[0]) is None
 
 
 def is_numeric(core: str, asks_format: bool) -> bool:

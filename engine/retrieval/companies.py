@@ -194,7 +194,7 @@ def resolve_latest(intent: QueryIntent, library: Library) -> tuple[QueryIntent, 
     such filing the library holds for it: the intent then names that period, and the note says which filing was
     taken. Unchanged ("" note) when a period is named, no company is, or none of its filings is of that kind."""
     latest = [t for t in intent.temporal if t in ("latest quarter", "latest year")]
-    judged = intent.plan is not None and (bool(intent.plan.judge) and intent.yes_no or intent.plan.status == "parts")
+    judged = intent.plan is not None and (bool(intent.plan.judge) or intent.plan.status == "parts")
     if not latest and judged:  # "does it have an improving gross margin?", "which segment has the highest revenue":
         latest = ["latest year"]  # of the company as it is now
     if not latest or not intent.issuers or intent.fiscal_years or intent.quarters:

@@ -205,3 +205,22 @@ def test_a_verdict_on_quotes_about_something_else_is_not_given():
     assert on.text.startswith("Yes. ACME is a defendant"), on
     said = run(lawsuits, "yes", "Yes. ACME is a defendant in lawsuits.", "Is ACME a defendant in lawsuits?")
     assert not said.text.startswith("Yes. ACME is a defendant in lawsuits") and "restates" in said.reason, said
+
+
+def test_a_question_of_two_directions_is_answered_with_one_not_with_yes():
+    """"Did wages as a percent of sales increase or decrease?": not a yes/no question (no verdict is asked of the
+    model); a sentence that says which way stands, though every word of it is in the question."""
+    from engine.intent import parse_intent
+
+    text = "Wages expense as a percent of net sales increased to 9.8% from 9.5% in fiscal 2023 due to higher wage rates."
+    question = "Did ACME's wages expense as a percent of net sales increase or decrease in FY2023?"
+    intent = parse_intent(question)
+    assert not intent.yes_no
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        return {"sentences": [{"text": "Wages expense as a percent of net sales increased in FY2023.", "quotes": [1]}],
+                "insufficient": False}
+
+    chat = ScriptedChat(script)
+    got = answer_from_quotes(question, intent, [_passage(text)], None, chat, AnswerSettings(), PromptSettings()).result
+    assert got.text == "Wages expense as a percent of net sales increased in FY2023. [1]", got

@@ -53,6 +53,7 @@ _BULLET = re.compile(r"^\s*[•●▪◦■\-–]\s+")
 _MIN_CHARS = 40
 _MAX_CHARS = 600
 _SUPPORT = 0.5  # share of a sentence's own words its quotes must print
+_OWN_CHECKED = 2  # from how many words of its own (content words not in the question) a sentence's are checked
 _RRF_K = 60
 _HEADLINE_WORDS = 12
 _VERDICT_WORDS = frozenset({"yes", "no", "not", "inde"})  # stems: a verdict's words are not content
@@ -295,7 +296,10 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
     own = _stems(text) - _stems(question) - _VERDICT_WORDS
     if not own:
         return "it restates the question and adds nothing a quote prints"
-    if len(own) >= 3:
+    # its own words are content words (no function word counts), so even two must be in its quotes: "The
+    # discussion provides information about the rate" says nothing its quotes print (one word of its own beside the
+    # question's and a figure — "the margin moved to 22.4%" — is the figure's sentence; the figure is checked above)
+    if len(own) >= _OWN_CHECKED:
         quoted: set[str] = set()
         for q in cited:
             quoted |= _stems(q.text)

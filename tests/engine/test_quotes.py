@@ -224,3 +224,13 @@ def test_a_question_of_two_directions_is_answered_with_one_not_with_yes():
     chat = ScriptedChat(script)
     got = answer_from_quotes(question, intent, [_passage(text)], None, chat, AnswerSettings(), PromptSettings()).result
     assert got.text == "Wages expense as a percent of net sales increased in FY2023. [1]", got
+
+
+def test_a_sentence_of_few_words_of_its_own_still_needs_them_in_its_quotes():
+    """"The tax discussion in the notes provides information about the tax rate": two words of its own
+    (provides, information), neither printed by its quote: refused; one that its quote prints stands."""
+    quote = _quote("Our quarterly tax provision is subject to significant variation due to several factors.")
+    question = "How does the effective tax rate compare with the tax discussion in the notes?"
+    assert "none of the quotes" in check_sentence(
+        "The tax discussion in the notes provides information about the effective tax rate.", [quote], question)
+    assert check_sentence("The quarterly tax provision is subject to variation.", [quote], question) == ""

@@ -225,9 +225,10 @@ class MetricPlan:
     bar: float | None = None
     criterion: str = ""
     # status "parts": a choice among the parts of a total the filing prints ("which segment had the highest
-    # revenue"): the part's noun as written ("segment", "region"), "value" or "growth" (against the year before),
-    # and the parts the question leaves out ("excluding Embedded")
+    # revenue"): the part's noun as written ("segment", "region"), the kinds it names (resources/reader/parts.toml),
+    # "value" or "growth" (against the year before), and the parts the question leaves out ("excluding Embedded")
     parts: str = ""
+    part_kinds: tuple[str, ...] = ()
     measure: str = ""
     excluded: tuple[str, ...] = ()
 

@@ -20,6 +20,7 @@ from itertools import product
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, run_program
 from engine.answer.generate import NOT_ANSWERABLE, format_value
 from engine.intent.reader import asks_a_number, dimension_of, plan_words, read_plan
+from engine.pages import cite
 from engine.records import (
     AnswerResult,
     Citation,
@@ -442,16 +443,13 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
             raise ProgramFailed(f"the formula gave {value!r}, not a number")
         return program, float(value)
 
-    unit = "percent" if plan.mode in ("growth", "cagr") else plan.metric.unit
-    if plan.mode == "series" and unit != "percent":
-        unit = "percent"  # a move in percent of the metric (a rate's is in points, below)
-    scale = "millions"
-    if unit == "USD":
-        scale = (unit_hint or "").removeprefix("USD ").strip()
-        if scale not in SCALE_FACTORS:
-            scale = "millions"
+    unit = "percent" if plan.mode in ("growth", "cagr", "series") else plan.metric.unit  # (series: a move's)
+    scale = (unit_hint or "").removeprefix("USD ").strip()
+    if scale not in SCALE_FACTORS:
+        scale = "millions"
 
-    def shown(value: float) -> tuple[float, str, str]:
+    def shown(value: float, unit: str = unit) -> tuple[float, str, str]:
+        """A value as the answer states it: an amount in the scale asked (else USD millions)."""
         shown_unit = unit
         if unit == "USD":
             value, shown_unit = value / SCALE_FACTORS[scale], f"USD {scale}"
@@ -465,8 +463,7 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
             shown_unit, text = "percentage points", f"{value:.{2 if decimals is None else decimals}f} percentage points"
         text += f" (from {shown(old)[2]} in {_when(plan, plan.span)} to {shown(new)[2]} in {_when(plan, 0)})"
     if plan.mode == "series":  # each year's value, then the largest move between two of them
-        each = replace(plan, mode="value")
-        years = [f"FY{plan.fiscal_year - b} {_shown_value(each, run(at[b])[1], unit_hint, decimals)}"
+        years = [f"FY{plan.fiscal_year - b} {shown(run(at[b])[1], plan.metric.unit)[2]}"
                  for b in reversed(range(plan.span + 1))]
         moved = "percentage points" if plan.metric.unit == "percent" else "percent"
         shown_unit = "percentage points" if plan.metric.unit == "percent" else "percent"
@@ -482,16 +479,6 @@ def _when(plan: FactPlan, back: int) -> str:
     if back == 0:
         return f"the {plan.flow_months} months to {plan.quarter_end}"
     return f"the same {plan.flow_months} months of FY{plan.fiscal_year - back}"
-
-
-def _shown_value(plan: FactPlan, value: float, unit_hint: str | None, decimals: int | None) -> str:
-    """One value of the metric as an answer states it (an amount in the scale asked, else USD millions)."""
-    unit = plan.metric.unit
-    if unit == "USD":
-        scale = (unit_hint or "").removeprefix("USD ").strip()
-        scale = scale if scale in SCALE_FACTORS else "millions"
-        return format_value(value / SCALE_FACTORS[scale], f"USD {scale}", decimals)
-    return format_value(value, None if unit == "ratio" else unit, decimals)
 
 
 def _choose(plan: FactPlan, got: Gathered, intent: QueryIntent) -> Computed:
@@ -541,6 +528,17 @@ def not_reported(plan: FactPlan, library: Library, catalogue: Catalogue) -> Answ
     with the statement's page and some of its rows, so the analyst sees what it reports instead."""
     if plan.mode == "choice" or plan.quarter_end is not None:
         return None
+    read: dict[tuple[str, str, int], list[StoredFact]] = {}
+
+    def statement_rows(item: LineItem, year: int) -> list[StoredFact]:
+        """The rows of the item's statement in the year's own annual report (read once per statement and year)."""
+        key = (item.statement, item.kind, year)
+        if key not in read:
+            read[key] = [s for s in library.facts(filing_ids=list(plan.filing_ids), fiscal_year=year,
+                                                  months=_months(item), trailing=False)
+                         if s.fact.statement == item.statement and plan.annual_years.get(s.filing_id) == year]
+        return read[key]
+
     absent: dict[str, tuple[LineItem, int]] = {}
     for formula in plan.metric.formulas:
         lacking = None
@@ -550,9 +548,7 @@ def not_reported(plan: FactPlan, library: Library, catalogue: Catalogue) -> Answ
                 year = plan.fiscal_year - term.back
                 if item.printed_as is None or item.optional:
                     continue
-                rows = [s for s in library.facts(filing_ids=list(plan.filing_ids), fiscal_year=year,
-                                                 months=_months(item), trailing=False)
-                        if s.fact.statement == item.statement and plan.annual_years.get(s.filing_id) == year]
+                rows = statement_rows(item, year)
                 labels = {s.fact.label for s in rows}
                 if len(labels) < _READ_ROWS or any(item.printed_as.search(label) for label in labels) or any(
                         s.fact.concept in item.concepts for s in rows):
@@ -566,9 +562,7 @@ def not_reported(plan: FactPlan, library: Library, catalogue: Catalogue) -> Answ
         absent.setdefault(lacking[0].name, lacking)
     items = list(absent.values())
     item, year = items[0]
-    rows = [s for s in library.facts(filing_ids=list(plan.filing_ids), fiscal_year=year, months=_months(item),
-                                     trailing=False)
-            if s.fact.statement == item.statement and plan.annual_years.get(s.filing_id) == year]
+    rows = statement_rows(item, year)
     by_page: dict[tuple[int, int], list[StoredFact]] = {}
     for r in rows:
         by_page.setdefault((r.filing_id, r.fact.page_index), []).append(r)
@@ -579,12 +573,13 @@ def not_reported(plan: FactPlan, library: Library, catalogue: Catalogue) -> Answ
                plan.company)
     lines = " or ".join(i.words for i, _ in items)
     text = (f"{plan.metric.name[:1].upper()}{plan.metric.name[1:]} is not a meaningful measure for {who} "
-            f"as it reports: it needs {lines}, and its {item.statement} for FY{year} ({first.doc_name} p. "
-            f"{first.fact.page_index + 1}) prints no such line. Its rows include: "
+            f"as it reports: it needs {lines}, and its {item.statement} for FY{year} "
+            f"({cite(first.doc_name, first.fact.page_index, first.printed_folio)}) prints no such line. Its rows "
+            f"include: "
             f"{'; '.join(shown[:8])}{' …' if len(shown) > 8 else ''}.")
-    cite = (Citation(1, first.chunk_id, first.doc_name, first.fact.page_index, first.fact.row, first.printed_folio),) \
-        if first.chunk_id is not None else ()
-    return AnswerResult("answered", text, method="facts", citations=cite,
+    cited = (Citation(1, first.chunk_id, first.doc_name, first.fact.page_index, first.fact.row,
+                      first.printed_folio),) if first.chunk_id is not None else ()
+    return AnswerResult("answered", text, method="facts", citations=cited,
                         reason=f"not reported: {who}'s {item.statement} prints no {lines}")
 
 

@@ -151,14 +151,6 @@ def _not_a_part() -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(map(re.escape, _parts_data()["not_parts"]["words"])) + ")", re.IGNORECASE)
 
 
-def _kind_words(noun: str) -> tuple[str, ...]:
-    """The words a page may name the parts asked by (``resources/reader/parts.toml``): those of every kind a word of
-    the question's noun belongs to ("geographic segments": a region's and a segment's)."""
-    noun = noun.lower()
-    return tuple(w for words in _parts_data()["kinds"].values()
-                 if any(re.search(rf"\b{re.escape(w)}", noun) for w in words) for w in words)
-
-
 def _growth(p: Part) -> float | None:
     if p.before is None or p.before.fact.scaled_value == 0:
         return None
@@ -180,22 +172,23 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
     filing_ids = [fid for fid, fy in annual.items() if fy == year]
     if not metric or not filing_ids:
         return None
-    tables = parts_tables(library.facts(filing_ids=filing_ids, trailing=False), metric, year, library.page_text)
+    page_text = lru_cache(maxsize=None)(library.page_text)  # (each page read once: tables share pages)
+    tables = parts_tables(library.facts(filing_ids=filing_ids, trailing=False), metric, year, page_text)
     growth = plan.measure == "growth"
 
     def usable(t: PartsTable) -> bool:
         return not growth or all(_growth(p) is not None for p in t.parts)
 
-    words = _kind_words(plan.parts)
+    words = tuple(w for kind in plan.part_kinds for w in _parts_data()["kinds"][kind])  # (the reader's kinds)
 
     def named(t: PartsTable) -> bool:  # the page names the parts asked ("segment", "region", "geographic")
-        text = library.page_text(t.total.filing_id, t.total.fact.page_index)
+        text = page_text(t.total.filing_id, t.total.fact.page_index)
         return bool(words) and re.search(r"\b(?:" + "|".join(map(re.escape, words)) + ")", text, re.IGNORECASE) is not None
 
     tables = [t for t in tables if usable(t) and named(t)]
     if not tables:
         return None
-    regions = set(words) & set(_parts_data()["kinds"]["region"])
+    regions = "region" in plan.part_kinds
 
     def own(t: PartsTable) -> int:  # the table itself (its total, headings) names the parts asked (2), segments (1)
         if regions and any(names_a_geography(p.name) for p in t.parts):

@@ -1008,9 +1008,20 @@ def _stability(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: 
 
 
 @lru_cache(maxsize=1)
+def _parts_toml() -> dict:
+    return tomllib.loads((_READER / "parts.toml").read_text(encoding="utf-8"))
+
+
 def _wholes() -> dict[str, str]:
     """A statement section named as the part asked ("liability") -> the total its lines add up to."""
-    return dict(tomllib.loads((_READER / "parts.toml").read_text(encoding="utf-8"))["wholes"])
+    return dict(_parts_toml()["wholes"])
+
+
+def _part_kinds(noun: str) -> tuple[str, ...]:
+    """The kinds of parts (``resources/reader/parts.toml`` [kinds]) a question's noun names: "geographic segments"
+    names a region and a segment, "reporting unit" a segment."""
+    return tuple(kind for kind, words in _parts_toml()["kinds"].items()
+                 if any(re.search(rf"\b{re.escape(w)}", noun, re.IGNORECASE) for w in words))
 
 
 def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPlan | None:
@@ -1050,7 +1061,8 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
     words = f"the {member.text.lower()} with the {end} {name}{' growth against the year before' if growth else ''}"
     return MetricPlan("parts", tree, "percent" if growth else "USD", words, read=(f"{member.text}: the parts of a "
                       f"total the filing prints", f"{name}: {_metric_words(tree, catalogue)}"), choice=end,
-                      parts=member.text.lower(), measure="growth" if growth else "value", excluded=tuple(excluded))
+                      parts=member.text.lower(), part_kinds=_part_kinds(member.text), measure="growth" if growth
+                      else "value", excluded=tuple(excluded))
 
 
 _COMPARATIVE = frozenset({"MOST", "LEAST", "UP", "DOWN", "ABOVE", "BELOW"})  # "higher", "lower", "more", "less"

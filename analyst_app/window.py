@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog, QDialogButtonBox, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox, QTabWidget,
@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
 
         self.library_view = LibraryView(self.ctx)
         self.ask_view = AskView(self.ctx, self.viewer)
+        self._prepared = False  # the question path is built once the window is first shown
         self.inspect_view = InspectView()
         self.history_view = HistoryView(self.ctx)
         self.evaluate_view = EvaluateView(self.ctx)
@@ -439,6 +440,12 @@ class MainWindow(QMainWindow):
         for name in self._SPLITTERS:
             s.setValue(f"splitters/{name}", self._splitter(name).saveState())
         s.sync()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if not self._prepared:  # once the window is up and idle: the first question then starts at once
+            self._prepared = True
+            QTimer.singleShot(0, self.ask_view.prepare)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         if self._closed:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,6 +280,7 @@ class AskRequest:
     settings: Settings
     home: Path
     cancel: threading.Event = field(default_factory=threading.Event)
+    asked_at: float = field(default_factory=time.perf_counter)  # the click: the run's time counts from it
 
 
 class AskWorker(QObject):
@@ -293,6 +295,8 @@ class AskWorker(QObject):
     finished = Signal(object)  # the finished engine Run
     failed = Signal(str)  # a readable message; no run was recorded
     _request = Signal(object)
+    _prepare = Signal(object)
+    prepared = Signal(float)  # seconds the question path took to build ahead of the first question
 
     def __init__(self) -> None:
         super().__init__()
@@ -301,10 +305,28 @@ class AskWorker(QObject):
         self._session: Any = None
         self._key: tuple[Any, ...] | None = None
         self._request.connect(self._run)
+        self._prepare.connect(self._build)
 
     def submit(self, request: AskRequest) -> None:
         """Queue a request; it runs in the worker's thread (thread-safe)."""
         self._request.emit(request)
+
+    def prepare(self, request: AskRequest) -> None:
+        """Build the question path for ``request``'s settings and library ahead of the first question (the window
+        is idle), so that question starts at once; thread-safe. A question asked meanwhile waits for it, and its
+        time counts the wait."""
+        self._prepare.emit(request)
+
+    @Slot(object)
+    def _build(self, req: AskRequest) -> None:
+        t = time.perf_counter()
+        try:
+            self._pipeline_for(req)
+        except Exception as exc:  # noqa: BLE001 - the first question builds it again and reports the error
+            log.info("preparing the question path failed: %s", exc)
+            self._key = None
+            return
+        self.prepared.emit(time.perf_counter() - t)
 
     def _pipeline_for(self, req: AskRequest) -> Any:
         from engine.session import Session
@@ -317,16 +339,17 @@ class AskWorker(QObject):
         session = self._session
         session.chat_loader = self.chat_loader  # (tests swap the loader between questions)
         key = (settings.model_dump_json(), session.library.generation(), session.published_name(),
-               session.reranker_stamp(settings))
+               session.reranker_stamp(settings), id(self.chat_loader))
         if self._key != key:
             # the library, its published indexes or the settings changed: reload (the indexes are only read; an
             # ingest publishes new ones); a chat model that cannot be loaded leaves the pipeline without one:
             # questions the statement facts answer still run; the others end with the loader's message (see _run)
             session.reconfigure(settings)
-            pipeline = session.pipeline()
-            # (not kept without its chat model: the next question tries to load it again, once installed)
-            self._key = None if pipeline.no_chat_reason else key
+            session.pipeline()
+            self._key = key
             freeze_heap()
+        elif session.pipeline().no_chat_reason and session.find_chat_again():
+            freeze_heap()  # the chat model was installed since: the path is built again with it
         return session.pipeline()
 
     @Slot(object)
@@ -342,7 +365,7 @@ class AskWorker(QObject):
                 return
             self.status.emit("running…")
             run = None
-            for item in pipeline.run_iter(req.question, cancel=req.cancel.is_set):
+            for item in pipeline.run_iter(req.question, cancel=req.cancel.is_set, since=req.asked_at):
                 if isinstance(item, StageTrace):
                     self.stage.emit(item)
                 else:

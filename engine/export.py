@@ -226,9 +226,11 @@ def trace_summary(traces: Sequence[StageTrace]) -> list[str]:
 def to_markdown(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] | None = None) -> str:
     """The report in Markdown (``summary``: the trace, one line per stage); ``images`` maps a cited passage's index to its page snapshot's path."""
     a = ev["answer"]
-    lines = [f"# {_md_line(ev['question'])}", "", f"**Answer:** {_md_line(a.get('text') or '(none)')}  ",
-             f"**Status:** {ev['status']}"]
-    if a.get("reason"):
+    # an answer's note says how the question was taken (a filing not loaded, a period assumed): before the answer
+    first = ev["status"] == "answered" and a.get("reason")
+    lines = [f"# {_md_line(ev['question'])}", "", *([f"**Note:** {_md_line(a['reason'])}  "] if first else []),
+             f"**Answer:** {_md_line(a.get('text') or '(none)')}  ", f"**Status:** {ev['status']}"]
+    if a.get("reason") and not first:
         lines.append(f"**Note:** {_md_line(a['reason'])}")
     lines += ["", _cost_line(ev), ""]
     if ev.get("plan"):
@@ -284,11 +286,11 @@ def to_html(ev: dict[str, Any], summary: Sequence[str], images: dict[int, str] |
 
     a = ev["answer"]
     parts = [f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{e(ev['question'])}</title>",
-             f"<style>{_CSS}</style></head><body>", f"<h1>{e(ev['question'])}</h1>",
-             f"<p class=\"answer\"><b>Answer:</b> {e(a.get('text') or '(none)')}</p>",
-             f"<p><b>Status:</b> {e(ev['status'])}</p>"]
-    if a.get("reason"):
-        parts.append(f"<p class=\"note\"><b>Note:</b> {e(a['reason'])}</p>")
+             f"<style>{_CSS}</style></head><body>", f"<h1>{e(ev['question'])}</h1>"]
+    note = f"<p class=\"note\"><b>Note:</b> {e(a['reason'])}</p>" if a.get("reason") else ""
+    first = ev["status"] == "answered"  # how the question was taken, before the answer (see to_markdown)
+    parts += [note if first else "", f"<p class=\"answer\"><b>Answer:</b> {e(a.get('text') or '(none)')}</p>",
+              f"<p><b>Status:</b> {e(ev['status'])}</p>", "" if first else note]
     parts.append(f"<p class=\"cost\">{e(_cost_line(ev))}</p>")
     if ev.get("plan"):
         parts += ["<h2>Plan</h2>", "<pre>" + e("\n".join(ev["plan"])) + "</pre>"]

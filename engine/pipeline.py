@@ -86,6 +86,7 @@ class Run:
     traces: list[StageTrace] = field(default_factory=list)
     seconds: float = 0.0
     retrieval_seconds: float = 0.0
+    setup_seconds: float = 0.0  # from the ask to the first stage (see RunCost)
 
     @property
     def tokens_in(self) -> int:
@@ -107,7 +108,7 @@ class Run:
     @property
     def cost(self) -> RunCost:
         return RunCost(round(self.seconds, 3), round(self.retrieval_seconds, 3), self.tokens_in, self.tokens_out,
-                       self.tokens_cached, self.llm_calls)
+                       self.tokens_cached, self.llm_calls, round(self.setup_seconds, 3))
 
     def stages(self, name: str) -> list[StageTrace]:
         return [t for t in self.traces if t.stage == name]
@@ -244,16 +245,17 @@ class HirecPipeline:
         return self.retrieval()[1]
 
     def run(self, question: str, cancel: Callable[[], bool] | None = None, *, stop_after: str | None = None,
-            store: bool = True) -> Run:
+            store: bool = True, since: float | None = None) -> Run:
         run = None
-        for item in self.run_iter(question, cancel, stop_after=stop_after, store=store):
+        for item in self.run_iter(question, cancel, stop_after=stop_after, store=store, since=since):
             if isinstance(item, Run):
                 run = item
         assert run is not None
         return run
 
     def run_iter(self, question: str, cancel: Callable[[], bool] | None = None, *,
-                 stop_after: str | None = None, store: bool = True) -> Iterator[StageTrace | Run]:
+                 stop_after: str | None = None, store: bool = True,
+                 since: float | None = None) -> Iterator[StageTrace | Run]:
         """Yield each stage's trace as it completes, then the finished :class:`Run`.
 
         ``cancel`` is checked between stages and polled by the model during each call; once it returns true
@@ -261,6 +263,9 @@ class HirecPipeline:
         ``stop_after`` names a stage after whose first completion the run ends (``"passages"``: retrieval only,
         the evaluation of retrieval pipelines); the run's answer then says so and its status is ``stopped``.
         ``store`` records the run and its stages in the library (off for retrieval-only evaluation).
+        ``since``: the :func:`time.perf_counter` of the ask (the analyst's click), when it came before this call
+        (the question path was built for it, or it waited for the worker): the run's time counts from it and
+        says how much of it came before the first stage.
         """
         if stop_after is not None and stop_after not in STAGES:
             raise ValueError(f"unknown stage {stop_after!r} (known: {', '.join(STAGES)})")
@@ -268,6 +273,8 @@ class HirecPipeline:
         if store:
             RunStore(self.library).create(run.id, "hirec", question, self.settings.model_dump_json())
         started = time.perf_counter()
+        if since is not None and since <= started:
+            run.setup_seconds, started = started - since, since
 
         def record(trace: StageTrace) -> StageTrace:
             trace = replace(trace, seq=len(run.traces) + 1)
@@ -331,6 +338,8 @@ class HirecPipeline:
             return
         if check.assumed:  # the question named no company and the library holds one: the answer says so
             record = _saying(check.assumed, record, run)
+        if check.lacking:  # the filing the question names is not loaded: said first, whatever answers it
+            record = _saying(check.lacking, record, run)
         intent, latest = resolve_latest(intent, self.library)
         if latest:  # "the most recent 10-Q": the latest of the company's loaded 10-Qs, said in the answer
             record = _saying(latest, record, run)

@@ -839,12 +839,14 @@ class StageTrace:
 
 @dataclass(frozen=True)
 class RunCost:
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall clock from the ask (the click) to the answer, setup included
     retrieval_seconds: float = 0.0
     tokens_in: int = 0
     tokens_out: int = 0
     tokens_cached: int = 0
     llm_calls: int = 0
+    setup_seconds: float = 0.0  # before the first stage: building the question path (the first question after start
+    # or a settings change) and waiting for the worker
 
 
 @dataclass(frozen=True)

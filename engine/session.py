@@ -91,6 +91,17 @@ class Session:
         self._embedder = self._chat = self._cross = self._models = self._indexes = self._pipeline = None
         self._chat_error, self._cross_loaded = None, False
 
+    def find_chat_again(self) -> bool:
+        """Look for the chat model again when none was found (installed since): True when it now is, and the
+        question path is then built again with it at next use."""
+        if self._chat is not None or self._chat_error is None:
+            return False
+        self._chat_error = None
+        if self.chat_model() is None:
+            return False
+        self._models = self._pipeline = None
+        return True
+
     def reload_indexes(self) -> None:
         """Open the indexes again at next use (a builder published a new set); the models stay loaded."""
         self._indexes = self._pipeline = None

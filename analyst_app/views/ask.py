@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from analyst_app.context import AppContext
-from analyst_app.models import Column, RecordTableModel, fmt_number, page_column
+from analyst_app.models import Column, RecordTableModel, page_column
 from analyst_app.views.library import fit_columns, make_table
 from analyst_app.views.page_viewer import PageViewer
 from analyst_app.views.settings_dialog import SettingsDialog, changes_text
@@ -29,7 +29,7 @@ from engine.records import (
 from engine.session import Session
 from engine.settings import list_presets
 from engine.trace import stage_summary as engine_stage_summary
-from engine.wording import counted
+from engine.wording import counted, format_value, lead_sentence
 
 STATUS_STYLE = {"answered": ("#1e7832", "Answered"), "not_answerable": ("#aa6e00", "Not answerable"),
                 "failed": ("#b41e1e", "Failed"), "cancelled": ("#6e6e6e", "Cancelled"),
@@ -68,13 +68,19 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
     computed from, each a link (``fact:<id>``) that opens its page with its cell boxed; then evidence and cost."""
     color, label = STATUS_STYLE.get(status, ("#444", status))
     a = answer or AnswerResult(status, "")
+    head, rest = lead_sentence(a.text or "")
     parts = [f"<p style='color:#555;margin:0'>{html.escape(question)}</p>",
              f"<p style='margin:6px 0'><span style='background:{color};color:white;padding:2px 6px;border-radius:3px'>"
-             f"&nbsp;{html.escape(label)}&nbsp;</span></p>",
-             f"<p style='font-size:16pt;font-weight:600;margin:6px 0'>{html.escape(a.text or '(no answer)')}</p>"]
+             f"&nbsp;{html.escape(label)}&nbsp;</span></p>"]
+    note = f"<p style='color:#8a5a00'>Note: {html.escape(a.reason)}</p>" if a.reason else ""
+    if note and status == "answered":  # how the question was taken (a filing not loaded, a period assumed): first
+        parts.append(note)
+    parts.append(f"<p style='font-size:16pt;font-weight:600;margin:6px 0'>{html.escape(head or '(no answer)')}</p>")
+    if rest:  # the headline is the answer's first sentence; the rest (each part, each year) reads below it
+        parts.append(f"<p style='font-size:11pt;margin:2px 0 6px 0'>{html.escape(rest)}</p>")
     facts = []
-    if a.value is not None:
-        facts.append(f"value <b>{html.escape(fmt_number(a.value, 6))}</b>" + (f" {html.escape(a.unit)}" if a.unit else ""))
+    if a.value is not None:  # as the answer states it ("22.41%", "1,577.00 USD millions"), not every digit
+        facts.append(f"value <b>{html.escape(format_value(a.value, a.unit, None))}</b>")
     if a.method:
         facts.append({"pot": "program of thought (computed)", "cot": "chain of thought",
                       "quotes": "quoted evidence, then a checked synthesis"}.get(a.method, a.method))
@@ -83,8 +89,8 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
         facts.append(f"{ok}/{len(a.grounding)} figures found in their cited passage")
     if facts:
         parts.append("<p style='color:#333'>" + " · ".join(facts) + "</p>")
-    if a.reason:
-        parts.append(f"<p style='color:#8a5a00'>Note: {html.escape(a.reason)}</p>")
+    if note and status != "answered":
+        parts.append(note)
     parts += _card(a, read_as)
     if a.choices:  # the question named no company the library holds: one click asks it of each loaded one
         links = ", ".join(f"<a href='company:{i}'>{html.escape(name)}</a>" for i, name in enumerate(a.choices))
@@ -104,7 +110,8 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
     elif status == "answered":
         parts.append("<p style='color:#8a5a00'>The answer cites no passage.</p>")
     if cost:
-        parts.append(f"<p style='color:#777'>{cost.seconds:.1f} s (retrieval {cost.retrieval_seconds:.1f} s) · "
+        setup = f", setup {cost.setup_seconds:.1f} s" if cost.setup_seconds >= 0.05 else ""
+        parts.append(f"<p style='color:#777'>{cost.seconds:.1f} s (retrieval {cost.retrieval_seconds:.1f} s{setup}) · "
                      f"{cost.tokens_in} tokens in / {cost.tokens_out} out · {cost.llm_calls} model calls</p>")
     return "".join(parts)
 
@@ -264,6 +271,23 @@ class AskView(QWidget):
         ctx.busy_changed.connect(self._busy_changed)
         ctx.start(CallJob("list models", ctx.home, Session.model_statuses),
                   done=self._models_listed, failed=lambda _t: None)
+        self.prepared_seconds: float | None = None  # the question path built ahead of the first question
+        self.thread.worker.prepared.connect(self._prepared)
+
+    def prepare(self) -> bool:
+        """Build the question path in the worker's thread ahead of the first question (no model is loaded: a
+        question the facts answer needs none); False when there is nothing to build it for."""
+        if self.request is not None or self.ctx.library is None or self.ctx.library.count("filings") == 0:
+            return False
+        try:
+            settings = self.ctx.settings()
+        except Exception:  # noqa: BLE001 - the first question reports invalid settings
+            return False
+        self.thread.worker.prepare(AskRequest("", settings, self.ctx.home))
+        return True
+
+    def _prepared(self, seconds: float) -> None:
+        self.prepared_seconds = seconds
 
     # -- settings ---------------------------------------------------------------------------------
     def _preset_changed(self, name: str) -> None:
@@ -315,6 +339,8 @@ class AskView(QWidget):
         if self.ctx.preset not in list_presets(self.ctx.home):
             self.preset.setCurrentText("default")
         self._update_preset_tip()
+        if self.isVisible():
+            self.prepare()
 
     def _model_changed(self, text: str) -> None:
         self.ctx.chat_model = text.strip()
@@ -509,11 +535,21 @@ class AskView(QWidget):
             self.open_quote(index)
 
     def open_citation(self, row: int) -> bool:
-        """Open the cited page with the passage highlighted; False when the filing is gone."""
+        """Open the cited page with the evidence highlighted: the cells of a computed answer's inputs printed on
+        that page when it has any (not the whole table), else the passage; False when the filing is gone."""
         cites = self.citations.records
         if not 0 <= row < len(cites):
             return False
         c = cites[row]
+        inputs = self.answer.inputs if self.answer is not None else ()
+        ids = [i.fact_id for i in inputs
+               if i.fact_id is not None and i.doc_name == c.doc_name and i.page_index == c.page_index]
+        if ids and self.ctx.library is not None:
+            cells = self.ctx.library.facts(ids=list(dict.fromkeys(ids)))
+            filing = self.ctx.library.filing_by_doc_name(c.doc_name)
+            if cells and filing is not None:
+                self.viewer.show_facts(filing, sorted(cells, key=lambda s: ids.index(s.id)))
+                return True
         return self.open_evidence(c.doc_name, c.chunk_id, c.page_index)
 
     def open_quote(self, index: int) -> bool:

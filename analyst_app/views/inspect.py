@@ -23,7 +23,7 @@ from analyst_app.views.ask import STATUS_STYLE, stage_summary
 from analyst_app.views.library import fit_columns, make_table, wrapped_label as _label
 from analyst_app.views.rerank import CardsTab, TournamentTab
 from engine.records import (
-    AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactInputRef,
+    AnswerPayload, AnswerResult, CurationPayload, CurationStopPayload, DocumentsPayload, FactInputRef, FactsPayload,
     PassageRef, PassagesPayload, StageTrace, StoredRun,
 )
 from engine.pages import cite, page_number
@@ -256,6 +256,45 @@ def _fact_link(i: FactInputRef) -> str:
     return f"<a href='{FACT_SCHEME}:{i.fact_id}'>{name}</a>"
 
 
+def facts_html(events: Sequence[StageTrace]) -> str:
+    """The Facts tab: how the question was read (the plan, each leaf with the fact it used), then each round of the
+    sufficiency check over the statement facts — the metric, its formula, every input with the cell that won and
+    why it won over the other printings of the line (or was the only one), and what was still missing."""
+    checks = [e for e in events if isinstance(e.payload, FactsPayload)]
+    if not checks:
+        return "<p>No statement facts were checked in this run.</p>"
+    out = []
+    plan = plan_lines(events)
+    if plan:
+        out.append("<h3 style='margin:2px'>Plan: the metric as the question was read</h3><pre>"
+                   + html.escape("\n".join(plan)) + "</pre>")
+    for e in checks:
+        p = e.payload
+        assert isinstance(p, FactsPayload)
+        out.append(f"<h3 style='margin:8px 0 2px 0'>Round {e.round}: {html.escape(p.company)} FY{p.fiscal_year} — "
+                   f"{html.escape(p.metric)}{'' if p.mode == 'value' else f' ({html.escape(p.mode)})'}</h3>")
+        if p.query:
+            out.append(f"<p style='margin:2px 0'>Complementary question: <i>{html.escape(p.query)}</i></p>")
+        if p.formula:
+            out.append(f"<p style='margin:2px 0'>Formula: {html.escape(p.formula)}</p>")
+        if p.inputs:
+            rows = "".join(
+                f"<tr><td>{_fact_link(i)}</td><td>{html.escape(i.item)}</td><td>{html.escape(i.row)}</td>"
+                f"<td>{html.escape(i.period)}</td><td align='right'>{html.escape(i.printed)}"
+                f"{' ' + html.escape(i.scale) if i.scale and i.printed else ''}</td>"
+                f"<td>{html.escape(cite(i.doc_name, i.page_index, i.printed_folio)) if i.fact_id is not None else ''}"
+                f"</td><td>{html.escape(i.found_by or ('the only printing of the line for the period' if i.fact_id is not None else 'not printed on the statement, taken as 0'))}</td></tr>"
+                for i in p.inputs)
+            out.append("<table border='1' cellspacing='0' cellpadding='3' style='border-color:#ccc'><tr>"
+                       "<th>Input</th><th>Line item</th><th>Row</th><th>Period</th><th>Printed</th><th>Where</th>"
+                       f"<th>Why this cell (the other printings)</th></tr>{rows}</table>")
+        if p.gaps:
+            out.append("<p style='margin:4px 0;color:#8a5a00'>Missing: " + html.escape("; ".join(p.gaps)) + "</p>")
+        elif p.inputs:
+            out.append("<p style='margin:4px 0;color:#1e7832'>Every input found: computed without a model.</p>")
+    return "".join(out)
+
+
 def _why_no_curation(events: Sequence[StageTrace]) -> str:
     """What a finished run did instead of curating passages ("" while it may still curate)."""
     answer = next((e.payload.answer for e in reversed(events) if isinstance(e.payload, AnswerPayload)), None)
@@ -383,6 +422,9 @@ class InspectView(QWidget):
         self.answer = QTextBrowser()
         self.answer.setOpenLinks(False)
         self.answer.anchorClicked.connect(self._answer_link)
+        self.facts = QTextBrowser()  # the sufficiency check over the statement facts (hidden when none ran)
+        self.facts.setOpenLinks(False)
+        self.facts.anchorClicked.connect(self._answer_link)
 
         self.raw_model = JsonTreeModel({})
         self.raw_tree = QTreeView()
@@ -408,11 +450,11 @@ class InspectView(QWidget):
         self.raw_split.addWidget(raw_right)
         self.raw_split.setSizes([520, 520])
 
-        for w, name in ((ov, "Stages"), (self.documents, "Documents"), (self.passages, "Passages"),
-                        (self.curation, "Curation"), (self.cards, "Cards"), (self.tournament, "Tournament"),
-                        (self.answer, "Answer"), (self.raw_split, "Raw")):
+        for w, name in ((ov, "Stages"), (self.facts, "Facts"), (self.documents, "Documents"),
+                        (self.passages, "Passages"), (self.curation, "Curation"), (self.cards, "Cards"),
+                        (self.tournament, "Tournament"), (self.answer, "Answer"), (self.raw_split, "Raw")):
             self.tabs.addTab(w, name)
-        self.tabs.setTabToolTip(2, "Double-click a passage to open its page")
+        self.tabs.setTabToolTip(self.tab_names().index("Passages"), "Double-click a passage to open its page")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.addWidget(self.header)
@@ -460,6 +502,8 @@ class InspectView(QWidget):
         self.totals.setText(f"{len(self.events)} stages · {secs:.2f} s in stages · {tin} tokens in / {tout} out · "
                             f"{calls} model calls")
         by = lambda s: [e for e in self.events if e.stage == s]  # noqa: E731
+        self.facts.setHtml(facts_html(self.events))
+        self.tabs.setTabVisible(self.tab_names().index("Facts"), bool(by("facts")))
         self.documents.set_events(by("documents"))
         self.passages.set_events(by("passages"))
         self.curation.set_events(by("curation"), by("curation-stop"), _why_no_curation(self.events))

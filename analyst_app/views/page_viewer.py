@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,15 +72,15 @@ class PageViewer(QWidget):
         self.library: Any = None
         self.filing: Filing | None = None
         self.chunk: Chunk | None = None
-        self.fact: StoredFact | None = None  # a table cell to highlight (show_fact)
+        self.facts: tuple[StoredFact, ...] = ()  # table cells to box (show_fact / show_facts)
         self.page_index = 0  # 0-based; the page box shows the reader's number
         self.folios: dict[int, str] = {}  # page index → the number the page prints, for the open filing
         self.zoom = 1.25
         self.fit_width = True  # zoom follows the viewer's width until the user zooms by hand
         self.highlights: list[Any] = []
         self.mode = "empty"  # empty | pdf | text
-        self._cell_rect: QRectF | None = None  # the cell's highlight on the shown pixmap
-        self._cell_range: tuple[int, int] | None = None  # the cell's characters highlighted in the text view
+        self._cell_rects: list[QRectF] = []  # the cells' highlights on the shown pixmap
+        self._cell_ranges: list[tuple[int, int]] = []  # the cells' characters highlighted in the text view
         self._page_image: tuple[tuple, QImage] | None = None  # the last page rendered, before any highlight
         self._docs: OrderedDict[str, Any] = OrderedDict()
         self._resize_timer = QTimer(self)  # re-render once the user stops resizing
@@ -177,9 +178,9 @@ class PageViewer(QWidget):
         self.clear()
 
     def clear(self) -> None:
-        self.filing, self.chunk, self.fact, self.mode, self.highlights = None, None, None, "empty", []
+        self.filing, self.chunk, self.facts, self.mode, self.highlights = None, None, (), "empty", []
         self.folios = {}
-        self._cell_rect, self._cell_range, self._page_image = None, None, None
+        self._cell_rects, self._cell_ranges, self._page_image = [], [], None
         self.canvas.clear()
         self.text.clear()
         self.title.setText("No page open")
@@ -190,7 +191,7 @@ class PageViewer(QWidget):
     def show_chunk(self, filing: Filing, chunk: Chunk | None, page_index: int | None = None) -> None:
         """Open ``filing`` at the chunk's page (or at ``page_index``, 0-based) with the chunk highlighted."""
         self._open(filing)
-        self.chunk, self.fact = chunk, None
+        self.chunk, self.facts = chunk, ()
         page = chunk.page_index if chunk is not None and page_index is None else (page_index or 0)
         self.go_to(page, force=True)
 
@@ -200,9 +201,19 @@ class PageViewer(QWidget):
     def show_fact(self, filing: Filing, stored: StoredFact) -> None:
         """Open ``filing`` at the fact's page with its table cell highlighted: its box on a rendered PDF page,
         its characters in the page text otherwise (HTML filings, the Text view)."""
+        self.show_facts(filing, [stored])
+
+    def show_facts(self, filing: Filing, stored: Sequence[StoredFact]) -> None:
+        """Open ``filing`` at the first fact's page with every cell of ``stored`` on that page boxed (a cited page
+        of a computed answer: the inputs printed there, not the whole table)."""
         self._open(filing)
-        self.chunk, self.fact = None, stored
-        self.go_to(stored.fact.page_index, force=True)
+        self.chunk, self.facts = None, tuple(stored)
+        self.go_to(stored[0].fact.page_index if stored else 0, force=True)
+
+    @property
+    def fact(self) -> StoredFact | None:
+        """The first cell boxed, if any."""
+        return self.facts[0] if self.facts else None
 
     def _open(self, filing: Filing) -> None:
         """Make ``filing`` the open one, with the folios its pages print."""
@@ -214,13 +225,18 @@ class PageViewer(QWidget):
         self.filing = filing
 
     def highlight_rect(self) -> QRectF | None:
-        """The highlighted cell on the shown PDF page, in the pixmap's device-independent pixels (the fact's box
-        × zoom, padded by ``CELL_PAD``); None when no cell is highlighted on a rendered page."""
-        return QRectF(self._cell_rect) if self.mode == "pdf" and self._cell_rect is not None else None
+        """The (first) highlighted cell on the shown PDF page, in the pixmap's device-independent pixels (the fact's
+        box × zoom, padded by ``CELL_PAD``); None when no cell is highlighted on a rendered page."""
+        rects = self.highlight_rects()
+        return rects[0] if rects else None
+
+    def highlight_rects(self) -> list[QRectF]:
+        """Every highlighted cell on the shown PDF page, in the order the cells were given."""
+        return [QRectF(r) for r in self._cell_rects] if self.mode == "pdf" else []
 
     def highlight_range(self) -> tuple[int, int] | None:
-        """The highlighted cell's characters (start, end) in the shown page text; None when none is."""
-        return self._cell_range if self.mode == "text" else None
+        """The (first) highlighted cell's characters (start, end) in the shown page text; None when none is."""
+        return self._cell_ranges[0] if self.mode == "text" and self._cell_ranges else None
 
     @property
     def n_pages(self) -> int:
@@ -299,19 +315,20 @@ class PageViewer(QWidget):
             self._docs.move_to_end(path)
         return doc
 
-    def _fact_here(self) -> StoredFact | None:
-        return self.fact if self.fact is not None and self.fact.fact.page_index == self.page_index else None
+    def _facts_here(self) -> list[StoredFact]:
+        return [s for s in self.facts if s.fact.page_index == self.page_index]
 
     def _render(self) -> None:
         f = self.filing
         assert f is not None
-        self._cell_rect = self._cell_range = None
+        self._cell_rects, self._cell_ranges = [], []
         who = f.identity.registrant or f.identity.issuer_key or ""
         head = f"{f.identity.doc_name}  ·  {who} {f.identity.form or ''} {f.identity.period or ''}".strip()
         if self.chunk is not None and self.chunk.page_index == self.page_index:
             head += f"  ·  evidence: chunk {self.chunk.id}"
-        if (cell := self._fact_here()) is not None:
-            head += f"  ·  cell: {cell.fact.label}, {cell.fact.period.label}"
+        if cells := self._facts_here():
+            head += ("  ·  cell: " if len(cells) == 1 else "  ·  cells: ") + "; ".join(
+                f"{c.fact.label}, {c.fact.period.label}" for c in cells)
         self.title.setText(head)
         self.title.setToolTip(f.path)
         is_pdf = Path(f.path).suffix.lower() in PDF_SUFFIXES
@@ -361,29 +378,32 @@ class PageViewer(QWidget):
                 painter.drawRect(QRectF(QPointF(r.x0 * scale - 1, r.y0 * scale - 1),
                                         QPointF(r.x1 * scale + 1, r.y1 * scale + 1)))
             painter.end()
-        cell = self._fact_here()
-        if cell is not None and cell.fact.box is not None:
+        cells = self._facts_here()
+        for cell in cells:
+            if cell.fact.box is None:
+                continue
             x0, y0, x1, y1 = cell.fact.box
-            self._cell_rect = QRectF(QPointF(x0 * self.zoom - CELL_PAD, y0 * self.zoom - CELL_PAD),
-                                     QPointF(x1 * self.zoom + CELL_PAD, y1 * self.zoom + CELL_PAD))
+            self._cell_rects.append(QRectF(QPointF(x0 * self.zoom - CELL_PAD, y0 * self.zoom - CELL_PAD),
+                                           QPointF(x1 * self.zoom + CELL_PAD, y1 * self.zoom + CELL_PAD)))
+        if self._cell_rects:
             painter = QPainter(image)
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
             painter.setPen(QPen(CELL_EDGE, 2 * dpr))
             painter.setBrush(CELL_FILL)
-            r = self._cell_rect
-            painter.drawRect(QRectF(r.x() * dpr, r.y() * dpr, r.width() * dpr, r.height() * dpr))
+            for r in self._cell_rects:
+                painter.drawRect(QRectF(r.x() * dpr, r.y() * dpr, r.width() * dpr, r.height() * dpr))
             painter.end()
         pm = QPixmap.fromImage(image)
         pm.setDevicePixelRatio(max(1.0, self.devicePixelRatioF()))
         self.canvas.setPixmap(pm)
         self.canvas.resize(pm.deviceIndependentSize().toSize())
         self.stack.setCurrentWidget(self.scroll)
-        if self._cell_rect is not None:
-            r = self._cell_rect
+        if self._cell_rects:
+            r = self._cell_rects[0]
             self.scroll.ensureVisible(int(r.center().x()), int(r.center().y()), int(r.width() / 2) + 60,
                                       int(r.height() / 2) + 120)
-            self.match_label.setText(f"cell highlighted: {cell.fact.printed}" if cell else "")
-        elif cell is not None:
+            self.match_label.setText(_cells_note([c for c in cells if c.fact.box is not None]))
+        elif cells:
             self.match_label.setText("this cell's position on the page was not recorded (see Text)")
         elif self.highlights:
             y = int(min(r.y0 for r in self.highlights) * self.zoom)
@@ -428,8 +448,8 @@ class PageViewer(QWidget):
             self.text.setTextCursor(start)
             self.text.centerCursor()
         self.highlights = list(selections)
-        cell = self._fact_here()
-        if cell is not None and 0 <= cell.fact.char_start < cell.fact.char_end <= len(text):
+        cells = [c for c in self._facts_here() if 0 <= c.fact.char_start < c.fact.char_end <= len(text)]
+        for cell in cells:
             sel = QTextEdit.ExtraSelection()
             fmt = QTextCharFormat()
             fmt.setBackground(CELL_TEXT)
@@ -442,17 +462,18 @@ class PageViewer(QWidget):
             cur.setPosition(cell.fact.char_end, QTextCursor.MoveMode.KeepAnchor)
             sel.cursor = cur
             selections.append(sel)
-            self._cell_range = (cell.fact.char_start, cell.fact.char_end)
+            self._cell_ranges.append((cell.fact.char_start, cell.fact.char_end))
+        if cells:
             start = QTextCursor(self.text.document())
-            start.setPosition(cell.fact.char_start)
+            start.setPosition(cells[0].fact.char_start)
             self.text.setTextCursor(start)
             self.text.centerCursor()
         self.text.setExtraSelections(selections)
         if f.image_only_pages and self.page_index in f.image_only_pages:
             note = (note + "; " if note else "") + "this page is an image without a text layer"
-        if self._cell_range is not None:
-            note = note or f"cell highlighted: {cell.fact.printed if cell else ''}"
-        elif cell is not None:
+        if self._cell_ranges:
+            note = note or _cells_note(cells)
+        elif self._facts_here():
             note = note or "this cell's characters are not in the stored page text"
         self.match_label.setText(note or ("evidence span highlighted" if selections else ""))
 
@@ -477,3 +498,9 @@ class PageViewer(QWidget):
             doc.close()
         self._docs.clear()
         super().closeEvent(event)
+
+
+def _cells_note(cells: Sequence[StoredFact]) -> str:
+    if len(cells) == 1:
+        return f"cell highlighted: {cells[0].fact.printed}"
+    return f"{len(cells)} cells highlighted: " + ", ".join(c.fact.printed for c in cells)

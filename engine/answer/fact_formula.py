@@ -25,7 +25,7 @@ from typing import Any
 
 from engine.answer.evaluator import ProgramFailed, ProgramRejected
 from engine.answer.fact_lines import FactLine, render_fact_lines
-from engine.answer.generate import NOT_ANSWERABLE, format_value, passage_numbers, run_answer_program
+from engine.answer.generate import NOT_ANSWERABLE, passage_numbers, run_answer_program
 from engine.intent.reader import is_relation, unread_words
 from engine.intent.wordlists import stems
 from engine.models.base import ChatModel
@@ -45,6 +45,7 @@ from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
 from engine.vocab.lexicon import find_metrics
 from engine.vocab.numbers import SCALE_FACTORS
+from engine.wording import format_value
 
 __all__ = ["CONSTANTS", "FORMULA_FOUND_BY", "FormulaRejected", "answer_from_fact_formula", "fact_schema",
            "formula_schema", "parse_formula"]

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field, replace
 from itertools import product
 
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, run_program
-from engine.answer.generate import NOT_ANSWERABLE, format_value
+from engine.answer.generate import NOT_ANSWERABLE
+from engine.facts.tables import primary_statement
 from engine.intent.reader import asks_a_number, dimension_of, plan_words, read_plan
 from engine.pages import cite
 from engine.records import (
@@ -44,6 +45,7 @@ from engine.vocab.catalogue import (
 )
 from engine.vocab.lexicon import find_metrics
 from engine.vocab.numbers import SCALE_FACTORS
+from engine.wording import format_value
 
 __all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compiled", "compute", "facts_answer", "facts_payload",
            "gap_facts", "gap_query", "gather", "not_reported", "pick", "plan_metric"]
@@ -288,9 +290,9 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
             how = ""
             if not facts and found.get(term):
                 facts, how = found[term], "found by a complementary retrieval"
-            fact, ambiguous = pick(facts, item, year, plan.annual_years)
+            fact, ambiguous, why = pick(facts, item, year, plan.annual_years)
             if fact is not None:
-                got.inputs.append(FactInput(term, item, fact, _value(fact, item), how))
+                got.inputs.append(FactInput(term, item, fact, _value(fact, item), "; ".join(x for x in (how, why) if x)))
             elif item.optional and not ambiguous and _statement_read(library, plan, item, year):
                 got.inputs.append(FactInput(term, item, None, 0.0))
             else:
@@ -370,32 +372,79 @@ def _statement_read(library: Library, plan: FactPlan, item: LineItem, year: int)
 
 
 def _rank(s: StoredFact, item: LineItem, year: int, filing_years: dict[int, int]) -> tuple[int, ...]:
-    """Better first: on the item's own statement, high confidence, from the annual report of that very fiscal
-    year (the figure as first reported), then the next year's (its comparative column)."""
+    """Better first: on the item's own statement, high confidence, printed in the primary statement under its own
+    heading rather than a summary table that prints the same line (an MD&A's "Balance sheet and working capital
+    measures"), from the annual report of that very fiscal year (the figure as first reported), then the next
+    year's (its comparative column)."""
     fy = filing_years.get(s.filing_id)
     own = 0 if fy == year else 1 if fy == year + 1 else 2
-    return 0 if s.fact.statement == item.statement else 1, 0 if s.fact.confidence == "high" else 1, own
+    return (0 if s.fact.statement == item.statement else 1, 0 if s.fact.confidence == "high" else 1,
+            0 if primary_statement(s.fact.title) else 1, own)
 
 
 def pick(facts: Sequence[StoredFact], item: LineItem, year: int,
-         filing_years: dict[int, int] | None = None) -> tuple[StoredFact | None, list[StoredFact]]:
+         filing_years: dict[int, int] | None = None) -> tuple[StoredFact | None, list[StoredFact], str]:
     """The fact that fills an item for a fiscal year: of the best-ranked candidates (see :func:`_rank`), the one
-    value they all print, or the one their total rows print. Different values in the best rank (two rows of one
-    statement mapped to the concept) are ambiguous: (None, one fact per value)."""
+    value they all print, or the one their total rows print, and why it was taken over the other printings
+    ("" when it is the only one). Different values in the best rank (two rows of one statement mapped to the
+    concept) are ambiguous: (None, one fact per value, "")."""
     if not facts:
-        return None, []
-    ranks = [_rank(s, item, year, filing_years or {}) for s in facts]
+        return None, [], ""
+    years = filing_years or {}
+    ranks = [_rank(s, item, year, years) for s in facts]
     top = min(ranks)
     best = [s for s, r in zip(facts, ranks) if r == top]
     values: dict[float, StoredFact] = {}
     for s in best:
         values.setdefault(round(s.fact.scaled_value, 2), s)
     if len(values) == 1:
-        return next((s for s in best if s.fact.is_total), best[0]), []
+        chosen = next((s for s in best if s.fact.is_total), best[0])
+        return chosen, [], _why(chosen, facts, item, year, years, "")
     totals = [s for s in best if s.fact.is_total]
     if len({round(s.fact.scaled_value, 2) for s in totals}) == 1:
-        return totals[0], []
-    return None, list(values.values())
+        return totals[0], [], _why(totals[0], facts, item, year, years, "the total row among rows of other values")
+    return None, list(values.values()), ""
+
+
+def _why(chosen: StoredFact, facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: dict[int, int],
+         lead: str) -> str:
+    """Why ``chosen`` fills the item rather than another printing of it, as an analyst checks it: which table it
+    is (the primary statement, or a summary table when no statement prints it), which filing (the year's own
+    report, or the next one's comparative column), and where else the figure is printed."""
+    f = chosen.fact
+    fy = filing_years.get(chosen.filing_id)
+    if f.statement == item.statement and primary_statement(f.title):
+        where = f"the {item.statement} itself"
+    elif f.statement == item.statement:
+        where = f"a table read as the {item.statement} (\"{_short(f.title)}\"): no primary statement prints it"
+    else:
+        where = f"a table, \"{_short(f.title)}\": no {item.statement} row prints it"
+    if fy is not None and fy != year:
+        own = any(filing_years.get(s.filing_id) == year for s in facts)
+        where += (f", from the FY{fy} report's comparative column (the FY{year} report prints it only in a summary "
+                  "table)" if own else f", from the FY{fy} report's comparative column (no FY{year} report prints it)")
+    here = (chosen.doc_name, f.page_index)
+    others = {(s.doc_name, s.fact.page_index): s for s in facts  # the same period's printings elsewhere
+              if (s.doc_name, s.fact.page_index) != here and s.fact.period.end == f.period.end}
+    same = [s for s in others.values() if round(s.fact.scaled_value, 2) == round(f.scaled_value, 2)]
+    differ = [s for s in others.values() if round(s.fact.scaled_value, 2) != round(f.scaled_value, 2)]
+    if not same and not differ and not lead:
+        return ""
+    parts = [lead] if lead else []
+    parts.append(where)
+    if same:
+        parts.append("the same figure is also printed on " + ", ".join(
+            f"{cite(s.doc_name, s.fact.page_index, s.printed_folio)} (\"{_short(s.fact.title)}\")" for s in same[:3])
+            + (f" and {len(same) - 3} more" if len(same) > 3 else ""))
+    if differ:
+        parts.append("other values printed for it: " + ", ".join(
+            f"{s.fact.printed} on {cite(s.doc_name, s.fact.page_index, s.printed_folio)}" for s in differ[:3]))
+    return "; ".join(parts)
+
+
+def _short(title: str, width: int = 60) -> str:
+    title = " ".join(title.split()) or "untitled"
+    return title if len(title) <= width else title[: width - 1].rstrip() + "…"
 
 
 def _value(s: StoredFact, item: LineItem) -> float:

@@ -1,7 +1,7 @@
 """HiREC answer generation (§4.3), the written answer: chain of thought over the curated passages, every figure
 it states checked against the passages it cites. A numeric answer is a program over the ids of the figures the
 passages print (:mod:`engine.answer.fact_formula`): the model names figures, it never types one; the helpers
-here state its value (:func:`format_value`) and run its program in the restricted evaluator
+here state its value (:func:`engine.wording.format_value`) and run its program in the restricted evaluator
 (:func:`run_answer_program`, never exec)."""
 
 from __future__ import annotations
@@ -87,18 +87,6 @@ def ground_text(answer: str, question: str, passages: Sequence[Passage], cited: 
             continue
         rows.append(Grounding(f"stated {token}", value, tuple(cited), any(i in found for i in cited), found))
     return rows
-
-
-def format_value(value: float, unit: str | None, decimals: int | None) -> str:
-    if unit == "percent":
-        return f"{value:.{2 if decimals is None else decimals}f}%"
-    if decimals is not None:
-        body = f"{value:,.{decimals}f}"
-    elif float(value).is_integer():
-        body = f"{value:,.0f}"
-    else:
-        body = f"{value:,.2f}" if abs(value) >= 1 else f"{value:.4f}"
-    return f"{body} {unit}" if unit else body
 
 
 def _citations(ids: Sequence[int], passages: Sequence[Passage]) -> tuple[Citation, ...]:

@@ -20,13 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from engine.answer.generate import format_value
 from engine.intent.topics import names_a_geography
 from engine.pages import cite
 from engine.records import AnswerResult, Citation, FactInputRef, MetricPlan, QueryIntent, StoredFact
 from engine.settings import RESOURCES_DIR
 from engine.store.library import Library
 from engine.vocab.lexicon import find_metrics
+from engine.wording import format_value
 
 __all__ = ["Part", "PartsTable", "parts_answer", "parts_tables"]
 

@@ -22,8 +22,11 @@ def _print_run(session: Session, run_id: str, explain: bool) -> None:
     run = session.read_run(run_id)
     a = run.answer
     print(f"Q: {run.question}")
+    first = bool(a and a.reason and run.status == "answered")  # how the question was taken, before the answer
+    if first and a:
+        print(f"   note: {a.reason}")
     print(f"A: {(a.text if a else '') or '(no answer)'}   [{run.status}]")
-    if a and a.reason:
+    if a and a.reason and not first:
         print(f"   note: {a.reason}")
     if a and a.quotes:  # a written answer: its synthesis cites the quotes, each printed on its page
         print("   quotes:")

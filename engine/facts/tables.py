@@ -256,6 +256,21 @@ def _statement(title_lines: list[str]) -> tuple[str, str]:
     return "table", next((ln.strip() for ln in reversed(title_lines) if ln.strip() and not _is_header(ln)), "")
 
 
+def primary_statement(title: str) -> bool:
+    """Whether a table's title is a primary statement's own heading ("Consolidated Balance Sheets  Corning
+    Incorporated and Subsidiary Companies", "CONSOLIDATED STATEMENTS OF OPERATIONS (In millions)"): the
+    statement's name with a name before it and only a name or a parenthesis after it — not a sentence that
+    begins with one ("Balance sheet and working capital measures are provided below", an MD&A summary)."""
+    line = re.sub(r"\([^)]*\)?", " ", title)
+    if re.match(r"\s*(?:note|item)\s+\d", line, re.IGNORECASE):  # a note's or an item's table ("NOTE 7. Supplemental
+        return False  # Balance Sheet Information")
+    for _, rx in _STATEMENTS:
+        m = rx.search(line)
+        if m and len(line) <= 140 and _titled(line[: m.start()]) and _titled(line[m.end():]):
+            return True
+    return False
+
+
 def _titled(prefix: str) -> bool:
     """The words before a statement's name are a name ("The Boeing Company and Subsidiaries Consolidated"): every
     word capitalised but "and", "of" and "the"."""

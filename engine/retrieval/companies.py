@@ -46,6 +46,8 @@ class CompanyCheck:
     refusal: str = ""  # the answer when the question cannot be answered for the company it asks about
     assumed: str = ""  # said with the answer when the company was not named: the library holds only that one
     choices: tuple[str, ...] = ()  # the loaded companies the analyst may mean (a refusal that asks which)
+    lacking: str = ""  # said first with the answer: the filing the question names is not loaded ("Pfizer's FY2022
+    # 10-K is not in the library …"), answered from the loaded filings that report its period
 
 
 def _name(refs: dict[str, IssuerRef], key: str) -> str:
@@ -118,6 +120,7 @@ def check_companies(intent: QueryIntent, library: Library, refs: Sequence[Issuer
                        f"{_loaded(by_key)}. Ask again naming one")
             notes.append("names no company: the library holds several")
     checked = replace(intent, issuers=tuple(issuers))
+    lacking = ""
     if not refusal and issuers and not looks_ahead(intent.question):
         # one registrant's filings under several keys (AMAZON's 10-Ks, AMZN's 10-Qs) report its periods together
         registrants = library.registrants()
@@ -128,10 +131,16 @@ def check_companies(intent: QueryIntent, library: Library, refs: Sequence[Issuer
         if gaps:
             refusal = "; ".join(gaps)
             notes.append("periods not loaded")
+        else:
+            lacking = "; ".join(gap for keys in dict.fromkeys(groups.values())
+                                if (gap := _filing_gap(checked, keys, library, by_key)))
+            if lacking:
+                notes.append("named filing not loaded")
     # which loaded company the analyst means, when the question named none or a name nobody answers to
     asks_which = not issuers and not missing or any(m.known is None for m in absent)
     choices = tuple(sorted(companies, key=str.casefold)) if refusal and asks_which else ()
-    return CompanyCheck(checked, "; ".join(notes), missing, refusal, assumed, choices)
+    return CompanyCheck(checked, "; ".join(notes), missing, refusal, assumed, choices,
+                        lacking if not refusal and issuers and not looks_ahead(intent.question) else "")
 
 
 def _alias_owner(library: Library, name: str, notes: list[str]) -> str | None:
@@ -183,10 +192,48 @@ def _period_gap(intent: QueryIntent, keys: tuple[str, ...], library: Library, re
     lacking += [q for q in intent.quarters if q not in quarters and int(q[:4]) not in years]
     if not lacking:
         return ""
-    have = sorted({f"{f.identity.form or 'filing'} {f.identity.period or f.identity.fiscal_year}" for f in filings})
-    return (f"{_name(refs, keys[0])}'s {', '.join(lacking)} {'is' if len(lacking) == 1 else 'are'} reported by none of "
-            f"its loaded filings ({', '.join(have)}): load the filing that reports "
-            f"{'it' if len(lacking) == 1 else 'them'}")
+    named = [f for f in ("10-K", "10-Q") if f in _named_forms(intent)]
+    one, who = len(lacking) == 1, f"{_name(refs, keys[0])}'s {', '.join(lacking)}"
+    load = f"({_have(filings)}): load the filing that reports {'it' if one else 'them'}"
+    if len(named) == 1:  # "in its 2022 10-K": the filing named is not loaded, nor any that reports its period
+        return (f"{who} {named[0]} {'is' if one else 'are'} not in the library, and none of its loaded filings "
+                f"reports {'that period' if one else 'those periods'} {load}")
+    return f"{who} {'is' if one else 'are'} reported by none of its loaded filings {load}"
+
+
+def _have(filings: Sequence[Filing]) -> str:
+    return ", ".join(sorted({f"{f.identity.form or 'filing'} {f.identity.period or f.identity.fiscal_year}"
+                             for f in filings}))
+
+
+def _named_forms(intent: QueryIntent) -> tuple[str, ...]:
+    """The forms the question's own words name ("10-K", "annual report", "10-Q", "quarterly report"), not the 10-Q a
+    stated quarter only implies."""
+    return tuple(f for f in intent.forms if f != "10-Q" or re.search(r"\b10-?Qs?\b|\bquarterly\b", intent.question,
+                                                                       re.IGNORECASE))
+
+
+def _filing_gap(intent: QueryIntent, keys: tuple[str, ...], library: Library, refs: dict[str, IssuerRef]) -> str:
+    """The filing the question names by form and period that the library does not hold ("" when it is loaded, or
+    the question names no form): "Pfizer's FY2022 10-K is not in the library (loaded: …); answered from the loaded
+    filings that report FY2022". Its period is covered by another filing (a later 10-K's comparative column, a
+    10-Q), or :func:`_period_gap` would have refused."""
+    forms = _named_forms(intent)
+    filings = library.filings_of_companies(keys)
+    if not filings:
+        return ""
+    absent: list[str] = []
+    if "10-K" in forms:
+        annual = {f.identity.fiscal_year for f in filings if f.identity.form == "10-K"}
+        quarter_years = {int(q[:4]) for q in intent.quarters}
+        absent += [f"FY{y} 10-K" for y in intent.fiscal_years if y not in annual and y not in quarter_years]
+    if "10-Q" in forms:
+        held = {f.identity.period for f in filings if f.identity.form == "10-Q"}
+        absent += [f"{q} 10-Q" for q in intent.quarters if q not in held and not q.endswith("Q4")]
+    if not absent:
+        return ""
+    return (f"{_name(refs, keys[0])}'s {' and '.join(absent)} {'is' if len(absent) == 1 else 'are'} not in the library "
+            f"(loaded: {_have(filings)}); answered from the loaded filings that report the same period")
 
 
 def resolve_latest(intent: QueryIntent, library: Library) -> tuple[QueryIntent, str]:

@@ -334,10 +334,10 @@ _FOOTNOTE = re.compile(
     r"\((?:see\s+)?notes?\b[^)]*\)|\(\s*(?:\d{1,2}|[a-z]|[ivx]{1,4})\s*\)|[*†‡§]+|\(in [^)]*\)"
     r"|(?<=[a-z]{3})\d{1,2}$")
 # a valuation qualifier: what the amount is net of ("less allowances: 2021—$492", "net of accumulated
-# depreciation of $X", "(net of allowances of $42 and $46)") -> " net"
+# depreciation of $X", "(net of allowances of $42 and $46)", "net of inventory reserves - $201") -> " net"
 _VALUATION = re.compile(
-    r"[,;:]?\s*\(?\b(?:net\s+of|less|after)\s+(?:the\s+)?(?:an?\s+)?(?:allowances?|reserves?|accumulated|doubtful|"
-    r"provisions?\s+for\s+doubtful|estimated\s+uncollectible)\b[^)]*\)?")
+    r"[,;:]?\s*\(?\b(?:net\s+of|less|after)\s+(?:the\s+)?(?:an?\s+)?(?:[a-z]+\s+){0,2}?(?:allowances?|reserves?|"
+    r"accumulated|doubtful|provisions?\s+for\s+doubtful|estimated\s+uncollectible)\b[^)]*\)?")
 # an amount clause: "net of $53, $123 and $48, respectively, of non-cash capital expenditures"
 _AMOUNT_CLAUSE = re.compile(r"[,;]?\s*\(?\bnet\s+of\s+\$.*$")
 # sign alternatives printed beside a word: "income/(loss)", "(loss) income", "provided by (used in)"
@@ -565,7 +565,7 @@ def concept_for(label: str, parent: str = "", statement: str = "table", unit: st
 
 # The mapping's version: the code's tag and a digest of its tables. A library whose facts were mapped under another
 # has them mapped again from their stored labels (engine.ingest.runner.refresh_concepts); no file is read again.
-CONCEPTS_VERSION = "concepts-1:" + hashlib.sha256(repr((
+CONCEPTS_VERSION = "concepts-2:" + hashlib.sha256(repr((
     sorted(SYNONYMS.items()), sorted((k, sorted(v)) for k, v in STATEMENTS_OF.items()),
     sorted((k, sorted(v)) for k, v in _PHRASE_STATEMENTS.items()), sorted(_TOTAL_OF_HEADING),
 )).encode()).hexdigest()[:12]

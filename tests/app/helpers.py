@@ -139,7 +139,11 @@ def check_inspect_matches_store(window, run_id):  # noqa: ANN001
     iv = window.inspect_view
     events = list(read_run(Library(window.ctx.home), run_id).traces)
     assert iv.run_id == run_id and len(iv.events) == len(events)
-    assert iv.tab_names() == ["Stages", "Documents", "Passages", "Curation", "Cards", "Tournament", "Answer", "Raw"]
+    assert iv.tab_names() == ["Stages", "Facts", "Documents", "Passages", "Curation", "Cards", "Tournament", "Answer",
+                              "Raw"]
+    # the Facts tab shows only for a run that checked the statement facts
+    facts = iv.tabs.isTabVisible(iv.tab_names().index("Facts"))
+    assert facts == bool(events_by(events, "facts"))
     assert iv.overview.rowCount() == len(events)
 
     docs = events_by(events, "documents")

@@ -6,9 +6,10 @@ import csv
 import io
 import json
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QPointF, QRectF, QUrl
 from PySide6.QtGui import QImage
 
+from analyst_app.views.page_viewer import CELL_PAD
 from engine.store import Library
 from engine.store.library import RunStore
 from engine.trace import plan_lines, read_run
@@ -291,6 +292,12 @@ def test_a_question_the_facts_answer_needs_no_chat_model(make_window, app_home, 
     assert "Plan: the metric as the question was read" in text and text.index("Plan:") < text.index("Inputs:")
     assert plan and all(line.strip() in text for line in plan)
     assert f"inventory @ FY2022 ← {inputs[2].describe()}" in text
+    # Inspect › Facts: the plan, then each input with the cell that won and why (the only printing, or which table)
+    iv = window.inspect_view
+    assert iv.tabs.isTabVisible(iv.tab_names().index("Facts"))
+    facts_text = iv.select_tab("Facts").toPlainText()
+    assert "Plan: the metric as the question was read" in facts_text and "Every input found" in facts_text
+    assert all(i.printed in facts_text and (i.found_by or "the only printing") in facts_text for i in inputs)
     window.inspect_view.answer.anchorClicked.emit(QUrl(f"fact:{inputs[1].fact_id}"))
     viewer = window.viewer
     assert window.viewer_dock.isVisible() and viewer.fact.id == inputs[1].fact_id
@@ -298,6 +305,23 @@ def test_a_question_the_facts_answer_needs_no_chat_model(make_window, app_home, 
     # the cell's box on a rendered PDF page, its characters in an HTML filing's page text
     assert (viewer.highlight_rect() if viewer.mode == "pdf" else viewer.highlight_range()) is not None
     assert inputs[1].printed in viewer.match_label.text()
+    # the Ask tab's citations of a computed answer box the inputs' cells on their page, not the whole table
+    lib = Library(app_home)
+    for row, c in enumerate(ask.citations.records):
+        here = [i for i in inputs if (i.doc_name, i.page_index) == (c.doc_name, c.page_index)]
+        assert here and ask.open_citation(row)
+        assert sorted(s.id for s in viewer.facts) == sorted(i.fact_id for i in here)
+        assert viewer.page_index == c.page_index and viewer.chunk is None  # no passage highlighted
+        if viewer.mode == "pdf":
+            rects = viewer.highlight_rects()
+            assert len(rects) == len(here)
+            for stored in lib.facts(ids=[i.fact_id for i in here]):  # each cell's box, padded, is one highlight
+                x0, y0, x1, y1 = (v * viewer.zoom for v in stored.fact.box)
+                assert any(r.contains(QRectF(QPointF(x0, y0), QPointF(x1, y1))) and r.width() <= x1 - x0 + 2 * CELL_PAD
+                           + 0.01 for r in rects)
+        else:
+            assert viewer.highlight_range() is not None
+        assert all(i.printed in viewer.match_label.text() for i in here)
     with qtbot.waitSignal(ask.ask_failed, timeout=60_000) as failed:
         ask.ask("Why did Harborview Therapeutics' margins change?")  # needs the chat model
     assert "not installed" in failed.args[0]
@@ -477,3 +501,36 @@ def test_a_written_answer_shows_its_quotes_and_a_click_highlights_only_that_sent
         iv.show_run(read_run(library, run.id))
     assert "a written answer" in iv.curation.detail.toPlainText()  # Inspect says why no passage was curated
     assert "Quoted evidence" in iv.answer.toPlainText() and " ".join(first.text.split())[:40] in iv.answer.toPlainText()
+
+
+def test_the_question_path_is_built_while_the_window_is_idle_and_a_run_s_time_counts_from_the_click(
+        make_window, app_home, qtbot):
+    """Once the window is shown the question path is built in the worker's thread (no model loaded), so a facts
+    question reuses it; the time a run reports runs from the click to the answer and names the part before its
+    first stage, and is never less than the time the analyst waited."""
+    import time
+
+    window = make_window(app_home, preset="default")
+    ask = window.ask_view
+    qtbot.waitUntil(lambda: ask.prepared_seconds is not None, timeout=60_000)
+    built = ask.thread.worker._session._pipeline
+    assert built is not None and ask.thread.worker._session._models is None  # no embedder, no model loaded
+    clicked = time.perf_counter()
+    with qtbot.waitSignal(ask.run_finished, timeout=60_000) as blocker:
+        assert ask.ask("What is Harborview Therapeutics' FY2023 inventory turnover ratio?")
+    waited = time.perf_counter() - clicked
+    run = read_run(Library(app_home), blocker.args[0])
+    assert run.answer.method == "facts" and ask.thread.worker._session._pipeline is built  # reused, not rebuilt
+    assert run.cost.setup_seconds >= 0 and run.cost.seconds >= run.cost.setup_seconds + sum(
+        t.seconds for t in run.traces) - 0.01
+    assert waited - 1.0 <= run.cost.seconds <= waited  # from the click, not from the first stage
+    # a question asked while the path is (re)built waits for it, and its time says so
+    window.ctx.set_overrides({"retrieval": {"passage_top_k": 4}})  # another setting: the path is built again
+    clicked = time.perf_counter()
+    with qtbot.waitSignal(ask.run_finished, timeout=60_000) as blocker:
+        assert ask.ask("What is Harborview Therapeutics' FY2023 inventory turnover ratio?")
+    waited = time.perf_counter() - clicked
+    run = read_run(Library(app_home), blocker.args[0])
+    assert ask.thread.worker._session._pipeline is not built and run.cost.setup_seconds > 0
+    assert waited - 1.0 <= run.cost.seconds <= waited
+    assert f"setup {run.cost.setup_seconds:.1f} s" in ask.answer_view.toPlainText() or run.cost.setup_seconds < 0.05

@@ -214,3 +214,35 @@ def test_a_refusal_that_asks_which_company_offers_the_loaded_ones(ingested_demo)
     assert len(which.choices) == len(refs) and all(_name_in(r, " ".join(which.choices)) for r in refs)
     assert _check("What was XYZQ's revenue in 2023?", library, refs).choices == which.choices
     assert not _check("What was Tesla's revenue in 2023?", library, refs).choices  # it named a company
+
+
+def test_a_named_filing_that_is_not_loaded_is_said_first(ingested_demo, demo_truth) -> None:
+    """"In its FY… 10-K" when that 10-K is not loaded: answered from the filings that report the period (a later
+    10-K's comparative column) with the missing filing said; refused, naming the filing, when none reports it."""
+    from engine.pipeline import issuer_refs
+
+    library, _, _ = ingested_demo
+    refs = issuer_refs(library)
+    fact = demo_truth[0]
+    key = next(r.key for r in refs if fact["ticker"] in r.names)
+    filings = library.filings_of_companies((key,))
+    annual = sorted(f.identity.fiscal_year for f in filings if f.identity.form == "10-K")
+    earlier = annual[0] - 1  # the first 10-K's comparative column reports it; no 10-K of that year is loaded
+    said = _check(f"What was {fact['company']}'s total revenue in FY{earlier} according to its 10-K?", library, refs)
+    assert not said.refusal and said.intent.issuers == (key,)
+    assert said.lacking.startswith(f"{_name(refs, key)}'s FY{earlier} 10-K is not in the library (loaded: ")
+    assert f"10-K {annual[0]}" in said.lacking and "answered from the loaded filings" in said.lacking
+    # the filing is loaded, or no form is named: nothing to say
+    assert not _check(f"What was {fact['company']}'s total revenue in FY{annual[0]} according to its 10-K?", library,
+                      refs).lacking
+    assert not _check(f"What was {fact['company']}'s total revenue in FY{earlier}?", library, refs).lacking
+    # no loaded filing reports the year: refused, naming the filing asked
+    gone = _check(f"What risks did {fact['company']} name in its FY{annual[0] - 3} 10-K?", library, refs)
+    assert gone.refusal.startswith(f"{_name(refs, key)}'s FY{annual[0] - 3} 10-K is not in the library, and none of "
+                                   "its loaded filings reports that period")
+
+
+def _name(refs, key):  # noqa: ANN001, ANN202
+    from engine.retrieval.companies import _name as name
+
+    return name({r.key: r for r in refs}, key)

@@ -531,3 +531,39 @@ def test_a_quarter_against_the_same_quarter_a_year_before(pipeline, demo_truth, 
                                                  rel=1e-6)
     else:
         assert run.answer.value == pytest.approx(q("Operating income", this) - q("Operating income", last), rel=1e-6)
+
+
+def _printing(n: int, doc: str, page: int, title: str, statement: str, value: float, year: int = 2020):  # noqa: ANN202
+    from engine.records import ColumnPeriod, StatementFact, StoredFact
+
+    return StoredFact(n, {"X_2020_10K": 1, "X_2021_10K": 2}[doc], doc, None, StatementFact(
+        page, statement, title, "Inventories", "Current assets", False, 0, ColumnPeriod(str(year), year, None, 0),
+        f"{value:,.0f}", value, "millions", "USD", 0, 5, concept="InventoryNet"))
+
+
+def test_the_primary_statement_is_preferred_to_a_summary_table_and_the_input_says_why() -> None:
+    """The same inventory printed by an MD&A summary table that the reader took for a balance sheet, by the balance
+    sheet itself, and by the next year's balance sheet: the year's own balance sheet is taken, and the input says
+    so and where else the figure is printed; a summary table is taken only when no statement prints it, and says
+    that too."""
+    from engine.answer.from_facts import pick
+
+    item = load_catalogue().items["inventory"]
+    years = {1: 2020, 2: 2021}
+    summary = _printing(1, "X_2020_10K", 42, "Balance sheet and working capital measures are provided below",
+                        "balance sheet", 2438)
+    sheet = _printing(2, "X_2020_10K", 71, "Consolidated Balance Sheets  X Incorporated and Subsidiary Companies",
+                      "balance sheet", 2438)
+    later = _printing(3, "X_2021_10K", 66, "CONSOLIDATED BALANCE SHEETS (In millions)", "balance sheet", 2438)
+    fact, ambiguous, why = pick([summary, later, sheet], item, 2020, years)
+    assert fact is sheet and not ambiguous
+    assert why.startswith("the balance sheet itself") and "p. 43" in why and "p. 67" in why
+    # the year's own report prints it only in the summary table: the next report's balance sheet is taken
+    fact, _, why = pick([summary, later], item, 2020, years)
+    assert fact is later and "comparative column" in why and "only in a summary table" in why
+    # no statement prints it at all: the summary table, said to be one
+    fact, _, why = pick([summary], item, 2020, years)
+    assert fact is summary and why == ""  # the only printing: nothing to choose between
+    note = _printing(4, "X_2020_10K", 90, "NOTE 7. Supplemental Balance Sheet Information", "balance sheet", 2438)
+    fact, _, why = pick([note, summary], item, 2020, years)
+    assert fact in (note, summary) and "no primary statement prints it" in why

@@ -368,7 +368,7 @@ class LibraryView(QWidget):
         key = (id(self.ctx.library), filing.id if filing else None)
         if key != self._tables_key:  # not on every reload: an ingest reloads the table every second
             self._tables_key = key
-            self.tables.show_filing(self.ctx.library, filing)
+            self.tables.show_filing(self.ctx.session, filing)
 
     def _fact_selected(self, stored: Any) -> None:
         if self.tables.filing is not None:

@@ -237,15 +237,43 @@ def _image_only(f: Filing) -> str:
     return f"{n} page{'s' if n != 1 else ''}" if n else ""
 
 
+NOT_STATED = "—"  # an identity value no filing of the registrant states (never left blank: blank reads as unread)
+NOT_STATED_TIPS = {
+    "ticker": "not printed on the cover (covers before 2019 print no trading symbol), nor by another filing of "
+              "this registrant",
+    "cik": "not printed on the cover, and no EDGAR links in the filing or in another filing of this registrant "
+           "(printed EDGAR PDFs show a Commission File Number, not the CIK)",
+    "fiscal_year_end": "not printed on the cover, nor by a balance sheet or another filing of this registrant",
+}
+
+
+def _identity_column(title: str, name: str, tip: str, fmt: Callable[[Any], str] = str) -> Column:
+    """Ticker, CIK or FY end: the value, else an em dash (its tooltip says why, see :func:`identity_tip`)."""
+    return Column(title, lambda f: getattr(f.identity, name) or "", tip=tip,
+                  show=lambda f: fmt(v) if (v := getattr(f.identity, name)) else NOT_STATED)
+
+
+def identity_tip(f: Filing, name: str) -> str:
+    """Where a filing's ticker, CIK or fiscal-year end comes from, or why it has none."""
+    value = getattr(f.identity, name)
+    if not value:
+        return NOT_STATED_TIPS[name]
+    shown = fiscal_year_end_text(value) if name == "fiscal_year_end" else value
+    if source := f.inherited_from(name):
+        return f"{shown} (from {source})"  # the registrant's: the column shows it in italics
+    where = getattr(f.identity, f"{name}_source", None) if name != "ticker" else "printed on the cover"
+    return f"{shown} ({where or 'stated by this filing'})"
+
+
 FILING_COLUMNS = [
     Column("Document", lambda f: f.identity.doc_name),
     Column("Registrant", lambda f: f.identity.registrant or f.identity.issuer_key or ""),
-    Column("Ticker", lambda f: f.identity.ticker or "",
-           tip="Trading symbol; in italics: the registrant's, stated by another of its filings"),
-    Column("CIK", lambda f: f.identity.cik or "",
-           tip="SEC Central Index Key; in italics: the registrant's, stated by another of its filings"),
-    Column("FY end", lambda f: f.identity.fiscal_year_end or "", fmt=fiscal_year_end_text,
-           tip="Fiscal-year end; in italics: the registrant's, stated by another of its filings"),
+    _identity_column("Ticker", "ticker", "Trading symbol; in italics: the registrant's, stated by another of its "
+                                         "filings; —: none stated"),
+    _identity_column("CIK", "cik", "SEC Central Index Key; in italics: the registrant's, stated by another of its "
+                                   "filings; —: none stated"),
+    _identity_column("FY end", "fiscal_year_end", "Fiscal-year end; in italics: the registrant's, stated by "
+                                                  "another of its filings; —: none stated", fiscal_year_end_text),
     Column("Form", lambda f: f.identity.form or ""),
     Column("Period", lambda f: f.identity.period or ""),
     Column("Pages", lambda f: f.n_pages, numeric=True),
@@ -309,6 +337,13 @@ class FilingTableModel(RecordTableModel):
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.ForegroundRole and index.isValid() and self.columns[index.column()].title == "Image-only":
             return QBrush(STATUS_COLORS["failed"])
+        if role == Qt.ItemDataRole.ToolTipRole and index.isValid() and (
+                name := INHERITABLE.get(self.columns[index.column()].title)):
+            return identity_tip(self.filing(index.row()), name)
+        if role == Qt.ItemDataRole.ForegroundRole and index.isValid() and (
+                name := INHERITABLE.get(self.columns[index.column()].title)) and not getattr(
+                self.filing(index.row()).identity, name):
+            return QBrush(QColor(150, 150, 150))
         if role == Qt.ItemDataRole.FontRole and index.isValid():
             name = INHERITABLE.get(self.columns[index.column()].title)
             if name and self.filing(index.row()).inherited_from(name):

@@ -27,6 +27,8 @@ class FilingIdentity:
     fiscal_year: int | None = None
     cik: str | None = None  # SEC Central Index Key, ten digits ("0000066740"), where the filing states it
     fiscal_year_end: str | None = None  # month and day the fiscal year ends, XBRL style: "--12-31"
+    cik_source: str | None = None  # where the CIK was read (engine.ingest.identity.FROM_COVER, FROM_LINKS, …)
+    fiscal_year_end_source: str | None = None  # where the fiscal-year end was read
 
     @property
     def company_key(self) -> str:
@@ -82,6 +84,7 @@ class ParsedFiling:
     facts_version: str = ""  # the fact reader that read them
     printed_folios: tuple[str | None, ...] = ()  # per page: the number it prints ("46"), None: none read
     folio_version: str = ""  # the folio reader that read them (engine.ingest.folio)
+    identity_version: str = ""  # the identity reader that read its CIK and fiscal-year end (engine.ingest.identity)
     section_version: str = ""  # the section reader that read the chunks' sections (engine.ingest.sections)
     notes: tuple[str, ...] = ()  # what the user should know about how the file was read (a repaired PDF)
     terms: ChunkTerms | None = None  # the chunks' BM25 terms (engine.vocab.tokens), made where the file was read

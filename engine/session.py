@@ -169,6 +169,14 @@ class Session:
                 self._say(self.note, self._indexes.status.message())
         return self._indexes
 
+    def table_headings(self, filing_id: int, starts: Sequence[tuple[int, int]]) -> list[tuple[str, str]]:
+        """(statement kind, printed heading) of each of a filing's stored tables, given where its first row starts
+        (page index, character): the heading its page prints above it
+        (:func:`engine.facts.tables.printed_heading`), read from the stored page text."""
+        from engine.facts.tables import table_headings
+
+        return table_headings(self.library.page_texts(filing_id), starts)
+
     def index_status(self) -> IndexStatus:
         """The published set against the library, from manifests only (cheap: for status lines)."""
         from engine.indexing import index_status

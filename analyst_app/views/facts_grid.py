@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -46,29 +46,77 @@ NO_TABLES = ("No tables read from this filing: no statement table was found in i
 
 @dataclass(frozen=True)
 class FactGroup:
-    """The facts of one printed table: its statement kind, title line and page."""
+    """The facts of one printed table: its statement kind, title line and page; ``heading``: the statement's own
+    heading printed above it (:func:`engine.facts.tables.printed_heading`), "" when the page prints none."""
 
     statement: str
     title: str
     page_index: int  # 0-based
     facts: tuple[StoredFact, ...]
+    heading: str = ""
+    page_text: str = ""  # the page as stored (blank lines between its rows close a group of rows)
 
     @property
     def name(self) -> str:
-        """"Balance sheet — CONSOLIDATED BALANCE SHEETS, p. 58 (printed 56)" (the page as people cite it)."""
+        """"Balance sheet — CONSOLIDATED BALANCE SHEETS, p. 58 (printed 56)" (the page as people cite it); a table
+        whose page prints no heading is named by its first row."""
         kind = STATEMENT_NAMES.get(self.statement, self.statement.capitalize())
-        title = " ".join(self.title.split()) or "untitled"
+        title = self.heading
+        if not title:
+            first = min(self.facts, key=lambda s: s.fact.char_start).fact.label if self.facts else ""
+            title = f"table beginning “{first}”" if first else "table"
         folio = self.facts[0].printed_folio if self.facts else None
         return f"{kind} — {title}, {page_label(self.page_index, folio)}"
 
 
-def group_facts(facts: Sequence[StoredFact]) -> list[FactGroup]:
-    """One group per (statement, title, page), in the order the filing prints them."""
+PRIMARY = ("balance sheet", "income statement", "cash flows", "equity")  # the primary statements, listed first
+
+
+def group_facts(facts: Sequence[StoredFact], session: Any = None, pages: Sequence[str] = ()) -> list[FactGroup]:
+    """One group per (statement, title, page), titled by the heading its page prints above it (``session``: asked
+    for the headings, :meth:`engine.session.Session.table_headings`; none: no heading, the table is named by its
+    first row); the primary statements (balance sheet, income, cash flows, equity) first, then the other tables,
+    each in the order the filing prints them. ``pages``: the filing's page texts (their blank lines nest rows)."""
     groups: dict[tuple[str, str, int], list[StoredFact]] = {}
     for s in facts:
         groups.setdefault((s.fact.statement, s.fact.title, s.fact.page_index), []).append(s)
-    ordered = sorted(groups.items(), key=lambda kv: (kv[0][2], min(s.fact.char_start for s in kv[1])))
-    return [FactGroup(st, title, page, tuple(found)) for (st, title, page), found in ordered]
+    keys = list(groups)
+    starts = [(page, min(s.fact.char_start for s in groups[(st, title, page)])) for st, title, page in keys]
+    headings = session.table_headings(facts[0].filing_id, starts) if session is not None and facts else [
+        ("table", "")] * len(keys)
+    out = [FactGroup(st if st != "table" else kind, title, page, tuple(groups[(st, title, page)]), heading,
+                     pages[page] if page < len(pages) else "")
+           for (st, title, page), (kind, heading) in zip(keys, headings, strict=True)]
+    return sorted(out, key=lambda g: (g.statement not in PRIMARY, g.page_index,
+                                      min(s.fact.char_start for s in g.facts)))
+
+
+def row_levels(rows: Sequence[tuple[bool, bool, float | None, bool]]) -> list[int]:
+    """Each row's nesting level (0: the table's own level) from how it is printed: ``rows`` in printed order as
+    (heading: a line without values that opens a group, total: a "Total …" row, x: the left edge of its label on the
+    page or None when unknown, gap: a blank line printed before it). A heading opens a group its rows sit in; a row
+    printed no further right than the heading leaves it ("Operating income" under the operating expenses); a total
+    closes its group (rows after it are back at the heading's level); without positions a blank line after a group's
+    rows closes it."""
+    levels: list[int] = []
+    stack: list[float | None] = []  # the x of each open heading, innermost last
+    grouped = 0  # rows in the innermost open group so far
+    for heading, total, x, gap in rows:
+        if x is not None:
+            while stack and stack[-1] is not None and x <= stack[-1] + 1.5:
+                stack.pop()
+        elif stack and gap and grouped:
+            stack.pop()
+        levels.append(len(stack))
+        if heading:
+            stack.append(x)
+            grouped = 0
+        elif total and stack:
+            stack.pop()
+            grouped = 0
+        else:
+            grouped += 1
+    return levels
 
 
 @dataclass(frozen=True)
@@ -79,6 +127,7 @@ class GridRow:
     parent: str = ""
     is_total: bool = False
     heading: bool = False  # a heading line ("Current assets:"): no values of its own
+    level: int = 0  # how far it is indented under the headings above it (engine.facts.tables.row_levels)
 
 
 @dataclass
@@ -90,7 +139,23 @@ class FactTable:
     cells: dict[tuple[int, int], StoredFact] = field(default_factory=dict)  # (row, period column) → fact
 
     @classmethod
-    def of(cls, facts: Sequence[StoredFact]) -> FactTable:
+    def of(cls, facts: Sequence[StoredFact], page_text: str = "") -> FactTable:
+        """The table of ``facts``, its rows nested as printed (``page_text``: the page, whose blank lines between
+        rows close a group of rows; a total closes its group either way)."""
+        table = cls._rows(facts)
+        starts = [min((s.fact.char_start for (r, _c), s in table.cells.items() if r == i), default=None)
+                  for i in range(len(table.rows))]
+        gaps, previous = [], None
+        for start in starts:
+            gaps.append(bool(page_text) and start is not None and previous is not None
+                        and "\n\n" in page_text[previous:start])
+            previous = start if start is not None else previous
+        levels = row_levels([(r.heading, r.is_total, None, gap) for r, gap in zip(table.rows, gaps)])
+        table.rows = [replace(r, level=level) for r, level in zip(table.rows, levels)]
+        return table
+
+    @classmethod
+    def _rows(cls, facts: Sequence[StoredFact]) -> FactTable:
         # a column is keyed by its index *and* its period, so a value never sits under another period's header
         keys = sorted({(s.fact.column, s.fact.period) for s in facts},
                       key=lambda k: (k[0], min(s.fact.char_start for s in facts if (s.fact.column, s.fact.period) == k)))
@@ -204,9 +269,9 @@ class FactGridModel(QAbstractTableModel):
     @staticmethod
     def _label_data(row: GridRow, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"   › {row.label}" if row.parent else row.label
+            return f"{'    ' * (row.level - 1)}   › {row.label}" if row.level else row.label
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (f"{row.parent} › {row.label}" if row.parent else row.label) + (
+            return (f"{row.parent} › {row.label}" if row.parent and row.level else row.label) + (
                 "\n(a total)" if row.is_total else "\n(a heading: its rows follow)" if row.heading else "")
         if role == Qt.ItemDataRole.FontRole and (row.is_total or row.heading):
             font = QFont()
@@ -274,15 +339,17 @@ class FactsGrid(QWidget):
         self._set_empty(NO_FILING)
 
     # -- public ------------------------------------------------------------------------------------
-    def show_filing(self, library: Any, filing: Filing | None) -> None:
-        """Read ``filing``'s facts (one query) and show its first statement; None: the "select one" hint."""
+    def show_filing(self, session: Any, filing: Filing | None) -> None:
+        """Read ``filing``'s facts (one query; its pages, for the tables' printed headings, another) and show its
+        first statement; None: the "select one" hint."""
         self.filing = filing
         if filing is None:
             self.groups = []
             self._set_empty(NO_FILING)
             return
         started = time.perf_counter()
-        self.groups = group_facts(library.facts(filing_ids=[filing.id]))
+        library = session.library
+        self.groups = group_facts(library.facts(filing_ids=[filing.id]), session, library.page_texts(filing.id))
         self.load_seconds = time.perf_counter() - started
         if not self.groups:
             self._set_empty(NO_TABLES)
@@ -357,7 +424,7 @@ class FactsGrid(QWidget):
         if not 0 <= index < len(self.groups):
             return
         g = self.groups[index]
-        table = FactTable.of(g.facts)
+        table = FactTable.of(g.facts, g.page_text)
         self.model.set_table(table)
         self.view.scrollToTop()
         self._fit_columns()

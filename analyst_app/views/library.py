@@ -35,12 +35,13 @@ from PySide6.QtWidgets import (
 
 from analyst_app.context import AppContext
 from analyst_app.models import (
+    NOT_STATED,
     SORT_ROLE,
     Column,
     FilingTableModel,
     RecordProxy,
     RecordTableModel,
-    fiscal_year_end_text,
+    identity_tip,
     local_time,
 )
 from analyst_app.views import hint_label
@@ -292,7 +293,7 @@ class LibraryView(QWidget):
         selected = {f.id for f in self.selected_filings()}
         self.model.set_records(self.ctx.library.filings())
         self._outdated = self._index_outdated()
-        fit_columns(self.table, 300)
+        fit_columns(self.table, 220)  # narrow enough that Pages and Chunks stay in view beside the page panel
         if selected:
             sel = self.table.selectionModel()
             for row in range(self.proxy.rowCount()):
@@ -367,7 +368,7 @@ class LibraryView(QWidget):
         key = (id(self.ctx.library), filing.id if filing else None)
         if key != self._tables_key:  # not on every reload: an ingest reloads the table every second
             self._tables_key = key
-            self.tables.show_filing(self.ctx.library, filing)
+            self.tables.show_filing(self.ctx.session, filing)
 
     def _fact_selected(self, stored: Any) -> None:
         if self.tables.filing is not None:
@@ -689,14 +690,14 @@ def dropped_paths(mime: Any) -> list[str]:
 def filing_html(f: Filing) -> str:
     i = f.identity
 
-    def shared(name: str, text: str | None) -> str | None:
-        """A registrant-level value: "MMM (from 3M_2019_10K)" when another filing of the registrant states it."""
-        source = f.inherited_from(name)
-        return f"{text} (from {source})" if text and source else text
+    def shared(name: str) -> str:
+        """A ticker, CIK or fiscal-year end and where it comes from ("MMM: the registrant's, stated by
+        3M_2019_10K"), or "— not printed on the cover …" when nothing states one."""
+        tip = identity_tip(f, name)
+        return tip if getattr(i, name) else f"{NOT_STATED} {tip}"
 
     rows = [("Document", i.doc_name), ("Registrant", i.registrant), ("Issuer key", i.issuer_key),
-            ("Ticker", shared("ticker", i.ticker)), ("CIK", shared("cik", i.cik)),
-            ("Fiscal-year end", shared("fiscal_year_end", fiscal_year_end_text(i.fiscal_year_end) or None)),
+            ("Ticker", shared("ticker")), ("CIK", shared("cik")), ("Fiscal-year end", shared("fiscal_year_end")),
             ("Form", i.form), ("Period", i.period), ("Period end", i.period_end), ("Fiscal year", i.fiscal_year),
             ("Pages", f.n_pages), ("Chunks", f.n_chunks), ("File", f.path), ("SHA-256", f.sha256)]
     if f.image_only_pages:

@@ -123,7 +123,7 @@ def fiscal_year_of(year: int, month: int | None, day: int | None) -> int:
     return year - 1 if month == 1 and day is not None and day <= 7 else year
 
 
-def _is_header(line: str) -> bool:
+def is_column_header(line: str) -> bool:
     """A column-header line: years (or dates) and header words only, nothing like a sentence."""
     if not _YEAR.search(line) or len(line) > 160 or line.rstrip().endswith(".") and not _YEAR.search(line[-6:]):
         return False
@@ -253,7 +253,7 @@ def _statement(title_lines: list[str]) -> tuple[str, str]:
             m = rx.search(line)
             if m and len(line) <= 140 and _titled(line[: m.start()]):
                 return name, line.strip()
-    return "table", next((ln.strip() for ln in reversed(title_lines) if ln.strip() and not _is_header(ln)), "")
+    return "table", next((ln.strip() for ln in reversed(title_lines) if ln.strip() and not is_column_header(ln)), "")
 
 
 def primary_statement(title: str) -> bool:
@@ -425,7 +425,7 @@ def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
     for i, (start, end, line) in enumerate(lines):
         if not line.strip():
             continue
-        if _is_header(line):
+        if is_column_header(line):
             block = [ln for _, _, ln in lines[max(0, i - _HEADER_BLOCK): i]]
             rows_above = [k for k, ln in enumerate(block) if parse_row(ln) is not None]
             # the lines between the table above (its last row) and this header: another table's words are not ours
@@ -523,3 +523,56 @@ def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
     # only a table that gave rows on this page goes on over the page break (a carried one that gave none has
     # ended; a "header" such as a cover page's "For the fiscal year ended December 31, 2022" starts nothing)
     return facts, table if rows else None
+
+
+# -- how a stored table reads: its printed heading, its rows' nesting ------------------------------------------------
+
+_HEADING_LINES = 12  # lines above a table's first row searched for its heading
+_PERIOD_WORDS = re.compile(rf"^[\s(]*(?:(?:for\s+the\s+)?(?:fiscal\s+)?(?:years?|three|six|nine|twelve|quarters?|"
+                           rf"months?|weeks?|periods?)\b|as\s+of\b|at\b|{_MONTH}\s+\d)", re.IGNORECASE)
+_NOTE_HEADING = re.compile(r"^(?:note\s+\d+|item\s+\d+[a-z]?)\b", re.IGNORECASE)
+_NOT_HEADING = re.compile(r"table\s+of\s+contents|index|page|\d+|[ivx]+", re.IGNORECASE)  # running heads, folios
+
+
+def printed_heading(page_text: str, table_start: int) -> tuple[str, str]:
+    """(statement kind, heading) of the table whose first row starts at ``table_start`` in ``page_text``: the
+    statement's own printed heading above it ("CONSOLIDATED BALANCE SHEETS", "Segment Information", "NOTE 6.
+    Supplemental Income Statement Information"), never a column header ("Year ended December 31,"), a scale caption
+    or a sentence; ("table", "") when the page prints none between the table and the text above it."""
+    lines = page_text[:table_start].split("\n")[:-1]
+    # from the table's column header (its headings, "Current assets:", sit between it and the first row)
+    header = next((i for i in range(len(lines) - 1, max(-1, len(lines) - 40), -1) if is_column_header(lines[i])), None)
+    above = lines[:header][-_HEADING_LINES:] if header is not None else lines[-_HEADING_LINES:]
+    found = ""
+    for line in reversed(above):
+        words = " ".join(line.split())
+        if not words:
+            continue
+        if parse_row(line) is not None and found:
+            break  # the table above: its words are not this one's heading
+        if (parse_row(line) is not None or is_column_header(line) or _is_caption(words) or _PERIOD_WORDS.match(words)
+                or CELL_GAP.search(line.strip()) and not _STATEMENT_NAME.search(words)):
+            continue
+        if len(words) > 110 or _PROSE.match(words) and not _NOTE_HEADING.match(words):
+            break  # a paragraph ends the search: its sentence is no heading
+        if not words[:1].isupper() and not words[:1].isdigit() or _NOT_HEADING.fullmatch(words):
+            continue
+        for name, rx in _STATEMENTS:
+            m = rx.search(words)
+            if m and _titled(words[: m.start()]):
+                return name, words
+        if not found or _NOTE_HEADING.match(words) or words.isupper():
+            found = words
+        if _NOTE_HEADING.match(words) or words.isupper():
+            break
+    return "table", found
+
+
+_STATEMENT_NAME = re.compile("|".join(rx.pattern for _n, rx in _STATEMENTS), re.IGNORECASE)
+
+
+def table_headings(pages: Sequence[str], starts: Sequence[tuple[int, int]]) -> list[tuple[str, str]]:
+    """:func:`printed_heading` of each table of a filing whose first row starts at (page index, character) in
+    ``pages``: ("table", "") for a page not stored."""
+    return [printed_heading(pages[page], pages[page].rfind("\n", 0, start) + 1) if 0 <= page < len(pages)
+            else ("table", "") for page, start in starts]

@@ -11,8 +11,9 @@ from engine.ingest.runner import (
     refresh_concepts,
     refresh_facts,
     refresh_folios,
+    refresh_identity,
     refresh_sections,
 )
 
 __all__ = ["IngestEvent", "IngestReport", "discover", "ingest", "ingest_iter", "refresh_concepts", "refresh_facts",
-           "refresh_folios", "refresh_sections"]
+           "refresh_folios", "refresh_identity", "refresh_sections"]

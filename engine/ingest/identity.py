@@ -7,14 +7,20 @@ name, the ticker and the fiscal period end date, and fills whatever the file nam
 The CIK and the fiscal-year end come from what the filing states: an iXBRL filing's ``dei`` cover tags
 (:func:`dei_cover`), an EDGAR header ("CENTRAL INDEX KEY:", "FISCAL YEAR END: 1231") or a cover line
 ("Central Index Key: ..."); a 10-K's period end ("For the fiscal year ended December 31, 2022") is its fiscal
-year's end. Printed EDGAR PDFs state no CIK.
+year's end. Printed EDGAR PDFs state no CIK on their cover: what they do carry is the filing's links into EDGAR's
+archive ("https://www.sec.gov/Archives/edgar/data/66740/..." in an exhibit index), whose folder is the CIK of the
+registrant that filed the linked document (:func:`linked_cik`). A 10-Q prints no fiscal-year end on its cover, but its
+balance sheet compares the quarter's end with the end of the last fiscal year, as Regulation S-X (Rule 10-01(c)(1))
+requires (:func:`balance_sheet_year_end`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from datetime import datetime
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from datetime import date, datetime
 from pathlib import Path
 
 from engine.records import FilingIdentity
@@ -36,6 +42,8 @@ _CIK_RE = re.compile(r"(?:central\s+index\s+key|\bCIK\b)(?:\s+(?:no\.?|number|#)
                      re.IGNORECASE)
 _FYE_RE = re.compile(rf"fiscal\s+year\s+end\s*:\s*(--\d{{2}}-\d{{2}}|\d{{4}}\b|(?:{_MONTHS})\.?\s+\d{{1,2}}\b)",
                      re.IGNORECASE)
+_EDGAR_FOLDER = re.compile(r"sec\.gov/(?:cgi-bin/browse-edgar\?[^#]*?CIK=|Archives/edgar/data/)0*(\d{1,10})\b",
+                           re.IGNORECASE)
 _MONTH_NUMBER = {m.lower(): i for i, m in enumerate(_MONTHS.split("|"), start=1)}
 
 
@@ -92,21 +100,74 @@ def normal_cik(text: str) -> str | None:
     return digits.zfill(10) if re.fullmatch(r"\d{1,10}", digits) and int(digits) else None
 
 
+# Where a filing's CIK and fiscal-year end come from (FilingIdentity.cik_source, .fiscal_year_end_source)
+FROM_COVER = "printed on the cover"
+FROM_TAGS = "the filing's inline XBRL cover tags"
+FROM_LINKS = "the filing's links to its EDGAR folder"
+FROM_PERIOD = "the fiscal year the cover says the report covers"
+FROM_BALANCE_SHEET = "the balance sheet's column for the last fiscal year's end"
+IDENTITY_VERSION = "identity-2"  # links and 10-Q balance sheets read (engine.ingest.runner.refresh_identity)
+
+
+def linked_cik(uris: Iterable[str]) -> str | None:
+    """The CIK of the EDGAR folder that more than half of a filing's EDGAR links name (an exhibit index links the
+    registrant's own earlier filings; a few may be a predecessor's or a parent's); None without such a majority."""
+    found = Counter(normal_cik(m[1]) for uri in uris if (m := _EDGAR_FOLDER.search(uri)))
+    found.pop(None, None)
+    if not found:
+        return None
+    cik, n = found.most_common(1)[0]
+    return cik if 2 * n > sum(found.values()) else None
+
+
+def pdf_link_uris(path: str) -> list[str]:
+    """The URIs a PDF's links point to, every page (about 15 ms for a 150-page filing)."""
+    import pymupdf
+
+    with pymupdf.open(path) as doc:
+        return [uri for page in doc for link in page.get_links() if (uri := link.get("uri"))]
+
+
+def balance_sheet_year_end(columns: Iterable[tuple[str, str | None, int | None]], period_end: str | None) -> str | None:
+    """A 10-Q's fiscal-year end from its balance sheet: ``columns`` are (statement, period end, months) of its facts;
+    the balance sheet compares the quarter's end (``period_end``, else its latest balance date) with the last fiscal
+    year's end: the latest other balance date less than a year before (the same quarter a year earlier, which some
+    print too, is not it). None when the balance sheet prints no such column (at least five values)."""
+    counts = Counter(end for statement, end, months in columns if statement == "balance sheet" and months == 0 and end)
+    dates = sorted(d for end, n in counts.items() if n >= 5 and (d := _date(end)) is not None)
+    if not dates:
+        return None
+    quarter = _date(period_end or "") or dates[-1]
+    earlier = [d for d in dates if 0 < (quarter - d).days < 350]
+    return f"--{earlier[-1].month:02d}-{earlier[-1].day:02d}" if earlier else None
+
+
+def _date(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
 def parse_cover(text: str) -> dict[str, str | None]:
     """Registrant, form, period end, ticker, CIK and fiscal-year end from the first page(s) of a filing."""
     head = text[:6000]
     out: dict[str, str | None] = {"registrant": None, "form": None, "period_end": None, "ticker": None,
-                                  "cik": None, "fiscal_year_end": None}
+                                  "cik": None, "fiscal_year_end": None, "cik_source": None,
+                                  "fiscal_year_end_source": None}
     if m := _FORM_RE.search(head):
         out["form"] = m.group(1).upper()
     if m := _CIK_RE.search(head):
         out["cik"] = normal_cik(m.group(1))
+        out["cik_source"] = FROM_COVER if out["cik"] else None
     if m := _FYE_RE.search(head):
         out["fiscal_year_end"] = month_day(m.group(1))
+        out["fiscal_year_end_source"] = FROM_COVER if out["fiscal_year_end"] else None
     if m := _PERIOD_END_RE.search(head):
         out["period_end"] = _iso(m.group(2))
         if out["fiscal_year_end"] is None and m.group(1).lower().split()[-1] == "year" and out["period_end"]:
             out["fiscal_year_end"] = "--" + out["period_end"][5:]  # "for the fiscal year ended December 31, 2022"
+            out["fiscal_year_end_source"] = FROM_PERIOD
     elif m := _REPORT_DATE_RE.search(head):
         out["period_end"] = _iso(m.group(1))
     lines = [ln.strip() for ln in head.splitlines()]
@@ -176,7 +237,16 @@ def with_tagged_cover(cover: dict[str, str | None], tagged: dict[str, str | None
     for key, value in tagged.items():
         if value and (key in ("cik", "fiscal_year_end") or not out.get(key)):
             out[key] = value
+            if key in ("cik", "fiscal_year_end"):
+                out[f"{key}_source"] = FROM_TAGS
     return out
+
+
+def with_linked_cik(cover: dict[str, str | None], uris: Iterable[str]) -> dict[str, str | None]:
+    """The cover with the CIK of the filing's EDGAR links (:func:`linked_cik`) where it states none itself."""
+    if cover.get("cik") or (cik := linked_cik(uris)) is None:
+        return cover
+    return {**cover, "cik": cik, "cik_source": FROM_LINKS}
 
 
 def combine(file_ident: FilingIdentity, cover: dict[str, str | None]) -> FilingIdentity:
@@ -193,9 +263,9 @@ def combine(file_ident: FilingIdentity, cover: dict[str, str | None]) -> FilingI
             period = f"{fiscal_year}Q{(int(period_end[5:7]) - 1) // 3 + 1}"
         else:
             period = str(fiscal_year) if form != "8-K" else period_end
-    fiscal_year_end = cover.get("fiscal_year_end")
+    fiscal_year_end, fye_source = cover.get("fiscal_year_end"), cover.get("fiscal_year_end_source")
     if fiscal_year_end is None and form == "10-K" and period_end:
-        fiscal_year_end = "--" + period_end[5:]
+        fiscal_year_end, fye_source = "--" + period_end[5:], FROM_PERIOD
     return FilingIdentity(
         doc_name=file_ident.doc_name,
         issuer_key=file_ident.issuer_key or (cover.get("ticker") or None),
@@ -207,7 +277,18 @@ def combine(file_ident: FilingIdentity, cover: dict[str, str | None]) -> FilingI
         fiscal_year=fiscal_year,
         cik=cover.get("cik"),
         fiscal_year_end=fiscal_year_end,
+        cik_source=(cover.get("cik_source") or FROM_COVER) if cover.get("cik") else None,
+        fiscal_year_end_source=(fye_source or FROM_COVER) if fiscal_year_end else None,
     )
+
+
+def with_balance_sheet_year_end(ident: FilingIdentity,
+                                columns: Iterable[tuple[str, str | None, int | None]]) -> FilingIdentity:
+    """A 10-Q whose cover states no fiscal-year end, with the one its balance sheet prints
+    (:func:`balance_sheet_year_end`); any other filing as it is."""
+    if ident.fiscal_year_end or ident.form != "10-Q" or not (found := balance_sheet_year_end(columns, ident.period_end)):
+        return ident
+    return replace(ident, fiscal_year_end=found, fiscal_year_end_source=FROM_BALANCE_SHEET)
 
 
 def summary_text(ident: FilingIdentity) -> str:

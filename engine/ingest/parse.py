@@ -15,12 +15,16 @@ from engine.facts.xbrl import merge_xbrl
 from engine.ingest.folio import FOLIO_VERSION, printed_folios
 from engine.ingest.html import read_html_document
 from engine.ingest.identity import (
+    IDENTITY_VERSION,
     combine,
     dei_cover,
     looks_like_filing,
     parse_cover,
     parse_file_name,
+    pdf_link_uris,
     summary_text,
+    with_balance_sheet_year_end,
+    with_linked_cik,
     with_tagged_cover,
 )
 from engine.ingest.pdf import WordBox, read_pdf_pages, span_box
@@ -68,9 +72,12 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
     cover = parse_cover(opening)
     if document is not None:
         cover = with_tagged_cover(cover, dei_cover(document.dei, document.entity_cik))
+    else:
+        cover = with_linked_cik(cover, pdf_link_uris(str(path)))
     identity = combine(file_ident, cover)
     facts = extract_facts(pages, form=identity.form)
     facts = merge_xbrl(document, facts) if document is not None else _boxed(facts, boxes)
+    identity = with_balance_sheet_year_end(identity, [(f.statement, f.period.end, f.period.months) for f in facts])
     chunks = with_sections(pages, chunk_pages(pages, size=chunking.size, overlap=chunking.overlap), identity.form)
     return ParsedFiling(
         path=str(path),
@@ -88,6 +95,7 @@ def parse_file(path: Path, sha256: str, ingest: IngestSettings, chunking: Chunki
         printed_folios=printed_folios(pages),
         folio_version=FOLIO_VERSION,
         section_version=SECTION_VERSION,
+        identity_version=IDENTITY_VERSION,
         notes=tuple(notes),
         terms=chunk_terms([indexed_text(c.context, c.text) for c in chunks]),
     )

@@ -17,14 +17,20 @@ import multiprocessing as mp
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pebble import ProcessPool
 
 from engine.ingest.folio import FOLIO_VERSION, printed_folios
-from engine.ingest.sections import SECTION_VERSION, chunk_sections
+from engine.ingest.identity import (
+    FROM_LINKS,
+    IDENTITY_VERSION,
+    linked_cik,
+    pdf_link_uris,
+    with_balance_sheet_year_end,
+)
 from engine.ingest.parse import (
     FACTS_VERSION,
     SUPPORTED_SUFFIXES,
@@ -33,6 +39,7 @@ from engine.ingest.parse import (
     reads_pages_alike,
     warm_worker,
 )
+from engine.ingest.sections import SECTION_VERSION, chunk_sections
 from engine.models.hashing import sha256_file
 from engine.pages import reader_page
 from engine.records import ChunkSpan, ParsedFiling
@@ -358,6 +365,34 @@ def refresh_sections(library: Library) -> int:
     if rows:
         log.info("read the sections of %d filing(s) from their stored pages", len(rows))
     return len(rows)
+
+
+def refresh_identity(library: Library) -> tuple[int, int]:
+    """Read the CIK and fiscal-year end of filings stored before the current identity reader (an upgraded library):
+    a PDF's links to its EDGAR folder (the file is opened for its links only, not read again; a file gone or changed
+    is skipped) and a 10-Q's balance-sheet columns (from its stored facts). What a filing's own cover or tags state is
+    kept. Returns (filings read, filings given a new value)."""
+    rows = library.conn.execute("SELECT id, path, sha256 FROM filings WHERE identity_version != ? ORDER BY id",
+                                (IDENTITY_VERSION,)).fetchall()
+    changed = 0
+    for fid, path, sha in rows:
+        own = library.own_identity(fid)
+        ident = own
+        if not own.cik and path.lower().endswith(".pdf"):
+            try:
+                uris = pdf_link_uris(path) if Path(path).exists() and sha256_file(Path(path)) == sha else []
+            except Exception as exc:  # noqa: BLE001 - a damaged file keeps what it had
+                log.info("%s: its links could not be read (%s)", path, exc)
+                uris = []
+            if cik := linked_cik(uris):
+                ident = replace(ident, cik=cik, cik_source=FROM_LINKS)
+        ident = with_balance_sheet_year_end(
+            ident, [(s.fact.statement, s.fact.period.end, s.fact.period.months) for s in library.facts(filing_ids=[fid])])
+        changed += ident != own
+        library.set_identity(fid, ident, IDENTITY_VERSION)
+    if rows:
+        log.info("read the CIK and fiscal-year end of %d filing(s) (%d changed)", len(rows), changed)
+    return len(rows), changed
 
 
 def refresh_concepts(library: Library) -> int:

@@ -166,8 +166,10 @@ class Library:
                 ((filing_id, i, text, int(i in image_only), folio)
                  for i, (text, folio) in enumerate(zip(parsed.pages, folios, strict=True))),
             )
-            self.conn.execute("UPDATE filings SET folio_version=?, section_version=? WHERE id=?",
-                              (parsed.folio_version, parsed.section_version, filing_id))
+            self.conn.execute("UPDATE filings SET folio_version=?, section_version=?, cik_source=?, "
+                              "fiscal_year_end_source=?, identity_version=? WHERE id=?",
+                              (parsed.folio_version, parsed.section_version, ident.cik_source,
+                               ident.fiscal_year_end_source, parsed.identity_version, filing_id))
             self.conn.executemany(
                 "INSERT INTO chunks(filing_id, page_index, seq, char_start, char_end, kind, context, text, section) "
                 "VALUES (?,?,?,?,?,?,?,?,?)",
@@ -309,6 +311,13 @@ class Library:
         row = self.conn.execute("SELECT * FROM filings WHERE doc_name=? ORDER BY id LIMIT 1", (doc_name,)).fetchone()
         return None if row is None else self._registrant_view().apply(_filing(row))
 
+    def own_identity(self, filing_id: int) -> FilingIdentity:
+        """A filing's identity as it states it, without its registrant's shared values."""
+        row = self.conn.execute("SELECT * FROM filings WHERE id=?", (filing_id,)).fetchone()
+        if row is None:
+            raise KeyError(filing_id)
+        return _identity(row)
+
     def registrants(self) -> list[Registrant]:
         """The library's companies: each registrant's filings and the ticker, CIK and fiscal-year end they share."""
         return list(self._registrant_view().registrants)
@@ -321,7 +330,7 @@ class Library:
             return cached[1]
         view = build_view({int(r["id"]): _identity(r) for r in self.conn.execute(
             "SELECT id, doc_name, issuer_key, registrant, ticker, form, period, period_end, fiscal_year, cik, "
-            "fiscal_year_end FROM filings")})
+            "fiscal_year_end, cik_source, fiscal_year_end_source FROM filings")})
         for registrant in view.registrants:
             for conflict in registrant.conflicts:
                 if (registrant.key, conflict) not in self._conflicts_logged:
@@ -372,6 +381,15 @@ class Library:
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
+
+    def set_identity(self, filing_id: int, ident: FilingIdentity, version: str) -> None:
+        """Store a filing's CIK and fiscal-year end, where each was read, and the identity reader that read them."""
+        with self.conn:
+            self.conn.execute("UPDATE filings SET cik=?, cik_source=?, fiscal_year_end=?, fiscal_year_end_source=?, "
+                              "identity_version=? WHERE id=?",
+                              (ident.cik, ident.cik_source, ident.fiscal_year_end, ident.fiscal_year_end_source,
+                               version, filing_id))
+        self._view = None  # the registrants' shared values follow (no index reads these columns)
 
     def set_sections(self, filing_id: int, sections: Sequence[tuple[int, str]], version: str) -> None:
         """Store the sections a newer section reader read for a filing's chunks: ``(chunk id, section)`` pairs."""
@@ -516,7 +534,8 @@ def _identity(row: sqlite3.Row) -> FilingIdentity:
     return FilingIdentity(
         doc_name=row["doc_name"], issuer_key=row["issuer_key"], registrant=row["registrant"], ticker=row["ticker"],
         form=row["form"], period=row["period"], period_end=row["period_end"], fiscal_year=row["fiscal_year"],
-        cik=row["cik"], fiscal_year_end=row["fiscal_year_end"],
+        cik=row["cik"], fiscal_year_end=row["fiscal_year_end"], cik_source=row["cik_source"],
+        fiscal_year_end_source=row["fiscal_year_end_source"],
     )
 
 

@@ -185,6 +185,15 @@ ALTER TABLE chunks ADD COLUMN section TEXT NOT NULL DEFAULT '';
 ALTER TABLE filings ADD COLUMN section_version TEXT NOT NULL DEFAULT ''
 """
 
+# Where each filing's CIK and fiscal-year end were read (a printed cover, inline XBRL tags, the filing's links to its
+# EDGAR folder, a 10-Q's balance sheet); ``identity_version``: the identity reader that read them ('' before:
+# engine.ingest.runner.refresh_identity reads links and balance sheets then, without reading pages again).
+M011_IDENTITY_SOURCES = """
+ALTER TABLE filings ADD COLUMN cik_source TEXT;
+ALTER TABLE filings ADD COLUMN fiscal_year_end_source TEXT;
+ALTER TABLE filings ADD COLUMN identity_version TEXT NOT NULL DEFAULT ''
+"""
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = [
     (1, "m001_initial", M001_INITIAL),
     (2, "m002_run_owner", M002_RUN_OWNER),
@@ -196,6 +205,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = 
     (8, "m008_chunk_terms", lambda conn: _m008_chunk_terms(conn)),
     (9, "m009_filings_by_path", "CREATE INDEX IF NOT EXISTS filings_by_path ON filings(path);"),
     (10, "m010_sections", M010_SECTIONS),
+    (11, "m011_identity_sources", M011_IDENTITY_SOURCES),
 ]
 
 

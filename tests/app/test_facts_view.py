@@ -298,3 +298,81 @@ def test_the_answer_card_shows_the_reading_the_computation_and_each_input_boxed_
     viewer = window.viewer
     assert viewer.page_index == fact.fact.page_index
     assert_covers(viewer.highlight_rect(), fact.fact.box, viewer.zoom)
+
+
+def _statement_page(doc, title_lines: list[str], header: tuple[str, str], rows: list[tuple[int, str, str, str, int]]):
+    """A page printing a table under its title lines: rows (indent, label, value, value, extra space above)."""
+    page = doc.new_page()
+    y = 72
+    for line in title_lines:
+        page.insert_text((72, y), line, fontsize=10)
+        y += 16
+    page.insert_text((300, y), header[0], fontsize=10)
+    page.insert_text((420, y), header[1], fontsize=10)
+    for indent, label, a, b, space in rows:
+        y += 16 + space
+        page.insert_text((72 + indent, y), label, fontsize=10)
+        for x, cell in ((330, a), (450, b)):
+            page.insert_text((x, y), cell, fontsize=10)
+
+
+def test_tables_are_titled_by_their_printed_heading_primary_first_and_nested_as_printed(make_window, tmp_path):
+    """A segment note on page 2 and the income statement on page 3: the statement is listed first, each titled by
+    its own printed heading (not "Year ended December 31,"); "Operating income", "Interest expense" and "Provision
+    for income taxes", printed after a space at the margin, sit at the level of "Net sales", not under
+    "Operating expenses"."""
+    from engine.ingest import ingest
+    from engine.settings import Settings
+
+    folder = tmp_path / "corn"
+    folder.mkdir()
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "CORN GLASS INC. ANNUAL REPORT ON FORM 10-K", fontsize=10)
+    _statement_page(doc, ["Note 14. Segment Information", "Year ended December 31,", "(In millions)"], ("2023", "2022"),
+                    [(0, "Optical Communications", "4,012", "3,563", 0), (0, "Display Technologies", "3,306", "3,147", 0),
+                     (0, "Total segment net sales", "7,318", "6,710", 0)])
+    _statement_page(doc, ["Consolidated Statements of Income", "Years ended December 31,"],
+                    ("2023", "2022"),
+                    [(0, "Net sales", "11,503", "11,290", 0), (0, "Cost of sales", "7,468", "6,829", 0),
+                     (0, "Gross margin", "4,035", "4,461", 12), (0, "Operating expenses:", "", "", 12),
+                     (12, "Selling, general and administrative expenses", "1,585", "1,799", 0),
+                     (12, "Research, development and engineering expenses", "1,031", "993", 0),
+                     (0, "Operating income", "1,306", "1,575", 12), (0, "Interest income", "21", "38", 12),
+                     (0, "Interest expense", "(221)", "(191)", 0),
+                     (0, "Provision for income taxes", "(256)", "(437)", 12)])
+    doc.save(folder / "CORN_2023_10K.pdf")
+    home = tmp_path / "corn-library"
+    with Library(home) as library:
+        assert [e.status for e in ingest(library, [folder], Settings(home=home)).events] == ["added"]
+    window = make_window(home)
+    grid = select_filing(window, "CORN_2023_10K")
+
+    names = [grid.table_box.itemText(i) for i in range(grid.table_box.count())]
+    assert names[0].startswith("Income statement — Consolidated Statements of Income, p. 3")
+    assert any("Note 14. Segment Information, p. 2" in n for n in names[1:])
+    assert not any("Year ended" in n or "untitled" in n for n in names)
+
+    grid.select_group(0)
+    rows = {r.label: r for r in grid.model.table.rows}
+    assert rows["Selling, general and administrative expenses"].level == 1
+    for label in ("Operating income", "Interest income", "Interest expense", "Provision for income taxes"):
+        assert rows[label].level == rows["Net sales"].level == 0, label
+    shown = {grid.model.index(i, 0).data().strip(): i for i in range(grid.model.rowCount())}
+    assert "Operating income" in shown and "› Research, development and engineering expenses" in shown
+
+
+def test_row_levels_follow_indentation_and_totals():
+    from analyst_app.views.facts_grid import row_levels
+
+    # (heading, total, x, blank line before): "Operating expenses:" at the margin, its rows indented, then
+    # "Operating income" back at the margin
+    printed = [(False, False, 17.4, False), (True, False, 17.4, True), (False, False, 28.1, False),
+               (False, False, 28.1, False), (False, False, 17.4, True)]
+    assert row_levels(printed) == [0, 0, 1, 1, 0]
+    # no positions: a total closes its group ("Total operating expenses" then "Operating income")
+    no_x = [(True, False, None, False), (False, False, None, False), (False, True, None, False),
+            (False, False, None, False)]
+    assert row_levels(no_x) == [0, 1, 1, 0]
+    # no positions, no totals: a blank line after the group's rows closes it; none keeps the rows in it
+    assert row_levels([(True, False, None, False), (False, False, None, False), (False, False, None, True)]) == [0, 1, 0]
+    assert row_levels([(True, False, None, False), (False, False, None, False), (False, False, None, False)]) == [0, 1, 1]

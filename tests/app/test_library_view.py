@@ -59,6 +59,31 @@ def test_a_filing_shows_its_registrants_ticker_when_its_cover_lacks_one(make_win
     assert "MMM" in view.details.toPlainText() and "(from" not in view.details.toPlainText()
 
 
+def test_a_cik_the_filing_links_to_is_shown_and_one_nothing_states_is_a_dash_that_says_so(make_window, tmp_path):
+    """3M's 10-K links its exhibits into EDGAR folder 66740: the CIK column shows 0000066740 for it and for the
+    company's other 10-K; a filing of another company that states none shows an em dash whose tooltip says it is not
+    printed, never a blank cell."""
+    from tests.engine.test_identity import add_exhibit_links, ingested, write_3m_pair, write_cover_pdf
+
+    folder = write_3m_pair(tmp_path / "filings")
+    add_exhibit_links(folder / "3M" / "10-K" / "3M_2019_10K.pdf", ["66740", "66740"])
+    write_cover_pdf(folder / "ACME" / "10-K" / "ACME_2019_10K.pdf", name="ACME WIDGETS INC", form="10-K",
+                    period_text="June 30, 2019")
+    library = ingested(tmp_path, folder)
+    view = make_window(library.home).library_view
+    headers = [view.model.headerData(i, Qt.Orientation.Horizontal) for i in range(view.model.columnCount())]
+    rows = {view.proxy.index(r, 0).data(): r for r in range(view.proxy.rowCount())}
+    cik = {doc: view.proxy.index(r, headers.index("CIK")) for doc, r in rows.items()}
+    assert cik["3M_2019_10K"].data() == cik["3M_2017_10K"].data() == "0000066740"
+    assert "links to its EDGAR folder" in cik["3M_2019_10K"].data(Qt.ItemDataRole.ToolTipRole)
+    assert "from 3M_2019_10K" in cik["3M_2017_10K"].data(Qt.ItemDataRole.ToolTipRole)
+    assert cik["ACME_2019_10K"].data() == "—"
+    assert "not printed on the cover" in cik["ACME_2019_10K"].data(Qt.ItemDataRole.ToolTipRole)
+    assert view.proxy.index(rows["ACME_2019_10K"], headers.index("FY end")).data() == "Jun 30"
+    view.table.selectRow(rows["ACME_2019_10K"])
+    assert "CIK — not printed on the cover" in " ".join(view.details.toPlainText().split())
+
+
 def test_add_a_file_through_the_worker(window, qtbot, tmp_path, app_home):
     from engine.demo_corpus import generate_corpus
 

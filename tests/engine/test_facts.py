@@ -382,3 +382,17 @@ def test_a_table_introduced_as_per_share_amounts_prints_them_per_share() -> None
              "Net income  1,234  1,100\nDiluted earnings per share  2.10  1.90\n")
     assert {(f.label, f.unit) for f in extract_page_facts(notes, 0)} == {
         ("Net income", "USD"), ("Diluted earnings per share", "USD/share")}
+
+
+def test_a_tables_printed_heading_is_its_statement_name_not_its_column_header():
+    from engine.facts.tables import printed_heading
+
+    page = ("Table of Contents\nACME Corp and Subsidiaries\nCONSOLIDATED BALANCE SHEETS\n(In millions)\n"
+            "December 31,  2023  2022\nCurrent assets:\nCash  1,200  950\nInventories  300  280\n")
+    assert printed_heading(page, page.index("Cash  1,200")) == ("balance sheet", "CONSOLIDATED BALANCE SHEETS")
+    note = ("The table below shows revenue by segment.\n\nSegment Information\nYear ended December 31,\n"
+            "(In millions)  2023  2022\nAmericas  500  450\nEurope  300  280\n")
+    assert printed_heading(note, note.index("Americas")) == ("table", "Segment Information")
+    bare = "for the years presented.\n\nYear ended December 31,\n(In millions)  2023  2022\nAmericas  500  450\n"
+    assert printed_heading(bare, bare.index("Americas")) == ("table", "")  # a column header is no heading
+

@@ -11,8 +11,8 @@ import pymupdf
 import pytest
 
 from engine.cli import main
-from engine.ingest import ingest
-from engine.ingest.identity import month_day, parse_cover
+from engine.ingest import ingest, refresh_identity
+from engine.ingest.identity import FROM_BALANCE_SHEET, FROM_LINKS, linked_cik, month_day, parse_cover
 from engine.intent import parse_intent
 from engine.pipeline import issuer_refs
 from engine.records import FilingIdentity
@@ -235,7 +235,8 @@ def test_an_old_library_gains_the_columns_and_10k_fiscal_year_ends(tmp_path, mon
 
     library = Library(home)
     assert library.migrations_applied == ["m005_registrant_identity", "m006_page_index_and_folios", "m007_cards",
-                                          "m008_chunk_terms", "m009_filings_by_path", "m010_sections"]
+                                          "m008_chunk_terms", "m009_filings_by_path", "m010_sections",
+                                          "m011_identity_sources"]
     stored = dict(library.conn.execute("SELECT doc_name, fiscal_year_end FROM filings").fetchall())
     assert stored == {"3M_2017_10K": "--12-31", "3M_2019Q1_10Q": None}  # a 10-Q's period end is no year end
     assert library.conn.execute("SELECT COUNT(*) FROM filings WHERE cik IS NOT NULL").fetchone()[0] == 0
@@ -300,3 +301,88 @@ def test_a_52_53_week_year_end_moving_by_days_is_no_conflict():
     })
     (registrant,) = view.registrants
     assert registrant.fiscal_year_end == "--01-28" and registrant.conflicts == ()
+
+
+def add_exhibit_links(path: Path, ciks: list[str]) -> Path:
+    """An exhibit index page appended to the PDF: one line per exhibit, each a link into EDGAR's archive folder of
+    the CIK given (as printed EDGAR filings link the registrant's earlier filings)."""
+    doc = pymupdf.open(path)
+    page = doc.new_page()
+    for i, cik in enumerate(ciks):
+        y = 72 + 16 * i
+        page.insert_text((72, y), f"3.{i + 1}  Exhibit incorporated by reference", fontsize=10)
+        page.insert_link({"kind": pymupdf.LINK_URI, "from": pymupdf.Rect(72, y - 10, 300, y + 2),
+                          "uri": f"https://www.sec.gov/Archives/edgar/data/{cik}/000006674018000010/ex{i}.htm"})
+    doc.saveIncr()
+    return path
+
+
+def test_a_pdf_whose_exhibit_links_name_its_edgar_folder_gets_that_cik_and_its_10q_shares_it(tmp_path):
+    """The cover prints only a Commission File Number; the exhibit index links into EDGAR folder 66740 three times
+    (once into another registrant's): the 10-K shows CIK 0000066740, said to come from its links, and the 10-Q of
+    the same company shows it as the registrant's."""
+    folder = tmp_path / "filings"
+    add_exhibit_links(write_cover_pdf(folder / "3M" / "10-K" / "3M_2019_10K.pdf", name="3M COMPANY",
+                                      form="10-K", period_text="December 31, 2019", ticker="MMM"),
+                      ["66740", "66740", "1234567", "66740"])
+    write_cover_pdf(folder / "3M" / "10-Q" / "3M_2020Q1_10Q.pdf", name="3M COMPANY", form="10-Q",
+                    period_text="March 31, 2020")
+    filings = by_doc(ingested(tmp_path, folder))
+    annual, quarter = filings["3M_2019_10K"], filings["3M_2020Q1_10Q"]
+    assert (annual.identity.cik, annual.identity.cik_source) == (CIK_3M, FROM_LINKS)
+    assert quarter.identity.cik == CIK_3M and quarter.inherited_from("cik") == "3M_2019_10K"
+
+
+def test_links_split_between_registrants_name_no_cik():
+    assert linked_cik([f"https://www.sec.gov/Archives/edgar/data/{c}/x.htm" for c in ("66740", "1234567")]) is None
+    assert linked_cik(["https://www.example.com/edgar/66740"]) is None
+
+
+def add_balance_sheet_page(path: Path, quarter: str, year_end: str) -> Path:
+    """A condensed balance sheet page comparing the quarter's end with the last fiscal year's end."""
+    doc = pymupdf.open(path)
+    page = doc.new_page()
+    lines = [("CONDENSED CONSOLIDATED BALANCE SHEETS", "", ""), ("(In millions)", quarter, year_end),
+             ("Cash and cash equivalents", "4,118", "2,219"), ("Accounts receivable", "4,326", "4,153"),
+             ("Inventories", "4,230", "4,134"), ("Prepaid expenses", "1,020", "874"),
+             ("Total current assets", "13,694", "11,380"), ("Property, plant and equipment", "9,215", "9,333")]
+    for y, row in enumerate(lines):
+        for x, cell in zip((72, 300, 400), row, strict=True):
+            page.insert_text((x, 72 + 16 * y), cell, fontsize=10)
+    doc.saveIncr()
+    return path
+
+
+def test_a_10q_without_a_fiscal_year_end_on_its_cover_takes_its_balance_sheets_year_end_column(tmp_path):
+    """NVIDIA-like: a 10-Q whose fiscal year ends in January; its balance sheet compares October 30, 2022 with
+    January 30, 2022."""
+    path = add_balance_sheet_page(write_cover_pdf(tmp_path / "f" / "NVDA" / "10-Q" / "NVDA_2023Q3_10Q.pdf",
+                                                  name="NVIDIA CORPORATION", form="10-Q",
+                                                  period_text="October 30, 2022"),
+                                  "October 30, 2022", "January 30, 2022")
+    filing = by_doc(ingested(tmp_path, path))["NVDA_2023Q3_10Q"]
+    assert filing.identity.fiscal_year_end == "--01-30"
+    assert filing.identity.fiscal_year_end_source == FROM_BALANCE_SHEET
+    assert filing.identity.cik is None  # nothing in it states one
+
+
+def test_refresh_identity_fills_a_library_stored_before_links_and_balance_sheets_were_read(tmp_path):
+    folder = tmp_path / "filings"
+    add_exhibit_links(write_cover_pdf(folder / "3M" / "10-K" / "3M_2019_10K.pdf", name="3M COMPANY", form="10-K",
+                                      period_text="December 31, 2019"), ["66740", "66740"])
+    add_balance_sheet_page(write_cover_pdf(folder / "3M" / "10-Q" / "3M_2020Q1_10Q.pdf", name="3M COMPANY",
+                                           form="10-Q", period_text="March 31, 2020"),
+                           "March 31, 2020", "December 31, 2019")
+    library = ingested(tmp_path, folder)
+    library.conn.execute("UPDATE filings SET cik=NULL, cik_source=NULL, identity_version=''")
+    library.conn.execute("UPDATE filings SET fiscal_year_end=NULL WHERE form='10-Q'")
+    library.conn.commit()
+    library._view = None
+    assert library.own_identity(by_doc(library)["3M_2020Q1_10Q"].id).fiscal_year_end is None
+
+    assert refresh_identity(library) == (2, 2)
+    assert refresh_identity(library) == (0, 0)  # read once
+    own = {doc: library.own_identity(f.id) for doc, f in by_doc(library).items()}
+    assert own["3M_2019_10K"].cik == CIK_3M
+    assert own["3M_2020Q1_10Q"].fiscal_year_end == "--12-31"
+    assert by_doc(library)["3M_2020Q1_10Q"].identity.cik == CIK_3M

@@ -244,29 +244,32 @@ class HirecPipeline:
         return self.retrieval()[1]
 
     def run(self, question: str, cancel: Callable[[], bool] | None = None, *, stop_after: str | None = None,
-            store: bool = True) -> Run:
+            store: bool = True, evaluation: str = "") -> Run:
         run = None
-        for item in self.run_iter(question, cancel, stop_after=stop_after, store=store):
+        for item in self.run_iter(question, cancel, stop_after=stop_after, store=store, evaluation=evaluation):
             if isinstance(item, Run):
                 run = item
         assert run is not None
         return run
 
     def run_iter(self, question: str, cancel: Callable[[], bool] | None = None, *,
-                 stop_after: str | None = None, store: bool = True) -> Iterator[StageTrace | Run]:
+                 stop_after: str | None = None, store: bool = True,
+                 evaluation: str = "") -> Iterator[StageTrace | Run]:
         """Yield each stage's trace as it completes, then the finished :class:`Run`.
 
         ``cancel`` is checked between stages and polled by the model during each call; once it returns true
         the run ends with status ``cancelled``, keeping the traces of the stages that completed.
         ``stop_after`` names a stage after whose first completion the run ends (``"passages"``: retrieval only,
         the evaluation of retrieval pipelines); the run's answer then says so and its status is ``stopped``.
-        ``store`` records the run and its stages in the library (off for retrieval-only evaluation).
+        ``store`` records the run and its stages in the library (off for retrieval-only evaluation);
+        ``evaluation`` names the evaluation asking (its results folder), so History keeps its runs apart.
         """
         if stop_after is not None and stop_after not in STAGES:
             raise ValueError(f"unknown stage {stop_after!r} (known: {', '.join(STAGES)})")
         run = Run(uuid.uuid4().hex[:12], question, "running", AnswerResult("failed", ""))
         if store:
-            RunStore(self.library).create(run.id, "hirec", question, self.settings.model_dump_json())
+            RunStore(self.library).create(run.id, "hirec", question, self.settings.model_dump_json(),
+                                          evaluation=evaluation)
         started = time.perf_counter()
 
         def record(trace: StageTrace) -> StageTrace:
@@ -290,6 +293,14 @@ class HirecPipeline:
             run.status = "stopped"
             run.answer = AnswerResult("failed", "", reason=f"stopped after the {stop_after} stage")
             yield run.traces[-1]
+        except GeneratorExit:  # the caller stopped reading (or dropped) the run: recorded as ended, not "running"
+            if store:
+                run.seconds = time.perf_counter() - started
+                reason = "the caller stopped reading the run before it finished"
+                RunStore(self.library).finish(run.id, "interrupted",
+                                              outcome_to_json(AnswerResult("failed", "", reason=reason), run.cost),
+                                              reason)
+            raise
         except Cancelled:
             log.info("run %s cancelled after %d stages", run.id, len(run.traces))
             run.status = "cancelled"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Self
 
 from engine.settings import Settings
 from engine.store import Library
+from engine.store.library import ANY_EVALUATION  # noqa: F401 (the app names "every evaluation's runs" by it)
 
 if TYPE_CHECKING:
     from engine.doctor import DoctorReport

@@ -46,7 +46,7 @@ from engine.rerank.stage import PassageReranker
 from engine.retrieval.hierarchical import filing_title
 from engine.retrieval.search import Searcher
 from engine.settings import Settings
-from engine.store.library import Library
+from engine.store.library import Library, RunStore
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,8 @@ class Evaluator:
             self._pipelines[key] = build_pipeline(s, self.library, models, self.searcher)
         return self._pipelines[key]
 
-    def predict(self, pipeline: str, q: EvalQuestion) -> Prediction:
+    def predict(self, pipeline: str, q: EvalQuestion, evaluation: str = "") -> Prediction:
+        """One pipeline's prediction for one question; a run it stores names ``evaluation`` (the results folder)."""
         t = time.perf_counter()
         if pipeline in ("bm25", "dense", "hybrid", "dense-answer"):
             res = self.searcher.search(q.question, 10)
@@ -157,7 +158,8 @@ class Evaluator:
             pred = self._within_filing(WITHIN_FILING[pipeline], q)
         elif pipeline in ("hirec", "hirec-model"):
             run = (self.hirec if pipeline == "hirec" else self.pipeline(self.settings.retrieval.reranker,
-                                                                        from_facts=False)).run(q.question)
+                                                                        from_facts=False)).run(
+                q.question, evaluation=evaluation)
             docs, pages = answer_evidence(run.answer, run.traces)
             pred = Prediction(page_indexes=pages, docs=docs)
             first = next((t.payload for t in run.traces if isinstance(t.payload, PassagesPayload)), None)
@@ -355,6 +357,7 @@ def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines:
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "results.jsonl"
+    evaluation = evaluation_name(out_dir)
     done: dict[tuple[str, str], dict] = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -371,14 +374,21 @@ def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines:
                 if (p, q.qid) not in done:
                     if cancel is not None and cancel():
                         raise Cancelled("evaluation cancelled: a re-run with the same output folder resumes")
-                    row = evaluator.score(p, q, evaluator.predict(p, q))
+                    row = evaluator.score(p, q, evaluator.predict(p, q, evaluation))
                     fh.write(json.dumps(row, default=str) + "\n")
                     fh.flush()
                     done[(p, q.qid)] = row
                 if progress:
                     progress(n, total, p)
+    # runs this evaluation stored before runs named their evaluation: linked now, so History groups them too
+    RunStore(evaluator.library).link_evaluation([str(r.get("run_id") or "") for r in done.values()], evaluation)
     wanted = {q.qid for q in questions}
     return [r for (p, qid), r in done.items() if p in pipelines and qid in wanted]
+
+
+def evaluation_name(out_dir: Path) -> str:
+    """What an evaluation's runs record as their evaluation: its results folder (a re-run resumes into it)."""
+    return str(out_dir.expanduser().resolve())
 
 
 def rejudge(evaluator: Evaluator, questions: Sequence[EvalQuestion], out_dir: Path,

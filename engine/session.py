@@ -289,6 +289,13 @@ class Session:
 
         return tuple(PIPELINES)
 
+    @staticmethod
+    def eval_pipeline_description(name: str) -> str:
+        """One sentence saying what pipeline ``name`` measures (the Evaluate tab shows it)."""
+        from engine.eval.runner import PIPELINE_DESCRIPTIONS
+
+        return PIPELINE_DESCRIPTIONS.get(name, "")
+
     def evaluate(self, questions: Path, pipelines: Sequence[str], out: Path, *, limit: int = 0,
                  progress: Callable[[int, int, str], None] | None = None,
                  cancel: Callable[[], bool] | None = None) -> EvalOutcome:

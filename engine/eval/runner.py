@@ -58,6 +58,42 @@ WITHIN_FILING = {"wf-bm25": "bm25", "wf-fused": "fused", "wf-ce": "cross-encoder
 PIPELINES = ("bm25", "dense", "hybrid", "hirec-retrieval", "hirec-retrieval+ce", "hirec-retrieval+ce-only",
              "hirec-retrieval+untrained", "hirec-retrieval+cards", "hirec-retrieval+tournament", "hirec",
              "hirec-model", "dense-answer", *WITHIN_FILING)
+# One sentence per pipeline, for an analyst choosing what to evaluate (the Evaluate tab shows it beside the name).
+PIPELINE_DESCRIPTIONS = {
+    "bm25": "Keyword search (BM25) over the whole library: the ten passages sharing the most rare words with the "
+            "question; no model.",
+    "dense": "Meaning search over the whole library: the ten passages whose embedding is closest to the question's.",
+    "hybrid": "Keyword and meaning search over the whole library, their rankings fused into one.",
+    "hirec-retrieval": "FilingLens's retrieval as Ask runs it (find the filings first, then rank their passages by "
+                       "keywords, meaning and filing score), stopped before the answer.",
+    "hirec-retrieval+ce": "That retrieval with the reranker you trained (train-reranker) added to the passage "
+                          "ranking.",
+    "hirec-retrieval+ce-only": "That retrieval with passages ordered by the trained reranker's score alone.",
+    "hirec-retrieval+untrained": "That retrieval with an untrained reranker added, the baseline that shows what "
+                                 "training bought.",
+    "hirec-retrieval+cards": "That retrieval with passages ranked by how well their evidence cards match the question "
+                             "(company, metric, period, figures), without a model call.",
+    "hirec-retrieval+tournament": "That retrieval with passages ranked by the chat model in screening and listwise "
+                                  "rounds (FinCards tournament).",
+    "hirec": "The whole Ask pipeline: retrieve, gather evidence and answer; the answers are scored against the gold "
+             "ones.",
+    "hirec-model": "The whole Ask pipeline with numeric answers written by the model from passages instead of "
+                   "computed from the statement facts (the earlier path, for comparison).",
+    "dense-answer": "The ten passages of meaning search handed straight to the answer step: a simple answering "
+                    "baseline.",
+    "wf-bm25": "Inside the question's own filing: every passage ranked by keywords (BM25), to measure ranking alone.",
+    "wf-fused": "Inside the question's own filing: passages ranked by keywords and meaning fused, as Ask ranks them.",
+    "wf-ce": "Inside the question's own filing: passages ranked by the trained reranker alone.",
+    "wf-cards": "Inside the question's own filing: passages ranked by evidence-card matching, without a model call.",
+    "wf-cards+intent": "Inside the question's own filing: card matching after a model pass that reads what the "
+                       "question implies.",
+    "wf-tournament-s2": "Inside the question's own filing: the tournament's first two stages (keyword cut, then the "
+                        "model screens groups).",
+    "wf-tournament": "Inside the question's own filing: the full FinCards tournament, the model ordering passages "
+                     "over bootstrap rounds.",
+    "wf-multiagent": "Inside the question's own filing: several model roles (batch picker, judge, pairwise referee "
+                     "with Elo) rank passages together.",
+}
 # Passage stage per retrieval-only HiREC variant, so fused, trained, untrained and card scorers run side by side.
 # pipeline -> (reranker, how its scores are used: None = the settings' reranker_mode, card mode)
 RERANKER_VARIANTS = {"hirec-retrieval": ("none", None, "off"), "hirec-retrieval+ce": ("trained", None, "off"),

@@ -6,7 +6,7 @@ import json
 
 from engine.eval.questions import load_questions
 from engine.eval.report import write_report
-from engine.eval.runner import Evaluator, evaluation_name, rejudge, run_eval
+from engine.eval.runner import PIPELINE_DESCRIPTIONS, PIPELINES, Evaluator, evaluation_name, rejudge, run_eval
 from engine.indexing import open_indexes
 from engine.pipeline import Models
 from engine.records import (
@@ -292,3 +292,9 @@ def test_within_filing_ranking_modes_rank_every_chunk_of_the_gold_filing(ingeste
     assert cards["llm_calls"] == 0 and cards["note"].startswith("cards:")
     assert cards["page_recall@5"] == 1.0  # the income statement's page: the line items, the statement, the year
 
+
+def test_every_pipeline_is_explained_in_one_sentence():
+    assert list(PIPELINE_DESCRIPTIONS) == list(PIPELINES)
+    for name, sentence in PIPELINE_DESCRIPTIONS.items():
+        assert sentence[0].isupper() and sentence.endswith(".") and ". " not in sentence, name
+        assert name not in sentence and len(sentence) <= 160, name

@@ -266,7 +266,7 @@ class SettingsDialog(QDialog):
         self.advanced = QTabWidget()  # the sections of the settings tree, as the engine names them
         self.section_tabs: dict[str, int] = {}
         for section, keys in advanced_keys().items():
-            form, page = self._page(Settings.model_fields[section].description or "")
+            form, page = self._page("")  # the section's description ("Ingest.") is its tab's tooltip
             if any(k in INDEX_FIELDS for k in keys):
                 note = QLabel(REINDEX_NOTE)
                 note.setWordWrap(True)
@@ -355,7 +355,7 @@ class SettingsDialog(QDialog):
     def _fit_screen(self) -> None:
         """A size that shows a page without crowding, never taller or wider than the screen's free area."""
         want = self.sizeHint().expandedTo(self.minimumSizeHint())
-        width, height = max(want.width(), 760), max(want.height(), 600)
+        width, height = max(want.width(), 920), max(want.height(), 600)  # most explanations on one line
         screen = self.screen()
         if screen is not None:
             free = screen.availableGeometry()

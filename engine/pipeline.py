@@ -245,9 +245,10 @@ class HirecPipeline:
         return self.retrieval()[1]
 
     def run(self, question: str, cancel: Callable[[], bool] | None = None, *, stop_after: str | None = None,
-            store: bool = True, since: float | None = None) -> Run:
+            store: bool = True, evaluation: str = "", since: float | None = None) -> Run:
         run = None
-        for item in self.run_iter(question, cancel, stop_after=stop_after, store=store, since=since):
+        for item in self.run_iter(question, cancel, stop_after=stop_after, store=store, evaluation=evaluation,
+                                  since=since):
             if isinstance(item, Run):
                 run = item
         assert run is not None
@@ -255,14 +256,15 @@ class HirecPipeline:
 
     def run_iter(self, question: str, cancel: Callable[[], bool] | None = None, *,
                  stop_after: str | None = None, store: bool = True,
-                 since: float | None = None) -> Iterator[StageTrace | Run]:
+                 evaluation: str = "", since: float | None = None) -> Iterator[StageTrace | Run]:
         """Yield each stage's trace as it completes, then the finished :class:`Run`.
 
         ``cancel`` is checked between stages and polled by the model during each call; once it returns true
         the run ends with status ``cancelled``, keeping the traces of the stages that completed.
         ``stop_after`` names a stage after whose first completion the run ends (``"passages"``: retrieval only,
         the evaluation of retrieval pipelines); the run's answer then says so and its status is ``stopped``.
-        ``store`` records the run and its stages in the library (off for retrieval-only evaluation).
+        ``store`` records the run and its stages in the library (off for retrieval-only evaluation);
+        ``evaluation`` names the evaluation asking (its results folder), so History keeps its runs apart.
         ``since``: the :func:`time.perf_counter` of the ask (the analyst's click), when it came before this call
         (the question path was built for it, or it waited for the worker): the run's time counts from it and
         says how much of it came before the first stage.
@@ -271,7 +273,8 @@ class HirecPipeline:
             raise ValueError(f"unknown stage {stop_after!r} (known: {', '.join(STAGES)})")
         run = Run(uuid.uuid4().hex[:12], question, "running", AnswerResult("failed", ""))
         if store:
-            RunStore(self.library).create(run.id, "hirec", question, self.settings.model_dump_json())
+            RunStore(self.library).create(run.id, "hirec", question, self.settings.model_dump_json(),
+                                          evaluation=evaluation)
         started = time.perf_counter()
         if since is not None and since <= started:
             run.setup_seconds, started = started - since, since
@@ -297,6 +300,14 @@ class HirecPipeline:
             run.status = "stopped"
             run.answer = AnswerResult("failed", "", reason=f"stopped after the {stop_after} stage")
             yield run.traces[-1]
+        except GeneratorExit:  # the caller stopped reading (or dropped) the run: recorded as ended, not "running"
+            if store:
+                run.seconds = time.perf_counter() - started
+                reason = "the caller stopped reading the run before it finished"
+                RunStore(self.library).finish(run.id, "interrupted",
+                                              outcome_to_json(AnswerResult("failed", "", reason=reason), run.cost),
+                                              reason)
+            raise
         except Cancelled:
             log.info("run %s cancelled after %d stages", run.id, len(run.traces))
             run.status = "cancelled"

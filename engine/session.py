@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Self
 
 from engine.settings import Settings
 from engine.store import Library
+from engine.store.library import ANY_EVALUATION  # noqa: F401 (the app names "every evaluation's runs" by it)
 
 if TYPE_CHECKING:
     from engine.doctor import DoctorReport
@@ -306,6 +307,13 @@ class Session:
         from engine.eval.runner import PIPELINES
 
         return tuple(PIPELINES)
+
+    @staticmethod
+    def eval_pipeline_description(name: str) -> str:
+        """One sentence saying what pipeline ``name`` measures (the Evaluate tab shows it)."""
+        from engine.eval.runner import PIPELINE_DESCRIPTIONS
+
+        return PIPELINE_DESCRIPTIONS.get(name, "")
 
     def evaluate(self, questions: Path, pipelines: Sequence[str], out: Path, *, limit: int = 0,
                  progress: Callable[[int, int, str], None] | None = None,

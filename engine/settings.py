@@ -3,7 +3,8 @@
 Built-in presets live in ``resources/presets/*.json``; a library may add its own in ``<home>/presets``
 (written by :func:`save_preset`, never into ``resources``). Settings are passed down explicitly; nothing
 in the engine reads them from globals. Every field carries a description so the GUI can show it as a
-tooltip.
+tooltip; ``resources/settings_groups.toml`` names the fields an analyst decides on, grouped by the decision, each
+with a plain label and a one-line explanation (:func:`settings_groups`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import json
 import os
 import re
 import tempfile
+import tomllib
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -21,6 +25,7 @@ from engine.errors import ConfigError
 
 RESOURCES_DIR = Path(__file__).resolve().parent.parent / "resources"
 PRESETS_DIR = RESOURCES_DIR / "presets"
+GROUPS_FILE = RESOURCES_DIR / "settings_groups.toml"
 
 
 class _Section(BaseModel):
@@ -241,7 +246,7 @@ class Settings(_Section):
             return Path(env)
         return user_data_dir()
 
-    def with_overrides(self, **sections: dict) -> "Settings":
+    def with_overrides(self, **sections: dict) -> Settings:
         """Return a copy with some section fields replaced, validated."""
         data = self.model_dump()
         for name, values in sections.items():
@@ -254,6 +259,79 @@ SECTIONS: dict[str, type[BaseModel]] = {
     name: info.annotation for name, info in Settings.model_fields.items()
     if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
 }
+
+
+@dataclass(frozen=True)
+class GroupField:
+    """A setting as an analyst sees it: ``key`` ("curation.max_rounds"), a plain label, one line on what changing it
+    does, and plain words for the values of a fixed-choice field (value -> words)."""
+
+    key: str
+    label: str
+    explain: str
+    choices: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def section(self) -> str:
+        return self.key.partition(".")[0]
+
+    @property
+    def name(self) -> str:
+        return self.key.partition(".")[2]
+
+
+@dataclass(frozen=True)
+class SettingsGroup:
+    """One page of the settings an analyst decides on ("Speed and depth", "Models", ...)."""
+
+    title: str
+    explain: str
+    fields: tuple[GroupField, ...]
+
+
+@cache
+def settings_groups(path: Path = GROUPS_FILE) -> tuple[SettingsGroup, ...]:
+    """The analyst-facing groups of ``resources/settings_groups.toml``, checked against :class:`Settings`.
+
+    Raises:
+        ConfigError: the file names a field that does not exist, names one twice, lacks a label or an explanation, or
+            gives words for a value the field cannot take.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read the settings groups {path}: {exc}") from exc
+    groups, seen = [], set()
+    for g in data.get("group", []):
+        fields = []
+        for f in g.get("field", []):
+            key = str(f.get("key", ""))
+            section, _, name = key.partition(".")
+            model = SECTIONS.get(section)
+            if model is None or name not in model.model_fields:
+                raise ConfigError(f"{path}: group {g.get('title')!r} names {key!r}, which is not a setting")
+            if key in seen:
+                raise ConfigError(f"{path}: {key} is in two groups")
+            if not f.get("label") or not f.get("explain"):
+                raise ConfigError(f"{path}: {key} needs a label and an explanation")
+            choices = {str(k): str(v) for k, v in f.get("choices", {}).items()}
+            annotation = model.model_fields[name].annotation
+            allowed = {str(a) for a in get_args(annotation)} if get_origin(annotation) is Literal else set()
+            if set(choices) - allowed:
+                raise ConfigError(f"{path}: {key} cannot take {sorted(set(choices) - allowed)}")
+            seen.add(key)
+            fields.append(GroupField(key, str(f["label"]), str(f["explain"]), tuple(choices.items())))
+        if not g.get("title") or not fields:
+            raise ConfigError(f"{path}: every group needs a title and at least one field")
+        groups.append(SettingsGroup(str(g["title"]), str(g.get("explain", "")), tuple(fields)))
+    return tuple(groups)
+
+
+def advanced_keys(groups: tuple[SettingsGroup, ...] | None = None) -> dict[str, list[str]]:
+    """The fields no group names ("Advanced": engine parameters), by section, in the settings tree's order."""
+    named = {f.key for g in (settings_groups() if groups is None else groups) for f in g.fields}
+    return {section: keys for section, model in SECTIONS.items()
+            if (keys := [f"{section}.{n}" for n in model.model_fields if f"{section}.{n}" not in named])}
 
 
 def _validate(data: dict, origin: str) -> Settings:

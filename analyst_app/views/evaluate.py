@@ -13,9 +13,25 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
-    QListWidgetItem, QPlainTextEdit, QProgressBar, QPushButton, QScrollArea, QSpinBox, QSplitter, QTabWidget,
-    QVBoxLayout, QWidget,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from analyst_app.context import AppContext
@@ -103,13 +119,17 @@ class EvaluateView(QWidget):
         self.generate_btn = QPushButton("Generate from the library…")
         self.generate_btn.clicked.connect(self.generate_dialog)
         self.set_info = wrapped_label()
-        self.pipelines = QListWidget()
+        self.pipelines = QListWidget()  # each pipeline with the sentence that says what it measures
+        self.pipelines.setWordWrap(True)
         for name in Session.eval_pipelines():
-            item = QListWidgetItem(name)
+            about = Session.eval_pipeline_description(name)
+            item = QListWidgetItem(f"{name} — {about}" if about else name)
+            item.setData(Qt.ItemDataRole.UserRole, name)
+            item.setToolTip(about)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if name in DEFAULT_PIPELINES else Qt.CheckState.Unchecked)
             self.pipelines.addItem(item)
-        self.pipelines.setMaximumHeight(150)
+        self.pipelines.setMaximumHeight(190)
         self.limit = QSpinBox()
         self.limit.setRange(0, 100_000)
         self.limit.setSpecialValueText("all")
@@ -229,13 +249,16 @@ class EvaluateView(QWidget):
             self.refresh_sets(Path(name))
 
     def checked_pipelines(self) -> list[str]:
-        return [self.pipelines.item(i).text() for i in range(self.pipelines.count())
+        return [self.pipeline_name(i) for i in range(self.pipelines.count())
                 if self.pipelines.item(i).checkState() == Qt.CheckState.Checked]
+
+    def pipeline_name(self, row: int) -> str:
+        return str(self.pipelines.item(row).data(Qt.ItemDataRole.UserRole))
 
     def set_pipelines(self, names: list[str]) -> None:
         for i in range(self.pipelines.count()):
             item = self.pipelines.item(i)
-            item.setCheckState(Qt.CheckState.Checked if item.text() in names else Qt.CheckState.Unchecked)
+            item.setCheckState(Qt.CheckState.Checked if self.pipeline_name(i) in names else Qt.CheckState.Unchecked)
 
     # -- running -------------------------------------------------------------------------------------
     def _busy(self, running: bool) -> None:

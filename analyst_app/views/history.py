@@ -1,17 +1,33 @@
-"""The History tab: past runs (``RunStore.list``), reopened into Inspect, compared two at a time, exported."""
+"""The History tab: past runs (``RunStore.list``), reopened into Inspect, compared two at a time, exported.
+
+It opens on the analyst's own questions; the runs an evaluation asked are one choice away, all of them grouped by
+their evaluation or one evaluation at a time. Runs left "running" by a process that ended are listed as interrupted
+(the store settles them when it lists)."""
 
 from __future__ import annotations
 
 import html
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QSplitter,
-    QTextBrowser, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
 )
 
 from analyst_app.context import AppContext
@@ -19,10 +35,19 @@ from analyst_app.models import Column, RecordTableModel, local_time
 from analyst_app.views.library import fit_columns, make_table
 from engine.pages import cite
 from engine.records import StageTrace, StoredRun
+from engine.session import ANY_EVALUATION
 from engine.wording import counted
+
+
+def evaluation_title(folder: str) -> str:
+    """An evaluation as History names it: its results folder's name (the folder is the tooltip)."""
+    return Path(folder).name or folder
+
 
 RUN_COLUMNS = [
     Column("Started", "started_at", fmt=local_time, tip="Local time"),
+    Column("Evaluation", lambda r: evaluation_title(r.get("evaluation") or ""),
+           tip="The evaluation that asked the question (its results folder)"),
     Column("Run", "id"),
     Column("Status", "status", fmt=lambda v: str(v or "").replace("_", " ")),
     Column("Seconds", "seconds", fmt=lambda v: "" if v is None else f"{v:.1f}", numeric=True),
@@ -37,7 +62,7 @@ def run_record(row: Any) -> dict:
     """A ``RunStore.list`` row as a plain dict, with the answer text and seconds from its result JSON."""
     from engine.trace import outcome_from_json
 
-    d = {k: row[k] for k in row.keys()}
+    d = {k: row[k] for k in row.keys()}  # noqa: SIM118 (iterating a sqlite3.Row gives its values)
     try:
         answer, cost = outcome_from_json(json.loads(d.get("result") or "{}"))
     except ValueError:  # torn JSON, or a result that does not read as one (pydantic's error is a ValueError)
@@ -45,6 +70,9 @@ def run_record(row: Any) -> dict:
     d["answer"] = (answer.text if answer else "") or (d.get("error") or "")
     d["seconds"] = cost.seconds if cost else None
     return d
+
+EVALUATION_COLUMN = 1
+YOURS, EVERY_RUN = "", "all runs"  # the show box's data besides ANY_EVALUATION and the results folders
 
 
 class HistoryView(QWidget):
@@ -55,6 +83,7 @@ class HistoryView(QWidget):
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
+        self.evaluations: list[tuple[str, int, str]] = []  # (results folder, runs, latest start)
         self.model = RecordTableModel(RUN_COLUMNS, status="Status", parent=self)
         self.proxy = QSortFilterProxyModel(self)
         self.table = make_table(self.model, proxy=self.proxy)
@@ -66,6 +95,9 @@ class HistoryView(QWidget):
         self.filter.setPlaceholderText("Filter runs: question, answer, status…")
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(lambda t: self.proxy.setFilterFixedString(t.strip()))
+        self.show_box = QComboBox()  # whose runs: the analyst's, the evaluations' (grouped), one evaluation, all
+        self.show_box.setToolTip("Your own questions, or the runs an evaluation asked")
+        self.show_box.currentIndexChanged.connect(lambda _i: self.reload())
         self.limit = QSpinBox()
         self.limit.setRange(10, 100000)
         self.limit.setSingleStep(50)
@@ -90,6 +122,7 @@ class HistoryView(QWidget):
         self.refresh_btn = QPushButton("Refresh")
         self.refresh_btn.clicked.connect(self.reload)
         top = QHBoxLayout()
+        top.addWidget(self.show_box)
         top.addWidget(self.filter, 1)
         top.addWidget(self.limit)
         for b in (self.refresh_btn, self.open_btn, self.compare_btn, self.export_btn, self.delete_btn):
@@ -103,9 +136,46 @@ class HistoryView(QWidget):
         ctx.runs_changed.connect(self.reload)
         self.reload()
 
+    def _fill_show_box(self) -> None:
+        """The analyst's questions, every evaluation's runs, each evaluation, every run; the choice is kept."""
+        self.evaluations = self.ctx.session.runs.evaluations()
+        shown = self.show_box.currentData() if self.show_box.count() else YOURS
+        self.show_box.blockSignals(True)
+        self.show_box.clear()
+        self.show_box.addItem("Your questions", YOURS)
+        if self.evaluations:
+            n = sum(count for _, count, _ in self.evaluations)
+            self.show_box.addItem(f"Evaluation runs, by evaluation ({n})", ANY_EVALUATION)
+            for folder, count, _ in self.evaluations:
+                self.show_box.addItem(f"Evaluation {evaluation_title(folder)} ({count})", folder)
+                self.show_box.setItemData(self.show_box.count() - 1, folder, Qt.ItemDataRole.ToolTipRole)
+        self.show_box.addItem("All runs", EVERY_RUN)
+        self.show_box.setCurrentIndex(max(self.show_box.findData(shown), 0))
+        self.show_box.blockSignals(False)
+
+    def show_runs(self, which: str | None) -> None:
+        """Show the analyst's questions (''), every evaluation's runs (``ANY_EVALUATION``), one evaluation's (its
+        results folder) or every run (None)."""
+        self.show_box.setCurrentIndex(max(self.show_box.findData(EVERY_RUN if which is None else which), 0))
+
+    def showing(self) -> str | None:
+        """What the table shows, as :meth:`show_runs` takes it."""
+        data = self.show_box.currentData()
+        return None if data == EVERY_RUN else str(data)
+
     def reload(self) -> None:
         chosen = set(self.selected_run_ids())
-        self.model.set_records([run_record(r) for r in self.ctx.session.runs.list(self.limit.value())])
+        self._fill_show_box()
+        which = self.showing()
+        rows = self.ctx.session.runs.list(self.limit.value(), evaluation=which)
+        self.model.set_records([run_record(r) for r in rows])
+        several = which in (None, ANY_EVALUATION)  # runs of more than one evaluation, or none: say whose
+        self.table.setColumnHidden(EVALUATION_COLUMN, not several)
+        if several:  # grouped by evaluation (the analyst's own first), newest first within each
+            self.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
+            self.table.sortByColumn(EVALUATION_COLUMN, Qt.SortOrder.AscendingOrder)
+        elif self.table.horizontalHeader().sortIndicatorSection() == EVALUATION_COLUMN:
+            self.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
         fit_columns(self.table, 420)
         if chosen:
             self.select_runs(sorted(chosen))
@@ -132,8 +202,13 @@ class HistoryView(QWidget):
         self.compare_btn.setEnabled(n == 2)
         self.export_btn.setEnabled(n >= 1)
         self.delete_btn.setEnabled(n >= 1)
+        hidden = ""
+        if self.showing() == YOURS and self.evaluations:
+            runs = sum(count for _, count, _ in self.evaluations)
+            hidden = (f" · {counted(runs, 'evaluation run')} of {counted(len(self.evaluations), 'evaluation')} "
+                      "not shown (choose them above)")
         self.count_label.setText(counted(self.model.rowCount(), "run") + (f", {n} selected" if n else "")
-                                 + " · double-click a run to inspect it")
+                                 + " · double-click a run to inspect it" + hidden)
 
     def open_selected(self) -> None:
         ids = self.selected_run_ids()

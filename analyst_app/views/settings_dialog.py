@@ -1,13 +1,17 @@
-"""The settings editor: every field of :class:`engine.settings.Settings`, one tab per section.
+"""The settings editor, in the analyst's terms: one page per decision (speed and depth, models, reranking, the
+library) with a plain label and a visible one-line explanation per field, and every other engine parameter on an
+"Advanced" page, one tab per section of the settings tree.
 
-The form is generated from the pydantic model, so a field added to the engine appears here with its
-description as tooltip and its bounds on the spin box. What differs from the preset is shown bold with
-the preset's value beside it; OK validates through the engine and keeps only those differences as the
-context's overrides.
+The pages come from ``resources/settings_groups.toml`` (:func:`engine.settings.settings_groups`) and the editors from
+the pydantic model, so a field added to the engine appears under Advanced with its description and its bounds on the
+spin box. What differs from the preset is shown bold with the preset's value beside it; OK validates through the
+engine and keeps only those differences as the context's overrides. Every page scrolls, so the dialog fits a small
+screen (1366×768) with its buttons in sight.
 """
 
 from __future__ import annotations
 
+import re
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
@@ -15,13 +19,37 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic.fields import FieldInfo
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QInputDialog, QLabel,
-    QLineEdit, QMessageBox, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from analyst_app.context import AppContext
 from engine.errors import ConfigError
-from engine.settings import SECTIONS, Settings, save_preset, user_presets_dir
+from engine.settings import (
+    SECTIONS,
+    GroupField,
+    Settings,
+    advanced_keys,
+    save_preset,
+    settings_groups,
+    user_presets_dir,
+)
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1  # QSpinBox holds a C int
 
@@ -75,10 +103,19 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-class FieldEditor:
-    """One generated input for ``section.name``: the widget, its label and value conversion."""
+def first_sentence(text: str) -> str:
+    """The description's first sentence: the line an Advanced field shows under its input (the tooltip has all)."""
+    m = re.match(r"(.+?[.!?])(?:\s+[A-Z(']|$)", " ".join(text.split()))
+    return m.group(1) if m else text
 
-    def __init__(self, section: str, name: str, info: FieldInfo, read_only: bool = False) -> None:
+
+class FieldEditor:
+    """One generated input for ``section.name``: the widget, its label, the visible line that explains it, and value
+    conversion. ``plain`` (a group's field) gives the analyst's label, explanation and words for fixed choices; without
+    it the label is the engine name and the explanation the description's first sentence (Advanced)."""
+
+    def __init__(self, section: str, name: str, info: FieldInfo, read_only: bool = False,
+                 plain: GroupField | None = None) -> None:
         self.section, self.name, self.info = section, name, info
         self.key = f"{section}.{name}"
         self.read_only = read_only
@@ -100,8 +137,9 @@ class FieldEditor:
             self.widget.setRange(float(lo) if lo is not None else -1e12, float(hi) if hi is not None else 1e12)
         elif get_origin(kind) is Literal:
             self.choices = list(get_args(kind))
+            words = dict(plain.choices) if plain else {}
             self.widget = QComboBox()
-            self.widget.addItems([str(c) for c in self.choices])
+            self.widget.addItems([words.get(str(c), str(c)) for c in self.choices])
         else:  # str, Path and anything else pydantic can parse from text
             self.widget = QLineEdit()
         if isinstance(self.widget, QLineEdit) and kind not in (int, float):
@@ -111,16 +149,23 @@ class FieldEditor:
             self.widget.setAlignment(Qt.AlignmentFlag.AlignRight)
         self.widget.setObjectName(self.key)
         self.widget.setEnabled(not read_only)
-        self.label = QLabel(field_label(name))
+        self.label = QLabel(plain.label if plain else field_label(name))
         self.label.setBuddy(self.widget)
+        self.explain = QLabel(plain.explain if plain else first_sentence(info.description or ""))
+        self.explain.setWordWrap(True)
+        self.explain.setStyleSheet("color:#666;font-size:9pt")
         self.hint = QLabel()  # the preset's value when this one differs; "requires re-indexing" when read-only
         self.hint.setStyleSheet("color:#777")
-        self.row = QWidget()
-        lay = QHBoxLayout(self.row)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.widget)
-        lay.addWidget(self.hint)
-        lay.addStretch(1)
+        self.row = QWidget()  # the input with the preset's value beside it, the explanation under them
+        column = QVBoxLayout(self.row)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(1)
+        line = QHBoxLayout()
+        line.addWidget(self.widget)
+        line.addWidget(self.hint)
+        line.addStretch(1)
+        column.addLayout(line)
+        column.addWidget(self.explain)
         self.base_tip = f"<b>{self.key}</b><br>{info.description or ''}"
         lo, hi = _bounds(info)
         if lo is not None or hi is not None:
@@ -184,7 +229,7 @@ class FieldEditor:
         tip = self.base_tip + (f"<br>Preset value: {_text(preset_value) or 'not set'}" if changed else "")
         if problem:
             tip += f"<br><span style='color:#b41e1e'>{problem}</span>"
-        for w in (self.label, self.widget, self.hint):
+        for w in (self.label, self.widget, self.hint, self.explain):
             w.setToolTip(tip)
         return changed
 
@@ -205,32 +250,44 @@ class SettingsDialog(QDialog):
         except ConfigError as exc:  # stored overrides no longer valid: start from the preset, say why
             current, start_error = self.preset, str(exc)
 
+        # one page per decision, then "Advanced": the engine parameters no group names, one tab per section
         self.tabs = QTabWidget()
-        self.tabs.setUsesScrollButtons(False)  # every section in sight: the dialog grows to fit the tab bar
+        self.page_titles: list[str] = []
+        self.page_of: dict[str, int] = {}  # field key -> its page (tab of self.tabs)
+        for group in settings_groups():
+            form, page = self._page(group.explain)
+            for gf in group.fields:
+                ed = self._add_editor(form, gf.section, gf.name, current, gf)
+                self.page_of[ed.key] = len(self.page_titles)
+            self.tabs.addTab(page, group.title)
+            self.tabs.setTabToolTip(len(self.page_titles), group.explain)
+            self.page_titles.append(group.title)
+        self.advanced_index = len(self.page_titles)
+        self.advanced = QTabWidget()  # the sections of the settings tree, as the engine names them
         self.section_tabs: dict[str, int] = {}
-        for section, model in SECTIONS.items():
-            page = QWidget()
-            outer = QVBoxLayout(page)
-            form = QFormLayout()
-            form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
-            form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            has_read_only = False
-            for name, info in model.model_fields.items():
-                ed = FieldEditor(section, name, info, read_only=f"{section}.{name}" in INDEX_FIELDS)
-                has_read_only |= ed.read_only
-                ed.set_value(getattr(getattr(current, section), name))
-                form.addRow(ed.label, ed.row)
-                self.editors[ed.key] = ed
-                ed.connect(self._edited)
-            if has_read_only:
+        for section, keys in advanced_keys().items():
+            form, page = self._page("")  # the section's description ("Ingest.") is its tab's tooltip
+            if any(k in INDEX_FIELDS for k in keys):
                 note = QLabel(REINDEX_NOTE)
                 note.setWordWrap(True)
                 note.setStyleSheet("color:#8a5a00")
-                outer.addWidget(note)
-            outer.addLayout(form)
-            outer.addStretch(1)
-            self.section_tabs[section] = self.tabs.addTab(page, self._section_title(section))
-            self.tabs.setTabToolTip(self.section_tabs[section], Settings.model_fields[section].description)
+                form.addRow(note)
+            for key in keys:
+                ed = self._add_editor(form, section, key.partition(".")[2], current)
+                self.page_of[ed.key] = self.advanced_index
+            self.section_tabs[section] = self.advanced.addTab(page, section.capitalize())
+            self.advanced.setTabToolTip(self.section_tabs[section], Settings.model_fields[section].description)
+        advanced = QWidget()
+        al = QVBoxLayout(advanced)
+        al.setContentsMargins(0, 6, 0, 0)
+        intro = QLabel("Engine parameters for tuning and research, under their engine names. The other pages hold "
+                       "what most analysts change; hover a field for its full description.")
+        intro.setWordWrap(True)
+        al.addWidget(intro)
+        al.addWidget(self.advanced, 1)
+        self.tabs.addTab(advanced, "Advanced")
+        self.tabs.setTabToolTip(self.advanced_index, "Every other engine parameter, by section")
+        self.page_titles.append("Advanced")
 
         self.error_label = QLabel()
         self.error_label.setWordWrap(True)
@@ -262,8 +319,48 @@ class SettingsDialog(QDialog):
         bottom.addWidget(self.buttons)
         lay.addLayout(bottom)
         self._refresh()
+        self._fit_screen()
         if start_error:
             self._show_error(f"The stored changes could not be applied: {start_error}")
+
+    def _page(self, explain: str) -> tuple[QFormLayout, QScrollArea]:
+        """A scrolling page: its explanation on top, then a form of fields."""
+        body = QWidget()
+        form = QFormLayout(body)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+        form.setVerticalSpacing(10)
+        if explain:
+            head = QLabel(explain)
+            head.setWordWrap(True)
+            head.setStyleSheet("font-weight:600")
+            form.addRow(head)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(body)
+        return form, scroll
+
+    def _add_editor(self, form: QFormLayout, section: str, name: str, current: Settings,
+                    plain: GroupField | None = None) -> FieldEditor:
+        info = SECTIONS[section].model_fields[name]
+        ed = FieldEditor(section, name, info, read_only=f"{section}.{name}" in INDEX_FIELDS, plain=plain)
+        ed.set_value(getattr(getattr(current, section), name))
+        form.addRow(ed.label, ed.row)
+        self.editors[ed.key] = ed
+        ed.connect(self._edited)
+        return ed
+
+    def _fit_screen(self) -> None:
+        """A size that shows a page without crowding, never taller or wider than the screen's free area."""
+        want = self.sizeHint().expandedTo(self.minimumSizeHint())
+        width, height = max(want.width(), 920), max(want.height(), 600)  # most explanations on one line
+        screen = self.screen()
+        if screen is not None:
+            free = screen.availableGeometry()
+            width, height = min(width, free.width() - 40), min(height, free.height() - 60)  # the title bar
+        self.resize(width, height)
 
     # -- state ------------------------------------------------------------------------------------
     def editor(self, section: str, name: str) -> FieldEditor:
@@ -282,9 +379,6 @@ class SettingsDialog(QDialog):
     def _preset_value(self, ed: FieldEditor) -> Any:
         return getattr(getattr(self.preset, ed.section), ed.name)
 
-    def _section_title(self, section: str) -> str:
-        return section.capitalize()  # the longer description is the tab's tooltip
-
     def _edited(self, ed: FieldEditor) -> None:
         self.problems.pop(ed.key, None)
         if not self.problems:
@@ -292,14 +386,21 @@ class SettingsDialog(QDialog):
         self._refresh()
 
     def _refresh(self) -> None:
-        per_section: dict[str, int] = {}
+        per_page: dict[int, int] = {}
+        per_section: dict[str, int] = {}  # of the Advanced page
         for ed in self.editors.values():
             if ed.mark(self._preset_value(ed), self.problems.get(ed.key, "")):
-                per_section[ed.section] = per_section.get(ed.section, 0) + 1
+                page = self.page_of[ed.key]
+                per_page[page] = per_page.get(page, 0) + 1
+                if page == self.advanced_index:
+                    per_section[ed.section] = per_section.get(ed.section, 0) + 1
+        for index, title in enumerate(self.page_titles):
+            n = per_page.get(index, 0)
+            self.tabs.setTabText(index, title + (f" ({n})" if n else ""))
         for section, index in self.section_tabs.items():
             n = per_section.get(section, 0)
-            self.tabs.setTabText(index, self._section_title(section) + (f" ({n})" if n else ""))
-        total = sum(per_section.values())
+            self.advanced.setTabText(index, section.capitalize() + (f" ({n})" if n else ""))
+        total = sum(per_page.values())
         self.summary.setText(f"{total} field{'s' if total != 1 else ''} differ from preset “{self.ctx.preset}” "
                              "(shown bold)" if total else f"All fields as in preset “{self.ctx.preset}”")
 
@@ -321,7 +422,7 @@ class SettingsDialog(QDialog):
             self._show_error("Please correct:\n" + "\n".join(f"• {line}" for line in lines))
             first = next((self.editors[k] for k in self.problems if k in self.editors), None)
             if first is not None:
-                self.tabs.setCurrentIndex(self.section_tabs[first.section])
+                self.show_field(first.key)
                 first.widget.setFocus()
             self._refresh()
             return None
@@ -329,9 +430,20 @@ class SettingsDialog(QDialog):
         self.error_label.setVisible(False)
         return settings
 
+    def show_field(self, key: str) -> None:
+        """Bring the page (and Advanced section) of field ``key`` to the front."""
+        page = self.page_of[key]
+        self.tabs.setCurrentIndex(page)
+        if page == self.advanced_index:
+            self.advanced.setCurrentIndex(self.section_tabs[self.editors[key].section])
+
     def _where(self, key: str) -> str:
         ed = self.editors.get(key)
-        return f"{self._section_title(ed.section)} › {ed.label.text()} ({key})" if ed else key
+        if ed is None:
+            return key
+        page = self.page_titles[self.page_of[key]]
+        where = f"Advanced › {ed.section.capitalize()}" if self.page_of[key] == self.advanced_index else page
+        return f"{where} › {ed.label.text()} ({key})"
 
     def _show_error(self, text: str) -> None:
         self.error_label.setText(text)

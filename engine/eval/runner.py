@@ -46,7 +46,7 @@ from engine.rerank.stage import PassageReranker
 from engine.retrieval.hierarchical import filing_title
 from engine.retrieval.search import Searcher
 from engine.settings import Settings
-from engine.store.library import Library
+from engine.store.library import Library, RunStore
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,42 @@ WITHIN_FILING = {"wf-bm25": "bm25", "wf-fused": "fused", "wf-ce": "cross-encoder
 PIPELINES = ("bm25", "dense", "hybrid", "hirec-retrieval", "hirec-retrieval+ce", "hirec-retrieval+ce-only",
              "hirec-retrieval+untrained", "hirec-retrieval+cards", "hirec-retrieval+tournament", "hirec",
              "hirec-model", "dense-answer", *WITHIN_FILING)
+# One sentence per pipeline, for an analyst choosing what to evaluate (the Evaluate tab shows it beside the name).
+PIPELINE_DESCRIPTIONS = {
+    "bm25": "Keyword search (BM25) over the whole library: the ten passages sharing the most rare words with the "
+            "question; no model.",
+    "dense": "Meaning search over the whole library: the ten passages whose embedding is closest to the question's.",
+    "hybrid": "Keyword and meaning search over the whole library, their rankings fused into one.",
+    "hirec-retrieval": "FilingLens's retrieval as Ask runs it (find the filings first, then rank their passages by "
+                       "keywords, meaning and filing score), stopped before the answer.",
+    "hirec-retrieval+ce": "That retrieval with the reranker you trained (train-reranker) added to the passage "
+                          "ranking.",
+    "hirec-retrieval+ce-only": "That retrieval with passages ordered by the trained reranker's score alone.",
+    "hirec-retrieval+untrained": "That retrieval with an untrained reranker added, the baseline that shows what "
+                                 "training bought.",
+    "hirec-retrieval+cards": "That retrieval with passages ranked by how well their evidence cards match the question "
+                             "(company, metric, period, figures), without a model call.",
+    "hirec-retrieval+tournament": "That retrieval with passages ranked by the chat model in screening and listwise "
+                                  "rounds (FinCards tournament).",
+    "hirec": "The whole Ask pipeline: retrieve, gather evidence and answer; the answers are scored against the gold "
+             "ones.",
+    "hirec-model": "The whole Ask pipeline with numeric answers written by the model from passages instead of "
+                   "computed from the statement facts (the earlier path, for comparison).",
+    "dense-answer": "The ten passages of meaning search handed straight to the answer step: a simple answering "
+                    "baseline.",
+    "wf-bm25": "Inside the question's own filing: every passage ranked by keywords (BM25), to measure ranking alone.",
+    "wf-fused": "Inside the question's own filing: passages ranked by keywords and meaning fused, as Ask ranks them.",
+    "wf-ce": "Inside the question's own filing: passages ranked by the trained reranker alone.",
+    "wf-cards": "Inside the question's own filing: passages ranked by evidence-card matching, without a model call.",
+    "wf-cards+intent": "Inside the question's own filing: card matching after a model pass that reads what the "
+                       "question implies.",
+    "wf-tournament-s2": "Inside the question's own filing: the tournament's first two stages (keyword cut, then the "
+                        "model screens groups).",
+    "wf-tournament": "Inside the question's own filing: the full FinCards tournament, the model ordering passages "
+                     "over bootstrap rounds.",
+    "wf-multiagent": "Inside the question's own filing: several model roles (batch picker, judge, pairwise referee "
+                     "with Elo) rank passages together.",
+}
 # Passage stage per retrieval-only HiREC variant, so fused, trained, untrained and card scorers run side by side.
 # pipeline -> (reranker, how its scores are used: None = the settings' reranker_mode, card mode)
 RERANKER_VARIANTS = {"hirec-retrieval": ("none", None, "off"), "hirec-retrieval+ce": ("trained", None, "off"),
@@ -131,7 +167,8 @@ class Evaluator:
             self._pipelines[key] = build_pipeline(s, self.library, models, self.searcher)
         return self._pipelines[key]
 
-    def predict(self, pipeline: str, q: EvalQuestion) -> Prediction:
+    def predict(self, pipeline: str, q: EvalQuestion, evaluation: str = "") -> Prediction:
+        """One pipeline's prediction for one question; a run it stores names ``evaluation`` (the results folder)."""
         t = time.perf_counter()
         if pipeline in ("bm25", "dense", "hybrid", "dense-answer"):
             res = self.searcher.search(q.question, 10)
@@ -157,7 +194,8 @@ class Evaluator:
             pred = self._within_filing(WITHIN_FILING[pipeline], q)
         elif pipeline in ("hirec", "hirec-model"):
             run = (self.hirec if pipeline == "hirec" else self.pipeline(self.settings.retrieval.reranker,
-                                                                        from_facts=False)).run(q.question)
+                                                                        from_facts=False)).run(
+                q.question, evaluation=evaluation)
             docs, pages = answer_evidence(run.answer, run.traces)
             pred = Prediction(page_indexes=pages, docs=docs)
             first = next((t.payload for t in run.traces if isinstance(t.payload, PassagesPayload)), None)
@@ -355,6 +393,7 @@ def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines:
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "results.jsonl"
+    evaluation = evaluation_name(out_dir)
     done: dict[tuple[str, str], dict] = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -371,14 +410,21 @@ def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines:
                 if (p, q.qid) not in done:
                     if cancel is not None and cancel():
                         raise Cancelled("evaluation cancelled: a re-run with the same output folder resumes")
-                    row = evaluator.score(p, q, evaluator.predict(p, q))
+                    row = evaluator.score(p, q, evaluator.predict(p, q, evaluation))
                     fh.write(json.dumps(row, default=str) + "\n")
                     fh.flush()
                     done[(p, q.qid)] = row
                 if progress:
                     progress(n, total, p)
+    # runs this evaluation stored before runs named their evaluation: linked now, so History groups them too
+    RunStore(evaluator.library).link_evaluation([str(r.get("run_id") or "") for r in done.values()], evaluation)
     wanted = {q.qid for q in questions}
     return [r for (p, qid), r in done.items() if p in pipelines and qid in wanted]
+
+
+def evaluation_name(out_dir: Path) -> str:
+    """What an evaluation's runs record as their evaluation: its results folder (a re-run resumes into it)."""
+    return str(out_dir.expanduser().resolve())
 
 
 def rejudge(evaluator: Evaluator, questions: Sequence[EvalQuestion], out_dir: Path,

@@ -577,6 +577,18 @@ def _chunk(r: sqlite3.Row | tuple) -> Chunk:
                  char_end=int(r[5]), kind=r[6], text=r[7], context=r[8], printed_folio=r[9], section=r[10])
 
 
+# RunStore.list(evaluation=ANY_EVALUATION): the runs of every evaluation (no results folder is named "*").
+ANY_EVALUATION = "*"
+
+# The runs this process has created and not yet finished: a run recorded as this process's that is not here stopped
+# without finishing (its generator was abandoned, say), while one here is really running and is never settled.
+_RUNNING_HERE: set[str] = set()
+
+
+def _this_process() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 def _alive_since(pid: int, started_at: str) -> bool:
     """True when process ``pid`` exists and was started before ``started_at`` (ISO time)."""
     import psutil
@@ -594,31 +606,40 @@ class RunStore:
     def __init__(self, library: Library) -> None:
         self.conn = library.conn
 
-    def create(self, run_id: str, kind: str, question: str, settings_json: str) -> None:
+    def create(self, run_id: str, kind: str, question: str, settings_json: str, *, evaluation: str = "") -> None:
+        """Record a run as ``running``, owned by this process. ``evaluation``: the results folder of the evaluation
+        asking the question ('' when the analyst asks it)."""
+        _RUNNING_HERE.add(run_id)
         self.conn.execute(
-            "INSERT INTO runs(id, kind, question, status, settings, started_at, owner) VALUES (?,?,?,?,?,?,?)",
-            (run_id, kind, question, "running", settings_json, _now(), f"{socket.gethostname()}:{os.getpid()}"),
+            "INSERT INTO runs(id, kind, question, status, settings, started_at, owner, evaluation) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            (run_id, kind, question, "running", settings_json, _now(), _this_process(), evaluation),
         )
 
     def settle_orphans(self) -> int:
-        """Mark "running" runs whose process on this machine is gone as ``interrupted``; returns how many.
+        """Mark "running" runs that nothing is answering any more as ``interrupted``; returns how many.
 
-        A run owned by a live process (or by another machine sharing the library) is left alone; a pid
-        reused by a process started after the run does not count as its owner.
+        A run of this process is running while this process has created and not finished it; a run of another
+        process on this machine while that process lives (a pid reused by a process started after the run does not
+        count as its owner); a run of another machine sharing the library is left alone.
         """
-        host = socket.gethostname()
+        host, here = socket.gethostname(), _this_process()
         orphans = []
         for r in self.conn.execute("SELECT id, owner, started_at FROM runs WHERE status='running'").fetchall():
+            if r["owner"] == here:
+                if r["id"] not in _RUNNING_HERE:
+                    orphans.append((r["id"], "the run stopped before it finished (its question was abandoned)"))
+                continue
             owner_host, _, pid = r["owner"].rpartition(":")
             if owner_host and owner_host != host:
                 continue
             if pid.isdigit() and _alive_since(int(pid), r["started_at"]):
                 continue
-            orphans.append(r["id"])
-        for run_id in orphans:
+            orphans.append((r["id"], "the process answering it ended before the run finished"))
+        for run_id, why in orphans:
             self.conn.execute(
                 "UPDATE runs SET status='interrupted', error=?, finished_at=? WHERE id=? AND status='running'",
-                ("the process answering it ended before the run finished", _now(), run_id),
+                (why, _now(), run_id),
             )
         return len(orphans)
 
@@ -635,14 +656,42 @@ class RunStore:
             "UPDATE runs SET status=?, result=?, error=?, finished_at=? WHERE id=?",
             (status, json.dumps(result, default=str), error, _now(), run_id),
         )
+        _RUNNING_HERE.discard(run_id)
 
-    def list(self, limit: int = 50) -> list[sqlite3.Row]:
+    def list(self, limit: int = 50, *, evaluation: str | None = None) -> builtins.list[sqlite3.Row]:
+        """The latest runs, newest first, dead ones settled first (:meth:`settle_orphans`). ``evaluation``: None,
+        every run; '' the analyst's own questions; :data:`ANY_EVALUATION` the runs of every evaluation; a results
+        folder, the runs of that evaluation."""
         self.settle_orphans()
+        where: str = ""
+        args: tuple[str, ...] = ()
+        if evaluation == ANY_EVALUATION:
+            where = "WHERE r.evaluation != '' "
+        elif evaluation is not None:
+            where, args = "WHERE r.evaluation = ? ", (evaluation,)
         return self.conn.execute(
             "SELECT r.*, (SELECT COALESCE(SUM(tokens_in),0) FROM stage_events e WHERE e.run_id=r.id) AS tokens_in, "
             "(SELECT COALESCE(SUM(tokens_out),0) FROM stage_events e WHERE e.run_id=r.id) AS tokens_out "
-            "FROM runs r ORDER BY started_at DESC, rowid DESC LIMIT ?", (limit,)
+            f"FROM runs r {where}ORDER BY started_at DESC, rowid DESC LIMIT ?", (*args, limit)
         ).fetchall()
+
+    def evaluations(self) -> builtins.list[tuple[str, int, str]]:
+        """``(results folder, runs, latest start)`` of each evaluation that stored runs, latest first."""
+        return [(r[0], int(r[1]), r[2]) for r in self.conn.execute(
+            "SELECT evaluation, COUNT(*), MAX(started_at) FROM runs WHERE evaluation != '' "
+            "GROUP BY evaluation ORDER BY MAX(started_at) DESC, MAX(rowid) DESC")]
+
+    def link_evaluation(self, run_ids: Sequence[str], evaluation: str) -> int:
+        """Mark stored runs as asked by ``evaluation`` (runs an evaluation stored before runs carried the link);
+        returns how many changed."""
+        ids = [i for i in dict.fromkeys(run_ids) if i]
+        changed = 0
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            changed += self.conn.execute(
+                f"UPDATE runs SET evaluation = ? WHERE evaluation != ? AND id IN ({','.join('?' * len(part))})",
+                (evaluation, evaluation, *part)).rowcount
+        return changed
 
     def get(self, run_id: str) -> sqlite3.Row:
         rows = self.conn.execute("SELECT * FROM runs WHERE id=? OR id LIKE ?", (run_id, f"{run_id}%")).fetchall()

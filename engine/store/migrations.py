@@ -194,6 +194,16 @@ ALTER TABLE filings ADD COLUMN fiscal_year_end_source TEXT;
 ALTER TABLE filings ADD COLUMN identity_version TEXT NOT NULL DEFAULT ''
 """
 
+def _m012_run_evaluation(conn: sqlite3.Connection) -> None:
+    """Each run's evaluation (``runs.evaluation``: the results folder of the evaluation that asked it; '' for a
+    question the analyst asked), so History can keep an evaluation's runs apart from the analyst's questions and
+    group them. A test that rolls a library back to an earlier migration keeps the column: added only when absent."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    if "evaluation" not in columns:
+        conn.execute("ALTER TABLE runs ADD COLUMN evaluation TEXT NOT NULL DEFAULT ''")
+    conn.execute("CREATE INDEX IF NOT EXISTS runs_by_evaluation ON runs(evaluation, started_at)")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = [
     (1, "m001_initial", M001_INITIAL),
     (2, "m002_run_owner", M002_RUN_OWNER),
@@ -206,6 +216,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = 
     (9, "m009_filings_by_path", "CREATE INDEX IF NOT EXISTS filings_by_path ON filings(path);"),
     (10, "m010_sections", M010_SECTIONS),
     (11, "m011_identity_sources", M011_IDENTITY_SOURCES),
+    (12, "m012_run_evaluation", _m012_run_evaluation),
 ]
 
 

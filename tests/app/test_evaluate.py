@@ -93,3 +93,19 @@ def test_a_question_set_is_generated_from_the_library(make_window, app_home, qtb
     assert done.args[0].kept["single"] == 4
     assert view.chosen_set() == out and "questions" in view.set_info.text()
     assert all(json.loads(line)["gold_pages"] for line in out.read_text().splitlines())
+
+
+def test_every_pipeline_is_explained_in_a_sentence_beside_its_name(make_window, app_home) -> None:
+    from engine.eval.runner import PIPELINE_DESCRIPTIONS, PIPELINES
+
+    view = make_window(app_home).evaluate_view
+    items = [view.pipelines.item(i) for i in range(view.pipelines.count())]
+    assert [view.pipeline_name(i) for i in range(len(items))] == list(PIPELINES)
+    for i, item in enumerate(items):
+        name = view.pipeline_name(i)
+        assert item.text() == f"{name} — {PIPELINE_DESCRIPTIONS[name]}", "the sentence is on screen, not in a tooltip"
+    view.pipelines.scrollToItem(items[-1])
+    assert not view.pipelines.visualItemRect(items[-1]).isEmpty()
+    # checking by name still works with the sentence in the text
+    view.set_pipelines(["hirec-retrieval+ce-only", "wf-bm25"])
+    assert view.checked_pipelines() == ["hirec-retrieval+ce-only", "wf-bm25"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 from PySide6.QtCore import QPointF, QRectF, QUrl
 from PySide6.QtGui import QImage
@@ -135,6 +136,64 @@ def test_delete_runs_from_history(make_window, app_home, demo_truth, embedder, q
     with Library(app_home) as library:
         assert [r["id"] for r in RunStore(library).list()] == [keep]
         assert library.conn.execute("SELECT COUNT(*) FROM stage_events WHERE run_id IN (?,?)", gone).fetchone()[0] == 0
+
+
+def test_history_lists_your_questions_by_default_and_evaluation_runs_grouped_on_request(make_window, app_home,
+                                                                                       demo_truth, embedder, qtbot,
+                                                                                       tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    from engine.store.library import ANY_EVALUATION
+
+    mine = make_scripted_run(app_home, demo_truth, embedder, "2023")
+    evals = {str(tmp_path / "evals" / "financebench"): 3, str(tmp_path / "evals" / "docugami"): 2}
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    with Library(app_home) as library:
+        store = RunStore(library)
+        for folder, n in evals.items():
+            for i in range(n):
+                store.create(f"{Path(folder).name}-{i}", "hirec", f"eval question {i}", "{}", evaluation=folder)
+                store.finish(f"{Path(folder).name}-{i}", "answered", {})
+        # a question whose process died mid-run, and an evaluation's run left the same way
+        store.create("died", "hirec", "What was revenue in 2021?", "{}")
+        store.create("eval-died", "hirec", "eval question 9", "{}", evaluation=next(iter(evals)))
+        library.conn.execute("UPDATE runs SET owner=? WHERE id IN ('died', 'eval-died')",
+                             (f"{socket.gethostname()}:{ended}",))
+    window = make_window(app_home)
+    hv = window.history_view
+
+    def shown() -> dict[str, dict]:
+        return {hv.model.record(hv.proxy.mapToSource(hv.proxy.index(r, 0)).row())["id"]:
+                hv.model.record(hv.proxy.mapToSource(hv.proxy.index(r, 0)).row()) for r in range(hv.proxy.rowCount())}
+
+    # by default: the analyst's own questions only, the dead one settled, and a word on what is not shown
+    assert hv.show_box.currentText() == "Your questions"
+    assert set(shown()) == {mine, "died"}
+    assert shown()["died"]["status"] == "interrupted" and shown()[mine]["status"] == "answered"
+    assert hv.table.isColumnHidden(1)
+    assert "6 evaluation runs of 2 evaluations not shown" in hv.count_label.text()
+    # evaluation runs: every evaluation's, grouped by it (the Evaluation column sorts them together)
+    hv.show_runs(ANY_EVALUATION)
+    rows = shown()
+    assert set(rows) == {f"{Path(f).name}-{i}" for f, n in evals.items() for i in range(n)} | {"eval-died"}
+    assert rows["eval-died"]["status"] == "interrupted"
+    assert not hv.table.isColumnHidden(1)
+    titles = [hv.proxy.index(r, 1).data() for r in range(hv.proxy.rowCount())]
+    assert titles == ["docugami"] * 2 + ["financebench"] * 4, "grouped by evaluation"
+    # one evaluation, chosen by name in the same box
+    labels = [hv.show_box.itemText(i) for i in range(hv.show_box.count())]
+    assert labels == ["Your questions", "Evaluation runs, by evaluation (6)", "Evaluation financebench (4)",
+                      "Evaluation docugami (2)", "All runs"]
+    hv.show_box.setCurrentIndex(labels.index("Evaluation docugami (2)"))
+    assert set(shown()) == {"docugami-0", "docugami-1"}
+    hv.show_runs(None)
+    assert len(shown()) == 8
+    # a new question reloads the list and keeps the choice
+    window.ctx.runs_changed.emit()
+    assert hv.show_box.currentText() == "All runs" and len(shown()) == 8
 
 
 def test_compare_two_runs(make_window, app_home, demo_truth, embedder):

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Literal, get_args, get_origin
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QSize, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDialogButtonBox, QLineEdit, QSpinBox
 
 from analyst_app.context import OVERRIDES_KEY, AppContext
 from analyst_app.views.settings_dialog import INDEX_FIELDS, SettingsDialog, _bounds, _unwrap_optional
-from engine.settings import SECTIONS, Settings, list_presets, load_preset
+from engine.settings import SECTIONS, Settings, list_presets, load_preset, settings_groups
 
 
 @pytest.fixture()
@@ -48,16 +48,19 @@ def click_ok(qtbot, dlg: SettingsDialog) -> None:
     qtbot.mouseClick(dlg.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton)
 
 
-def test_every_section_and_field_has_a_widget_of_its_type(qtbot, make_ctx):
+def test_every_field_has_a_widget_of_its_type_on_a_page_of_decisions_or_under_advanced(qtbot, make_ctx):
     ctx = make_ctx()
     dlg = open_dialog(qtbot, ctx)
     current = ctx.settings()
+    groups = settings_groups()
+    assert [dlg.tabs.tabText(i) for i in range(dlg.tabs.count())] == [
+        "Speed and depth", "Models", "Reranking", "Library", "Advanced"] == [g.title for g in groups] + ["Advanced"]
     assert set(Settings.model_fields) - set(SECTIONS) == {"home"}  # the library folder is chosen elsewhere
-    assert [dlg.tabs.tabText(i) for i in range(dlg.tabs.count())] == [s.capitalize() for s in SECTIONS]
-    assert [dlg.tabs.tabToolTip(i) for i in range(dlg.tabs.count())] == [
-        Settings.model_fields[s].description for s in SECTIONS]
     expected = {f"{s}.{n}" for s, model in SECTIONS.items() for n in model.model_fields}
-    assert set(dlg.editors) == expected
+    assert set(dlg.editors) == expected, "every setting can be edited, once"
+    grouped = {f.key: f for g in groups for f in g.fields}
+    for key in ("rerank.elo_tau", "retrieval.hnsw_ef_search", "rerank.stage1_ratio", "retrieval.rrf_k"):
+        assert key not in grouped and dlg.page_of[key] == dlg.advanced_index, f"{key} is an engine parameter"
     for section, model in SECTIONS.items():
         for name, info in model.model_fields.items():
             ed = dlg.editor(section, name)
@@ -74,15 +77,56 @@ def test_every_section_and_field_has_a_widget_of_its_type(qtbot, make_ctx):
                 assert w.maximum() == (hi if hi is not None else 2**31 - 1)
             elif get_origin(kind) is Literal:
                 assert isinstance(w, QComboBox)
-                assert [w.itemText(i) for i in range(w.count())] == [str(c) for c in get_args(kind)]
+                words = dict(grouped[ed.key].choices) if ed.key in grouped else {}
+                assert [w.itemText(i) for i in range(w.count())] == [words.get(str(c), str(c)) for c in get_args(kind)]
             assert info.description and info.description in w.toolTip()
             assert ed.same_as(getattr(getattr(current, section), name))
             assert w.isEnabled() == (ed.key not in INDEX_FIELDS)
             assert not ed.label.font().bold(), "nothing differs from the preset yet"
-    # index-shaping fields are read-only, and the tab says why
-    chunking = dlg.tabs.widget(dlg.section_tabs["chunking"])
+            if ed.key in grouped:  # the analyst's words, not the engine's
+                assert (ed.label.text(), ed.explain.text()) == (grouped[ed.key].label, grouped[ed.key].explain)
+                assert "_" not in ed.label.text() and ed.key not in ed.explain.text()
+            else:
+                assert ed.explain.text() and info.description.startswith(ed.explain.text().rstrip(".")), ed.key
+    # plain words for the choices an analyst makes; the engine value is what OK stores
+    assert dlg.editor("rerank", "mode").widget.currentText() == "Off"
+    # index-shaping fields are read-only, and the Advanced section says why
+    chunking = dlg.advanced.widget(dlg.section_tabs["chunking"])
     assert "filinglens index rebuild" in " ".join(lbl.text() for lbl in chunking.findChildren(type(ed.label)))
     assert dlg.editor("ingest", "workers").widget.isEnabled()
+
+
+def test_each_field_shows_its_label_and_explanation_on_its_page(qtbot, make_ctx):
+    dlg = open_dialog(qtbot, make_ctx())
+    for key, ed in dlg.editors.items():
+        dlg.show_field(key)
+        assert ed.label.isVisible() and ed.explain.isVisible(), f"{key}: its explanation is on screen, not a tooltip"
+        assert ed.explain.text().strip(), key
+
+
+def test_the_dialog_fits_a_1366x768_screen_with_ok_and_cancel_in_sight(qtbot, make_ctx):
+    ctx = make_ctx()
+    ctx.set_overrides({"curation": {"max_rounds": 5}})  # the hint beside a changed field widens its row
+    dlg = open_dialog(qtbot, ctx)
+    room = QSize(1366, 768 - 48 - 32)  # less a taskbar and the window's title bar
+    assert dlg.minimumSizeHint().height() <= room.height() and dlg.minimumSizeHint().width() <= room.width()
+    assert dlg.sizeHint().height() <= room.height() and dlg.sizeHint().width() <= room.width()
+    dlg.resize(dlg.sizeHint())
+    ok = dlg.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    cancel = dlg.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+    for index in range(dlg.tabs.count()):  # whichever page is open, the buttons stay inside the window
+        dlg.tabs.setCurrentIndex(index)
+        qtbot.wait(10)
+        assert dlg.height() <= room.height()
+        for button in (ok, cancel):
+            corner = button.mapTo(dlg, QPoint(button.width() - 1, button.height() - 1))
+            assert button.isVisible() and dlg.rect().contains(corner), (dlg.tabs.tabText(index), corner, dlg.size())
+    # the longest page scrolls rather than growing the dialog
+    rerank = dlg.advanced.widget(dlg.section_tabs["rerank"])
+    dlg.tabs.setCurrentIndex(dlg.advanced_index)
+    dlg.advanced.setCurrentWidget(rerank)
+    qtbot.wait(10)
+    assert rerank.verticalScrollBar().maximum() > 0
 
 
 def test_changes_become_overrides_and_survive_a_restart(qtbot, make_ctx, qsettings):
@@ -91,10 +135,17 @@ def test_changes_become_overrides_and_survive_a_restart(qtbot, make_ctx, qsettin
     top_k = dlg.editor("retrieval", "doc_top_k")
     mode = dlg.editor("answer", "numeric_mode")
     top_k.widget.setValue(3)
-    mode.widget.setCurrentText("cot")
+    mode.set_value("cot")
+    assert mode.widget.currentText() == "Step-by-step reasoning"
     assert top_k.label.font().bold() and mode.label.font().bold()
     assert "preset: 5" in top_k.hint.text()
-    assert dlg.tabs.tabText(dlg.section_tabs["retrieval"]).endswith("(1)")
+    assert dlg.tabs.tabText(dlg.page_of[top_k.key]) == "Speed and depth (2)"
+    tau = dlg.editor("rerank", "elo_tau")  # an engine parameter: counted on Advanced and its section
+    tau.widget.setValue(200.0)
+    assert dlg.tabs.tabText(dlg.advanced_index) == "Advanced (1)"
+    assert dlg.advanced.tabText(dlg.section_tabs["rerank"]) == "Rerank (1)"
+    tau.set_value(dlg.preset.rerank.elo_tau)
+    assert dlg.tabs.tabText(dlg.advanced_index) == "Advanced"
     assert sorted(dlg.changed_keys()) == ["answer.numeric_mode", "retrieval.doc_top_k"]
     click_ok(qtbot, dlg)
 
@@ -125,7 +176,8 @@ def test_an_invalid_value_is_explained_and_nothing_changes(qtbot, make_ctx, qset
     assert dlg.error_label.isVisible()
     text = dlg.error_label.text()
     assert "models.threads" in text and "greater than or equal to 1" in text and "Traceback" not in text
-    assert dlg.tabs.currentIndex() == dlg.section_tabs["models"]
+    assert dlg.tabs.tabText(dlg.tabs.currentIndex()).startswith("Models"), "the page of the field to fix is shown"
+    assert "Models › Processor threads (models.threads)" in text
     assert "#b41e1e" in threads.widget.styleSheet()
     assert ctx.overrides == {} and ctx.settings().curation.max_rounds == load_preset("default").curation.max_rounds
     assert not qsettings.value(OVERRIDES_KEY)

@@ -6,10 +6,18 @@ import json
 
 from engine.eval.questions import load_questions
 from engine.eval.report import write_report
-from engine.eval.runner import Evaluator, rejudge, run_eval
+from engine.eval.runner import PIPELINE_DESCRIPTIONS, PIPELINES, Evaluator, evaluation_name, rejudge, run_eval
 from engine.indexing import open_indexes
 from engine.pipeline import Models
-from engine.records import AnswerPayload, AnswerResult, DocumentCandidate, DocumentsPayload, FactInputRef, StageTrace
+from engine.records import (
+    AnswerPayload,
+    AnswerResult,
+    DocumentCandidate,
+    DocumentsPayload,
+    FactInputRef,
+    StageTrace,
+)
+from engine.store.library import RunStore
 from tests.engine.scripted import ScriptedChat, figure_id, pick
 from tests.engine.test_pipeline import shown
 
@@ -78,10 +86,23 @@ def test_end_to_end_eval_on_the_demo_corpus(ingested_demo, demo_truth, embedder,
     assert by["hirec-model"]["accuracy_numeric"] == 1.0 and by["hirec-model"]["tokens_in"] > 0
     assert "| hirec-retrieval |" in (tmp_path / "out" / "report.md").read_text()
 
+    # the runs the answering pipelines stored name this evaluation, so History keeps them apart from the analyst's
+    store = RunStore(library)
+    evaluation = evaluation_name(tmp_path / "out")
+    run_ids = {r["run_id"] for r in hirec}
+    assert len(run_ids) == len(hirec) and "" not in run_ids
+    assert {r["id"] for r in store.list(10_000, evaluation=evaluation)} == run_ids
+    assert not run_ids & {r["id"] for r in store.list(10_000, evaluation="")}
+    assert (evaluation, len(run_ids)) in [(e, n) for e, n, _ in store.evaluations()]
+
+    # runs stored before runs named their evaluation are linked when it resumes
+    library.conn.execute(f"UPDATE runs SET evaluation = '' WHERE id IN ({','.join('?' * len(run_ids))})",
+                         sorted(run_ids))
     calls = []
-    monkeypatch.setattr(evaluator, "predict", lambda p, q: calls.append((p, q.qid)))
+    monkeypatch.setattr(evaluator, "predict", lambda p, q, evaluation="": calls.append((p, q.qid)))
     again = run_eval(evaluator, questions, pipelines, tmp_path / "out")
     assert calls == [] and len(again) == len(rows)  # resumed: nothing recomputed
+    assert {r["id"] for r in store.list(10_000, evaluation=evaluation)} == run_ids
     assert all(r["answer_kind"] == "numeric" for r in hirec)
 
     # --rejudge scores stored answers again without running a pipeline: a stored answer edited to a wrong
@@ -270,3 +291,10 @@ def test_within_filing_ranking_modes_rank_every_chunk_of_the_gold_filing(ingeste
     cards = next(r for r in rows if r["pipeline"] == "wf-cards" and r["qid"] == "in")
     assert cards["llm_calls"] == 0 and cards["note"].startswith("cards:")
     assert cards["page_recall@5"] == 1.0  # the income statement's page: the line items, the statement, the year
+
+
+def test_every_pipeline_is_explained_in_one_sentence():
+    assert list(PIPELINE_DESCRIPTIONS) == list(PIPELINES)
+    for name, sentence in PIPELINE_DESCRIPTIONS.items():
+        assert sentence[0].isupper() and sentence.endswith(".") and ". " not in sentence, name
+        assert name not in sentence and len(sentence) <= 160, name

@@ -236,7 +236,7 @@ def test_an_old_library_gains_the_columns_and_10k_fiscal_year_ends(tmp_path, mon
     library = Library(home)
     assert library.migrations_applied == ["m005_registrant_identity", "m006_page_index_and_folios", "m007_cards",
                                           "m008_chunk_terms", "m009_filings_by_path", "m010_sections",
-                                          "m011_identity_sources"]
+                                          "m011_identity_sources", "m012_run_evaluation"]
     stored = dict(library.conn.execute("SELECT doc_name, fiscal_year_end FROM filings").fetchall())
     assert stored == {"3M_2017_10K": "--12-31", "3M_2019Q1_10Q": None}  # a 10-Q's period end is no year end
     assert library.conn.execute("SELECT COUNT(*) FROM filings WHERE cik IS NOT NULL").fetchone()[0] == 0

@@ -260,9 +260,11 @@ def _old_schema_library(home: Path, monkeypatch: pytest.MonkeyPatch, applied: in
 
 
 @pytest.mark.parametrize(("applied", "expected"), [
-    (5, ["m006_page_index_and_folios", "m007_cards", "m008_chunk_terms", "m009_filings_by_path", "m010_sections"]),
+    (5, ["m006_page_index_and_folios", "m007_cards", "m008_chunk_terms", "m009_filings_by_path", "m010_sections", "m011_identity_sources",
+         "m012_run_evaluation"]),
     (4, ["m005_registrant_identity", "m006_page_index_and_folios", "m007_cards", "m008_chunk_terms",
-         "m009_filings_by_path", "m010_sections"]),
+         "m009_filings_by_path", "m010_sections", "m011_identity_sources",
+         "m012_run_evaluation"]),
 ])
 def test_the_migration_renames_the_page_columns_of_an_old_library_and_keeps_its_data(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], applied: int,
@@ -320,11 +322,12 @@ def test_a_library_that_numbered_the_page_index_migration_5_gets_registrant_iden
     conn.close()
     with Library(home) as library:
         assert library.migrations_applied == ["m005_registrant_identity", "m007_cards", "m008_chunk_terms",
-                                              "m009_filings_by_path", "m010_sections"]
+                                              "m009_filings_by_path", "m010_sections", "m011_identity_sources",
+         "m012_run_evaluation"]
         assert [tuple(r) for r in library.conn.execute(
             "SELECT version, name FROM schema_migrations WHERE version >= 5 ORDER BY version")] == [
             (5, "m005_registrant_identity"), (6, "m006_page_index_and_folios"), (7, "m007_cards"),
-            (8, "m008_chunk_terms"), (9, "m009_filings_by_path"), (10, "m010_sections")]
+            (8, "m008_chunk_terms"), (9, "m009_filings_by_path"), (10, "m010_sections"), (11, "m011_identity_sources"), (12, "m012_run_evaluation")]
         assert {"cik", "fiscal_year_end"} <= {r[1] for r in library.conn.execute("PRAGMA table_info(filings)")}
 
 

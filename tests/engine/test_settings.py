@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -44,3 +45,36 @@ def test_library_presets_are_listed_loaded_and_never_shadow_built_ins(tmp_path):
         with pytest.raises(ConfigError):
             save_preset(bad, wanted, home)
     assert sorted(p.name for p in (home / "presets").iterdir()) == ["mine.json"]
+
+
+def test_the_settings_groups_name_real_fields_once_in_plain_words_and_advanced_holds_the_rest():
+    from engine.settings import SECTIONS, advanced_keys, settings_groups
+
+    groups = settings_groups()
+    assert [g.title for g in groups] == ["Speed and depth", "Models", "Reranking", "Library"]
+    grouped = [f.key for g in groups for f in g.fields]
+    assert len(grouped) == len(set(grouped))
+    advanced = [k for keys in advanced_keys().values() for k in keys]
+    every = [f"{s}.{n}" for s, model in SECTIONS.items() for n in model.model_fields]
+    assert sorted(grouped + advanced) == sorted(every) and not set(grouped) & set(advanced)
+    for g in groups:
+        assert g.explain.endswith(".")
+        for f in g.fields:
+            # a label, not an engine name; one sentence that fits one line of the dialog
+            assert "_" not in f.label and f.label[0].isupper(), f.key
+            assert f.explain.endswith(".") and ". " not in f.explain and len(f.explain) <= 120, f.key
+    assert "rerank.elo_tau" in advanced and "retrieval.hnsw_ef_search" in advanced
+
+
+@pytest.mark.parametrize(("field", "problem"), [
+    ('key = "retrieval.nope"\nlabel = "X"\nexplain = "Y."', "not a setting"),
+    ('key = "curation.max_rounds"\nlabel = "X"', "needs a label and an explanation"),
+    ('key = "answer.numeric_mode"\nlabel = "X"\nexplain = "Y."\nchoices = { pal = "Z" }', "cannot take ['pal']"),
+])
+def test_a_broken_groups_file_is_refused_with_the_field_it_names(tmp_path, field, problem):
+    from engine.settings import settings_groups
+
+    path = tmp_path / "groups.toml"
+    path.write_text(f'[[group]]\ntitle = "T"\n[[group.field]]\n{field}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        settings_groups(path)

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from engine.errors import IndexMismatchError, LibraryTooNewError
-from engine.store import Library
-from engine.store import migrations
+from engine.store import Library, migrations
 from engine.store.hnsw import HnswIndex
+from engine.store.library import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -175,10 +175,57 @@ def test_runs_left_running_by_a_dead_process_are_marked_interrupted(tmp_path):
         owners = {"dead": f"{host}:{dead.stdout.strip()}", "legacy": "", "remote": "other-machine:1"}
         for rid, owner in owners.items():
             lib.conn.execute("UPDATE runs SET owner=? WHERE id=?", (owner, rid))
+        # a run recorded as this process's that this process is not answering (written by an earlier process that had
+        # the same pid, or left by a question this process abandoned) is over; "mine" is being answered right now
+        lib.conn.execute("INSERT INTO runs(id, kind, question, status, started_at, owner) "
+                         "VALUES ('stale', 'ask', 'q', 'running', '2020-01-01T00:00:00+00:00', ?)",
+                         (f"{host}:{os.getpid()}",))
         statuses = {r["id"]: r["status"] for r in store.list()}
-        assert statuses == {"mine": "running", "dead": "interrupted", "legacy": "interrupted", "remote": "running"}
+        assert statuses == {"mine": "running", "dead": "interrupted", "legacy": "interrupted", "remote": "running",
+                            "stale": "interrupted"}
         assert "ended before the run finished" in store.get("dead")["error"]
+        assert store.get("stale")["finished_at"] and store.get("mine")["finished_at"] is None
         assert store.settle_orphans() == 0  # settled once
+        store.finish("mine", "answered", {})
+        assert store.settle_orphans() == 0 and store.get("mine")["status"] == "answered"
+
+
+def test_an_abandoned_question_is_recorded_as_interrupted_not_running(tmp_path, settings, embedder):
+    from engine.pipeline import Models, build_pipeline
+    from tests.engine.scripted import ScriptedChat
+
+    with Library(settings.library_home()) as lib:
+        steps = build_pipeline(settings, lib, Models(embedder, ScriptedChat(lambda *a: {}))).run_iter("Revenue 2022?")
+        next(steps)  # the first stage ran; then the caller stops reading
+        (row,) = RunStore(lib).list()
+        assert row["status"] == "running"
+        steps.close()
+        (row,) = RunStore(lib).list()
+        assert row["status"] == "interrupted" and "stopped reading" in row["error"] and row["finished_at"]
+
+
+def test_runs_are_listed_by_who_asked_them(tmp_path):
+    from engine.store.library import ANY_EVALUATION, RunStore
+
+    with Library(tmp_path) as lib:
+        store = RunStore(lib)
+        store.create("asked", "hirec", "What was revenue?", "{}")
+        store.create("e1a", "hirec", "q1", "{}", evaluation="/evals/fb")
+        store.create("e1b", "hirec", "q2", "{}", evaluation="/evals/fb")
+        store.create("e2a", "hirec", "q1", "{}", evaluation="/evals/dg")
+        store.create("old", "hirec", "q3", "{}")  # an evaluation's run from before runs named their evaluation
+        for rid in ("asked", "e1a", "e1b", "e2a", "old"):
+            store.finish(rid, "answered", {})
+
+        def ids(evaluation):
+            return {r["id"] for r in store.list(100, evaluation=evaluation)}
+
+        assert ids("") == {"asked", "old"} and ids("/evals/fb") == {"e1a", "e1b"}
+        assert ids(ANY_EVALUATION) == {"e1a", "e1b", "e2a"} and len(ids(None)) == 5
+        assert [(e, n) for e, n, _ in store.evaluations()] in ([("/evals/dg", 1), ("/evals/fb", 2)],
+                                                              [("/evals/fb", 2), ("/evals/dg", 1)])
+        assert store.link_evaluation(["old", "e1a", "nope"], "/evals/fb") == 1
+        assert ids("") == {"asked"} and ids("/evals/fb") == {"e1a", "e1b", "old"}
 
 
 def test_hnsw_adds_into_a_delta_beside_the_unchanged_base_and_merges_it_past_the_fraction(tmp_path):

@@ -387,6 +387,7 @@ class Card:
     source: str = "rules"  # rules | facts (a table's fields from its statement facts) | model (plus a model pass)
     dropped: tuple[str, ...] = ()
     statement: str = ""  # the primary statement its facts are read from (income statement | balance sheet | ...)
+    phrases: tuple[str, ...] = ()  # its key phrases as printed (a narrative's), or its rows' labels (a table's)
 
     @property
     def boilerplate(self) -> bool:

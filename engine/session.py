@@ -223,6 +223,27 @@ class Session:
 
         return Searcher(self.library, self.settings, self.embedder, self.indexes)
 
+    def write_model_cards(self, doc_names: Sequence[str] = (), cancel: Callable[[], bool] | None = None,
+                          progress: Callable[[int, int], None] | None = None) -> tuple[int, int]:
+        """The chat model's cards of the narrative passages of the filings named (all when none is), written
+        ahead of the questions and kept (the rankers use them when ``rerank.model_cards`` is on); resumable.
+        Returns (cards written, model calls).
+
+        Raises:
+            ModelError: no chat model can be loaded.
+        """
+        from engine.rerank.cards import CardMaker
+        from engine.retrieval.hierarchical import filing_title
+
+        chat = self.chat_model(required=True)
+        assert chat is not None
+        filings = [f for f in self.library.filings() if not doc_names or f.identity.doc_name in doc_names]
+        titles = {f.id: filing_title(f) for f in filings}
+        chunks = self.library.chunks_of_filings([f.id for f in filings])
+        batch = CardMaker(self.library, self.settings.prompts).write_model_cards(chunks, titles, chat, cancel,
+                                                                                 progress)
+        return batch.made, len(batch.calls)
+
     def evaluator(self, pipelines: Sequence[str]) -> Evaluator:
         """Runs ``pipelines`` on question sets (a chat model only when one of them needs it)."""
         from engine.eval.runner import NEEDS_CHAT, Evaluator

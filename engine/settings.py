@@ -141,8 +141,9 @@ class RerankSettings(_Section):
         "'multiagent' (batch picker, listwise judge, pairwise referee with Elo, fusion, alignment, diversity).")
     seed: int = Field(0, description="Seeds the bootstrap groups: the same question and seed give the same ranking.")
     model_cards: bool = Field(
-        True, description="Narrative chunks' cards get a model pass (validated against the text) in the model "
-        "modes; off: cards by rules and statement facts only (much faster on a CPU).")
+        False, description="Use the model-written cards of narrative chunks that `filinglens cards` wrote ahead "
+        "(validated against the text; never written on a question's path); off: cards by rules and statement "
+        "facts only, key phrases included.")
     model_intent: bool = Field(
         False, description="A model pass over the question's intent (FinCards Fig. 4) before the cards are matched: "
         "it may add metrics the question implies, search words for Stage 1, a topic or relation the rules left "
@@ -176,6 +177,13 @@ class RerankSettings(_Section):
     section_quota: int = Field(4, ge=0, description="Diversity: most passages from one section at the head; 0: none.")
     near_duplicate: float = Field(0.8, gt=0, le=1, description="Diversity: 3-gram Jaccard at which a passage is a near duplicate.")
     max_tokens: int = Field(400, ge=32, description="Generation budget of one screening or ranking call.")
+    prompt_tokens: int = Field(
+        1000, ge=300, description="Most prompt tokens one screening, ranking or picking call may take (the shared "
+        "instruction and question, then its cards at about forty tokens each): groups are cut to fit, so a small "
+        "model on a CPU reads each call in seconds.")
+    max_calls: int = Field(
+        0, ge=0, description="Most model calls one rerank may make (0: no cap); the groups, rounds and matches the "
+        "cap cuts are ordered by card fit, and the trace says which.")
 
 
 class CurationSettings(_Section):

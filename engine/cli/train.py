@@ -1,4 +1,5 @@
-"""``train-reranker``: train a cross-encoder on pairs mined from the library."""
+"""``train-reranker``: train a cross-encoder on pairs mined from the library; ``cards``: the chat model's evidence
+cards, written ahead of the questions."""
 
 from __future__ import annotations
 
@@ -57,8 +58,29 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cards(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    session = open_session(settings_from_args(args))
+    bar = tqdm(desc="model cards", unit="card")
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    made, calls = session.write_model_cards(args.doc or (), progress=progress)
+    bar.close()
+    print(f"cards: {made} written ({calls} model calls); the rankers use them with rerank.model_cards on")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this module's commands to the CLI's sub-parsers."""
+    s = sub.add_parser("cards", help="write the chat model's evidence cards of narrative passages ahead of questions "
+                       "(resumable; used with rerank.model_cards on)")
+    s.add_argument("--doc", action="append", help="a filing's doc name (repeatable; default: every filing)")
+    s.set_defaults(func=cmd_cards)
     s = sub.add_parser("train-reranker", help="train a cross-encoder on pairs mined from the library")
     s.add_argument("--pairs", type=int, default=2000, help="examples to mine (each: 1 positive + 8 negatives)")
     s.add_argument("--epochs", type=int, default=1)

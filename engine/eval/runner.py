@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -125,6 +126,8 @@ class Prediction:
     run_id: str = ""
     note: str = ""
     rank_variance: float | None = None  # a bootstrap's (FinCards Stage 3)
+    # a card ranker's model calls by purpose ("rerank: screen"): [calls, tokens in, cached, tokens out, seconds]
+    stages: dict[str, list[float]] = field(default_factory=dict)
 
 
 class Evaluator:
@@ -237,11 +240,19 @@ class Evaluator:
             pred.note = payload.scorer
         else:
             mode, _, extra = scorer.partition("+")  # "cards+intent": cards with the model intent pass
-            got = self._reranker.passages(q.question, lq, filings, intent, mode=mode, model_intent=extra == "intent")
+            # one prefix-cache session per question, as the question path has: the groups share its prefix
+            with self.chat.prefix_session() if self.chat is not None else contextlib.nullcontext():
+                got = self._reranker.passages(q.question, lq, filings, intent, mode=mode,
+                                              model_intent=extra == "intent")
             head = [r.chunk_id for r in got.rerank.rows]
             pred.tokens_in = sum(c.tokens_in for c in got.calls)
             pred.tokens_out = sum(c.tokens_out for c in got.calls)
+            pred.tokens_cached = sum(c.cached_tokens for c in got.calls)
             pred.llm_calls = len(got.calls)
+            for c in got.calls:
+                row = pred.stages.setdefault(c.purpose, [0, 0, 0, 0, 0.0])
+                for n, v in enumerate((1, c.tokens_in, c.cached_tokens, c.tokens_out, c.seconds)):
+                    row[n] += v
             pred.rank_variance = got.rerank.rank_variance
             pred.note = "; ".join((got.payload.scorer, f"cards: {got.rerank.cards}", *got.rerank.fallbacks[:3],
                                    *got.rerank.intent_pass))

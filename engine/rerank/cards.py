@@ -8,8 +8,14 @@ chunk's metrics, numbers and periods come from its statement facts (no model cal
 model pass under a JSON schema (topic, role, type, scope, basis, summary and proposed entities, metrics, numbers,
 period); every proposed value the chunk does not print is dropped, and the drop is recorded on the card.
 
+Every card also carries key phrases (:func:`key_phrases`: RAKE over the chunk, the reader's function words as
+stop words; a table's row labels), so a compact one-line card (:func:`engine.rerank.matching.compact_line`) says
+what the passage is about in about forty tokens without a model.
+
 Cards are made lazily, for the chunks a question touches, and kept in the library's ``cards`` table; ``version``
-names the rules and the facts a card was made from, so a card made by older rules is made again.
+names the rules and the facts a card was made from, so a card made by older rules is made again. A model pass is
+never made on a question's path: :meth:`CardMaker.write_model_cards` writes them ahead (``filinglens cards``),
+and a question uses those it finds.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from engine.vocab.sections import vocab
 
 log = logging.getLogger(__name__)
 
-CARD_RULES = "cards-4"  # bump when the rules change: stored cards of older rules are made again
+CARD_RULES = "cards-5"  # bump when the rules change: stored cards of older rules are made again
 EVIDENCE_TYPES = ("table_numeric", "narrative_numeric", "qualitative_explanation", "policy_text", "guidance", "none")
 CLAIM_ROLES = ("primary_evidence", "supporting_context", "definition", "caveat", "boilerplate", "structural_heading")
 SCOPES = ("company", "segment", "geography", "product", "unknown")
@@ -70,6 +76,44 @@ _GEO_WORDS = {"United States", "U.S.", "US", "North America", "Latin America", "
               "EMEA", "Asia Pacific", "APAC", "Asia", "Greater China", "China", "Japan", "India", "Canada", "Mexico",
               "Brazil", "United Kingdom", "U.K.", "Germany", "France", "Middle East", "Africa", "International",
               "Domestic"}
+
+
+_PHRASE_WORD = re.compile(r"[A-Za-z][A-Za-z'’&-]*|[^\sA-Za-z]+")
+
+
+def key_phrases(text: str, k: int = 4, longest: int = 4) -> list[str]:
+    """The ``k`` key phrases of a passage by RAKE (Rose et al. 2010): candidate phrases are the runs of content
+    words between function words (``resources/reader/function_words.txt``), punctuation and figures; a word
+    scores its degree over its frequency, a phrase the sum of its words'. Phrases as printed, best first; runs
+    longer than ``longest`` words are not phrases (a heading in capitals, a list)."""
+    from engine.intent.wordlists import word_set
+
+    stop = word_set("function_words")
+    runs: list[list[str]] = []
+    run: list[str] = []
+    for tok in _PHRASE_WORD.findall(text):
+        word = tok.lower().strip("'’-")
+        if tok[0].isalpha() and len(word) > 2 and word not in stop:
+            run.append(tok)
+            continue
+        if run:
+            runs.append(run)
+        run = []
+    if run:
+        runs.append(run)
+    runs = [r for r in runs if len(r) <= longest]
+    freq: dict[str, int] = {}
+    degree: dict[str, int] = {}
+    for r in runs:
+        for w in r:
+            freq[w.lower()] = freq.get(w.lower(), 0) + 1
+            degree[w.lower()] = degree.get(w.lower(), 0) + len(r)
+    scored: dict[str, float] = {}
+    for r in runs:
+        phrase = " ".join(r)
+        if phrase.lower() not in {p.lower() for p in scored}:
+            scored[phrase] = sum(degree[w.lower()] / freq[w.lower()] for w in r)
+    return sorted(scored, key=lambda p: -scored[p])[:k]
 
 
 def _norm(text: str) -> str:
@@ -195,9 +239,10 @@ def rule_card(chunk: Chunk, facts: Sequence[StoredFact] = ()) -> Card:
     first = _SENTENCE.split(" ".join(chunk.text.split()), maxsplit=1)[0]
     summary = " ".join(first.split()[:40])
     spans += _spans(text, "metrics", [m for m in metrics if m.lower() in text.lower()])
+    phrases = (list(dict.fromkeys(f.fact.label for f in facts))[:6] if facts else key_phrases(chunk.text))
     return Card(chunk.id, topic_of(text, metrics), section, tuple(entities[:12]), tuple(metrics[:12]),
                 tuple(numbers), tuple(periods[:12]), etype, role, scope, basis, summary, tuple(spans), source,
-                statement=statement)
+                statement=statement, phrases=tuple(phrases))
 
 
 # --- the model pass -------------------------------------------------------------------------------------------
@@ -322,57 +367,89 @@ def card_to_json(card: Card) -> str:
 def card_from_json(text: str) -> Card:
     d = json.loads(text)
     d["spans"] = tuple(CardSpan(**s) for s in d.get("spans", []))
-    for k in ("entities", "metrics", "numbers", "periods", "dropped"):
+    for k in ("entities", "metrics", "numbers", "periods", "dropped", "phrases"):
         d[k] = tuple(d.get(k, ()))
     return Card(**d)
 
 
 class CardMaker:
-    """Cards for the chunks a question touches: read from the library when made by these rules (and, for a model
-    card, this model), otherwise made now and kept."""
+    """Cards for the chunks a question touches: read from the library when made by these rules, otherwise made now
+    by rules (and the statement facts) and kept. The model pass is never made here: :meth:`write_model_cards`
+    writes model cards ahead of the questions (``filinglens cards``), and a question uses them when asked to."""
 
     def __init__(self, library: Library, prompts: PromptSettings | None = None) -> None:
         self.library = library
         self.prompts = prompts or PromptSettings()
 
-    def cards(self, chunks: Sequence[Chunk], titles: dict[int, str], chat: ChatModel | None = None,
+    def cards(self, chunks: Sequence[Chunk], titles: dict[int, str], use_model: bool = True,
               cancel: Callable[[], bool] | None = None) -> CardBatch:
-        """Cards of ``chunks``; with ``chat``, narrative chunks (no statement facts) also get the model pass.
-
-        A stored card serves when these rules and the filing's current facts made it and, with ``chat``, that
-        model passed over it (a model card also serves a question asked without a model)."""
+        """Cards of ``chunks``: a stored card when these rules and the filing's current facts made it — a
+        model-written one only with ``use_model`` (else that chunk's rules card is made now and not kept, so the
+        model card stays) — otherwise a rules card, made now and kept. No model call."""
+        del titles, cancel  # (the rules need neither; kept for callers that pass them)
         fv = self.library.facts_versions(list({c.filing_id for c in chunks}))
         stored = self.library.stored_cards([c.id for c in chunks])
         batch = CardBatch({})
-        todo: list[Chunk] = []
+        todo: list[tuple[Chunk, bool]] = []  # (chunk, keep the card made)
         for c in chunks:
             base = f"{CARD_RULES}/{fv.get(c.filing_id, '')}/"
             got = stored.get(c.id)
-            if got is not None and got[0].startswith(base) and (chat is None or got[0] == base + chat.model_id):
+            current = got is not None and got[0].startswith(base)
+            if current and got is not None and (use_model or got[0] == base + "rules"):
                 batch.cards[c.id] = card_from_json(got[1])
             else:
-                todo.append(c)
+                todo.append((c, not current))
         rows: list[tuple[int, str, str, str, str]] = []
+        for c, keep, card in self._rule_cards(todo):
+            batch.cards[c.id] = card
+            batch.made += 1
+            if keep:
+                rows.append((c.id, f"{CARD_RULES}/{fv.get(c.filing_id, '')}/rules", card.source, "",
+                             card_to_json(card)))
+        self._store(rows)
+        return batch
+
+    def _rule_cards(self, todo: Sequence[tuple[Chunk, bool]]) -> list[tuple[Chunk, bool, Card]]:
         page_facts: dict[tuple[int, int], list[StoredFact]] = {}  # one query per page, not per chunk
-        for c in todo:
+        out = []
+        for c, keep in todo:
             key = (c.filing_id, c.page_index)
             if key not in page_facts:
                 page_facts[key] = self.library.facts(filing_ids=[c.filing_id], page_index=c.page_index)
             facts = [f for f in page_facts[key] if c.char_start <= f.fact.char_start < c.char_end]
-            card = rule_card(c, facts)
-            model_id = None
-            if chat is not None and not facts and card.claim_role != "structural_heading":
-                card, call = model_card(card, c, titles.get(c.filing_id, c.doc_name), chat, self.prompts, cancel)
-                batch.calls.append(call)
-                model_id = chat.model_id if not call.error else None
-            elif chat is not None:
-                model_id = chat.model_id  # a table card (or a heading) is final: no model pass will change it
-            batch.cards[c.id] = card
-            batch.made += 1
-            rows.append((c.id, f"{CARD_RULES}/{fv.get(c.filing_id, '')}/{model_id or 'rules'}", card.source,
-                         model_id or "", card_to_json(card)))
+            out.append((c, keep, rule_card(c, facts)))
+        return out
+
+    def _store(self, rows: list[tuple[int, str, str, str, str]]) -> None:
         try:
             self.library.store_cards(rows)
         except Exception as exc:  # a read-only or locked library: the cards still serve this question
             log.warning("could not keep %d evidence cards: %s", len(rows), exc)
+
+    def write_model_cards(self, chunks: Sequence[Chunk], titles: dict[int, str], chat: ChatModel,
+                          cancel: Callable[[], bool] | None = None,
+                          progress: Callable[[int, int], None] | None = None) -> CardBatch:
+        """The model pass over the narrative chunks (no statement facts, not a bare heading) of ``chunks`` whose
+        stored card this model has not written, each kept as soon as it is made (an interrupted run resumes):
+        ahead of the questions, never on one's path."""
+        fv = self.library.facts_versions(list({c.filing_id for c in chunks}))
+        stored = self.library.stored_cards([c.id for c in chunks])
+        todo = [(c, True) for c in chunks
+                if (got := stored.get(c.id)) is None or got[0] != f"{CARD_RULES}/{fv.get(c.filing_id, '')}/{chat.model_id}"]
+        batch = CardBatch({})
+        for n, (c, _, card) in enumerate(self._rule_cards(todo), start=1):
+            if cancel is not None and cancel():
+                break
+            model_id = chat.model_id  # a table card (or a heading) is final: no model pass would change it
+            if card.source != "facts" and card.claim_role != "structural_heading":
+                card, call = model_card(card, c, titles.get(c.filing_id, c.doc_name), chat, self.prompts, cancel)
+                batch.calls.append(call)
+                if call.error:
+                    model_id = "rules"
+            batch.cards[c.id] = card
+            batch.made += 1
+            self._store([(c.id, f"{CARD_RULES}/{fv.get(c.filing_id, '')}/{model_id}", card.source,
+                          "" if model_id == "rules" else model_id, card_to_json(card))])
+            if progress is not None:
+                progress(n, len(todo))
         return batch

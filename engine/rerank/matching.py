@@ -1,5 +1,5 @@
 """A question's intent against a chunk's card: which fields match, the alignment score (paper 002 eq. 8), the
-cards-only score, and the compact line a model reads a card as."""
+cards-only score, and the compact line a model reads a card as (:func:`compact_line`)."""
 
 from __future__ import annotations
 
@@ -159,21 +159,28 @@ def card_fit(card: Card, demand: Demand) -> float:
     return fit
 
 
-def card_line(number: int, card: Card, max_summary: int = 220) -> str:
-    """A card as a model reads it: one line of fields (figures as printed, at most eight)."""
-    parts = [f"[{number}] topic={card.topic}", f"section={card.section or 'unknown'}",
-             f"type={card.evidence_type}", f"role={card.claim_role}"]
-    if card.periods:
-        parts.append("period=" + ", ".join(card.periods[:4]))
-    if card.metrics:
-        parts.append("metrics=" + ", ".join(card.metrics[:6]))
-    if card.numbers:
-        parts.append("numbers=" + "; ".join(card.numbers[:8]))
-    if card.entities:
-        parts.append("entities=" + ", ".join(card.entities[:4]))
+_KIND = {"table_numeric": "table", "narrative_numeric": "text with figures", "qualitative_explanation": "explanation",
+         "policy_text": "policy", "guidance": "guidance", "none": "heading"}
+_ROLE_SAID = ("boilerplate", "structural_heading", "definition", "caveat")
+
+
+def compact_line(number: int, card: Card, chars: int = 170) -> str:
+    """A card as a small model on a CPU reads it in a tournament prompt: about forty tokens — section, kind of
+    evidence (and a role worth knowing: boilerplate, heading, definition, caveat), two periods, three metrics,
+    three figures as printed and the key phrases (a table's rows), cut at ``chars``."""
+    parts = [f"[{number}] {card.section or 'section unknown'}",
+             _KIND.get(card.evidence_type, card.evidence_type)
+             + (f", {card.claim_role.replace('_', ' ')}" if card.claim_role in _ROLE_SAID else "")]
     if card.scope not in ("company", "unknown"):
-        parts.append(f"scope={card.scope}")
-    if card.basis not in ("unknown", "reported"):
-        parts.append(f"basis={card.basis}")
-    summary = " ".join(card.summary.split())[:max_summary]
-    return " | ".join(parts) + (f" | summary: {summary}" if summary else "")
+        parts[-1] += f", {card.scope}"
+    if card.basis in ("non-GAAP", "adjusted"):
+        parts[-1] += f", {card.basis}"
+    if card.periods:
+        parts.append(" ".join(card.periods[:2]))
+    if card.metrics:
+        parts.append(", ".join(card.metrics[:3]))
+    if card.numbers:
+        parts.append(" ".join(card.numbers[:3]))
+    about = "; ".join(card.phrases[:4]) or " ".join(card.summary.split()[:12])
+    line = " | ".join(parts) + (f" | {about}" if about else "")
+    return line if len(line) <= chars else line[: chars - 1].rstrip() + "…"

@@ -137,7 +137,7 @@ class PassageReranker:
         chunks = {c.id: c for c in self.library.chunks(list(bm25_rank))}
         base = self._base_order(query, [chunks[i] for i in bm25_rank if i in chunks], bm25_rank, items, titles,
                                 {f.id: n for n, f in enumerate(filings)})
-        batch = self.maker.cards([chunks[c] for c in base], titles, chat if s.model_cards else None, cancel)
+        batch = self.maker.cards([chunks[c] for c in base], titles, s.model_cards, cancel)
         cands: list[Candidate] = []
         for cid in base:
             chunk, card = chunks[cid], batch.cards[cid]

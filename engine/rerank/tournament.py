@@ -75,7 +75,7 @@ def fincards(cands: Sequence[Candidate], calls: Calls, *, stage3: bool = True) -
     s = calls.settings
     score: dict[int, int] = {}
     by_id = {c.id: c for c in cands}
-    for g, members in enumerate(round_robin_groups(list(cands), s.screen_group), start=1):
+    for g, members in enumerate(round_robin_groups(list(cands), calls.fits(s.screen_group)), start=1):
         _check(calls.cancel)
         picks = calls.screen(members, g, s.screen_min, s.screen_max)
         picks += _coverage(members, [c for c, _, _ in picks], calls)
@@ -88,7 +88,8 @@ def fincards(cands: Sequence[Candidate], calls: Calls, *, stage3: bool = True) -
         final = {c.id: float(len(order) - n) for n, c in enumerate(order)}
         return Ranking(order, set(score), final, screen_score=score, stop="Stage 3 off" if not stage3 else "")
     rng = random.Random(s.seed)
-    size = group_size(len(s2), s.bootstrap_group_min, s.bootstrap_group_max)
+    fit = calls.fits(s.bootstrap_group_max, "rerank_rank")  # a group's complete ranking within one prompt
+    size = group_size(len(s2), min(s.bootstrap_group_min, fit), fit)
     total: dict[int, float] = {}
     positions: dict[int, list[float]] = {}
     ranks: dict[int, list[int]] = {}
@@ -97,6 +98,9 @@ def fincards(cands: Sequence[Candidate], calls: Calls, *, stage3: bool = True) -
     stop = f"{s.rounds} rounds (R_max)"
     rounds = 0
     for r in range(1, s.rounds + 1):
+        if calls.capped:
+            stop = f"{calls.cap_note()} before round {r}"
+            break
         rounds = r
         for g, ids in enumerate(bootstrap_groups(s2, size, rng), start=1):
             _check(calls.cancel)
@@ -152,12 +156,13 @@ def multiagent(cands: Sequence[Candidate], calls: Calls) -> Ranking:
     s = calls.settings
     by_id = {c.id: c for c in cands}
     finalists: list[int] = []
-    for g, start in enumerate(range(0, len(cands), s.batch), start=1):
+    batch = calls.fits(s.batch, "rerank_pick")
+    for g, start in enumerate(range(0, len(cands), batch), start=1):
         _check(calls.cancel)
-        for c in calls.pick(cands[start:start + s.batch], g, s.picks):
+        for c in calls.pick(cands[start:start + batch], g, s.picks):
             if c.id not in finalists:
                 finalists.append(c.id)
-    judged = sorted(finalists, key=lambda i: by_id[i].base_rank)[:s.judge_max]
+    judged = sorted(finalists, key=lambda i: by_id[i].base_rank)[:calls.fits(s.judge_max, "rerank_rank")]
     _check(calls.cancel)
     pi_l = [c.id for c in calls.rank([by_id[i] for i in judged], "judge", 0, 1)] if len(judged) > 1 else judged
     pool = pi_l[:s.referee_pool]
@@ -165,6 +170,9 @@ def multiagent(cands: Sequence[Candidate], calls: Calls) -> Ranking:
     matches: list[EloMatch] = []
     for n, (a, b) in enumerate(schedule_pairs(pool, s.matches_per_item)):
         _check(calls.cancel)
+        if calls.capped:
+            matches.append(EloMatch(a, b, None, round(rating[a], 2), round(rating[b], 2), calls.cap_note()))
+            continue
         winner = calls.referee(by_id[a], by_id[b], flip=bool(n % 2))
         if winner is None:
             matches.append(EloMatch(a, b, None, round(rating[a], 2), round(rating[b], 2), "no usable verdict"))

@@ -38,7 +38,8 @@ def purpose_of(messages) -> str:  # noqa: ANN001
             return purpose
     for cue, purpose in (("Select between", "screen"), ("Rank all", "rank"), ("Pick up to", "pick"),
                          ("Which card is more useful", "referee")):
-        if messages[1]["content"].rstrip().splitlines()[-1].startswith(cue):
+        head = messages[1]["content"].split("Cards (quoted data", 1)[0]  # the task precedes the cards
+        if any(line.startswith(cue) for line in head.splitlines()):
             return purpose
     task = messages[1]["content"].rsplit(">>>", 1)[-1]
     if "Task: check the evidence" in task:

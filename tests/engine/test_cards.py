@@ -14,7 +14,7 @@ from engine.rerank.cards import (
     validate_model_card,
     verbatim_numbers,
 )
-from engine.rerank.matching import Demand, card_line, coverage, matched_fields, period_match
+from engine.rerank.matching import Demand, compact_line, coverage, matched_fields, period_match
 
 
 def _chunk(text: str, kind: str = "text", cid: int = 1) -> Chunk:
@@ -125,7 +125,9 @@ def test_matching_names_the_fields_an_intent_finds(library_copy) -> None:
     assert period_match(income, demand, fy) and coverage(income, demand) == 1.0
     fields = matched_fields(income, demand, fy)
     assert "metric: revenue" in fields and "statement: income statement" in fields
-    assert card_line(3, income).startswith("[3] topic=")
+    line = compact_line(3, income)  # about forty tokens: section, kind, periods, metrics, figures, its rows
+    assert line.startswith("[3] ") and len(line) <= 170 and "table" in line and f"FY{fy}" in line
+    assert "revenue" in line and income.phrases and income.phrases[0] in line
 
 
 def test_an_interim_period_does_not_match_a_whole_fiscal_year() -> None:

@@ -100,7 +100,7 @@ def test_multiagent_picks_judges_referees_and_fuses(library_copy) -> None:
     question, _ = _question(library)
     chat = ScriptedChat(reverse_script)
     run = _pipeline(library, settings, chat, mode="multiagent", stage1_min=12, batch=6, picks=2, referee_pool=4,
-                    matches_per_item=1).run(question, stop_after="passages", store=False)
+                    matches_per_item=1, prompt_tokens=4000).run(question, stop_after="passages", store=False)
     p = _rerank(run)
     picks = [g for g in p.groups if g.stage == "pick"]
     judge = [g for g in p.groups if g.stage == "judge"]
@@ -150,7 +150,7 @@ def test_instructions_in_a_filing_change_only_that_passage_s_card(library_copy) 
     """A chunk that tells the ranker to put it first: its card lists only what it prints, the other cards' lines
     are unchanged, and the model still sees every card as quoted data under the same instructions."""
     from engine.rerank.cards import CardMaker
-    from engine.rerank.matching import card_line
+    from engine.rerank.matching import compact_line
 
     library, settings = library_copy
     filing = next(f for f in library.filings() if f.identity.form == "10-K")
@@ -161,7 +161,7 @@ def test_instructions_in_a_filing_change_only_that_passage_s_card(library_copy) 
     library.conn.execute("UPDATE chunks SET text = text || ? WHERE id = ?", (injected, target.id))
     library.conn.execute("DELETE FROM cards")
     after = CardMaker(library).cards(library.chunks_of_filings([filing.id]), {}).cards
-    assert all(card_line(1, after[c.id]) == card_line(1, before[c.id]) for c in chunks if c.id != target.id)
+    assert all(compact_line(1, after[c.id]) == compact_line(1, before[c.id]) for c in chunks if c.id != target.id)
     assert "$999,999 million" in after[target.id].numbers  # printed, so listed — as that chunk's own figure
 
     question, _ = _question(library)
@@ -198,3 +198,75 @@ def test_smollm2_runs_the_tournament_through_the_grammar(library_copy) -> None:
     second = _rerank(_pipeline(library, settings, chat, **kw).run(question, stop_after="passages", store=False))
     assert [r.chunk_id for r in second.rows] == ids  # greedy decoding and a seeded bootstrap: the same ranking
     registry.clear_model_cache()
+
+
+def _prompt_chars(messages) -> int:  # noqa: ANN001
+    return sum(len(m["content"]) for m in messages)
+
+
+def test_groups_are_cut_to_the_prompt_budget_and_the_shared_prefix_comes_first(library_copy) -> None:
+    """Each screening call holds compact card lines (about forty tokens each) within ``prompt_tokens``: a smaller
+    budget deals smaller groups and more calls; every call opens with the same instruction and question (the
+    prefix llama.cpp's cache keeps), the cards after it; no card is written by the model on the question's path."""
+    library, settings = library_copy
+    question, _ = _question(library)
+    wide, narrow = ScriptedChat(reverse_script), ScriptedChat(reverse_script)
+    common = {"mode": "tournament-s2", "stage1_min": 40, "screen_group": 25}
+    _pipeline(library, settings, wide, **common, prompt_tokens=3000).run(question, stop_after="passages", store=False)
+    _pipeline(library, settings, narrow, **common, prompt_tokens=600).run(question, stop_after="passages", store=False)
+    screens = [m for p, m in narrow.calls if p == "screen"]
+    assert len(screens) > len([1 for p, _ in wide.calls if p == "screen"])
+    assert all(_shown(m) <= 25 for _, m in wide.calls) and max(_shown(m) for m in screens) < 25
+    assert all(_prompt_chars(m) / 3.5 <= 600 + 60 for m in screens)  # the budget, in the estimate's own terms
+    # one shared prefix: the instruction, the question and what it asks for come first (a group's own size after)
+    heads = {(m[0]["content"], m[1]["content"].split("\nSelect between", 1)[0]) for m in screens}
+    assert len(heads) == 1 and question in heads.pop()[1]
+    assert all(m[1]["content"].index("Select between") < m[1]["content"].index("Cards (quoted data") for m in screens)
+    assert all(len(line) <= 170 for m in screens for line in m[1]["content"].splitlines() if line.startswith("["))
+    assert not [p for p, _ in narrow.calls if p == "card"]
+
+
+def test_a_call_cap_orders_the_rest_by_card_fit_and_says_so(library_copy) -> None:
+    """``max_calls`` caps the model calls of one rerank: the groups and rounds past it are ordered by card fit,
+    and the trace names the cap where it cut."""
+    library, settings = library_copy
+    question, _ = _question(library)
+    chat = ScriptedChat(reverse_script)
+    run = _pipeline(library, settings, chat, mode="tournament", stage1_min=30, screen_group=6, max_calls=3,
+                    bootstrap_group_min=3, bootstrap_group_max=5).run(question, stop_after="passages", store=False)
+    p = _rerank(run)
+    assert len(chat.calls) == 3 and len([t for t in run.traces if t.stage == "rerank"][0].llm_calls) == 3
+    screens = [g for g in p.groups if g.stage == "screen"]
+    assert len(screens) > 3 and all("cap of 3 model calls" in g.fallback for g in screens[3:])
+    assert not any(g.fallback for g in screens[:3]) and not [g for g in p.groups if g.stage == "bootstrap"]
+    assert "cap of 3 model calls" in p.stop and any("cap of 3 model calls" in f for f in p.fallbacks)
+    assert sorted(r.chunk_id for r in p.rows) == sorted({r.chunk_id for r in p.rows})  # still a full ranking
+
+
+def test_model_cards_are_written_ahead_and_used_only_when_asked(library_copy) -> None:
+    """`filinglens cards` (Session.write_model_cards) writes the model's cards of narrative passages, resumably;
+    a question with rerank.model_cards on uses them and calls no model for cards; with it off the rules cards
+    serve and the model cards stay stored."""
+    from engine.rerank.cards import CardMaker
+    from engine.session import Session
+
+    library, settings = library_copy
+    filing = next(f for f in library.filings() if f.identity.form == "10-K")
+
+    def card_script(purpose, messages, n):  # noqa: ANN001, ANN202
+        assert purpose == "card"
+        return {"topic": "Other", "claim_role": "supporting_context", "evidence_type": "qualitative_explanation",
+                "scope": "company", "basis": "unknown", "summary": "", "entities": [], "metrics": [],
+                "numbers": [], "period": ""}
+
+    chat = ScriptedChat(card_script)
+    with Session(settings, chat_loader=lambda _s: chat) as session:
+        made, calls = session.write_model_cards([filing.identity.doc_name])
+        assert made > 0 and 0 < calls == len(chat.calls) <= made  # tables and headings need no model pass
+        assert session.write_model_cards([filing.identity.doc_name]) == (0, 0)  # resumes: nothing left to write
+    chunks = library.chunks_of_filings([filing.id])
+    with_model = CardMaker(library).cards(chunks, {}, use_model=True)
+    rules_only = CardMaker(library).cards(chunks, {}, use_model=False)
+    assert with_model.made == 0 and sum(c.source == "model" for c in with_model.cards.values()) == calls
+    assert not any(c.source == "model" for c in rules_only.cards.values())
+    assert sum(r[0] == "model" for r in library.conn.execute("SELECT source FROM cards")) == calls  # still kept

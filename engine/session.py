@@ -257,6 +257,15 @@ class Session:
         self.reload_indexes()
         return report
 
+    def refresh_identity(self) -> tuple[int, int]:
+        """Read the CIK and fiscal-year end of filings stored before the current identity reader (an upgraded
+        library; :func:`engine.ingest.refresh_identity`): seconds, no index touched. An index build runs it first
+        (``filinglens index build``, the Library's "Update index"), under the builder lock. Returns (filings read,
+        filings given a new value)."""
+        from engine.ingest import refresh_identity
+
+        return refresh_identity(self.library)
+
     # --- the library's runs and its writers ------------------------------------------------------------------
 
     @property

@@ -336,6 +336,22 @@ class Session:
         return evaluate(self.evaluator(pipelines), asked, pipelines, out, questions.name, progress=progress,
                         cancel=cancel)
 
+    def link_evaluation(self, results: Path) -> int:
+        """File the runs an evaluation stored under it, from its results folder's ``results.jsonl``: runs of an
+        evaluation made before runs named their evaluation leave "Your questions" in History. Idempotent and cheap
+        (one file read, linked runs are not written again); a folder without results links nothing. Returns how
+        many runs were filed."""
+        from engine.eval.runner import link_results
+
+        return link_results(self.library, results)
+
+    def link_evaluations(self, folder: Path) -> int:
+        """:meth:`link_evaluation` for each results folder directly inside ``folder`` (the Evaluate tab keeps one per
+        question set under the library's ``evals``); a missing folder links nothing."""
+        if not folder.is_dir():
+            return 0
+        return sum(self.link_evaluation(sub) for sub in sorted(folder.iterdir()) if (sub / "results.jsonl").is_file())
+
     @staticmethod
     def compare_evaluations(earlier: Path, later: Path) -> str:
         """Two results folders compared question by question (markdown)."""

@@ -28,6 +28,7 @@ def test_update_index_reads_the_cik_and_year_end_of_filings_stored_by_an_older_r
         pass
     summary = blocker.args[0]
     assert summary.identity_read == 2 and summary.indexed and not summary.index_error
+    assert "Read the CIK and fiscal-year end of 2 older filings." in view.report_label.text()
 
     rows = {view.proxy.index(r, 0).data(): r for r in range(view.proxy.rowCount())}
     assert view.proxy.index(rows["3M_2019_10K"], headers.index("CIK")).data() == CIK_3M  # the table shows it

@@ -313,7 +313,7 @@ def _group_field(path: Path, key: str, entry: Any, where: str) -> GroupField:
 
 
 @cache
-def _settings_pages(path: Path) -> tuple[tuple[SettingsGroup, ...], dict[str, GroupField]]:
+def _settings_pages(path: Path) -> tuple[tuple[SettingsGroup, ...], dict[str, GroupField], dict[str, str]]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -340,7 +340,12 @@ def _settings_pages(path: Path) -> tuple[tuple[SettingsGroup, ...], dict[str, Gr
     if unlabelled := [k for k in every if k not in seen and k not in advanced]:
         raise ConfigError(f"{path}: {', '.join(unlabelled)} need a label and an explanation: add them to a group or "
                           "under [advanced]")
-    return tuple(groups), advanced
+    titles = {str(k): str(v) for k, v in data.get("advanced_section", {}).items() if v}
+    if unknown := sorted(set(titles) - set(SECTIONS)):
+        raise ConfigError(f"{path}: [advanced_section] names {unknown}, which are not sections of the settings")
+    if untitled := [name for name in SECTIONS if name not in titles]:
+        raise ConfigError(f"{path}: the sections {untitled} need a title under [advanced_section]")
+    return tuple(groups), advanced, titles
 
 
 def settings_groups(path: Path = GROUPS_FILE) -> tuple[SettingsGroup, ...]:
@@ -350,7 +355,8 @@ def settings_groups(path: Path = GROUPS_FILE) -> tuple[SettingsGroup, ...]:
     Raises:
         ConfigError: the file names a field that does not exist, names one twice, lacks a label or an explanation
             (for any field of the settings tree: each is in a group or under ``[advanced]``), says something a field
-            entry does not say, or gives words for a value the field cannot take.
+            entry does not say, gives words for a value the field cannot take, or lacks a section's tab title
+            (``[advanced_section]``).
     """
     return _settings_pages(path)[0]
 
@@ -359,6 +365,12 @@ def advanced_fields(path: Path = GROUPS_FILE) -> dict[str, GroupField]:
     """The plain label and one-line explanation of every field no group names (the "Advanced" page), by key;
     checked as :func:`settings_groups` checks the file."""
     return _settings_pages(path)[1]
+
+
+def advanced_section_titles(path: Path = GROUPS_FILE) -> dict[str, str]:
+    """The plain title of each section's tab on the "Advanced" page ("rerank" -> "Model-based ranking"); checked as
+    :func:`settings_groups` checks the file (every section has one)."""
+    return _settings_pages(path)[2]
 
 
 def advanced_keys(groups: tuple[SettingsGroup, ...] | None = None) -> dict[str, list[str]]:

@@ -47,6 +47,7 @@ from engine.settings import (
     Settings,
     advanced_fields,
     advanced_keys,
+    advanced_section_titles,
     save_preset,
     settings_groups,
     user_presets_dir,
@@ -253,9 +254,9 @@ class SettingsDialog(QDialog):
         self.advanced_index = len(self.page_titles)
         self.advanced = QTabWidget()  # the sections of the settings tree, as the engine names them
         self.section_tabs: dict[str, int] = {}
-        plain = advanced_fields()
+        plain, self.section_titles = advanced_fields(), advanced_section_titles()
         for section, keys in advanced_keys().items():
-            form, page = self._page("")  # the section's description ("Ingest.") is its tab's tooltip
+            form, page = self._page("")  # the engine's section name and description are its tab's tooltip
             if any(k in INDEX_FIELDS for k in keys):
                 note = QLabel(REINDEX_NOTE)
                 note.setWordWrap(True)
@@ -264,8 +265,9 @@ class SettingsDialog(QDialog):
             for key in keys:
                 ed = self._add_editor(form, section, key.partition(".")[2], current, plain[key], show_key=True)
                 self.page_of[ed.key] = self.advanced_index
-            self.section_tabs[section] = self.advanced.addTab(page, section.capitalize())
-            self.advanced.setTabToolTip(self.section_tabs[section], Settings.model_fields[section].description)
+            self.section_tabs[section] = self.advanced.addTab(page, self.section_titles[section])
+            self.advanced.setTabToolTip(self.section_tabs[section],
+                                        f"<b>{section}</b>: {Settings.model_fields[section].description}")
         advanced = QWidget()
         al = QVBoxLayout(advanced)
         al.setContentsMargins(0, 6, 0, 0)
@@ -389,7 +391,7 @@ class SettingsDialog(QDialog):
             self.tabs.setTabText(index, title + (f" ({n})" if n else ""))
         for section, index in self.section_tabs.items():
             n = per_section.get(section, 0)
-            self.advanced.setTabText(index, section.capitalize() + (f" ({n})" if n else ""))
+            self.advanced.setTabText(index, self.section_titles[section] + (f" ({n})" if n else ""))
         total = sum(per_page.values())
         self.summary.setText(f"{total} field{'s' if total != 1 else ''} differ from preset “{self.ctx.preset}” "
                              "(shown bold)" if total else f"All fields as in preset “{self.ctx.preset}”")
@@ -432,7 +434,7 @@ class SettingsDialog(QDialog):
         if ed is None:
             return key
         page = self.page_titles[self.page_of[key]]
-        where = f"Advanced › {ed.section.capitalize()}" if self.page_of[key] == self.advanced_index else page
+        where = f"Advanced › {self.section_titles[ed.section]}" if self.page_of[key] == self.advanced_index else page
         return f"{where} › {ed.label.text()} ({key})"
 
     def _show_error(self, text: str) -> None:

@@ -91,6 +91,10 @@ def test_every_field_has_a_widget_of_its_type_on_a_page_of_decisions_or_under_ad
             assert ed.key in w.toolTip()  # support maps a field by its engine name: the tooltip says it everywhere...
             # ... and Advanced shows it beside the field, in small grey text
             assert ed.engine_name.text() == (ed.key if ed.key in advanced else "")
+    # Advanced's tabs in plain words too, the engine's section name in their tooltip
+    assert [dlg.advanced.tabText(i) for i in range(dlg.advanced.count())] == [
+        "Reading files", "Passages", "Models", "Search", "Model-based ranking", "Search rounds", "Answers", "Prompts"]
+    assert "<b>rerank</b>" in dlg.advanced.tabToolTip(dlg.section_tabs["rerank"])
     # plain words for the choices an analyst makes; the engine value is what OK stores
     assert dlg.editor("rerank", "mode").widget.currentText() == "Off"
     # index-shaping fields are read-only, and the Advanced section says why
@@ -152,7 +156,7 @@ def test_changes_become_overrides_and_survive_a_restart(qtbot, make_ctx, qsettin
     tau = dlg.editor("rerank", "elo_tau")  # an engine parameter: counted on Advanced and its section
     tau.widget.setValue(200.0)
     assert dlg.tabs.tabText(dlg.advanced_index) == "Advanced (1)"
-    assert dlg.advanced.tabText(dlg.section_tabs["rerank"]) == "Rerank (1)"
+    assert dlg.advanced.tabText(dlg.section_tabs["rerank"]) == "Model-based ranking (1)"
     tau.set_value(dlg.preset.rerank.elo_tau)
     assert dlg.tabs.tabText(dlg.advanced_index) == "Advanced"
     assert sorted(dlg.changed_keys()) == ["answer.numeric_mode", "retrieval.doc_top_k"]

@@ -86,11 +86,13 @@ def test_a_broken_groups_file_is_refused_with_the_field_it_names(tmp_path, field
 
 
 def _labelled(but: str = "") -> str:
-    """The groups file's [advanced] table for every field of the settings tree, less ``but``."""
+    """The groups file's [advanced] table for every field of the settings tree and a tab title for every section,
+    less ``but``."""
     from engine.settings import SECTIONS
 
-    return "".join(f'[advanced."{s}.{n}"]\nlabel = "L {s} {n}"\nexplain = "E."\n'
-                   for s, model in SECTIONS.items() for n in model.model_fields if f"{s}.{n}" != but)
+    titles = "[advanced_section]\n" + "".join(f'{s} = "T {s}"\n' for s in SECTIONS if s != but)
+    return titles + "".join(f'[advanced."{s}.{n}"]\nlabel = "L {s} {n}"\nexplain = "E."\n'
+                            for s, model in SECTIONS.items() for n in model.model_fields if f"{s}.{n}" != but)
 
 
 @pytest.mark.parametrize(("extra", "problem"), [
@@ -110,3 +112,17 @@ def test_every_advanced_field_needs_a_plain_label_and_an_explanation(tmp_path, e
         advanced_fields(path)
     path.write_text(_labelled(), encoding="utf-8")  # every field labelled: accepted
     assert advanced_fields(path)["rerank.elo_tau"].label == "L rerank elo_tau" and settings_groups(path) == ()
+
+
+def test_every_section_of_advanced_needs_a_plain_tab_title(tmp_path):
+    from engine.settings import advanced_section_titles, settings_groups
+
+    path = tmp_path / "groups.toml"
+    path.write_text(_labelled(but="rerank"), encoding="utf-8")
+    with pytest.raises(ConfigError, match=re.escape("the sections ['rerank'] need a title")):
+        settings_groups(path)
+    path.write_text(_labelled().replace("[advanced_section]\n", '[advanced_section]\nreranking = "R"\n'),
+                    encoding="utf-8")
+    with pytest.raises(ConfigError, match=re.escape("names ['reranking'], which are not sections")):
+        settings_groups(path)
+    assert advanced_section_titles()["rerank"] == "Model-based ranking"

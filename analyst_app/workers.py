@@ -126,6 +126,7 @@ class IngestSummary:
     cancelled: bool = False
     indexed: bool = False
     index_error: str = ""
+    identity_read: int = 0  # filings of an upgraded library whose CIK and fiscal-year end "Update index" read
 
     def text(self) -> str:
         parts = [f"{n} {s}" for s, n in self.counts.items() if n]
@@ -175,6 +176,8 @@ class IngestJob(Job):
                 summary.counts[ev.status] = summary.counts.get(ev.status, 0) + 1
                 self._emit(self.signals.item, ev)
                 self._emit(self.signals.progress, "ingest", ev.done, ev.total)
+        if not self.paths:  # "Update index" does what `filinglens index build` does: identity first, then the indexes
+            summary.identity_read = session.refresh_identity()[0]
         summary.cancelled = self.cancelled
         changed = any(summary.counts.get(s) for s in ("added", "removed"))
         status = session.index_status()

@@ -278,6 +278,15 @@ class Session:
         self.reload_indexes()
         return report
 
+    def refresh_identity(self) -> tuple[int, int]:
+        """Read the CIK and fiscal-year end of filings stored before the current identity reader (an upgraded
+        library; :func:`engine.ingest.refresh_identity`): seconds, no index touched. An index build runs it first
+        (``filinglens index build``, the Library's "Update index"), under the builder lock. Returns (filings read,
+        filings given a new value)."""
+        from engine.ingest import refresh_identity
+
+        return refresh_identity(self.library)
+
     # --- the library's runs and its writers ------------------------------------------------------------------
 
     @property
@@ -347,6 +356,22 @@ class Session:
         asked = load_questions(questions, doc_names=names)[: limit or None]
         return evaluate(self.evaluator(pipelines), asked, pipelines, out, questions.name, progress=progress,
                         cancel=cancel)
+
+    def link_evaluation(self, results: Path) -> int:
+        """File the runs an evaluation stored under it, from its results folder's ``results.jsonl``: runs of an
+        evaluation made before runs named their evaluation leave "Your questions" in History. Idempotent and cheap
+        (one file read, linked runs are not written again); a folder without results links nothing. Returns how
+        many runs were filed."""
+        from engine.eval.runner import link_results
+
+        return link_results(self.library, results)
+
+    def link_evaluations(self, folder: Path) -> int:
+        """:meth:`link_evaluation` for each results folder directly inside ``folder`` (the Evaluate tab keeps one per
+        question set under the library's ``evals``); a missing folder links nothing."""
+        if not folder.is_dir():
+            return 0
+        return sum(self.link_evaluation(sub) for sub in sorted(folder.iterdir()) if (sub / "results.jsonl").is_file())
 
     @staticmethod
     def compare_evaluations(earlier: Path, later: Path) -> str:

@@ -297,14 +297,31 @@ class SettingsGroup:
     fields: tuple[GroupField, ...]
 
 
-@cache
-def settings_groups(path: Path = GROUPS_FILE) -> tuple[SettingsGroup, ...]:
-    """The analyst-facing groups of ``resources/settings_groups.toml``, checked against :class:`Settings`.
+FIELD_ENTRY = frozenset({"key", "label", "explain", "choices"})  # what a field's entry in the groups file may say
 
-    Raises:
-        ConfigError: the file names a field that does not exist, names one twice, lacks a label or an explanation, or
-            gives words for a value the field cannot take.
-    """
+
+def _group_field(path: Path, key: str, entry: Any, where: str) -> GroupField:
+    """One field's entry of the groups file, checked against :class:`Settings`."""
+    section, _, name = key.partition(".")
+    model = SECTIONS.get(section)
+    if model is None or name not in model.model_fields:
+        raise ConfigError(f"{path}: {where} names {key!r}, which is not a setting")
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{path}: {key} needs a label and an explanation")
+    if unknown := sorted(set(entry) - FIELD_ENTRY):
+        raise ConfigError(f"{path}: {key} has {unknown}: a field says only {sorted(FIELD_ENTRY)}")
+    if not entry.get("label") or not entry.get("explain"):
+        raise ConfigError(f"{path}: {key} needs a label and an explanation")
+    choices = {str(k): str(v) for k, v in entry.get("choices", {}).items()}
+    annotation = model.model_fields[name].annotation
+    allowed = {str(a) for a in get_args(annotation)} if get_origin(annotation) is Literal else set()
+    if set(choices) - allowed:
+        raise ConfigError(f"{path}: {key} cannot take {sorted(set(choices) - allowed)}")
+    return GroupField(key, str(entry["label"]), str(entry["explain"]), tuple(choices.items()))
+
+
+@cache
+def _settings_pages(path: Path) -> tuple[tuple[SettingsGroup, ...], dict[str, GroupField], dict[str, str]]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -314,25 +331,54 @@ def settings_groups(path: Path = GROUPS_FILE) -> tuple[SettingsGroup, ...]:
         fields = []
         for f in g.get("field", []):
             key = str(f.get("key", ""))
-            section, _, name = key.partition(".")
-            model = SECTIONS.get(section)
-            if model is None or name not in model.model_fields:
-                raise ConfigError(f"{path}: group {g.get('title')!r} names {key!r}, which is not a setting")
+            gf = _group_field(path, key, f, f"group {g.get('title')!r}")
             if key in seen:
                 raise ConfigError(f"{path}: {key} is in two groups")
-            if not f.get("label") or not f.get("explain"):
-                raise ConfigError(f"{path}: {key} needs a label and an explanation")
-            choices = {str(k): str(v) for k, v in f.get("choices", {}).items()}
-            annotation = model.model_fields[name].annotation
-            allowed = {str(a) for a in get_args(annotation)} if get_origin(annotation) is Literal else set()
-            if set(choices) - allowed:
-                raise ConfigError(f"{path}: {key} cannot take {sorted(set(choices) - allowed)}")
             seen.add(key)
-            fields.append(GroupField(key, str(f["label"]), str(f["explain"]), tuple(choices.items())))
+            fields.append(gf)
         if not g.get("title") or not fields:
             raise ConfigError(f"{path}: every group needs a title and at least one field")
         groups.append(SettingsGroup(str(g["title"]), str(g.get("explain", "")), tuple(fields)))
-    return tuple(groups)
+    advanced: dict[str, GroupField] = {}
+    for key, entry in data.get("advanced", {}).items():
+        advanced[key] = _group_field(path, key, entry, "[advanced]")
+        if key in seen:
+            raise ConfigError(f"{path}: {key} is in a group and under [advanced]")
+    every = [f"{section}.{n}" for section, model in SECTIONS.items() for n in model.model_fields]
+    if unlabelled := [k for k in every if k not in seen and k not in advanced]:
+        raise ConfigError(f"{path}: {', '.join(unlabelled)} need a label and an explanation: add them to a group or "
+                          "under [advanced]")
+    titles = {str(k): str(v) for k, v in data.get("advanced_section", {}).items() if v}
+    if unknown := sorted(set(titles) - set(SECTIONS)):
+        raise ConfigError(f"{path}: [advanced_section] names {unknown}, which are not sections of the settings")
+    if untitled := [name for name in SECTIONS if name not in titles]:
+        raise ConfigError(f"{path}: the sections {untitled} need a title under [advanced_section]")
+    return tuple(groups), advanced, titles
+
+
+def settings_groups(path: Path = GROUPS_FILE) -> tuple[SettingsGroup, ...]:
+    """The analyst-facing groups of ``resources/settings_groups.toml``, checked against :class:`Settings` with the
+    rest of the file (:func:`advanced_fields`).
+
+    Raises:
+        ConfigError: the file names a field that does not exist, names one twice, lacks a label or an explanation
+            (for any field of the settings tree: each is in a group or under ``[advanced]``), says something a field
+            entry does not say, gives words for a value the field cannot take, or lacks a section's tab title
+            (``[advanced_section]``).
+    """
+    return _settings_pages(path)[0]
+
+
+def advanced_fields(path: Path = GROUPS_FILE) -> dict[str, GroupField]:
+    """The plain label and one-line explanation of every field no group names (the "Advanced" page), by key;
+    checked as :func:`settings_groups` checks the file."""
+    return _settings_pages(path)[1]
+
+
+def advanced_section_titles(path: Path = GROUPS_FILE) -> dict[str, str]:
+    """The plain title of each section's tab on the "Advanced" page ("rerank" -> "Model-based ranking"); checked as
+    :func:`settings_groups` checks the file (every section has one)."""
+    return _settings_pages(path)[2]
 
 
 def advanced_keys(groups: tuple[SettingsGroup, ...] | None = None) -> dict[str, list[str]]:

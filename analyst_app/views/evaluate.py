@@ -38,6 +38,7 @@ from analyst_app.context import AppContext
 from analyst_app.models import Column, RecordTableModel
 from analyst_app.views.library import fit_columns, make_table, wrapped_label
 from analyst_app.workers import EvalJob, EvalRequest, QueryGenJob, QueryGenRequest
+from engine.errors import EngineError
 from engine.session import Session
 from engine.wording import counted
 
@@ -208,8 +209,24 @@ class EvaluateView(QWidget):
         self.refresh_sets()
 
     # -- question sets ---------------------------------------------------------------------------------
+    def link_runs(self, folder: Path | None = None) -> int:
+        """File the runs of the evaluation in results ``folder`` (default: every results folder of this library's
+        ``evals``) under their evaluation, so History lists them there and not with the analyst's questions (runs of
+        an evaluation made before runs named it); History reloads when a run moved."""
+        try:
+            n = (self.ctx.session.link_evaluations(self.ctx.home / "evals") if folder is None else
+                 self.ctx.session.link_evaluation(folder))
+        except EngineError as exc:
+            self.status.setText(f"cannot file the runs of an evaluation under it: {exc}")
+            return 0
+        if n:
+            self.ctx.runs_changed.emit()
+        return n
+
     def refresh_sets(self, select: Path | None = None) -> None:
-        """The question sets saved in the library's folder, plus files opened before; ``select`` chosen."""
+        """The question sets saved in the library's folder, plus files opened before; ``select`` chosen. The runs of
+        the library's evaluations are filed under them first (:meth:`link_runs`)."""
+        self.link_runs()
         known = [Path(self.sets.itemData(i)) for i in range(self.sets.count())]
         folder = question_sets_dir(self.ctx.home)
         found = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
@@ -312,6 +329,7 @@ class EvaluateView(QWidget):
         """The report stored in ``out`` (results.json and the plots), or an empty report."""
         path = out / "results.json"
         self.outcome = out
+        self.link_runs(out)
         if not path.exists():
             self.report_title.setText("No evaluation of this question set yet.")
             self.metrics.columns = []

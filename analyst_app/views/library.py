@@ -516,6 +516,8 @@ class LibraryView(QWidget):
             text = ("Search index updated: every stored filing is searchable." if summary.indexed else
                     f"Search index not updated: {summary.index_error}" if summary.index_error else
                     "The search index was already up to date.")
+            if summary.identity_read:  # filings an older FilingLens stored (the index build reads them first)
+                text += f" Read the CIK and fiscal-year end of {counted(summary.identity_read, 'older filing')}."
             self.report_label.setText(text)
             self._ingest_finish()
             self.ctx.message.emit(text, 10000)

@@ -1,17 +1,17 @@
 """The settings editor, in the analyst's terms: one page per decision (speed and depth, models, reranking, the
 library) with a plain label and a visible one-line explanation per field, and every other engine parameter on an
-"Advanced" page, one tab per section of the settings tree.
+"Advanced" page, one tab per section of the settings tree, each with a plain label and explanation too and its engine
+name in small grey text.
 
-The pages come from ``resources/settings_groups.toml`` (:func:`engine.settings.settings_groups`) and the editors from
-the pydantic model, so a field added to the engine appears under Advanced with its description and its bounds on the
-spin box. What differs from the preset is shown bold with the preset's value beside it; OK validates through the
+The pages, labels and explanations come from ``resources/settings_groups.toml`` (:func:`engine.settings.settings_groups`,
+:func:`engine.settings.advanced_fields`: a field added to the engine is refused there until it is labelled) and the
+editors from the pydantic model, with its bounds on the spin box and its full description as the tooltip. What differs from the preset is shown bold with the preset's value beside it; OK validates through the
 engine and keeps only those differences as the context's overrides. Every page scrolls, so the dialog fits a small
 screen (1366×768) with its buttons in sight.
 """
 
 from __future__ import annotations
 
-import re
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
@@ -45,7 +45,9 @@ from engine.settings import (
     SECTIONS,
     GroupField,
     Settings,
+    advanced_fields,
     advanced_keys,
+    advanced_section_titles,
     save_preset,
     settings_groups,
     user_presets_dir,
@@ -59,18 +61,6 @@ INDEX_FIELDS = frozenset({"ingest.min_chars_per_page", "ingest.html_page_chars",
                           "models.embedder"})
 REINDEX_NOTE = ("Greyed-out fields shape the index on disk: changing them requires re-indexing "
                 "(<code>filinglens index rebuild</code>), so they are read-only here.")
-
-# Words in field names that read better spelled out or in capitals.
-WORDS = {"hnsw": "HNSW", "rrf": "RRF", "gpu": "GPU", "json": "JSON", "html": "HTML", "ctx": "context", "n": "",
-         "k": "k", "m": "M", "ef": "ef"}
-
-
-def field_label(name: str) -> str:
-    """``"hnsw_ef_search"`` → ``"HNSW ef search"``."""
-    words = [WORDS.get(w, w) for w in name.split("_")]
-    text = " ".join(w for w in words if w)
-    return text[:1].upper() + text[1:]
-
 
 def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:
     """``int | None`` → ``(int, True)``; anything else → ``(annotation, False)``."""
@@ -103,19 +93,13 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def first_sentence(text: str) -> str:
-    """The description's first sentence: the line an Advanced field shows under its input (the tooltip has all)."""
-    m = re.match(r"(.+?[.!?])(?:\s+[A-Z(']|$)", " ".join(text.split()))
-    return m.group(1) if m else text
-
-
 class FieldEditor:
     """One generated input for ``section.name``: the widget, its label, the visible line that explains it, and value
-    conversion. ``plain`` (a group's field) gives the analyst's label, explanation and words for fixed choices; without
-    it the label is the engine name and the explanation the description's first sentence (Advanced)."""
+    conversion. ``plain`` (``resources/settings_groups.toml``) gives the analyst's label, explanation and words for
+    fixed choices. ``show_key``: the engine name in small grey text beside the input (Advanced: what support and the docs use)."""
 
-    def __init__(self, section: str, name: str, info: FieldInfo, read_only: bool = False,
-                 plain: GroupField | None = None) -> None:
+    def __init__(self, section: str, name: str, info: FieldInfo, plain: GroupField, *, read_only: bool = False,
+                 show_key: bool = False) -> None:
         self.section, self.name, self.info = section, name, info
         self.key = f"{section}.{name}"
         self.read_only = read_only
@@ -137,7 +121,7 @@ class FieldEditor:
             self.widget.setRange(float(lo) if lo is not None else -1e12, float(hi) if hi is not None else 1e12)
         elif get_origin(kind) is Literal:
             self.choices = list(get_args(kind))
-            words = dict(plain.choices) if plain else {}
+            words = dict(plain.choices)
             self.widget = QComboBox()
             self.widget.addItems([words.get(str(c), str(c)) for c in self.choices])
         else:  # str, Path and anything else pydantic can parse from text
@@ -149,13 +133,17 @@ class FieldEditor:
             self.widget.setAlignment(Qt.AlignmentFlag.AlignRight)
         self.widget.setObjectName(self.key)
         self.widget.setEnabled(not read_only)
-        self.label = QLabel(plain.label if plain else field_label(name))
+        self.label = QLabel(plain.label)
         self.label.setBuddy(self.widget)
-        self.explain = QLabel(plain.explain if plain else first_sentence(info.description or ""))
+        self.explain = QLabel(plain.explain)
         self.explain.setWordWrap(True)
         self.explain.setStyleSheet("color:#666;font-size:9pt")
         self.hint = QLabel()  # the preset's value when this one differs; "requires re-indexing" when read-only
         self.hint.setStyleSheet("color:#777")
+        self.engine_name = QLabel(self.key if show_key else "")
+        self.engine_name.setStyleSheet("color:#999;font-size:8pt;font-family:monospace")
+        self.engine_name.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.engine_name.setVisible(show_key)
         self.row = QWidget()  # the input with the preset's value beside it, the explanation under them
         column = QVBoxLayout(self.row)
         column.setContentsMargins(0, 0, 0, 0)
@@ -164,6 +152,7 @@ class FieldEditor:
         line.addWidget(self.widget)
         line.addWidget(self.hint)
         line.addStretch(1)
+        line.addWidget(self.engine_name)
         column.addLayout(line)
         column.addWidget(self.explain)
         self.base_tip = f"<b>{self.key}</b><br>{info.description or ''}"
@@ -229,7 +218,7 @@ class FieldEditor:
         tip = self.base_tip + (f"<br>Preset value: {_text(preset_value) or 'not set'}" if changed else "")
         if problem:
             tip += f"<br><span style='color:#b41e1e'>{problem}</span>"
-        for w in (self.label, self.widget, self.hint, self.explain):
+        for w in (self.label, self.widget, self.hint, self.explain, self.engine_name):
             w.setToolTip(tip)
         return changed
 
@@ -265,23 +254,26 @@ class SettingsDialog(QDialog):
         self.advanced_index = len(self.page_titles)
         self.advanced = QTabWidget()  # the sections of the settings tree, as the engine names them
         self.section_tabs: dict[str, int] = {}
+        plain, self.section_titles = advanced_fields(), advanced_section_titles()
         for section, keys in advanced_keys().items():
-            form, page = self._page("")  # the section's description ("Ingest.") is its tab's tooltip
+            form, page = self._page("")  # the engine's section name and description are its tab's tooltip
             if any(k in INDEX_FIELDS for k in keys):
                 note = QLabel(REINDEX_NOTE)
                 note.setWordWrap(True)
                 note.setStyleSheet("color:#8a5a00")
                 form.addRow(note)
             for key in keys:
-                ed = self._add_editor(form, section, key.partition(".")[2], current)
+                ed = self._add_editor(form, section, key.partition(".")[2], current, plain[key], show_key=True)
                 self.page_of[ed.key] = self.advanced_index
-            self.section_tabs[section] = self.advanced.addTab(page, section.capitalize())
-            self.advanced.setTabToolTip(self.section_tabs[section], Settings.model_fields[section].description)
+            self.section_tabs[section] = self.advanced.addTab(page, self.section_titles[section])
+            self.advanced.setTabToolTip(self.section_tabs[section],
+                                        f"<b>{section}</b>: {Settings.model_fields[section].description}")
         advanced = QWidget()
         al = QVBoxLayout(advanced)
         al.setContentsMargins(0, 6, 0, 0)
-        intro = QLabel("Engine parameters for tuning and research, under their engine names. The other pages hold "
-                       "what most analysts change; hover a field for its full description.")
+        intro = QLabel("Engine parameters for tuning and research; the other pages hold what most analysts change. "
+                       "Each field's engine name, in grey, is what the documentation and support use; hover a field "
+                       "for its full description.")
         intro.setWordWrap(True)
         al.addWidget(intro)
         al.addWidget(self.advanced, 1)
@@ -343,9 +335,9 @@ class SettingsDialog(QDialog):
         return form, scroll
 
     def _add_editor(self, form: QFormLayout, section: str, name: str, current: Settings,
-                    plain: GroupField | None = None) -> FieldEditor:
+                    plain: GroupField, *, show_key: bool = False) -> FieldEditor:
         info = SECTIONS[section].model_fields[name]
-        ed = FieldEditor(section, name, info, read_only=f"{section}.{name}" in INDEX_FIELDS, plain=plain)
+        ed = FieldEditor(section, name, info, plain, read_only=f"{section}.{name}" in INDEX_FIELDS, show_key=show_key)
         ed.set_value(getattr(getattr(current, section), name))
         form.addRow(ed.label, ed.row)
         self.editors[ed.key] = ed
@@ -399,7 +391,7 @@ class SettingsDialog(QDialog):
             self.tabs.setTabText(index, title + (f" ({n})" if n else ""))
         for section, index in self.section_tabs.items():
             n = per_section.get(section, 0)
-            self.advanced.setTabText(index, section.capitalize() + (f" ({n})" if n else ""))
+            self.advanced.setTabText(index, self.section_titles[section] + (f" ({n})" if n else ""))
         total = sum(per_page.values())
         self.summary.setText(f"{total} field{'s' if total != 1 else ''} differ from preset “{self.ctx.preset}” "
                              "(shown bold)" if total else f"All fields as in preset “{self.ctx.preset}”")
@@ -442,7 +434,7 @@ class SettingsDialog(QDialog):
         if ed is None:
             return key
         page = self.page_titles[self.page_of[key]]
-        where = f"Advanced › {ed.section.capitalize()}" if self.page_of[key] == self.advanced_index else page
+        where = f"Advanced › {self.section_titles[ed.section]}" if self.page_of[key] == self.advanced_index else page
         return f"{where} › {ed.label.text()} ({key})"
 
     def _show_error(self, text: str) -> None:

@@ -72,6 +72,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
         ids = [store.get(rid)["id"] for rid in args.run_ids]  # whole ids, so a typo fails before anything goes
         print(f"deleted {store.delete(ids)} run(s)")
         return 0
+    if args.runs_cmd == "link-evaluation":
+        for folder in args.folders:
+            if not (Path(folder) / "results.jsonl").is_file():
+                raise ConfigError(f"{folder} is not an evaluation's results folder (it has no results.jsonl)")
+        for folder in args.folders:
+            n = session.link_evaluation(Path(folder))
+            print(f"{folder}: {n} run(s) filed under this evaluation" if n else
+                  f"{folder}: its runs were already filed under it")
+        return 0
     if args.runs_cmd == "show":
         _print_run(session, args.run_id, explain=True)
         return 0
@@ -121,6 +130,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("run_id")
     r = rsub.add_parser("delete", help="delete runs and their traces")
     r.add_argument("run_ids", nargs="+")
+    r = rsub.add_parser("link-evaluation", help="file the runs an evaluation stored under it (History lists them "
+                        "with that evaluation, not with your questions); for results made before runs named their "
+                        "evaluation")
+    r.add_argument("folders", nargs="+", metavar="RESULTS_FOLDER", help="an evaluation's output folder (results.jsonl)")
     s.set_defaults(func=cmd_runs)
 
     s = sub.add_parser("export", help="export runs' evidence sets and traces (reports with page snapshots)")

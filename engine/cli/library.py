@@ -152,9 +152,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         return 0 if result.ok else 1
     rebuild = args.index_cmd == "rebuild"
     with build_lock(session, "an index rebuild" if rebuild else "an index build"):
-        from engine.ingest import refresh_identity
-
-        read, changed = refresh_identity(library)  # links and stored balance sheets only: seconds, no index touched
+        read, changed = session.refresh_identity()  # links and stored balance sheets only: seconds, no index touched
         if read:
             print(f"identity: read the CIK and fiscal-year end of {read} filing(s) ({changed} changed)", file=sys.stderr)
         if rebuild:

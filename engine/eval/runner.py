@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from engine.errors import Cancelled
+from engine.errors import Cancelled, EngineError
 from engine.eval.metrics import (
     EvidenceSpan,
     Page,
@@ -436,6 +436,29 @@ def run_eval(evaluator: Evaluator, questions: Sequence[EvalQuestion], pipelines:
 def evaluation_name(out_dir: Path) -> str:
     """What an evaluation's runs record as their evaluation: its results folder (a re-run resumes into it)."""
     return str(out_dir.expanduser().resolve())
+
+
+def link_results(library: Library, out_dir: Path) -> int:
+    """Mark the runs the evaluation of results folder ``out_dir`` stored as its runs (``results.jsonl`` names each
+    row's run): an evaluation run before runs named their evaluation is then listed under it in History, not among
+    the analyst's questions. Idempotent (a linked run is not written again); a folder without results links nothing.
+    Returns how many runs changed."""
+    path = out_dir / "results.jsonl"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise EngineError(f"cannot read the evaluation results {path}: {exc}") from exc
+    run_ids = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:  # a row cut short by a cancel: the resume writes it again
+            continue
+        if isinstance(row, dict) and row.get("run_id"):
+            run_ids.append(str(row["run_id"]))
+    return RunStore(library).link_evaluation(run_ids, evaluation_name(out_dir))
 
 
 def rejudge(evaluator: Evaluator, questions: Sequence[EvalQuestion], out_dir: Path,

@@ -593,3 +593,43 @@ def test_the_question_path_is_built_while_the_window_is_idle_and_a_run_s_time_co
     assert ask.thread.worker._session._pipeline is not built and run.cost.setup_seconds > 0
     assert waited - 1.0 <= run.cost.seconds <= waited
     assert f"setup {run.cost.setup_seconds:.1f} s" in ask.answer_view.toPlainText() or run.cost.setup_seconds < 0.05
+
+
+def test_an_older_libraries_evaluation_runs_leave_your_questions_when_the_library_opens(make_window, app_home,
+                                                                                       demo_truth, embedder):
+    """An evaluation run before runs named their evaluation stored its runs as if the analyst had asked them: opening
+    the library files them under the evaluation its results folder (under the library's evals) says made them; a
+    results folder the Evaluate tab shows later files its own."""
+    mine = make_scripted_run(app_home, demo_truth, embedder, "2023")
+    with Library(app_home) as library:
+        store = RunStore(library)
+        for rid in ("fb-0", "fb-1", "fb-2", "late-0"):
+            store.create(rid, "hirec", f"eval question {rid}", "{}")  # evaluation = '' as an old library had it
+            store.finish(rid, "answered", {})
+    out = app_home / "evals" / "financebench"
+    out.mkdir(parents=True)
+    (out / "results.jsonl").write_text("".join(json.dumps({"pipeline": "hirec", "qid": f"q{i}", "run_id": rid}) + "\n"
+                                               for i, rid in enumerate(("fb-0", "fb-1", "fb-2"))), encoding="utf-8")
+    window = make_window(app_home)
+    hv = window.history_view
+
+    def shown() -> set[str]:
+        return {hv.model.record(hv.proxy.mapToSource(hv.proxy.index(r, 0)).row())["id"]
+                for r in range(hv.proxy.rowCount())}
+
+    assert hv.show_box.currentText() == "Your questions"
+    assert shown() == {mine, "late-0"}
+    labels = [hv.show_box.itemText(i) for i in range(hv.show_box.count())]
+    assert "Evaluation financebench (3)" in labels
+    hv.show_box.setCurrentIndex(labels.index("Evaluation financebench (3)"))
+    assert shown() == {"fb-0", "fb-1", "fb-2"}
+
+    # a results folder the Evaluate tab shows (another question set's, made while the window was open)
+    hv.show_box.setCurrentIndex(0)
+    later = app_home / "evals" / "docugami"
+    later.mkdir()
+    (later / "results.jsonl").write_text(json.dumps({"pipeline": "hirec", "qid": "q0", "run_id": "late-0"}) + "\n",
+                                         encoding="utf-8")
+    window.evaluate_view.show_results(later)
+    assert shown() == {mine}  # History followed without a refresh
+    assert "Evaluation docugami (1)" in [hv.show_box.itemText(i) for i in range(hv.show_box.count())]

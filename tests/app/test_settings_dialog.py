@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDialogButtonBox, QLineEdit,
 
 from analyst_app.context import OVERRIDES_KEY, AppContext
 from analyst_app.views.settings_dialog import INDEX_FIELDS, SettingsDialog, _bounds, _unwrap_optional
-from engine.settings import SECTIONS, Settings, list_presets, load_preset, settings_groups
+from engine.settings import SECTIONS, Settings, advanced_fields, list_presets, load_preset, settings_groups
 
 
 @pytest.fixture()
@@ -59,6 +59,7 @@ def test_every_field_has_a_widget_of_its_type_on_a_page_of_decisions_or_under_ad
     expected = {f"{s}.{n}" for s, model in SECTIONS.items() for n in model.model_fields}
     assert set(dlg.editors) == expected, "every setting can be edited, once"
     grouped = {f.key: f for g in groups for f in g.fields}
+    advanced = advanced_fields()
     for key in ("rerank.elo_tau", "retrieval.hnsw_ef_search", "rerank.stage1_ratio", "retrieval.rrf_k"):
         assert key not in grouped and dlg.page_of[key] == dlg.advanced_index, f"{key} is an engine parameter"
     for section, model in SECTIONS.items():
@@ -83,11 +84,17 @@ def test_every_field_has_a_widget_of_its_type_on_a_page_of_decisions_or_under_ad
             assert ed.same_as(getattr(getattr(current, section), name))
             assert w.isEnabled() == (ed.key not in INDEX_FIELDS)
             assert not ed.label.font().bold(), "nothing differs from the preset yet"
-            if ed.key in grouped:  # the analyst's words, not the engine's
-                assert (ed.label.text(), ed.explain.text()) == (grouped[ed.key].label, grouped[ed.key].explain)
-                assert "_" not in ed.label.text() and ed.key not in ed.explain.text()
-            else:
-                assert ed.explain.text() and info.description.startswith(ed.explain.text().rstrip(".")), ed.key
+            # the analyst's words, not the engine's, on every page: Advanced too
+            plain = grouped[ed.key] if ed.key in grouped else advanced[ed.key]
+            assert (ed.label.text(), ed.explain.text()) == (plain.label, plain.explain)
+            assert "_" not in ed.label.text() and ed.key not in ed.explain.text()
+            assert ed.key in w.toolTip()  # support maps a field by its engine name: the tooltip says it everywhere...
+            # ... and Advanced shows it beside the field, in small grey text
+            assert ed.engine_name.text() == (ed.key if ed.key in advanced else "")
+    # Advanced's tabs in plain words too, the engine's section name in their tooltip
+    assert [dlg.advanced.tabText(i) for i in range(dlg.advanced.count())] == [
+        "Reading files", "Passages", "Models", "Search", "Model-based ranking", "Search rounds", "Answers", "Prompts"]
+    assert "<b>rerank</b>" in dlg.advanced.tabToolTip(dlg.section_tabs["rerank"])
     # plain words for the choices an analyst makes; the engine value is what OK stores
     assert dlg.editor("rerank", "mode").widget.currentText() == "Off"
     # index-shaping fields are read-only, and the Advanced section says why
@@ -102,6 +109,12 @@ def test_each_field_shows_its_label_and_explanation_on_its_page(qtbot, make_ctx)
         dlg.show_field(key)
         assert ed.label.isVisible() and ed.explain.isVisible(), f"{key}: its explanation is on screen, not a tooltip"
         assert ed.explain.text().strip(), key
+        assert ed.engine_name.isVisible() == (dlg.page_of[key] == dlg.advanced_index), key
+    # what an analyst reads on Advanced: the referee's Elo temperature in words, its engine name beside it
+    tau = dlg.editor("rerank", "elo_tau")
+    dlg.show_field(tau.key)
+    assert tau.label.text() == "Referee: weight of an upset" and "win" in tau.explain.text()
+    assert tau.engine_name.text() == "rerank.elo_tau"
 
 
 def test_the_dialog_fits_a_1366x768_screen_with_ok_and_cancel_in_sight(qtbot, make_ctx):
@@ -143,7 +156,7 @@ def test_changes_become_overrides_and_survive_a_restart(qtbot, make_ctx, qsettin
     tau = dlg.editor("rerank", "elo_tau")  # an engine parameter: counted on Advanced and its section
     tau.widget.setValue(200.0)
     assert dlg.tabs.tabText(dlg.advanced_index) == "Advanced (1)"
-    assert dlg.advanced.tabText(dlg.section_tabs["rerank"]) == "Rerank (1)"
+    assert dlg.advanced.tabText(dlg.section_tabs["rerank"]) == "Model-based ranking (1)"
     tau.set_value(dlg.preset.rerank.elo_tau)
     assert dlg.tabs.tabText(dlg.advanced_index) == "Advanced"
     assert sorted(dlg.changed_keys()) == ["answer.numeric_mode", "retrieval.doc_top_k"]

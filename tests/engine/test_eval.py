@@ -298,3 +298,52 @@ def test_every_pipeline_is_explained_in_one_sentence():
     for name, sentence in PIPELINE_DESCRIPTIONS.items():
         assert sentence[0].isupper() and sentence.endswith(".") and ". " not in sentence, name
         assert name not in sentence and len(sentence) <= 160, name
+
+
+def _old_evaluation(tmp_path):
+    """A library whose evaluation stored three runs before runs named their evaluation (evaluation = ''), its
+    results folder naming them (one row with no run, one cut short by a cancel), and one question of the analyst's."""
+    from engine.store import Library
+
+    library = Library(tmp_path / "lib")
+    store = RunStore(library)
+    for rid in ("e1", "e2", "e3", "mine"):
+        store.create(rid, "hirec", f"question {rid}", "{}")
+        store.finish(rid, "answered", {})
+    out = tmp_path / "evals" / "financebench"
+    out.mkdir(parents=True)
+    rows = [{"pipeline": "hirec", "qid": f"q{i}", "run_id": rid} for i, rid in enumerate(("e1", "e2", "e3"))]
+    rows.append({"pipeline": "bm25", "qid": "q0", "run_id": ""})
+    (out / "results.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + '\n{"pipeline": "hirec", "run_id": "mi',
+                                       encoding="utf-8")
+    return library, store, out
+
+
+def test_an_older_evaluations_runs_are_filed_under_it_from_its_results_folder(tmp_path):
+    from engine.eval.runner import link_results
+
+    library, store, out = _old_evaluation(tmp_path)
+    assert {r["id"] for r in store.list(evaluation="")} == {"e1", "e2", "e3", "mine"}  # all "your questions"
+    assert link_results(library, out) == 3
+    assert {r["id"] for r in store.list(evaluation="")} == {"mine"}
+    assert {r["id"] for r in store.list(evaluation=evaluation_name(out))} == {"e1", "e2", "e3"}
+    assert link_results(library, out) == 0  # idempotent: nothing written again
+    assert link_results(library, tmp_path / "evals" / "never-run") == 0  # no results: nothing to link
+
+
+def test_the_cli_files_an_evaluations_runs_under_it(tmp_path, capsys):
+    from engine.cli import main
+
+    library, _store, out = _old_evaluation(tmp_path)
+    home = library.home
+    library.close()
+    assert main(["--home", str(home), "runs", "link-evaluation", str(out)]) == 0
+    assert "3 run(s) filed under this evaluation" in capsys.readouterr().out
+    assert main(["--home", str(home), "runs", "link-evaluation", str(out)]) == 0
+    assert "already filed" in capsys.readouterr().out
+    assert main(["--home", str(home), "runs", "link-evaluation", str(tmp_path)]) == 2  # not a results folder
+    assert "has no results.jsonl" in capsys.readouterr().err
+    from engine.store import Library
+
+    with Library(home) as again:
+        assert {r["id"] for r in RunStore(again).list(evaluation="")} == {"mine"}

@@ -366,14 +366,19 @@ def test_a_10q_without_a_fiscal_year_end_on_its_cover_takes_its_balance_sheets_y
     assert filing.identity.cik is None  # nothing in it states one
 
 
-def test_refresh_identity_fills_a_library_stored_before_links_and_balance_sheets_were_read(tmp_path):
-    folder = tmp_path / "filings"
+def write_links_and_balance_sheet(folder: Path) -> Path:
+    """3M's 2019 10-K linking its exhibits into EDGAR folder 66740, and a 2020 10-Q whose cover states no fiscal-year
+    end but whose balance sheet has a December 31 column."""
     add_exhibit_links(write_cover_pdf(folder / "3M" / "10-K" / "3M_2019_10K.pdf", name="3M COMPANY", form="10-K",
                                       period_text="December 31, 2019"), ["66740", "66740"])
     add_balance_sheet_page(write_cover_pdf(folder / "3M" / "10-Q" / "3M_2020Q1_10Q.pdf", name="3M COMPANY",
                                            form="10-Q", period_text="March 31, 2020"),
                            "March 31, 2020", "December 31, 2019")
-    library = ingested(tmp_path, folder)
+    return folder
+
+
+def test_refresh_identity_fills_a_library_stored_before_links_and_balance_sheets_were_read(tmp_path):
+    library = ingested(tmp_path, write_links_and_balance_sheet(tmp_path / "filings"))
     library.conn.execute("UPDATE filings SET cik=NULL, cik_source=NULL, identity_version=''")
     library.conn.execute("UPDATE filings SET fiscal_year_end=NULL WHERE form='10-Q'")
     library.conn.commit()

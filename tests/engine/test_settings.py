@@ -48,7 +48,7 @@ def test_library_presets_are_listed_loaded_and_never_shadow_built_ins(tmp_path):
 
 
 def test_the_settings_groups_name_real_fields_once_in_plain_words_and_advanced_holds_the_rest():
-    from engine.settings import SECTIONS, advanced_keys, settings_groups
+    from engine.settings import SECTIONS, advanced_fields, advanced_keys, settings_groups
 
     groups = settings_groups()
     assert [g.title for g in groups] == ["Speed and depth", "Models", "Reranking", "Library"]
@@ -59,11 +59,16 @@ def test_the_settings_groups_name_real_fields_once_in_plain_words_and_advanced_h
     assert sorted(grouped + advanced) == sorted(every) and not set(grouped) & set(advanced)
     for g in groups:
         assert g.explain.endswith(".")
-        for f in g.fields:
-            # a label, not an engine name; one sentence that fits one line of the dialog
-            assert "_" not in f.label and f.label[0].isupper(), f.key
-            assert f.explain.endswith(".") and ". " not in f.explain and len(f.explain) <= 120, f.key
+    plain = advanced_fields()
+    assert sorted(plain) == sorted(advanced), "every field on Advanced has a plain label and explanation too"
+    labels: dict[str, str] = {}
+    for f in [*(f for g in groups for f in g.fields), *plain.values()]:
+        # a label, not an engine name; one sentence that fits one line of the dialog
+        assert "_" not in f.label and f.label[0].isupper(), f.key
+        assert f.explain.endswith(".") and ". " not in f.explain and len(f.explain) <= 120, f.key
+        assert labels.setdefault(f.label, f.key) == f.key, f"{f.key} and {labels[f.label]} share the label {f.label!r}"
     assert "rerank.elo_tau" in advanced and "retrieval.hnsw_ef_search" in advanced
+    assert plain["rerank.elo_tau"].label == "Referee: weight of an upset"
 
 
 @pytest.mark.parametrize(("field", "problem"), [
@@ -78,3 +83,46 @@ def test_a_broken_groups_file_is_refused_with_the_field_it_names(tmp_path, field
     path.write_text(f'[[group]]\ntitle = "T"\n[[group.field]]\n{field}\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=re.escape(problem)):
         settings_groups(path)
+
+
+def _labelled(but: str = "") -> str:
+    """The groups file's [advanced] table for every field of the settings tree and a tab title for every section,
+    less ``but``."""
+    from engine.settings import SECTIONS
+
+    titles = "[advanced_section]\n" + "".join(f'{s} = "T {s}"\n' for s in SECTIONS if s != but)
+    return titles + "".join(f'[advanced."{s}.{n}"]\nlabel = "L {s} {n}"\nexplain = "E."\n'
+                            for s, model in SECTIONS.items() for n in model.model_fields if f"{s}.{n}" != but)
+
+
+@pytest.mark.parametrize(("extra", "problem"), [
+    ('[advanced."rerank.elo_tauu"]\nlabel = "X"\nexplain = "Y."\n', "names 'rerank.elo_tauu', which is not a setting"),
+    ('[advanced."rerank.elo_tau"]\nlabel = "X"\n', "rerank.elo_tau needs a label and an explanation"),
+    ('[advanced."rerank.elo_tau"]\nlabel = "X"\nexplain = "Y."\nlable = "Z"\n', "rerank.elo_tau has ['lable']"),
+    ("", "rerank.elo_tau need a label and an explanation"),  # a field added to the engine, not labelled yet
+])
+def test_every_advanced_field_needs_a_plain_label_and_an_explanation(tmp_path, extra, problem):
+    from engine.settings import advanced_fields, settings_groups
+
+    path = tmp_path / "groups.toml"
+    path.write_text(_labelled(but="rerank.elo_tau") + extra, encoding="utf-8")
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        settings_groups(path)
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        advanced_fields(path)
+    path.write_text(_labelled(), encoding="utf-8")  # every field labelled: accepted
+    assert advanced_fields(path)["rerank.elo_tau"].label == "L rerank elo_tau" and settings_groups(path) == ()
+
+
+def test_every_section_of_advanced_needs_a_plain_tab_title(tmp_path):
+    from engine.settings import advanced_section_titles, settings_groups
+
+    path = tmp_path / "groups.toml"
+    path.write_text(_labelled(but="rerank"), encoding="utf-8")
+    with pytest.raises(ConfigError, match=re.escape("the sections ['rerank'] need a title")):
+        settings_groups(path)
+    path.write_text(_labelled().replace("[advanced_section]\n", '[advanced_section]\nreranking = "R"\n'),
+                    encoding="utf-8")
+    with pytest.raises(ConfigError, match=re.escape("names ['reranking'], which are not sections")):
+        settings_groups(path)
+    assert advanced_section_titles()["rerank"] == "Model-based ranking"

@@ -24,6 +24,7 @@ from engine.store.library import ANY_EVALUATION  # noqa: F401 (the app names "ev
 if TYPE_CHECKING:
     from engine.doctor import DoctorReport
     from engine.eval.runner import EvalOutcome, Evaluator
+    from engine.facts.search import FactSearch
     from engine.indexing import IndexStatus, OpenIndexes, Progress, SyncReport, VerifyResult
     from engine.ingest.cluster import VectorCache
     from engine.ingest.runner import IngestEvent
@@ -177,6 +178,14 @@ class Session:
         from engine.facts.tables import table_headings
 
         return table_headings(self.library.page_texts(filing_id), starts)
+
+    def search_facts(self, text: str, *, company: str | None = None, limit: int = 200) -> FactSearch:
+        """The statement cells whose row (or its heading, or its table's title) holds every line-item word of
+        ``text``, across all filings, best first; words naming a company ("accounts payable Corning") or
+        ``company`` keep only its filings (:func:`engine.facts.search.search_facts`)."""
+        from engine.facts.search import search_facts
+
+        return search_facts(self.library, text, company=company, limit=limit)
 
     def index_status(self) -> IndexStatus:
         """The published set against the library, from manifests only (cheap: for status lines)."""

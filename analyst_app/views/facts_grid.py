@@ -1,6 +1,10 @@
 """The Tables panel: the statement tables FilingLens read from one filing, one table at a time, as a grid of
 the printed values (rows in printed order × the table's periods). Selecting a cell shows it on its page.
 
+Its search box finds line items across all filings ("accounts payable Corning": the words naming a company keep
+its filings, :meth:`engine.session.Session.search_facts`); opening a hit shows its filing's table with the row
+selected and the cell boxed on its page.
+
 The grid is a thin adapter over the library's stored facts (:class:`engine.records.StoredFact`): one query per
 filing, grouped here by (statement, title, page); nothing is re-read from the filing.
 """
@@ -8,7 +12,7 @@ filing, grouped here by (statement, title, page); nothing is re-read from the fi
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,8 +24,12 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
+    QPushButton,
     QStackedWidget,
     QTableView,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -40,6 +48,9 @@ XBRL_BRUSH = QBrush(QColor(242, 247, 255))  # a faint blue: the value is an exac
 STATEMENT_NAMES = {"income statement": "Income statement", "balance sheet": "Balance sheet",
                    "cash flows": "Cash flows", "equity": "Equity", "table": "Table"}
 NO_FILING = "Select one filing above to see the tables FilingLens read from it."
+SEARCH_COLUMNS = ("Company", "Filing", "Table", "Row", "Period", "Value", "Page")
+SEARCH_LIMIT = 200  # hits listed; the rest are counted ("N more")
+NO_HITS = "No line item of any filing holds every one of these words."
 NO_TABLES = ("No tables read from this filing: no statement table was found in its text "
              "(an image-only or prose-only document, or a layout the table reader does not follow).")
 
@@ -283,10 +294,21 @@ class FactGridModel(QAbstractTableModel):
         return None
 
 
+def _read_only(view: QTableView, selecting: QAbstractItemView.SelectionBehavior) -> None:
+    """A read-only grid of one selection at a time, rows not numbered, cells on one line."""
+    view.setSelectionBehavior(selecting)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setWordWrap(False)
+    view.setAlternatingRowColors(True)
+    view.verticalHeader().setVisible(False)
+
+
 class FactsGrid(QWidget):
     """A filing's tables: a chooser (one entry per printed table) over the chosen table's grid."""
 
     fact_selected = Signal(object)  # the StoredFact of the cell the user selected or activated
+    hit_opened = Signal(object)  # a search's FactHit the user opened (double-click or Enter)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -294,6 +316,22 @@ class FactsGrid(QWidget):
         self.groups: list[FactGroup] = []
         self.load_seconds = 0.0  # the last filing's query and grouping (the GUI thread does it: keep it small)
         self._statement = ""  # the statement kind last chosen: the next filing opens on its own one
+
+        self.session_of: Callable[[], Any] | None = None  # the session a search asks (set by the Library view)
+        self.hits: list[Any] = []  # the last search's FactHits, in the order listed
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search line items across all filings, e.g. “accounts payable Corning” "
+                                       "(a company's name or ticker keeps its filings)")
+        self.search.setClearButtonEnabled(True)
+        self.search.returnPressed.connect(self.run_search)
+        self.search.textChanged.connect(self._search_edited)
+        self.back_btn = QPushButton("Back to results")
+        self.back_btn.setToolTip("The last search's results")
+        self.back_btn.clicked.connect(self._show_results)
+        self.back_btn.setVisible(False)
+        search_bar = QHBoxLayout()
+        search_bar.addWidget(self.search, 1)
+        search_bar.addWidget(self.back_btn)
 
         self.table_box = QComboBox()
         self.table_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -312,12 +350,7 @@ class FactsGrid(QWidget):
         self.model = FactGridModel(self)
         self.view = QTableView()
         self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.view.setWordWrap(False)
-        self.view.setAlternatingRowColors(True)
-        self.view.verticalHeader().setVisible(False)
+        _read_only(self.view, QAbstractItemView.SelectionBehavior.SelectItems)
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
         self.view.horizontalHeader().setHighlightSections(False)
         self.view.horizontalHeader().setStretchLastSection(False)
@@ -326,13 +359,27 @@ class FactsGrid(QWidget):
         self.view.activated.connect(self._activated)  # Enter or double-click: show it again (after scrolling away)
 
         self.empty = hint_label(NO_FILING)
+        self.results = QTableWidget(0, len(SEARCH_COLUMNS))
+        self.results.setHorizontalHeaderLabels(list(SEARCH_COLUMNS))
+        _read_only(self.results, QAbstractItemView.SelectionBehavior.SelectRows)
+        self.results.activated.connect(lambda index: self.open_hit(index.row()))  # Enter or double-click
+        self.results_info, self.more_label = QLabel(), QLabel()
+        self.results_page = QWidget()
+        rl = QVBoxLayout(self.results_page)
+        rl.setContentsMargins(0, 0, 0, 0)
+        for widget in (self.results_info, self.results, self.more_label):
+            rl.addWidget(widget, 1 if widget is self.results else 0)
+            if isinstance(widget, QLabel):
+                widget.setStyleSheet("color:#555")
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
         self.stack.addWidget(self.empty)
+        self.stack.addWidget(self.results_page)
         self.stack.setCurrentWidget(self.empty)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(search_bar)
         lay.addWidget(self.bar)
         lay.addWidget(self.info)
         lay.addWidget(self.stack, 1)
@@ -343,6 +390,7 @@ class FactsGrid(QWidget):
         """Read ``filing``'s facts (one query; its pages, for the tables' printed headings, another) and show its
         first statement; None: the "select one" hint."""
         self.filing = filing
+        self.back_btn.setVisible(bool(self.hits))
         if filing is None:
             self.groups = []
             self._set_empty(NO_FILING)
@@ -369,6 +417,67 @@ class FactsGrid(QWidget):
 
     def clear(self) -> None:
         self.show_filing(None, None)
+
+    def run_search(self) -> None:
+        """Search the line items of all filings for the box's words; list the hits in place of the grid."""
+        text = self.search.text().strip()
+        session = self.session_of() if self.session_of is not None else None
+        if not text or session is None:
+            return
+        found = session.search_facts(text, limit=SEARCH_LIMIT)
+        self.hits = list(found.hits)
+        self.results.setRowCount(0)
+        self.results.setRowCount(len(self.hits))
+        for row, hit in enumerate(self.hits):
+            f = hit.stored.fact
+            cells = (hit.company, hit.doc_name, hit.heading, f.row, f.period.label, f.printed,
+                     page_label(f.page_index, hit.stored.printed_folio))
+            for col, value in enumerate(cells):
+                item = QTableWidgetItem(value)
+                if col == 5:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                item.setToolTip(fact_tooltip(hit.stored) if col >= 3 else value)
+                self.results.setItem(row, col, item)
+        self.results.resizeColumnsToContents()
+        header = self.results.horizontalHeader()
+        for col in range(header.count()):
+            header.resizeSection(col, min(header.sectionSize(col), 360))
+        where = f" in the filings of {', '.join(found.companies)}" if found.companies else " across all filings"
+        if self.hits:
+            self.results_info.setText(f"{found.total:,} cell{'s' * (found.total != 1)} whose row holds "
+                                      f"“{found.words}”{where}; double-click (or Enter) opens its table")
+        else:
+            self.results_info.setText(NO_HITS if found.words else "Type the line item's words, not only a company.")
+        self.more_label.setText(f"{found.more:,} more not listed: add words or a company name to narrow the "
+                                "search" if found.more else "")
+        self.more_label.setVisible(bool(found.more))
+        self._show_results()
+        if self.hits:
+            self.results.selectRow(0)
+
+    def open_hit(self, row: int) -> None:
+        """Open a search hit: its filing's table in the grid, its row selected, its cell boxed on its page (the
+        Library view shows the filing; see :attr:`hit_opened`)."""
+        if 0 <= row < len(self.hits):
+            self.hit_opened.emit(self.hits[row])
+
+    def show_fact(self, session: Any, filing: Filing, stored: StoredFact) -> bool:
+        """Show ``filing``'s table holding ``stored`` with its cell selected (which boxes it on its page); False
+        when the filing's tables no longer hold it."""
+        if self.filing is None or self.filing.id != filing.id or self.stack.currentWidget() is self.results_page:
+            self.show_filing(session, filing)
+        i = next((k for k, g in enumerate(self.groups) if any(s.id == stored.id for s in g.facts)), -1)
+        if i < 0:
+            return False
+        self.select_group(i)
+        self.stack.setCurrentWidget(self.view)
+        self.bar.setVisible(True)
+        self.info.setVisible(True)
+        self.view.setCurrentIndex(QModelIndex())  # selecting the same cell again still boxes it
+        found = self.select_fact(stored.id)
+        self.view.scrollTo(self.view.currentIndex())
+        self.view.setFocus()
+        return found
 
     def select_group(self, index: int) -> None:
         self.table_box.setCurrentIndex(index)
@@ -401,6 +510,16 @@ class FactsGrid(QWidget):
         return False
 
     # -- internals ---------------------------------------------------------------------------------
+    def _show_results(self) -> None:
+        self.stack.setCurrentWidget(self.results_page)
+        self.bar.setVisible(False)
+        self.info.setVisible(False)
+        self.back_btn.setVisible(False)
+
+    def _search_edited(self, text: str) -> None:
+        if not text.strip() and self.stack.currentWidget() is self.results_page:  # cleared: back to the grid
+            self.show_filing(self.session_of() if self.session_of is not None else None, self.filing)
+
     def _set_empty(self, text: str) -> None:
         self.model.set_table(FactTable())
         self.table_box.blockSignals(True)

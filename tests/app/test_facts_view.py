@@ -376,3 +376,80 @@ def test_row_levels_follow_indentation_and_totals():
     # no positions, no totals: a blank line after the group's rows closes it; none keeps the rows in it
     assert row_levels([(True, False, None, False), (False, False, None, False), (False, False, None, True)]) == [0, 1, 0]
     assert row_levels([(True, False, None, False), (False, False, None, False), (False, False, None, False)]) == [0, 1, 1]
+
+
+@pytest.fixture()
+def two_companies_home(tmp_path: Path) -> Path:
+    """Two companies' 10-Ks (generated PDFs), each printing "Accounts payable" in its balance sheet."""
+    from engine.ingest import ingest
+    from engine.settings import Settings
+
+    folder = tmp_path / "two"
+    folder.mkdir()
+    for name, payable in (("ACME", "1,587"), ("BOLT", "2,204")):
+        doc = pymupdf.open()
+        doc.new_page().insert_text((72, 72), f"{name} INDUSTRIES INC. ANNUAL REPORT ON FORM 10-K", fontsize=10)
+        _statement_page(doc, ["Consolidated Balance Sheets", "(In millions)"], ("December 31, 2023", "December 31, 2022"),
+                        [(0, "Current liabilities:", "", "", 0), (12, "Accounts payable", payable, "1,456", 0),
+                         (12, "Accrued expenses", "900", "850", 0), (0, "Total current liabilities", "2,487", "2,306", 0)])
+        doc.save(folder / f"{name}_2023_10K.pdf")
+    home = tmp_path / "two-library"
+    with Library(home) as library:
+        assert [e.status for e in ingest(library, [folder], Settings(home=home)).events] == ["added"] * 2
+    return home
+
+
+def search(qtbot, grid, text: str) -> list[list[str]]:
+    """Type ``text`` in the Tables panel's search box and press Enter; the listed hits as their cells' texts."""
+    grid.search.clear()
+    qtbot.keyClicks(grid.search, text)
+    qtbot.keyClick(grid.search, Qt.Key.Key_Return)
+    return [[grid.results.item(r, c).text() for c in range(grid.results.columnCount())]
+            for r in range(grid.results.rowCount())]
+
+
+def test_search_finds_a_line_item_across_companies_and_opens_its_cell(make_window, qtbot, two_companies_home,
+                                                                     monkeypatch):
+    window = make_window(two_companies_home)
+    grid = select_filing(window, "ACME_2023_10K")
+    hits = search(qtbot, grid, "accounts payable")
+    assert grid.stack.currentWidget() is grid.results_page and grid.results_page.isVisible()
+    payable = [h for h in hits if h[3] == "Current liabilities › Accounts payable"]
+    assert {h[1] for h in payable} == {"ACME_2023_10K", "BOLT_2023_10K"} and len(payable) == 4
+    assert all(h[2] == "Consolidated Balance Sheets" and h[6] == "p. 2" for h in payable), payable
+    assert {bare(h[5]) for h in payable} >= {"1,587", "2,204"}
+    assert not any("Accrued" in h[3] for h in hits)  # every word must be in the row
+
+    hits = search(qtbot, grid, "accounts payable bolt")  # a company's name keeps its filings
+    assert {h[1] for h in hits} == {"BOLT_2023_10K"} and "BOLT" in grid.results_info.text()
+    assert not grid.more_label.isVisible()
+
+    # double-click the 2023 cell: BOLT's balance sheet in the grid, the row selected, the cell boxed on its page
+    row = next(i for i, h in enumerate(hits) if bare(h[5]) == "2,204")
+    rect = grid.results.visualRect(grid.results.model().index(row, 3))
+    qtbot.mouseClick(grid.results.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())  # a double-click's press
+    qtbot.mouseDClick(grid.results.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert grid.stack.currentWidget() is grid.view and grid.filing.identity.doc_name == "BOLT_2023_10K"
+    assert [f.identity.doc_name for f in window.library_view.selected_filings()] == ["BOLT_2023_10K"]
+    current = grid.view.currentIndex()
+    assert grid.model.table.rows[current.row()].label == "Accounts payable"
+    fact = grid.model.fact(current)
+    assert bare(fact.fact.printed) == "2,204"
+    viewer = window.viewer
+    assert viewer.filing.identity.doc_name == "BOLT_2023_10K" and viewer.page_index == 1
+    assert_covers(viewer.highlight_rect(), fact.fact.box, viewer.zoom)
+    assert grid.back_btn.isVisible()  # the results are one click away
+    qtbot.mouseClick(grid.back_btn, Qt.MouseButton.LeftButton)
+    assert grid.stack.currentWidget() is grid.results_page and grid.results.rowCount() == len(hits)
+
+    # Enter on a hit opens it too; a capped list says how many more it found
+    monkeypatch.setattr("analyst_app.views.facts_grid.SEARCH_LIMIT", 3)
+    hits = search(qtbot, grid, "payable")
+    assert len(hits) == 3 and grid.more_label.isVisible() and grid.more_label.text().startswith("1 more")
+    grid.results.setFocus()
+    grid.results.setCurrentCell(0, 0)
+    qtbot.keyClick(grid.results, Qt.Key.Key_Return)
+    assert grid.stack.currentWidget() is grid.view
+    assert grid.model.table.rows[grid.view.currentIndex().row()].label == "Accounts payable"
+
+    assert search(qtbot, grid, "goodwill impairment") == [] and "no line item" in grid.results_info.text().lower()

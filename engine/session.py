@@ -179,6 +179,14 @@ class Session:
 
         return table_headings(self.library.page_texts(filing_id), starts)
 
+    def table_titles(self, filing_id: int, tables: Sequence[tuple[int, int, str, str]]) -> list[tuple[str, str]]:
+        """(statement it is listed as, printed heading) of each of a filing's stored tables, given as (page index,
+        character its first row starts at, stored statement, stored title): a primary statement only when the
+        heading is that statement's own (:func:`engine.facts.tables.table_titles`)."""
+        from engine.facts.tables import table_titles
+
+        return table_titles(self.library.page_texts(filing_id), tables)
+
     def search_facts(self, text: str, *, company: str | None = None, limit: int = 200) -> FactSearch:
         """The statement cells whose row (or its heading, or its table's title) holds every line-item word of
         ``text``, across all filings, best first; words naming a company ("accounts payable Corning") or

@@ -85,19 +85,20 @@ PRIMARY = ("balance sheet", "income statement", "cash flows", "equity")  # the p
 
 def group_facts(facts: Sequence[StoredFact], session: Any = None, pages: Sequence[str] = ()) -> list[FactGroup]:
     """One group per (statement, title, page), titled by the heading its page prints above it (``session``: asked
-    for the headings, :meth:`engine.session.Session.table_headings`; none: no heading, the table is named by its
-    first row); the primary statements (balance sheet, income, cash flows, equity) first, then the other tables,
+    for the headings, :meth:`engine.session.Session.table_titles`; none: no heading, the table is named by its
+    first row); the primary statements (balance sheet, income, cash flows, equity: a table whose heading is that
+    statement's own, not a note's table that names one) first, then the other tables,
     each in the order the filing prints them. ``pages``: the filing's page texts (their blank lines nest rows)."""
     groups: dict[tuple[str, str, int], list[StoredFact]] = {}
     for s in facts:
         groups.setdefault((s.fact.statement, s.fact.title, s.fact.page_index), []).append(s)
     keys = list(groups)
-    starts = [(page, min(s.fact.char_start for s in groups[(st, title, page)])) for st, title, page in keys]
-    headings = session.table_headings(facts[0].filing_id, starts) if session is not None and facts else [
-        ("table", "")] * len(keys)
-    out = [FactGroup(st if st != "table" else kind, title, page, tuple(groups[(st, title, page)]), heading,
+    tables = [(page, min(s.fact.char_start for s in groups[(st, title, page)]), st, title) for st, title, page in keys]
+    titles = session.table_titles(facts[0].filing_id, tables) if session is not None and facts else [
+        (st, "") for st, _title, _page in keys]
+    out = [FactGroup(kind, title, page, tuple(groups[(st, title, page)]), heading,
                      pages[page] if page < len(pages) else "")
-           for (st, title, page), (kind, heading) in zip(keys, headings, strict=True)]
+           for (st, title, page), (kind, heading) in zip(keys, titles, strict=True)]
     return sorted(out, key=lambda g: (g.statement not in PRIMARY, g.page_index,
                                       min(s.fact.char_start for s in g.facts)))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.facts.tables import primary_statement, printed_heading
+from engine.facts.tables import listed_statement, printed_heading
 from engine.records import Filing, StoredFact
 from engine.retrieval.search import MetadataFilter, filter_filings
 from engine.store import Library
@@ -111,14 +111,15 @@ def search_facts(library: Library, text: str, *, company: str | None = None, lim
                                         s.fact.label.lower().rstrip(":") != phrase, -s.score))[:limit]
     keys = [(s.filing_id, s.fact.page_index, s.fact.statement, s.fact.title) for s in found]
     starts = library.table_starts(keys)
-    headings: dict[tuple[int, int, str, str], str] = {}
+    headings: dict[tuple[int, int, str, str], tuple[str, str]] = {}
     for key, start in starts.items():
         page = library.page_text(key[0], key[1])
-        headings[key] = printed_heading(page, page.rfind("\n", 0, start) + 1)[1]
+        kind, heading = printed_heading(page, page.rfind("\n", 0, start) + 1)
+        headings[key] = (listed_statement(key[2], key[3], kind, heading), heading)
     hits = []
     for s, key in zip(found, keys, strict=True):
         f = by_id.get(s.filing_id)
-        heading = headings.get(key) or s.fact.title
-        hits.append(FactHit(s, _company(f) if f is not None else s.doc_name, s.doc_name, heading,
-                            primary_statement(heading)))
+        kind, heading = headings.get(key, ("table", ""))
+        hits.append(FactHit(s, _company(f) if f is not None else s.doc_name, s.doc_name, heading or s.fact.title,
+                            kind != "table"))
     return FactSearch(text, " ".join(items), tuple(picked), tuple(hits), max(total, len(hits)))

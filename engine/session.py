@@ -187,6 +187,15 @@ class Session:
 
         return table_titles(self.library.page_texts(filing_id), tables)
 
+    def label_lefts(self, filing_id: int, page_index: int, starts: Sequence[int | None]) -> list[float | None]:
+        """The left edge (x, points) of the word printed at each character of ``starts`` in a filing's stored page
+        text: how far each of a table's row labels is indented (None for an HTML filing, a moved file, a start
+        without a word; :func:`engine.ingest.layout.label_lefts`)."""
+        from engine.ingest.layout import label_lefts
+
+        return label_lefts(self.library.filing(filing_id).path, page_index,
+                           self.library.page_text(filing_id, page_index), starts)
+
     def search_facts(self, text: str, *, company: str | None = None, limit: int = 200) -> FactSearch:
         """The statement cells whose row (or its heading, or its table's title) holds every line-item word of
         ``text``, across all filings, best first; words naming a company ("accounts payable Corning") or

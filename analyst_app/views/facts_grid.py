@@ -106,29 +106,73 @@ def group_facts(facts: Sequence[StoredFact], session: Any = None, pages: Sequenc
 def row_levels(rows: Sequence[tuple[bool, bool, float | None, bool]]) -> list[int]:
     """Each row's nesting level (0: the table's own level) from how it is printed: ``rows`` in printed order as
     (heading: a line without values that opens a group, total: a "Total …" row, x: the left edge of its label on the
-    page or None when unknown, gap: a blank line printed before it). A heading opens a group its rows sit in; a row
-    printed no further right than the heading leaves it ("Operating income" under the operating expenses); a total
-    closes its group (rows after it are back at the heading's level); without positions a blank line after a group's
-    rows closes it."""
+    page or None when unknown, gap: a blank line printed before it).
+
+    With positions, a row printed further right than the row above sits under it (a heading's rows, a line item's
+    "of which" rows) and one printed no further right leaves it ("Operating income" back at the margin after the
+    operating expenses); a total never sits under a line item and closes the heading it is printed inside. Without
+    positions a heading opens a group its rows sit in, a total closes it, and so does a blank line after its rows."""
     levels: list[int] = []
-    stack: list[float | None] = []  # the x of each open heading, innermost last
-    grouped = 0  # rows in the innermost open group so far
+    stack: list[_Open] = []  # the open parents, innermost last
     for heading, total, x, gap in rows:
+        closed = False  # a heading this row's position closed
         if x is not None:
-            while stack and stack[-1] is not None and x <= stack[-1] + 1.5:
+            while total and stack and not stack[-1].heading:
                 stack.pop()
-        elif stack and gap and grouped:
+            while stack and stack[-1].x is not None and x <= stack[-1].x + 1.5:
+                top = stack[-1]
+                # rows printed flush with their heading ("Basic", "Diluted" under "Earnings per share") stay in it
+                # until a blank line after them
+                if top.heading and not top.indented and x >= top.x - 1.5 and not (gap and top.rows):
+                    break
+                stack.pop()
+                closed = closed or top.heading
+        elif stack and gap and stack[-1].rows:
             stack.pop()
         levels.append(len(stack))
+        if stack:
+            stack[-1].rows += 1
+            if x is not None and stack[-1].x is not None and x > stack[-1].x + 1.5:
+                stack[-1].indented = True
         if heading:
-            stack.append(x)
-            grouped = 0
-        elif total and stack:
-            stack.pop()
-            grouped = 0
-        else:
-            grouped += 1
+            stack.append(_Open(x, True))
+        elif total:
+            if stack and not closed:
+                stack.pop()
+        elif x is not None:
+            stack.append(_Open(x, False))
     return levels
+
+
+@dataclass
+class _Open:
+    """A row that rows below it may sit under: where its label is printed, whether it is a heading, how many rows
+    sit in it so far and whether any is printed further right than it."""
+
+    x: float | None
+    heading: bool
+    rows: int = 0
+    indented: bool = False
+
+
+def label_starts(page_text: str, labels: Sequence[str], starts: Sequence[int | None]) -> list[int | None]:
+    """Where each row's label is printed in ``page_text``: the start of the line of its first cell (``starts``),
+    or of the line above when the label was broken over two lines; a heading (no cells: None) on the nearest line
+    above the next row that begins with it. None where it is not found."""
+    out: list[int | None] = []
+    for i, (label, start) in enumerate(zip(labels, starts, strict=True)):
+        word = label.split()[0] if label.split() else ""
+        if start is None:  # a heading: the line that prints it above the next row
+            below = next((s for s in starts[i + 1:] if s is not None), None)
+            at = page_text.rfind("\n" + label.rstrip(":"), 0, below) if below is not None and label else -1
+            out.append(at + 1 if at >= 0 else None)
+            continue
+        line = page_text.rfind("\n", 0, start) + 1
+        if word and not page_text.startswith(word, line):
+            above = page_text.rfind("\n", 0, max(0, line - 1)) + 1
+            line = above if line and page_text.startswith(word, above) else line
+        out.append(line if word and page_text.startswith(word, line) else None)
+    return out
 
 
 @dataclass(frozen=True)
@@ -151,9 +195,12 @@ class FactTable:
     cells: dict[tuple[int, int], StoredFact] = field(default_factory=dict)  # (row, period column) → fact
 
     @classmethod
-    def of(cls, facts: Sequence[StoredFact], page_text: str = "") -> FactTable:
-        """The table of ``facts``, its rows nested as printed (``page_text``: the page, whose blank lines between
-        rows close a group of rows; a total closes its group either way)."""
+    def of(cls, facts: Sequence[StoredFact], page_text: str = "",
+           lefts: Callable[[list[int | None]], list[float | None]] | None = None) -> FactTable:
+        """The table of ``facts``, its rows nested as printed: by how far right each label is printed (``lefts``:
+        given where each row's label starts in ``page_text``, its x on the page, None where unknown,
+        :meth:`engine.session.Session.label_lefts`); without positions a total closes its group, and so does a
+        blank line in ``page_text`` after a group's rows."""
         table = cls._rows(facts)
         starts = [min((s.fact.char_start for (r, _c), s in table.cells.items() if r == i), default=None)
                   for i in range(len(table.rows))]
@@ -162,7 +209,10 @@ class FactTable:
             gaps.append(bool(page_text) and start is not None and previous is not None
                         and "\n\n" in page_text[previous:start])
             previous = start if start is not None else previous
-        levels = row_levels([(r.heading, r.is_total, None, gap) for r, gap in zip(table.rows, gaps)])
+        xs: list[float | None] = [None] * len(table.rows)
+        if lefts is not None and page_text:
+            xs = lefts(label_starts(page_text, [r.label for r in table.rows], starts))
+        levels = row_levels([(r.heading, r.is_total, x, gap) for r, x, gap in zip(table.rows, xs, gaps, strict=True)])
         table.rows = [replace(r, level=level) for r, level in zip(table.rows, levels)]
         return table
 
@@ -391,6 +441,8 @@ class FactsGrid(QWidget):
         """Read ``filing``'s facts (one query; its pages, for the tables' printed headings, another) and show its
         first statement; None: the "select one" hint."""
         self.filing = filing
+        if self.session_of is None and session is not None:  # (a grid without a Library view: the session given)
+            self.session_of = lambda: session
         self.back_btn.setVisible(bool(self.hits))
         if filing is None:
             self.groups = []
@@ -544,7 +596,11 @@ class FactsGrid(QWidget):
         if not 0 <= index < len(self.groups):
             return
         g = self.groups[index]
-        table = FactTable.of(g.facts, g.page_text)
+        session = self.session_of() if self.session_of is not None else None
+        filing = self.filing
+        lefts = (lambda starts: session.label_lefts(filing.id, g.page_index, starts)) if (
+            session is not None and filing is not None) else None
+        table = FactTable.of(g.facts, g.page_text, lefts)
         self.model.set_table(table)
         self.view.scrollToTop()
         self._fit_columns()

@@ -48,7 +48,9 @@ XBRL_BRUSH = QBrush(QColor(242, 247, 255))  # a faint blue: the value is an exac
 STATEMENT_NAMES = {"income statement": "Income statement", "balance sheet": "Balance sheet",
                    "cash flows": "Cash flows", "equity": "Equity", "table": "Table"}
 NO_FILING = "Select one filing above to see the tables FilingLens read from it."
-SEARCH_COLUMNS = ("Company", "Filing", "Table", "Row", "Period", "Value", "Page")
+# the value and its page before the table's title: on a narrow panel the title is what scrolls out of sight
+SEARCH_COLUMNS = ("Company", "Filing", "Row", "Period", "Value", "Page", "Table")
+SEARCH_WIDTHS = (160, 140, 280, 110, 80, 70, 400)  # the most each column takes before it elides
 SEARCH_LIMIT = 200  # hits listed; the rest are counted ("N more")
 NO_HITS = "No line item of any filing holds every one of these words."
 NO_TABLES = ("No tables read from this filing: no statement table was found in its text "
@@ -72,7 +74,7 @@ class FactGroup:
         """"Balance sheet — CONSOLIDATED BALANCE SHEETS, p. 58 (printed 56)" (the page as people cite it); a table
         whose page prints no heading is named by its first row."""
         kind = STATEMENT_NAMES.get(self.statement, self.statement.capitalize())
-        title = self.heading
+        title = self.heading.rstrip(":").rstrip()  # "Operating Expenses:" introduces its rows; as a title, no colon
         if not title:
             first = min(self.facts, key=lambda s: s.fact.char_start).fact.label if self.facts else ""
             title = f"table beginning “{first}”" if first else "table"
@@ -413,6 +415,7 @@ class FactsGrid(QWidget):
         self.results = QTableWidget(0, len(SEARCH_COLUMNS))
         self.results.setHorizontalHeaderLabels(list(SEARCH_COLUMNS))
         _read_only(self.results, QAbstractItemView.SelectionBehavior.SelectRows)
+        self.results.verticalHeader().setDefaultSectionSize(self.results.fontMetrics().height() + 6)
         self.results.activated.connect(lambda index: self.open_hit(index.row()))  # Enter or double-click
         self.results_info, self.more_label = QLabel(), QLabel()
         self.results_page = QWidget()
@@ -483,18 +486,18 @@ class FactsGrid(QWidget):
         self.results.setRowCount(len(self.hits))
         for row, hit in enumerate(self.hits):
             f = hit.stored.fact
-            cells = (hit.company, hit.doc_name, hit.heading, f.row, f.period.label, f.printed,
-                     page_label(f.page_index, hit.stored.printed_folio))
+            cells = (hit.company, hit.doc_name, f.row, f.period.label, f.printed,
+                     page_label(f.page_index, hit.stored.printed_folio), hit.heading)
             for col, value in enumerate(cells):
                 item = QTableWidgetItem(value)
-                if col == 5:
+                if col == 4:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                item.setToolTip(fact_tooltip(hit.stored) if col >= 3 else value)
+                item.setToolTip(fact_tooltip(hit.stored) if 2 <= col <= 5 else value)
                 self.results.setItem(row, col, item)
         self.results.resizeColumnsToContents()
         header = self.results.horizontalHeader()
-        for col in range(header.count()):
-            header.resizeSection(col, min(header.sectionSize(col), 360))
+        for col, cap in enumerate(SEARCH_WIDTHS):  # the value and its page stay in sight; a long title is elided
+            header.resizeSection(col, min(header.sectionSize(col) + 8, cap))
         where = f" in the filings of {', '.join(found.companies)}" if found.companies else " across all filings"
         if self.hits:
             self.results_info.setText(f"{found.total:,} cell{'s' * (found.total != 1)} whose row holds "
@@ -608,7 +611,7 @@ class FactsGrid(QWidget):
         xbrl = sum(s.fact.source == "xbrl" for s in g.facts)
         scale = next((s.fact.scale for s in g.facts if s.fact.scale), None)
         n_rows, n_periods = sum(not r.heading for r in table.rows), len(table.periods)
-        parts = [f"{len(g.facts)} values",
+        parts = [self.filing.identity.doc_name if self.filing is not None else "", f"{len(g.facts)} values",
                  f"{n_rows} row{'s' * (n_rows != 1)} × {n_periods} period{'s' * (n_periods != 1)}"]
         if scale:
             parts.append(f"in {scale}")
@@ -616,7 +619,7 @@ class FactsGrid(QWidget):
             parts.append(f"{xbrl} inline XBRL")
         if low:
             parts.append(f"{low} low confidence (grey italic)")
-        self.info.setText(" · ".join(parts))
+        self.info.setText(" · ".join(p for p in parts if p))
 
     def _remember_statement(self, index: int) -> None:
         if 0 <= index < len(self.groups):

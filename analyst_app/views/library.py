@@ -377,11 +377,18 @@ class LibraryView(QWidget):
             self.open_fact.emit(self.tables.filing, stored)
 
     def _open_hit(self, hit: Any) -> None:
-        """A line-item search's hit: its filing selected in the list (when the filter shows it), its table in the
-        Tables panel with the row selected and the cell boxed on its page."""
+        """A line-item search's hit: its filing selected in the list (the list's filter cleared when it hides it),
+        its table in the Tables panel with the row selected and the cell boxed on its page."""
         filing = self.ctx.library.filing(hit.stored.filing_id)
-        rows = [r for r in range(self.proxy.rowCount())
-                if self.model.filing(self.proxy.mapToSource(self.proxy.index(r, 0)).row()).id == filing.id]
+
+        def shown() -> list[int]:
+            return [r for r in range(self.proxy.rowCount())
+                    if self.model.filing(self.proxy.mapToSource(self.proxy.index(r, 0)).row()).id == filing.id]
+
+        rows = shown()
+        if not rows and self.filter.text():  # the list's filter hides it: the list shows every filing again
+            self.filter.clear()
+            rows = shown()
         self._tables_key = (id(self.ctx.library), filing.id)  # the panel shows it below: no second read
         if rows:
             self.table.selectRow(rows[0])

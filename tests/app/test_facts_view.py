@@ -420,23 +420,27 @@ def test_search_finds_a_line_item_across_companies_and_opens_its_cell(make_windo
     grid = select_filing(window, "ACME_2023_10K")
     hits = search(qtbot, grid, "accounts payable")
     assert grid.stack.currentWidget() is grid.results_page and grid.results_page.isVisible()
-    payable = [h for h in hits if h[3] == "Current liabilities › Accounts payable"]
+    # (company, filing, row, period, value, page, table)
+    payable = [h for h in hits if h[2] == "Current liabilities › Accounts payable"]
     assert {h[1] for h in payable} == {"ACME_2023_10K", "BOLT_2023_10K"} and len(payable) == 4
-    assert all(h[2] == "Consolidated Balance Sheets" and h[6] == "p. 2" for h in payable), payable
-    assert {bare(h[5]) for h in payable} >= {"1,587", "2,204"}
-    assert not any("Accrued" in h[3] for h in hits)  # every word must be in the row
+    assert all(h[6] == "Consolidated Balance Sheets" and h[5] == "p. 2" for h in payable), payable
+    assert {bare(h[4]) for h in payable} >= {"1,587", "2,204"}
+    assert not any("Accrued" in h[2] for h in hits)  # every word must be in the row
 
     hits = search(qtbot, grid, "accounts payable bolt")  # a company's name keeps its filings
     assert {h[1] for h in hits} == {"BOLT_2023_10K"} and "BOLT" in grid.results_info.text()
     assert not grid.more_label.isVisible()
 
-    # double-click the 2023 cell: BOLT's balance sheet in the grid, the row selected, the cell boxed on its page
-    row = next(i for i, h in enumerate(hits) if bare(h[5]) == "2,204")
-    rect = grid.results.visualRect(grid.results.model().index(row, 3))
+    # double-click the 2023 cell: BOLT's balance sheet in the grid, the row selected, the cell boxed on its page;
+    # the list's filter hid BOLT: it is cleared, so the filing shown is the one selected
+    window.library_view.filter.setText("ACME")
+    row = next(i for i, h in enumerate(hits) if bare(h[4]) == "2,204")
+    rect = grid.results.visualRect(grid.results.model().index(row, 2))
     qtbot.mouseClick(grid.results.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())  # a double-click's press
     qtbot.mouseDClick(grid.results.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert grid.stack.currentWidget() is grid.view and grid.filing.identity.doc_name == "BOLT_2023_10K"
     assert [f.identity.doc_name for f in window.library_view.selected_filings()] == ["BOLT_2023_10K"]
+    assert window.library_view.filter.text() == "" and grid.info.text().startswith("BOLT_2023_10K · ")
     current = grid.view.currentIndex()
     assert grid.model.table.rows[current.row()].label == "Accounts payable"
     fact = grid.model.fact(current)

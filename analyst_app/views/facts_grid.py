@@ -50,7 +50,7 @@ STATEMENT_NAMES = {"income statement": "Income statement", "balance sheet": "Bal
 NO_FILING = "Select one filing above to see the tables FilingLens read from it."
 # the value and its page before the table's title: on a narrow panel the title is what scrolls out of sight
 SEARCH_COLUMNS = ("Company", "Filing", "Row", "Period", "Value", "Page", "Table")
-SEARCH_WIDTHS = (160, 140, 280, 110, 80, 70, 400)  # the most each column takes before it elides
+SEARCH_WIDTHS = (160, 175, 280, 140, 80, 100, 400)  # the most each column takes before it elides
 SEARCH_LIMIT = 200  # hits listed; the rest are counted ("N more")
 NO_HITS = "No line item of any filing holds every one of these words."
 NO_TABLES = ("No tables read from this filing: no statement table was found in its text "
@@ -500,8 +500,9 @@ class FactsGrid(QWidget):
             header.resizeSection(col, min(header.sectionSize(col) + 8, cap))
         where = f" in the filings of {', '.join(found.companies)}" if found.companies else " across all filings"
         if self.hits:
-            self.results_info.setText(f"{found.total:,} cell{'s' * (found.total != 1)} whose row holds "
-                                      f"“{found.words}”{where}; double-click (or Enter) opens its table")
+            self.results_info.setText(f"{found.total:,} cell{'s' * (found.total != 1)} whose row, heading or table "
+                                      f"holds “{found.words}”{where} (rows printing these words first); double-click "
+                                      "(or Enter) opens its table")
         else:
             self.results_info.setText(NO_HITS if found.words else "Type the line item's words, not only a company.")
         self.more_label.setText(f"{found.more:,} more not listed: add words or a company name to narrow the "

@@ -104,11 +104,13 @@ def search_facts(library: Library, text: str, *, company: str | None = None, lim
     pool = library.facts(match=query, filing_ids=filing_ids, limit=max(limit * 5, 1000))
     total = library.count_facts(query, filing_ids=filing_ids) if len(pool) >= max(limit * 5, 1000) else len(pool)
     # bm25 favours short labels ("Other expense (income), net" for "net income"): the words as the row prints them
-    # come first, the row that is nothing else before one that goes on, then bm25's order
+    # come first, the row that is nothing else before one that goes on, a statement's row before a note's, then
+    # bm25's order
     phrase = " ".join(items).lower()
     found = sorted(pool, key=lambda s: (phrase not in s.fact.label.lower(),
                                         not s.fact.label.lower().startswith(phrase),
-                                        s.fact.label.lower().rstrip(":") != phrase, -s.score))[:limit]
+                                        s.fact.label.lower().rstrip(":") != phrase, s.fact.statement == "table",
+                                        -s.score))[:limit]
     keys = [(s.filing_id, s.fact.page_index, s.fact.statement, s.fact.title) for s in found]
     starts = library.table_starts(keys)
     headings: dict[tuple[int, int, str, str], tuple[str, str]] = {}

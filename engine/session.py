@@ -24,6 +24,7 @@ from engine.store.library import ANY_EVALUATION  # noqa: F401 (the app names "ev
 if TYPE_CHECKING:
     from engine.doctor import DoctorReport
     from engine.eval.runner import EvalOutcome, Evaluator
+    from engine.facts.search import FactSearch
     from engine.indexing import IndexStatus, OpenIndexes, Progress, SyncReport, VerifyResult
     from engine.ingest.cluster import VectorCache
     from engine.ingest.runner import IngestEvent
@@ -177,6 +178,31 @@ class Session:
         from engine.facts.tables import table_headings
 
         return table_headings(self.library.page_texts(filing_id), starts)
+
+    def table_titles(self, filing_id: int, tables: Sequence[tuple[int, int, str, str]]) -> list[tuple[str, str]]:
+        """(statement it is listed as, printed heading) of each of a filing's stored tables, given as (page index,
+        character its first row starts at, stored statement, stored title): a primary statement only when the
+        heading is that statement's own (:func:`engine.facts.tables.table_titles`)."""
+        from engine.facts.tables import table_titles
+
+        return table_titles(self.library.page_texts(filing_id), tables)
+
+    def label_lefts(self, filing_id: int, page_index: int, starts: Sequence[int | None]) -> list[float | None]:
+        """The left edge (x, points) of the word printed at each character of ``starts`` in a filing's stored page
+        text: how far each of a table's row labels is indented (None for an HTML filing, a moved file, a start
+        without a word; :func:`engine.ingest.layout.label_lefts`)."""
+        from engine.ingest.layout import label_lefts
+
+        return label_lefts(self.library.filing(filing_id).path, page_index,
+                           self.library.page_text(filing_id, page_index), starts)
+
+    def search_facts(self, text: str, *, company: str | None = None, limit: int = 200) -> FactSearch:
+        """The statement cells whose row (or its heading, or its table's title) holds every line-item word of
+        ``text``, across all filings, best first; words naming a company ("accounts payable Corning") or
+        ``company`` keep only its filings (:func:`engine.facts.search.search_facts`)."""
+        from engine.facts.search import search_facts
+
+        return search_facts(self.library, text, company=company, limit=limit)
 
     def index_status(self) -> IndexStatus:
         """The published set against the library, from manifests only (cheap: for status lines)."""

@@ -1,6 +1,10 @@
 """The Tables panel: the statement tables FilingLens read from one filing, one table at a time, as a grid of
 the printed values (rows in printed order × the table's periods). Selecting a cell shows it on its page.
 
+Its search box finds line items across all filings ("accounts payable Corning": the words naming a company keep
+its filings, :meth:`engine.session.Session.search_facts`); opening a hit shows its filing's table with the row
+selected and the cell boxed on its page.
+
 The grid is a thin adapter over the library's stored facts (:class:`engine.records.StoredFact`): one query per
 filing, grouped here by (statement, title, page); nothing is re-read from the filing.
 """
@@ -8,7 +12,7 @@ filing, grouped here by (statement, title, page); nothing is re-read from the fi
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,8 +24,12 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
+    QPushButton,
     QStackedWidget,
     QTableView,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -40,6 +48,11 @@ XBRL_BRUSH = QBrush(QColor(242, 247, 255))  # a faint blue: the value is an exac
 STATEMENT_NAMES = {"income statement": "Income statement", "balance sheet": "Balance sheet",
                    "cash flows": "Cash flows", "equity": "Equity", "table": "Table"}
 NO_FILING = "Select one filing above to see the tables FilingLens read from it."
+# the value and its page before the table's title: on a narrow panel the title is what scrolls out of sight
+SEARCH_COLUMNS = ("Company", "Filing", "Row", "Period", "Value", "Page", "Table")
+SEARCH_WIDTHS = (160, 175, 280, 140, 80, 100, 400)  # the most each column takes before it elides
+SEARCH_LIMIT = 200  # hits listed; the rest are counted ("N more")
+NO_HITS = "No line item of any filing holds every one of these words."
 NO_TABLES = ("No tables read from this filing: no statement table was found in its text "
              "(an image-only or prose-only document, or a layout the table reader does not follow).")
 
@@ -61,7 +74,7 @@ class FactGroup:
         """"Balance sheet — CONSOLIDATED BALANCE SHEETS, p. 58 (printed 56)" (the page as people cite it); a table
         whose page prints no heading is named by its first row."""
         kind = STATEMENT_NAMES.get(self.statement, self.statement.capitalize())
-        title = self.heading
+        title = self.heading.rstrip(":").rstrip()  # "Operating Expenses:" introduces its rows; as a title, no colon
         if not title:
             first = min(self.facts, key=lambda s: s.fact.char_start).fact.label if self.facts else ""
             title = f"table beginning “{first}”" if first else "table"
@@ -74,19 +87,20 @@ PRIMARY = ("balance sheet", "income statement", "cash flows", "equity")  # the p
 
 def group_facts(facts: Sequence[StoredFact], session: Any = None, pages: Sequence[str] = ()) -> list[FactGroup]:
     """One group per (statement, title, page), titled by the heading its page prints above it (``session``: asked
-    for the headings, :meth:`engine.session.Session.table_headings`; none: no heading, the table is named by its
-    first row); the primary statements (balance sheet, income, cash flows, equity) first, then the other tables,
+    for the headings, :meth:`engine.session.Session.table_titles`; none: no heading, the table is named by its
+    first row); the primary statements (balance sheet, income, cash flows, equity: a table whose heading is that
+    statement's own, not a note's table that names one) first, then the other tables,
     each in the order the filing prints them. ``pages``: the filing's page texts (their blank lines nest rows)."""
     groups: dict[tuple[str, str, int], list[StoredFact]] = {}
     for s in facts:
         groups.setdefault((s.fact.statement, s.fact.title, s.fact.page_index), []).append(s)
     keys = list(groups)
-    starts = [(page, min(s.fact.char_start for s in groups[(st, title, page)])) for st, title, page in keys]
-    headings = session.table_headings(facts[0].filing_id, starts) if session is not None and facts else [
-        ("table", "")] * len(keys)
-    out = [FactGroup(st if st != "table" else kind, title, page, tuple(groups[(st, title, page)]), heading,
+    tables = [(page, min(s.fact.char_start for s in groups[(st, title, page)]), st, title) for st, title, page in keys]
+    titles = session.table_titles(facts[0].filing_id, tables) if session is not None and facts else [
+        (st, "") for st, _title, _page in keys]
+    out = [FactGroup(kind, title, page, tuple(groups[(st, title, page)]), heading,
                      pages[page] if page < len(pages) else "")
-           for (st, title, page), (kind, heading) in zip(keys, headings, strict=True)]
+           for (st, title, page), (kind, heading) in zip(keys, titles, strict=True)]
     return sorted(out, key=lambda g: (g.statement not in PRIMARY, g.page_index,
                                       min(s.fact.char_start for s in g.facts)))
 
@@ -94,29 +108,73 @@ def group_facts(facts: Sequence[StoredFact], session: Any = None, pages: Sequenc
 def row_levels(rows: Sequence[tuple[bool, bool, float | None, bool]]) -> list[int]:
     """Each row's nesting level (0: the table's own level) from how it is printed: ``rows`` in printed order as
     (heading: a line without values that opens a group, total: a "Total …" row, x: the left edge of its label on the
-    page or None when unknown, gap: a blank line printed before it). A heading opens a group its rows sit in; a row
-    printed no further right than the heading leaves it ("Operating income" under the operating expenses); a total
-    closes its group (rows after it are back at the heading's level); without positions a blank line after a group's
-    rows closes it."""
+    page or None when unknown, gap: a blank line printed before it).
+
+    With positions, a row printed further right than the row above sits under it (a heading's rows, a line item's
+    "of which" rows) and one printed no further right leaves it ("Operating income" back at the margin after the
+    operating expenses); a total never sits under a line item and closes the heading it is printed inside. Without
+    positions a heading opens a group its rows sit in, a total closes it, and so does a blank line after its rows."""
     levels: list[int] = []
-    stack: list[float | None] = []  # the x of each open heading, innermost last
-    grouped = 0  # rows in the innermost open group so far
+    stack: list[_Open] = []  # the open parents, innermost last
     for heading, total, x, gap in rows:
+        closed = False  # a heading this row's position closed
         if x is not None:
-            while stack and stack[-1] is not None and x <= stack[-1] + 1.5:
+            while total and stack and not stack[-1].heading:
                 stack.pop()
-        elif stack and gap and grouped:
+            while stack and stack[-1].x is not None and x <= stack[-1].x + 1.5:
+                top = stack[-1]
+                # rows printed flush with their heading ("Basic", "Diluted" under "Earnings per share") stay in it
+                # until a blank line after them
+                if top.heading and not top.indented and x >= top.x - 1.5 and not (gap and top.rows):
+                    break
+                stack.pop()
+                closed = closed or top.heading
+        elif stack and gap and stack[-1].rows:
             stack.pop()
         levels.append(len(stack))
+        if stack:
+            stack[-1].rows += 1
+            if x is not None and stack[-1].x is not None and x > stack[-1].x + 1.5:
+                stack[-1].indented = True
         if heading:
-            stack.append(x)
-            grouped = 0
-        elif total and stack:
-            stack.pop()
-            grouped = 0
-        else:
-            grouped += 1
+            stack.append(_Open(x, True))
+        elif total:
+            if stack and not closed:
+                stack.pop()
+        elif x is not None:
+            stack.append(_Open(x, False))
     return levels
+
+
+@dataclass
+class _Open:
+    """A row that rows below it may sit under: where its label is printed, whether it is a heading, how many rows
+    sit in it so far and whether any is printed further right than it."""
+
+    x: float | None
+    heading: bool
+    rows: int = 0
+    indented: bool = False
+
+
+def label_starts(page_text: str, labels: Sequence[str], starts: Sequence[int | None]) -> list[int | None]:
+    """Where each row's label is printed in ``page_text``: the start of the line of its first cell (``starts``),
+    or of the line above when the label was broken over two lines; a heading (no cells: None) on the nearest line
+    above the next row that begins with it. None where it is not found."""
+    out: list[int | None] = []
+    for i, (label, start) in enumerate(zip(labels, starts, strict=True)):
+        word = label.split()[0] if label.split() else ""
+        if start is None:  # a heading: the line that prints it above the next row
+            below = next((s for s in starts[i + 1:] if s is not None), None)
+            at = page_text.rfind("\n" + label.rstrip(":"), 0, below) if below is not None and label else -1
+            out.append(at + 1 if at >= 0 else None)
+            continue
+        line = page_text.rfind("\n", 0, start) + 1
+        if word and not page_text.startswith(word, line):
+            above = page_text.rfind("\n", 0, max(0, line - 1)) + 1
+            line = above if line and page_text.startswith(word, above) else line
+        out.append(line if word and page_text.startswith(word, line) else None)
+    return out
 
 
 @dataclass(frozen=True)
@@ -139,9 +197,12 @@ class FactTable:
     cells: dict[tuple[int, int], StoredFact] = field(default_factory=dict)  # (row, period column) → fact
 
     @classmethod
-    def of(cls, facts: Sequence[StoredFact], page_text: str = "") -> FactTable:
-        """The table of ``facts``, its rows nested as printed (``page_text``: the page, whose blank lines between
-        rows close a group of rows; a total closes its group either way)."""
+    def of(cls, facts: Sequence[StoredFact], page_text: str = "",
+           lefts: Callable[[list[int | None]], list[float | None]] | None = None) -> FactTable:
+        """The table of ``facts``, its rows nested as printed: by how far right each label is printed (``lefts``:
+        given where each row's label starts in ``page_text``, its x on the page, None where unknown,
+        :meth:`engine.session.Session.label_lefts`); without positions a total closes its group, and so does a
+        blank line in ``page_text`` after a group's rows."""
         table = cls._rows(facts)
         starts = [min((s.fact.char_start for (r, _c), s in table.cells.items() if r == i), default=None)
                   for i in range(len(table.rows))]
@@ -150,7 +211,10 @@ class FactTable:
             gaps.append(bool(page_text) and start is not None and previous is not None
                         and "\n\n" in page_text[previous:start])
             previous = start if start is not None else previous
-        levels = row_levels([(r.heading, r.is_total, None, gap) for r, gap in zip(table.rows, gaps)])
+        xs: list[float | None] = [None] * len(table.rows)
+        if lefts is not None and page_text:
+            xs = lefts(label_starts(page_text, [r.label for r in table.rows], starts))
+        levels = row_levels([(r.heading, r.is_total, x, gap) for r, x, gap in zip(table.rows, xs, gaps, strict=True)])
         table.rows = [replace(r, level=level) for r, level in zip(table.rows, levels)]
         return table
 
@@ -283,10 +347,21 @@ class FactGridModel(QAbstractTableModel):
         return None
 
 
+def _read_only(view: QTableView, selecting: QAbstractItemView.SelectionBehavior) -> None:
+    """A read-only grid of one selection at a time, rows not numbered, cells on one line."""
+    view.setSelectionBehavior(selecting)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setWordWrap(False)
+    view.setAlternatingRowColors(True)
+    view.verticalHeader().setVisible(False)
+
+
 class FactsGrid(QWidget):
     """A filing's tables: a chooser (one entry per printed table) over the chosen table's grid."""
 
     fact_selected = Signal(object)  # the StoredFact of the cell the user selected or activated
+    hit_opened = Signal(object)  # a search's FactHit the user opened (double-click or Enter)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -294,6 +369,22 @@ class FactsGrid(QWidget):
         self.groups: list[FactGroup] = []
         self.load_seconds = 0.0  # the last filing's query and grouping (the GUI thread does it: keep it small)
         self._statement = ""  # the statement kind last chosen: the next filing opens on its own one
+
+        self.session_of: Callable[[], Any] | None = None  # the session a search asks (set by the Library view)
+        self.hits: list[Any] = []  # the last search's FactHits, in the order listed
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search line items across all filings, e.g. “accounts payable Corning” "
+                                       "(a company's name or ticker keeps its filings)")
+        self.search.setClearButtonEnabled(True)
+        self.search.returnPressed.connect(self.run_search)
+        self.search.textChanged.connect(self._search_edited)
+        self.back_btn = QPushButton("Back to results")
+        self.back_btn.setToolTip("The last search's results")
+        self.back_btn.clicked.connect(self._show_results)
+        self.back_btn.setVisible(False)
+        search_bar = QHBoxLayout()
+        search_bar.addWidget(self.search, 1)
+        search_bar.addWidget(self.back_btn)
 
         self.table_box = QComboBox()
         self.table_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -312,12 +403,7 @@ class FactsGrid(QWidget):
         self.model = FactGridModel(self)
         self.view = QTableView()
         self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.view.setWordWrap(False)
-        self.view.setAlternatingRowColors(True)
-        self.view.verticalHeader().setVisible(False)
+        _read_only(self.view, QAbstractItemView.SelectionBehavior.SelectItems)
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
         self.view.horizontalHeader().setHighlightSections(False)
         self.view.horizontalHeader().setStretchLastSection(False)
@@ -326,13 +412,28 @@ class FactsGrid(QWidget):
         self.view.activated.connect(self._activated)  # Enter or double-click: show it again (after scrolling away)
 
         self.empty = hint_label(NO_FILING)
+        self.results = QTableWidget(0, len(SEARCH_COLUMNS))
+        self.results.setHorizontalHeaderLabels(list(SEARCH_COLUMNS))
+        _read_only(self.results, QAbstractItemView.SelectionBehavior.SelectRows)
+        self.results.verticalHeader().setDefaultSectionSize(self.results.fontMetrics().height() + 6)
+        self.results.activated.connect(lambda index: self.open_hit(index.row()))  # Enter or double-click
+        self.results_info, self.more_label = QLabel(), QLabel()
+        self.results_page = QWidget()
+        rl = QVBoxLayout(self.results_page)
+        rl.setContentsMargins(0, 0, 0, 0)
+        for widget in (self.results_info, self.results, self.more_label):
+            rl.addWidget(widget, 1 if widget is self.results else 0)
+            if isinstance(widget, QLabel):
+                widget.setStyleSheet("color:#555")
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
         self.stack.addWidget(self.empty)
+        self.stack.addWidget(self.results_page)
         self.stack.setCurrentWidget(self.empty)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(search_bar)
         lay.addWidget(self.bar)
         lay.addWidget(self.info)
         lay.addWidget(self.stack, 1)
@@ -343,6 +444,9 @@ class FactsGrid(QWidget):
         """Read ``filing``'s facts (one query; its pages, for the tables' printed headings, another) and show its
         first statement; None: the "select one" hint."""
         self.filing = filing
+        if self.session_of is None and session is not None:  # (a grid without a Library view: the session given)
+            self.session_of = lambda: session
+        self.back_btn.setVisible(bool(self.hits))
         if filing is None:
             self.groups = []
             self._set_empty(NO_FILING)
@@ -369,6 +473,68 @@ class FactsGrid(QWidget):
 
     def clear(self) -> None:
         self.show_filing(None, None)
+
+    def run_search(self) -> None:
+        """Search the line items of all filings for the box's words; list the hits in place of the grid."""
+        text = self.search.text().strip()
+        session = self.session_of() if self.session_of is not None else None
+        if not text or session is None:
+            return
+        found = session.search_facts(text, limit=SEARCH_LIMIT)
+        self.hits = list(found.hits)
+        self.results.setRowCount(0)
+        self.results.setRowCount(len(self.hits))
+        for row, hit in enumerate(self.hits):
+            f = hit.stored.fact
+            cells = (hit.company, hit.doc_name, f.row, f.period.label, f.printed,
+                     page_label(f.page_index, hit.stored.printed_folio), hit.heading)
+            for col, value in enumerate(cells):
+                item = QTableWidgetItem(value)
+                if col == 4:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                item.setToolTip(fact_tooltip(hit.stored) if 2 <= col <= 5 else value)
+                self.results.setItem(row, col, item)
+        self.results.resizeColumnsToContents()
+        header = self.results.horizontalHeader()
+        for col, cap in enumerate(SEARCH_WIDTHS):  # the value and its page stay in sight; a long title is elided
+            header.resizeSection(col, min(header.sectionSize(col) + 8, cap))
+        where = f" in the filings of {', '.join(found.companies)}" if found.companies else " across all filings"
+        if self.hits:
+            self.results_info.setText(f"{found.total:,} cell{'s' * (found.total != 1)} whose row, heading or table "
+                                      f"holds “{found.words}”{where} (rows printing these words first); double-click "
+                                      "(or Enter) opens its table")
+        else:
+            self.results_info.setText(NO_HITS if found.words else "Type the line item's words, not only a company.")
+        self.more_label.setText(f"{found.more:,} more not listed: add words or a company name to narrow the "
+                                "search" if found.more else "")
+        self.more_label.setVisible(bool(found.more))
+        self._show_results()
+        if self.hits:
+            self.results.selectRow(0)
+
+    def open_hit(self, row: int) -> None:
+        """Open a search hit: its filing's table in the grid, its row selected, its cell boxed on its page (the
+        Library view shows the filing; see :attr:`hit_opened`)."""
+        if 0 <= row < len(self.hits):
+            self.hit_opened.emit(self.hits[row])
+
+    def show_fact(self, session: Any, filing: Filing, stored: StoredFact) -> bool:
+        """Show ``filing``'s table holding ``stored`` with its cell selected (which boxes it on its page); False
+        when the filing's tables no longer hold it."""
+        if self.filing is None or self.filing.id != filing.id or self.stack.currentWidget() is self.results_page:
+            self.show_filing(session, filing)
+        i = next((k for k, g in enumerate(self.groups) if any(s.id == stored.id for s in g.facts)), -1)
+        if i < 0:
+            return False
+        self.select_group(i)
+        self.stack.setCurrentWidget(self.view)
+        self.bar.setVisible(True)
+        self.info.setVisible(True)
+        self.view.setCurrentIndex(QModelIndex())  # selecting the same cell again still boxes it
+        found = self.select_fact(stored.id)
+        self.view.scrollTo(self.view.currentIndex())
+        self.view.setFocus()
+        return found
 
     def select_group(self, index: int) -> None:
         self.table_box.setCurrentIndex(index)
@@ -401,6 +567,16 @@ class FactsGrid(QWidget):
         return False
 
     # -- internals ---------------------------------------------------------------------------------
+    def _show_results(self) -> None:
+        self.stack.setCurrentWidget(self.results_page)
+        self.bar.setVisible(False)
+        self.info.setVisible(False)
+        self.back_btn.setVisible(False)
+
+    def _search_edited(self, text: str) -> None:
+        if not text.strip() and self.stack.currentWidget() is self.results_page:  # cleared: back to the grid
+            self.show_filing(self.session_of() if self.session_of is not None else None, self.filing)
+
     def _set_empty(self, text: str) -> None:
         self.model.set_table(FactTable())
         self.table_box.blockSignals(True)
@@ -424,7 +600,11 @@ class FactsGrid(QWidget):
         if not 0 <= index < len(self.groups):
             return
         g = self.groups[index]
-        table = FactTable.of(g.facts, g.page_text)
+        session = self.session_of() if self.session_of is not None else None
+        filing = self.filing
+        lefts = (lambda starts: session.label_lefts(filing.id, g.page_index, starts)) if (
+            session is not None and filing is not None) else None
+        table = FactTable.of(g.facts, g.page_text, lefts)
         self.model.set_table(table)
         self.view.scrollToTop()
         self._fit_columns()
@@ -432,7 +612,7 @@ class FactsGrid(QWidget):
         xbrl = sum(s.fact.source == "xbrl" for s in g.facts)
         scale = next((s.fact.scale for s in g.facts if s.fact.scale), None)
         n_rows, n_periods = sum(not r.heading for r in table.rows), len(table.periods)
-        parts = [f"{len(g.facts)} values",
+        parts = [self.filing.identity.doc_name if self.filing is not None else "", f"{len(g.facts)} values",
                  f"{n_rows} row{'s' * (n_rows != 1)} × {n_periods} period{'s' * (n_periods != 1)}"]
         if scale:
             parts.append(f"in {scale}")
@@ -440,7 +620,7 @@ class FactsGrid(QWidget):
             parts.append(f"{xbrl} inline XBRL")
         if low:
             parts.append(f"{low} low confidence (grey italic)")
-        self.info.setText(" · ".join(parts))
+        self.info.setText(" · ".join(p for p in parts if p))
 
     def _remember_statement(self, index: int) -> None:
         if 0 <= index < len(self.groups):

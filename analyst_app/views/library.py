@@ -251,6 +251,8 @@ class LibraryView(QWidget):
         self.details.setOpenLinks(False)
         self.tables = FactsGrid()
         self.tables.fact_selected.connect(self._fact_selected)
+        self.tables.session_of = lambda: self.ctx.session
+        self.tables.hit_opened.connect(self._open_hit)
         self.bottom = QTabWidget()
         self.bottom.addTab(report, "Ingest report")
         self.bottom.addTab(self.details, "Filing details")
@@ -373,6 +375,25 @@ class LibraryView(QWidget):
     def _fact_selected(self, stored: Any) -> None:
         if self.tables.filing is not None:
             self.open_fact.emit(self.tables.filing, stored)
+
+    def _open_hit(self, hit: Any) -> None:
+        """A line-item search's hit: its filing selected in the list (the list's filter cleared when it hides it),
+        its table in the Tables panel with the row selected and the cell boxed on its page."""
+        filing = self.ctx.library.filing(hit.stored.filing_id)
+
+        def shown() -> list[int]:
+            return [r for r in range(self.proxy.rowCount())
+                    if self.model.filing(self.proxy.mapToSource(self.proxy.index(r, 0)).row()).id == filing.id]
+
+        rows = shown()
+        if not rows and self.filter.text():  # the list's filter hides it: the list shows every filing again
+            self.filter.clear()
+            rows = shown()
+        self._tables_key = (id(self.ctx.library), filing.id)  # the panel shows it below: no second read
+        if rows:
+            self.table.selectRow(rows[0])
+            self.table.scrollTo(self.proxy.index(rows[0], 0))
+        self.tables.show_fact(self.ctx.session, filing, hit.stored)
 
     def _open_current(self, index: Any) -> None:
         f = self.model.filing(self.proxy.mapToSource(index).row())

@@ -258,16 +258,22 @@ def _statement(title_lines: list[str]) -> tuple[str, str]:
 
 def primary_statement(title: str) -> bool:
     """Whether a table's title is a primary statement's own heading ("Consolidated Balance Sheets  Corning
-    Incorporated and Subsidiary Companies", "CONSOLIDATED STATEMENTS OF OPERATIONS (In millions)"): the
-    statement's name with a name before it and only a name or a parenthesis after it — not a sentence that
-    begins with one ("Balance sheet and working capital measures are provided below", an MD&A summary)."""
-    line = re.sub(r"\([^)]*\)?", " ", title)
-    if re.match(r"\s*(?:note|item)\s+\d", line, re.IGNORECASE):  # a note's or an item's table ("NOTE 7. Supplemental
-        return False  # Balance Sheet Information")
-    for _, rx in _STATEMENTS:
+    Incorporated and Subsidiary Companies", "CONSOLIDATED STATEMENTS OF OPERATIONS (In millions)", "Consolidated
+    Statements of Operations and Comprehensive Income"): the statement's name with a name before it and after it
+    nothing, a parenthesis, another statement ("and …") or a company's name (in a cell of its own, or ending as
+    one: "… Inc.", "… and Subsidiaries") — not a sentence that begins with one ("Balance sheet and working capital
+    measures are provided below", an MD&A summary) nor a topic ("Key Balance Sheet Data", "NOTE 7. Supplemental
+    Balance Sheet Information")."""
+    line = _SPLIT_LETTER.sub(r"\1\2", re.sub(r"\([^)]*\)?", " ", title))
+    if re.match(r"\s*(?:note|item)\s+\d", line, re.IGNORECASE):  # a note's or an item's table
+        return False
+    for _, rx in _HEADING_STATEMENTS:
         m = rx.search(line)
-        if m and len(line) <= 140 and _titled(line[: m.start()]) and _titled(line[m.end():]):
-            return True
+        if m and len(line) <= 140 and _titled(line[: m.start()]):
+            rest = line[m.end():]
+            if (not rest.strip(" :,.-–—") or CELL_GAP.match(rest) and _titled(rest) or re.match(r"\s*,?\s*(?:and|&)\s|\s+statements?\s*$", rest, re.IGNORECASE) and _titled(rest)
+                    or _titled(rest) and _COMPANY.search(rest)):
+                return True
     return False
 
 
@@ -530,45 +536,105 @@ def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
 _HEADING_LINES = 12  # lines above a table's first row searched for its heading
 _PERIOD_WORDS = re.compile(rf"^[\s(]*(?:(?:for\s+the\s+)?(?:fiscal\s+)?(?:years?|three|six|nine|twelve|quarters?|"
                            rf"months?|weeks?|periods?)\b|as\s+of\b|at\b|{_MONTH}\s+\d)", re.IGNORECASE)
-_NOTE_HEADING = re.compile(r"^(?:note\s+\d+|item\s+\d+[a-z]?)\b", re.IGNORECASE)
+# a note's, an item's or a numbered section's own heading ("NOTE 6.", "Item 8.", "6.  Investments")
+_NOTE_HEADING = re.compile(r"^(?:note\s+\d+|item\s+\d+[a-z]?)\b|^\d{1,2}\.\s+[A-Z]", re.IGNORECASE)
 _NOT_HEADING = re.compile(r"table\s+of\s+contents|index|page|\d+|[ivx]+", re.IGNORECASE)  # running heads, folios
+# the cover page's lines: its tables (the registrant's address, its securities) have no statement heading
+_COVER = re.compile(r"securities\s+and\s+exchange\s+commission|washington,?\s+d\.\s?c\.|pursuant\s+to\s+section\s+1[35]|"
+                    r"commission\s+file\s+number|exact\s+name\s+of\s+registrant", re.IGNORECASE)
+_COMPANY = re.compile(r"\b(?:inc|corp(?:oration)?|company|companies|co|ltd|plc|llc|subsidiaries|incorporated)\b\.?,?\s*$",
+                      re.IGNORECASE)
+# a sentence that introduces the table below it ("… is provided in the table that follows.", "Other assets follow
+# (in millions):"): skipped for the heading above it
+_INTRO = re.compile(r"\b(?:as\s+follows|follows?|(?:the\s+)?following|below|are|is|were|was|consist(?:s|ed)?|"
+                    r"comprised|presented|summarized|shown|provided)\b", re.IGNORECASE)
+# a number no heading prints: a ZIP code, a file or tax number (a year or a section number is read apart)
+_ODD_NUMBER = re.compile(r"(?<![\d.,])(?!(?:19|20)\d\d(?!\d))\d{3,}|\d+-\d{5,}")
+# a letter the PDF's text layer printed apart from its word ("Consolidated Balance Shee t", "Cash Flow s")
+_SPLIT_LETTER = re.compile(r"\b([A-Z][a-z]+) {1,3}([a-z])(?=$|[\s.,:;)])")
+
+
+def mend_heading(line: str) -> str:
+    """A heading line with its words' spacing mended: runs of spaces as one, a word's last letter printed apart
+    from it joined back ("Consolidated Statement of Incom e" → "… of Income")."""
+    return _SPLIT_LETTER.sub(r"\1\2", " ".join(line.split()))
+
+
+def _title_case(words: str) -> bool:
+    """Every word capitalised but "and", "of", "the", "in", "for", "to", "on" and "a": a name, not a sentence."""
+    letters = re.findall(r"[A-Za-z][\w’'-]*", re.sub(r"\([^)]*\)?", " ", words))
+    return bool(letters) and all(w[0].isupper() or w.lower() in ("and", "of", "the", "in", "for", "to", "on", "a")
+                                 for w in letters)
 
 
 def printed_heading(page_text: str, table_start: int) -> tuple[str, str]:
     """(statement kind, heading) of the table whose first row starts at ``table_start`` in ``page_text``: the
     statement's own printed heading above it ("CONSOLIDATED BALANCE SHEETS", "Segment Information", "NOTE 6.
-    Supplemental Income Statement Information"), never a column header ("Year ended December 31,"), a scale caption
-    or a sentence; ("table", "") when the page prints none between the table and the text above it."""
+    Supplemental Income Statement Information"), never a column header ("Year ended December 31,"), a scale caption,
+    column groups printed over the columns ("Balance sheet  Balance sheet"), a sentence (one introducing the table is
+    skipped for the heading above it) or a cover page's lines; ("table", "") when the page prints none between the
+    table and the text above it. A word's letter printed apart from it is joined back (:func:`mend_heading`)."""
     lines = page_text[:table_start].split("\n")[:-1]
     # from the table's column header (its headings, "Current assets:", sit between it and the first row)
     header = next((i for i in range(len(lines) - 1, max(-1, len(lines) - 40), -1) if is_column_header(lines[i])), None)
     above = lines[:header][-_HEADING_LINES:] if header is not None else lines[-_HEADING_LINES:]
     found = ""
+    sentence = 0  # lines of the sentence introducing the table, read so far
+    below_cells = False  # the line just below (no blank between) prints several cells: column labels
     for line in reversed(above):
-        words = " ".join(line.split())
+        words = mend_heading(line)
         if not words:
+            below_cells = False
             continue
+        if _COVER.search(words):
+            return "table", found
         if parse_row(line) is not None and found:
             break  # the table above: its words are not this one's heading
+        cells = [c.lower() for c in CELL_GAP.split(line.strip())]
+        # a column group's word over the column labels ("Accumulated" over "Additional  Other  Non-"): no heading
+        group_word = below_cells and len(words.split()) <= 2 and not _STATEMENT_NAME.search(words)
+        below_cells = len(cells) > 1
         if (parse_row(line) is not None or is_column_header(line) or _is_caption(words) or _PERIOD_WORDS.match(words)
-                or CELL_GAP.search(line.strip()) and not _STATEMENT_NAME.search(words)):
+                or len(cells) > 1 and (len(set(cells)) < len(cells) or not _STATEMENT_NAME.search(words))
+                and not _NOTE_HEADING.match(words) or group_word):
             continue
-        if len(words) > 110 or _PROSE.match(words) and not _NOTE_HEADING.match(words):
-            break  # a paragraph ends the search: its sentence is no heading
-        if not words[:1].isupper() and not words[:1].isdigit() or _NOT_HEADING.fullmatch(words):
-            continue
-        for name, rx in _STATEMENTS:
+        for name, rx in _HEADING_STATEMENTS:
             m = rx.search(words)
-            if m and _titled(words[: m.start()]):
-                return name, words
-        if not found or _NOTE_HEADING.match(words) or words.isupper():
+            # a statement's name in a heading, not in a sentence ("Balance sheet and working capital measures are
+            # provided in the following table", an MD&A summary)
+            if m and len(words) <= 140 and words[:1].isupper() and _titled(words[: m.start()]):
+                if primary_statement(line):
+                    return name, words
+                if _title_case(words) or words.isupper():  # a heading on the statement ("Key Balance Sheet Data")
+                    return "table", words
+        wrapped = (words[:1].isdigit() or words[:1].islower()) and not _NOTE_HEADING.match(words)
+        if wrapped or _INTRO.search(words) and not _title_case(words) and len(words) <= 240 and words[:1].isupper():
+            # a sentence introducing the table ("… is provided in the table that follows.", its wrapped lines): the
+            # heading, if any, is above it; a longer paragraph is no introduction and ends the search
+            sentence += 1
+            if sentence > 2:
+                break
+            continue
+        if not words[:1].isupper() and not _NOTE_HEADING.match(words):
+            continue
+        if len(words) > 110 or _PROSE.match(words) and not _NOTE_HEADING.match(words) and not _title_case(words):
+            break  # a paragraph ends the search: its sentence is no heading
+        if _NOT_HEADING.fullmatch(words) or _ODD_NUMBER.search(words):
+            continue
+        company = bool(_COMPANY.search(words))  # "GENERAL MILLS, INC. AND SUBSIDIARIES": the statement's name is near
+        if not found or _NOTE_HEADING.match(words) or words.isupper() and not company:
             found = words
-        if _NOTE_HEADING.match(words) or words.isupper():
+        if _NOTE_HEADING.match(words) or words.isupper() and not company:
             break
     return "table", found
 
 
-_STATEMENT_NAME = re.compile("|".join(rx.pattern for _n, rx in _STATEMENTS), re.IGNORECASE)
+# the statements' names as their headings print them: the equity statement also as "Consolidated Statements of (Total)
+# Equity" (ingest's own reading, _STATEMENTS, is left as the stored facts were read with it)
+_HEADING_STATEMENTS = (*_STATEMENTS, ("equity", re.compile(
+    r"statements?\s+of\s+(?:consolidated\s+)?(?:changes\s+in\s+)?(?:total\s+|shareholders['’]?\s+|"
+    r"stockholders['’]?\s+)?equity", re.IGNORECASE)))
+_STATEMENT_NAME = re.compile("|".join(rx.pattern for _n, rx in _HEADING_STATEMENTS), re.IGNORECASE)
 
 
 def table_headings(pages: Sequence[str], starts: Sequence[tuple[int, int]]) -> list[tuple[str, str]]:
@@ -576,3 +642,21 @@ def table_headings(pages: Sequence[str], starts: Sequence[tuple[int, int]]) -> l
     ``pages``: ("table", "") for a page not stored."""
     return [printed_heading(pages[page], pages[page].rfind("\n", 0, start) + 1) if 0 <= page < len(pages)
             else ("table", "") for page, start in starts]
+
+
+def listed_statement(stored: str, title: str, printed: str, heading: str) -> str:
+    """The statement a table is listed as: a primary statement only when its printed heading (else, when the page
+    prints none, its stored title) is that statement's own heading (:func:`primary_statement`); a note's or an
+    MD&A table that names one ("NOTE 7. Supplemental Balance Sheet Information", "Balance sheet and working capital
+    measures …") is a "table". ``printed``: the kind :func:`printed_heading` read with ``heading``."""
+    if heading:
+        return printed
+    return stored if stored != "table" and primary_statement(title) else "table"
+
+
+def table_titles(pages: Sequence[str], tables: Sequence[tuple[int, int, str, str]]) -> list[tuple[str, str]]:
+    """(statement it is listed as, printed heading) of each table of a filing given as (page index, character its
+    first row starts at, stored statement, stored title): :func:`printed_heading` and :func:`listed_statement`."""
+    read = table_headings(pages, [(page, start) for page, start, _st, _title in tables])
+    return [(listed_statement(st, title, kind, heading), heading)
+            for (_page, _start, st, title), (kind, heading) in zip(tables, read, strict=True)]

@@ -254,6 +254,29 @@ class Library:
             sql += f" LIMIT {int(limit)}"
         return [_stored_fact(r) for r in self.conn.execute(sql, args)]
 
+    def count_facts(self, match: str, *, filing_ids: Sequence[int] | None = None) -> int:
+        """How many stored facts an FTS5 ``match`` over label, parent and title finds (in ``filing_ids`` when given):
+        a search's "N more" beyond the hits it lists."""
+        if filing_ids is not None and not filing_ids:
+            return 0
+        sql = "SELECT count(*) FROM facts_fts JOIN facts x ON x.id = facts_fts.rowid WHERE facts_fts MATCH ?"
+        args: list[object] = [match]
+        if filing_ids is not None:
+            sql += f" AND x.filing_id IN ({','.join('?' * len(filing_ids))})"
+            args += list(filing_ids)
+        return int(self.conn.execute(sql, args).fetchone()[0])
+
+    def table_starts(self, keys: Sequence[tuple[int, int, str, str]]) -> dict[tuple[int, int, str, str], int]:
+        """Where each stored table's first cell starts on its page, keyed by (filing id, page index, statement,
+        title) as its facts store them: the character a table's printed heading is looked for above."""
+        out: dict[tuple[int, int, str, str], int] = {}
+        for key in dict.fromkeys(keys):
+            row = self.conn.execute("SELECT min(char_start) FROM facts WHERE filing_id=? AND page_index=? AND "
+                                    "statement=? AND title=?", key).fetchone()
+            if row and row[0] is not None:
+                out[key] = int(row[0])
+        return out
+
     def remove_filings(self, filing_ids: Iterable[int]) -> int:
         ids = list(filing_ids)
         if not ids:

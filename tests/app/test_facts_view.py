@@ -316,16 +316,27 @@ def _statement_page(doc, title_lines: list[str], header: tuple[str, str], rows: 
             page.insert_text((x, y), cell, fontsize=10)
 
 
+def open_filing(make_window, tmp_path: Path, doc: pymupdf.Document, doc_name: str):
+    """Save ``doc`` as ``doc_name``.pdf, ingest it into a new library, open the window on it and select it on the
+    Library tab's Tables panel: (window, grid)."""
+    from engine.ingest import ingest
+    from engine.settings import Settings
+
+    folder = tmp_path / doc_name
+    folder.mkdir()
+    doc.save(folder / f"{doc_name}.pdf")
+    home = tmp_path / f"{doc_name}-library"
+    with Library(home) as library:
+        assert [e.status for e in ingest(library, [folder], Settings(home=home)).events] == ["added"]
+    window = make_window(home)
+    return window, select_filing(window, doc_name)
+
+
 def test_tables_are_titled_by_their_printed_heading_primary_first_and_nested_as_printed(make_window, tmp_path):
     """A segment note on page 2 and the income statement on page 3: the statement is listed first, each titled by
     its own printed heading (not "Year ended December 31,"); "Operating income", "Interest expense" and "Provision
     for income taxes", printed after a space at the margin, sit at the level of "Net sales", not under
     "Operating expenses"."""
-    from engine.ingest import ingest
-    from engine.settings import Settings
-
-    folder = tmp_path / "corn"
-    folder.mkdir()
     doc = pymupdf.open()
     doc.new_page().insert_text((72, 72), "CORN GLASS INC. ANNUAL REPORT ON FORM 10-K", fontsize=10)
     _statement_page(doc, ["Note 14. Segment Information", "Year ended December 31,", "(In millions)"], ("2023", "2022"),
@@ -340,12 +351,7 @@ def test_tables_are_titled_by_their_printed_heading_primary_first_and_nested_as_
                      (0, "Operating income", "1,306", "1,575", 12), (0, "Interest income", "21", "38", 12),
                      (0, "Interest expense", "(221)", "(191)", 0),
                      (0, "Provision for income taxes", "(256)", "(437)", 12)])
-    doc.save(folder / "CORN_2023_10K.pdf")
-    home = tmp_path / "corn-library"
-    with Library(home) as library:
-        assert [e.status for e in ingest(library, [folder], Settings(home=home)).events] == ["added"]
-    window = make_window(home)
-    grid = select_filing(window, "CORN_2023_10K")
+    _window, grid = open_filing(make_window, tmp_path, doc, "CORN_2023_10K")
 
     names = [grid.table_box.itemText(i) for i in range(grid.table_box.count())]
     assert names[0].startswith("Income statement — Consolidated Statements of Income, p. 3")
@@ -376,3 +382,126 @@ def test_row_levels_follow_indentation_and_totals():
     # no positions, no totals: a blank line after the group's rows closes it; none keeps the rows in it
     assert row_levels([(True, False, None, False), (False, False, None, False), (False, False, None, True)]) == [0, 1, 0]
     assert row_levels([(True, False, None, False), (False, False, None, False), (False, False, None, False)]) == [0, 1, 1]
+
+
+@pytest.fixture()
+def two_companies_home(tmp_path: Path) -> Path:
+    """Two companies' 10-Ks (generated PDFs), each printing "Accounts payable" in its balance sheet."""
+    from engine.ingest import ingest
+    from engine.settings import Settings
+
+    folder = tmp_path / "two"
+    folder.mkdir()
+    for name, payable in (("ACME", "1,587"), ("BOLT", "2,204")):
+        doc = pymupdf.open()
+        doc.new_page().insert_text((72, 72), f"{name} INDUSTRIES INC. ANNUAL REPORT ON FORM 10-K", fontsize=10)
+        _statement_page(doc, ["Consolidated Balance Sheets", "(In millions)"], ("December 31, 2023", "December 31, 2022"),
+                        [(0, "Current liabilities:", "", "", 0), (12, "Accounts payable", payable, "1,456", 0),
+                         (12, "Accrued expenses", "900", "850", 0), (0, "Total current liabilities", "2,487", "2,306", 0)])
+        doc.save(folder / f"{name}_2023_10K.pdf")
+    home = tmp_path / "two-library"
+    with Library(home) as library:
+        assert [e.status for e in ingest(library, [folder], Settings(home=home)).events] == ["added"] * 2
+    return home
+
+
+def search(qtbot, grid, text: str) -> list[list[str]]:
+    """Type ``text`` in the Tables panel's search box and press Enter; the listed hits as their cells' texts."""
+    grid.search.clear()
+    qtbot.keyClicks(grid.search, text)
+    qtbot.keyClick(grid.search, Qt.Key.Key_Return)
+    return [[grid.results.item(r, c).text() for c in range(grid.results.columnCount())]
+            for r in range(grid.results.rowCount())]
+
+
+def test_search_finds_a_line_item_across_companies_and_opens_its_cell(make_window, qtbot, two_companies_home,
+                                                                     monkeypatch):
+    window = make_window(two_companies_home)
+    grid = select_filing(window, "ACME_2023_10K")
+    hits = search(qtbot, grid, "accounts payable")
+    assert grid.stack.currentWidget() is grid.results_page and grid.results_page.isVisible()
+    # (company, filing, row, period, value, page, table)
+    payable = [h for h in hits if h[2] == "Current liabilities › Accounts payable"]
+    assert {h[1] for h in payable} == {"ACME_2023_10K", "BOLT_2023_10K"} and len(payable) == 4
+    assert all(h[6] == "Consolidated Balance Sheets" and h[5] == "p. 2" for h in payable), payable
+    assert {bare(h[4]) for h in payable} >= {"1,587", "2,204"}
+    assert not any("Accrued" in h[2] for h in hits)  # every word must be in the row
+
+    hits = search(qtbot, grid, "accounts payable bolt")  # a company's name keeps its filings
+    assert {h[1] for h in hits} == {"BOLT_2023_10K"} and "BOLT" in grid.results_info.text()
+    assert not grid.more_label.isVisible()
+
+    # double-click the 2023 cell: BOLT's balance sheet in the grid, the row selected, the cell boxed on its page;
+    # the list's filter hid BOLT: it is cleared, so the filing shown is the one selected
+    window.library_view.filter.setText("ACME")
+    row = next(i for i, h in enumerate(hits) if bare(h[4]) == "2,204")
+    rect = grid.results.visualRect(grid.results.model().index(row, 2))
+    qtbot.mouseClick(grid.results.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())  # a double-click's press
+    qtbot.mouseDClick(grid.results.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert grid.stack.currentWidget() is grid.view and grid.filing.identity.doc_name == "BOLT_2023_10K"
+    assert [f.identity.doc_name for f in window.library_view.selected_filings()] == ["BOLT_2023_10K"]
+    assert window.library_view.filter.text() == "" and grid.info.text().startswith("BOLT_2023_10K · ")
+    current = grid.view.currentIndex()
+    assert grid.model.table.rows[current.row()].label == "Accounts payable"
+    fact = grid.model.fact(current)
+    assert bare(fact.fact.printed) == "2,204"
+    viewer = window.viewer
+    assert viewer.filing.identity.doc_name == "BOLT_2023_10K" and viewer.page_index == 1
+    assert_covers(viewer.highlight_rect(), fact.fact.box, viewer.zoom)
+    assert grid.back_btn.isVisible()  # the results are one click away
+    qtbot.mouseClick(grid.back_btn, Qt.MouseButton.LeftButton)
+    assert grid.stack.currentWidget() is grid.results_page and grid.results.rowCount() == len(hits)
+
+    # Enter on a hit opens it too; a capped list says how many more it found
+    monkeypatch.setattr("analyst_app.views.facts_grid.SEARCH_LIMIT", 3)
+    hits = search(qtbot, grid, "payable")
+    assert len(hits) == 3 and grid.more_label.isVisible() and grid.more_label.text().startswith("1 more")
+    grid.results.setFocus()
+    grid.results.setCurrentCell(0, 0)
+    qtbot.keyClick(grid.results, Qt.Key.Key_Return)
+    assert grid.stack.currentWidget() is grid.view
+    assert grid.model.table.rows[grid.view.currentIndex().row()].label == "Accounts payable"
+
+    assert search(qtbot, grid, "goodwill impairment") == [] and "no line item" in grid.results_info.text().lower()
+
+
+def test_rows_nest_by_how_far_right_their_labels_are_printed(make_window, tmp_path):
+    """No blank line and no total after the operating expenses: only the labels' positions say that "Operating
+    income" is back at the margin; a row printed further right than a line item with values sits under it."""
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "DENT CORP. ANNUAL REPORT ON FORM 10-K", fontsize=10)
+    _statement_page(doc, ["CONSOLIDATED STATEMENTS OF OPERATIONS", "Years ended December 31,", "(In millions)"],
+                    ("2023", "2022"),
+                    [(0, "Net sales", "11,503", "11,290", 0), (14, "Services", "2,100", "1,900", 0),
+                     (0, "Cost of sales", "7,468", "6,829", 0), (0, "Operating expenses:", "", "", 0),
+                     (14, "Selling, general and administrative", "1,585", "1,799", 0),
+                     (14, "Research and development", "1,031", "993", 0),
+                     (0, "Operating income", "1,419", "1,669", 0), (0, "Interest expense", "(221)", "(191)", 0)])
+    _window, grid = open_filing(make_window, tmp_path, doc, "DENT_2023_10K")
+    assert grid.group.statement == "income statement"
+    levels = {r.label: r.level for r in grid.model.table.rows}
+    assert levels == {"Net sales": 0, "Services": 1, "Cost of sales": 0, "Operating expenses": 0,
+                      "Selling, general and administrative": 1, "Research and development": 1,
+                      "Operating income": 0, "Interest expense": 0}, levels
+    shown = [grid.model.index(i, 0).data() for i in range(grid.model.rowCount())]
+    assert shown[shown.index("Operating income") - 1].strip() == "› Research and development"
+
+    # the same rows without positions (an HTML filing): nothing closes the operating expenses' group
+    from analyst_app.views.facts_grid import FactTable
+
+    blind = {r.label: r.level for r in FactTable.of(grid.group.facts, grid.group.page_text).rows}
+    assert blind["Operating income"] == 1 and blind["Services"] == 0
+
+
+def test_row_levels_with_positions_nest_under_line_items_and_totals_close_their_heading():
+    from analyst_app.views.facts_grid import row_levels
+
+    # "Revenue" › "of which services" (printed further right), then "Cost of sales" back at the margin
+    assert row_levels([(False, False, 72, False), (False, False, 84, False), (False, False, 72, False)]) == [0, 1, 0]
+    # a total printed right of its rows sits at their level and closes the heading: "Property" is at the margin
+    assert row_levels([(True, False, 72, False), (False, False, 84, False), (False, False, 84, False),
+                       (False, True, 96, False), (False, False, 72, False)]) == [0, 1, 1, 1, 0]
+    # nested headings: a total at its heading's margin closes only that heading, not the one around it
+    assert row_levels([(True, False, 60, False), (True, False, 72, False), (False, False, 84, False),
+                       (False, True, 72, False), (False, False, 72, False), (False, True, 60, False)]) == [
+        0, 1, 2, 1, 1, 0]

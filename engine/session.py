@@ -171,14 +171,6 @@ class Session:
                 self._say(self.note, self._indexes.status.message())
         return self._indexes
 
-    def table_headings(self, filing_id: int, starts: Sequence[tuple[int, int]]) -> list[tuple[str, str]]:
-        """(statement kind, printed heading) of each of a filing's stored tables, given where its first row starts
-        (page index, character): the heading its page prints above it
-        (:func:`engine.facts.tables.printed_heading`), read from the stored page text."""
-        from engine.facts.tables import table_headings
-
-        return table_headings(self.library.page_texts(filing_id), starts)
-
     def table_titles(self, filing_id: int, tables: Sequence[tuple[int, int, str, str]]) -> list[tuple[str, str]]:
         """(statement it is listed as, printed heading) of each of a filing's stored tables, given as (page index,
         character its first row starts at, stored statement, stored title): a primary statement only when the

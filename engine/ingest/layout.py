@@ -1,7 +1,7 @@
 """Where a stored table's row labels are printed across a PDF page: their left edge, which says how far a row is
 indented under the rows above it ("Selling, general and administrative" printed right of "Operating expenses:").
 
-The page is read again as ingest read it (:func:`engine.ingest.pdf._row_text`: the same words, joined into the same
+The page is read again as ingest read it (:func:`engine.ingest.pdf.row_text`: the same words, joined into the same
 text), so a character of the stored page text maps to the box of the word printed there; a few milliseconds a page.
 HTML filings have no positions: their rows nest by totals and blank lines only.
 """
@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.ingest.pdf import WordBox, _row_text  # (the text ingest stored, read the same way)
+from engine.ingest.pdf import WordBox, row_text  # the text ingest stored, read the same way
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def label_lefts(path: str | Path, page_index: int, page_text: str, starts: Seque
     try:
         with pymupdf.open(path) as doc:
             boxes: list[WordBox] = []
-            text = _row_text(doc[page_index].get_text("words", sort=False), boxes)
+            text = row_text(doc[page_index].get_text("words", sort=False), boxes)
     except Exception as exc:  # noqa: BLE001 - a moved or damaged file: the rows nest without positions
         log.info("no label positions for %s page %d: %s", path, page_index + 1, exc)
         return none

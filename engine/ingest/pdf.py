@@ -18,7 +18,7 @@ PDF_MAGIC = b"%PDF-"
 WordBox = tuple[int, int, float, float, float, float]  # (char_start, char_end, x0, y0, x1, y1) on the page
 
 
-def _row_text(words: list[tuple], boxes: list[WordBox] | None = None) -> str:
+def row_text(words: list[tuple], boxes: list[WordBox] | None = None) -> str:
     """The page's text with visual rows on one line; ``boxes`` (when given) receives every word's characters
     in that text and its box on the page."""
     # words: (x0, y0, x1, y1, text, block, line, word_no) from page.get_text("words", sort=False)
@@ -83,7 +83,7 @@ def span_box(boxes: list[WordBox], start: int, end: int) -> tuple[float, float, 
 def read_pdf_pages(path: str, *, min_chars: int = 20, boxes: list[list[WordBox]] | None = None,
                    notes: list[str] | None = None) -> tuple[list[str], list[int]]:
     """Return (page texts, image-only page indexes) or raise IngestError with a one-line reason; ``boxes``
-    (when given) receives each page's word boxes (see :func:`_row_text`), ``notes`` what the user should know
+    (when given) receives each page's word boxes (see :func:`row_text`), ``notes`` what the user should know
     about a file that was read (a damaged file MuPDF repaired)."""
     import pymupdf
 
@@ -117,7 +117,7 @@ def read_pdf_pages(path: str, *, min_chars: int = 20, boxes: list[list[WordBox]]
         try:
             for page in doc.pages():
                 page_boxes: list[WordBox] | None = [] if boxes is not None else None
-                text = _row_text(page.get_text("words", sort=False), page_boxes)
+                text = row_text(page.get_text("words", sort=False), page_boxes)
                 if boxes is not None and page_boxes is not None:
                     boxes.append(page_boxes)
                 if len(text.strip()) < min_chars:

@@ -85,7 +85,7 @@ def computed_rows(run: StoredRun) -> dict[str, Any]:
                else "not printed on the statement, taken as 0",
                i.doc_name if i.fact_id is not None else "",
                page_label(i.page_index, i.printed_folio) if i.fact_id is not None else "",
-               i.found_by or ("the only value stored for this line item and period" if i.fact_id is not None else "")]
+               i.chosen()]
               for i in a.inputs]
     figures = [[v.name, v.label, f"passage [{v.passage_id}]"] for v in a.variables]
     how = a.reasoning.split("\n", 1)[0].strip() if a.reasoning else ""

@@ -577,6 +577,13 @@ class FactInputRef:
     value: float = 0.0  # in USD, as the formula takes it
     found_by: str = ""  # "": the only value of its concept; else how it was chosen ("the model's choice of 3 rows")
     printed_folio: str | None = None  # the number its page prints, when one was read
+    why: str = ""  # why this printing over the others of the line ("the balance sheet itself; also printed on …")
+
+    def chosen(self) -> str:
+        """How and why this cell was taken, as the inputs tables say it."""
+        if self.fact_id is None:
+            return "not printed on the statement, taken as 0"
+        return "; ".join(x for x in (self.found_by, self.why) if x) or "the only printing of the line for the period"
 
     def describe(self) -> str:
         """Where the input was read, as the answer states it (the page as people cite it: engine.pages)."""

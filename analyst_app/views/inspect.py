@@ -283,7 +283,7 @@ def facts_html(events: Sequence[StageTrace]) -> str:
                 f"<td>{html.escape(i.period)}</td><td align='right'>{html.escape(i.printed)}"
                 f"{' ' + html.escape(i.scale) if i.scale and i.printed else ''}</td>"
                 f"<td>{html.escape(cite(i.doc_name, i.page_index, i.printed_folio)) if i.fact_id is not None else ''}"
-                f"</td><td>{html.escape(i.found_by or ('the only printing of the line for the period' if i.fact_id is not None else 'not printed on the statement, taken as 0'))}</td></tr>"
+                f"</td><td>{html.escape(i.chosen())}</td></tr>"
                 for i in p.inputs)
             out.append("<table border='1' cellspacing='0' cellpadding='3' style='border-color:#ccc'><tr>"
                        "<th>Input</th><th>Line item</th><th>Row</th><th>Period</th><th>Printed</th><th>Where</th>"
@@ -356,7 +356,7 @@ def answer_detail_html(answer: AnswerResult, passages: tuple[PassageRef, ...], e
             f"<td align='right'>{html.escape(i.printed)}</td><td>{html.escape(i.scale or '')}</td>"
             f"<td>{html.escape(i.doc_name)}</td>"
             f"<td align='right'>{page_number(i.page_index, i.printed_folio) if i.fact_id else ''}</td>"
-            f"<td>{html.escape(i.found_by)}</td></tr>"
+            f"<td>{html.escape(i.chosen())}</td></tr>"
             for i in answer.inputs)
         out.append("<h3>Inputs: each read from a statement cell (click one to see it on its page)</h3>"
                    "<table border='1' cellspacing='0' cellpadding='4' style='border-color:#ccc'>"

@@ -98,6 +98,7 @@ class FactInput:
     fact: StoredFact | None  # None: an optional item the statement does not print (taken as 0)
     value: float  # in USD (scaled), sign as the formula takes it
     found_by: str = ""  # how the fact was chosen when its concept alone did not decide it
+    why: str = ""  # why this printing over the line's others (from_facts.pick)
 
     def ref(self) -> FactInputRef:
         """The input as the trace and the answer record it."""
@@ -107,7 +108,7 @@ class FactInput:
         f = s.fact
         return FactInputRef(variable(self.term), self.item.words, s.id, s.doc_name, f.page_index, s.chunk_id,
                             f.row, f.period.label, f.printed, f.scale, self.value, self.found_by,
-                            s.printed_folio)
+                            s.printed_folio, self.why)
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,7 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
                 facts, how = found[term], "found by a complementary retrieval"
             fact, ambiguous, why = pick(facts, item, year, plan.annual_years)
             if fact is not None:
-                got.inputs.append(FactInput(term, item, fact, _value(fact, item), "; ".join(x for x in (how, why) if x)))
+                got.inputs.append(FactInput(term, item, fact, _value(fact, item), how, why))
             elif item.optional and not ambiguous and _statement_read(library, plan, item, year):
                 got.inputs.append(FactInput(term, item, None, 0.0))
             else:

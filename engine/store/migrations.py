@@ -185,14 +185,17 @@ ALTER TABLE chunks ADD COLUMN section TEXT NOT NULL DEFAULT '';
 ALTER TABLE filings ADD COLUMN section_version TEXT NOT NULL DEFAULT ''
 """
 
-# Where each filing's CIK and fiscal-year end were read (a printed cover, inline XBRL tags, the filing's links to its
-# EDGAR folder, a 10-Q's balance sheet); ``identity_version``: the identity reader that read them ('' before:
-# engine.ingest.runner.refresh_identity reads links and balance sheets then, without reading pages again).
-M011_IDENTITY_SOURCES = """
-ALTER TABLE filings ADD COLUMN cik_source TEXT;
-ALTER TABLE filings ADD COLUMN fiscal_year_end_source TEXT;
-ALTER TABLE filings ADD COLUMN identity_version TEXT NOT NULL DEFAULT ''
-"""
+def _m011_identity_sources(conn: sqlite3.Connection) -> None:
+    """Where each filing's CIK and fiscal-year end were read (a printed cover, inline XBRL tags, the filing's links
+    to its EDGAR folder, a 10-Q's balance sheet); ``identity_version``: the identity reader that read them ('' before:
+    engine.ingest.runner.refresh_identity reads links and balance sheets then, without reading pages again). A
+    library rolled back to an earlier migration by a test keeps the columns: each is added only when absent."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(filings)")}
+    for name, kind in (("cik_source", "TEXT"), ("fiscal_year_end_source", "TEXT"),
+                       ("identity_version", "TEXT NOT NULL DEFAULT ''")):
+        if name not in columns:
+            conn.execute(f"ALTER TABLE filings ADD COLUMN {name} {kind}")
+
 
 def _m012_run_evaluation(conn: sqlite3.Connection) -> None:
     """Each run's evaluation (``runs.evaluation``: the results folder of the evaluation that asked it; '' for a
@@ -215,7 +218,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None] | str]] = 
     (8, "m008_chunk_terms", lambda conn: _m008_chunk_terms(conn)),
     (9, "m009_filings_by_path", "CREATE INDEX IF NOT EXISTS filings_by_path ON filings(path);"),
     (10, "m010_sections", M010_SECTIONS),
-    (11, "m011_identity_sources", M011_IDENTITY_SOURCES),
+    (11, "m011_identity_sources", _m011_identity_sources),
     (12, "m012_run_evaluation", _m012_run_evaluation),
 ]
 

@@ -356,7 +356,7 @@ def test_a_question_the_facts_answer_needs_no_chat_model(make_window, app_home, 
     assert iv.tabs.isTabVisible(iv.tab_names().index("Facts"))
     facts_text = iv.select_tab("Facts").toPlainText()
     assert "Plan: the metric as the question was read" in facts_text and "Every input found" in facts_text
-    assert all(i.printed in facts_text and (i.found_by or "the only printing") in facts_text for i in inputs)
+    assert all(i.printed in facts_text and i.chosen() in facts_text for i in inputs)
     window.inspect_view.answer.anchorClicked.emit(QUrl(f"fact:{inputs[1].fact_id}"))
     viewer = window.viewer
     assert window.viewer_dock.isVisible() and viewer.fact.id == inputs[1].fact_id

@@ -151,10 +151,12 @@ class RerankSettings(_Section):
         "question; the answer step keeps the rules' intent.")
     stage1_ratio: float = Field(0.5, gt=0, le=1, description="FinCards eq. 5: r in N = clamp(⌈rL⌉, N_min, N_max).")
     stage1_min: int = Field(60, ge=5, description="FinCards N_min (all chunks when the filings hold fewer).")
-    stage1_max: int = Field(150, ge=5, description="FinCards N_max.")
+    stage1_max: int = Field(80, ge=5, description="FinCards N_max (the paper's 150 is sized for a GPU: on 2 CPU "
+                            "cores each screened card costs about half a second of prompt reading).")
     screen_group: int = Field(25, ge=4, description="FinCards Stage 2 group size g (round-robin over the BM25 ranking).")
     screen_min: int = Field(2, ge=1, description="FinCards k_min: fewest finalists a Stage 2 group picks.")
-    screen_max: int = Field(8, ge=1, description="FinCards k_max: most finalists a Stage 2 group picks.")
+    screen_max: int = Field(4, ge=1, description="FinCards k_max: most finalists a Stage 2 group picks (the paper's "
+                            "8; each pick's reply costs a small model on a CPU about two seconds).")
     bootstrap_group_min: int = Field(15, ge=2, description="FinCards Stage 3 group size lower bound.")
     bootstrap_group_max: int = Field(25, ge=2, description="FinCards Stage 3 group size upper bound.")
     rounds: int = Field(5, ge=1, le=20, description="FinCards R_max: bootstrap listwise rounds at most.")
@@ -163,7 +165,8 @@ class RerankSettings(_Section):
     batch: int = Field(30, ge=4, description="Multi-agent batch picker: cards per batch (B).")
     picks: int = Field(6, ge=1, description="Multi-agent batch picker: finalists per batch (m).")
     judge_max: int = Field(30, ge=2, description="Multi-agent listwise judge: most finalists it orders.")
-    referee_pool: int = Field(20, ge=2, description="Multi-agent pairwise referee: the listwise top it adjudicates.")
+    referee_pool: int = Field(8, ge=2, description="Multi-agent pairwise referee: the listwise top it adjudicates "
+                              "(each item meets ``matches_per_item`` below it: one call a match).")
     matches_per_item: int = Field(2, ge=1, description="Referee schedule: each item meets this many ranked just below.")
     elo_start: float = Field(1500.0, description="Elo r_0.")
     elo_tau: float = Field(173.7, gt=0, description="Elo temperature τ (400/ln 10: chess Elo).")
@@ -178,7 +181,7 @@ class RerankSettings(_Section):
     near_duplicate: float = Field(0.8, gt=0, le=1, description="Diversity: 3-gram Jaccard at which a passage is a near duplicate.")
     max_tokens: int = Field(400, ge=32, description="Generation budget of one screening or ranking call.")
     prompt_tokens: int = Field(
-        1000, ge=300, description="Most prompt tokens one screening, ranking or picking call may take (the shared "
+        1600, ge=300, description="Most prompt tokens one screening, ranking or picking call may take (the shared "
         "instruction and question, then its cards at about forty tokens each): groups are cut to fit, so a small "
         "model on a CPU reads each call in seconds.")
     max_calls: int = Field(

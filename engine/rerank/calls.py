@@ -107,7 +107,7 @@ class Calls:
             "type": "array", "minItems": lo, "maxItems": hi, "items": {
                 "type": "object", "properties": {
                     "id": {"type": "integer", "enum": list(range(1, n + 1))},
-                    "reason": {"type": "string", "maxLength": 48},
+                    "reason": {"type": "string", "maxLength": 24},  # a few words: each token is ~0.1 s on a CPU
                     "score": {"type": "integer"}},  # 0–100, clamped below (a bound the grammar cannot hold)
                 "required": ["id", "reason", "score"], "additionalProperties": False}}},
             "required": ["selected"], "additionalProperties": False}

@@ -40,7 +40,7 @@ from engine.curation import curate
 from engine.errors import Cancelled, EngineError
 from engine.indexing import SharedIndexes, open_indexes
 from engine.intent import lexical_query, parse_intent
-from engine.intent.issuers import with_known
+from engine.intent.issuers import issuer_refs as issuer_refs  # the question path's company refs (re-exported)
 from engine.intent.reader import asked_years, asks_a_number, finish_plan, metric_node, read_plan, unread_answer
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
 from engine.prompts import prompt
@@ -165,22 +165,6 @@ def build_pipeline(settings: Settings, library: Library, models: Models,
         indexes = open_indexes(library, settings, models.embedder)
     return HirecPipeline(library, settings, retrieval_stages(settings, library, models, indexes), models.chat,
                          no_chat_reason=models.chat_error)
-
-
-def issuer_refs(library: Library) -> list[IssuerRef]:
-    """One ref per company key of the library's filings, named by its filings' names, keys and tickers, by its
-    registrant's names and shared ticker ("MMM" names 3M's 10-Ks from before covers printed a trading symbol) and by
-    the well-known issuer it is (:func:`engine.intent.issuers.with_known`: "KO" names COCACOLA)."""
-    names: dict[str, set[str]] = {}
-    registrant_of = {fid: r for r in library.registrants() for fid in r.filing_ids}
-    for f in library.filings():
-        i = f.identity
-        key = i.company_key
-        names.setdefault(key, set()).update(n for n in (i.registrant, i.ticker, i.issuer_key) if n)
-        if (registrant := registrant_of.get(f.id)) is not None:
-            names[key].update(n for n in (*registrant.names, registrant.ticker) if n)
-    refs = tuple(IssuerRef(key, tuple(sorted(v, key=len, reverse=True))) for key, v in names.items())
-    return list(with_known(refs)[0])  # each with the names and tickers of the well-known issuer it is ("KO")
 
 
 def document_query(intent: QueryIntent, refs: dict[str, IssuerRef]) -> str:

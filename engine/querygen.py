@@ -42,9 +42,9 @@ from engine.answer.from_facts import facts_answer, gather, plan_metric
 from engine.errors import Cancelled, EngineError
 from engine.export import safe_cell
 from engine.intent import parse_intent
+from engine.intent.issuers import issuer_refs
 from engine.intent.periods import asked_periods
 from engine.models.base import ChatMessage, ChatModel
-from engine.pipeline import issuer_refs
 from engine.prompts import prompt
 from engine.records import Card, Chunk, Filing, QueryIntent
 from engine.rerank.cards import CardMaker

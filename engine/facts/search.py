@@ -1,8 +1,10 @@
 """Search the library's statement facts by line item and company, across filings.
 
-"accounts payable Corning" finds the "Accounts payable" cells of Corning's filings: the words that name a company
-(its file-name issuer token, ticker or the first word of its registered name) pick the filings, the others are
-matched against the stored facts' labels, headings and titles (the ``facts_fts`` index, best first). Each hit
+"accounts payable Corning" finds the "Accounts payable" cells of Corning's filings: the words that name a library
+company — read by the question reader's own company resolution (:func:`engine.intent.issuers.company_mentions`,
+any of its names, tickers or the well-known issuer's), the search box's words taken both capitalised and, short
+ones, in capitals, since a search box keeps no case — pick the filings; the others are matched against the stored
+facts' labels, headings and titles (the ``facts_fts`` index, best first). Each hit
 carries its table's printed heading (:func:`engine.facts.tables.printed_heading`), so the results read as the
 filing prints them.
 """
@@ -13,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from engine.facts.tables import listed_statement, printed_heading
+from engine.intent.issuers import company_mentions, issuer_refs
 from engine.records import Filing, StoredFact
 from engine.retrieval.search import MetadataFilter, filter_filings
 from engine.store import Library
@@ -46,18 +49,19 @@ class FactSearch:
         return max(0, self.total - len(self.hits))
 
 
-def company_names(filing: Filing) -> set[str]:
-    """The lower-case words a search may name a filing's company by: issuer token, ticker, registered name's first
-    word ("corning" for "Corning Incorporated", "3m" for "3M", "johnson_johnson" and "johnson")."""
-    ident = filing.identity
-    names = {n.lower() for n in (ident.issuer_key, ident.ticker) if n}
-    if ident.registrant:
-        first = _WORD.findall(ident.registrant)
-        if first:
-            names.add(first[0].lower().strip(".,"))
-    for key in list(names):
-        names.update(p for p in re.split(r"[_\s]+", key) if len(p) > 2)
-    return names
+def named_companies(text: str, library: Library) -> tuple[list[str], str]:
+    """The library companies ``text`` names (their keys) and the text without their names. A search box keeps no
+    case, so its words are read capitalised ("corning" → "Corning": a name) and, the short ones, in capitals ("glw"
+    → "GLW": a ticker)."""
+    refs = issuer_refs(library)
+    words = text.split()
+    readings = (" ".join(w[:1].upper() + w[1:] for w in words),
+                " ".join(w.upper() if len(w) <= 5 else w[:1].upper() + w[1:] for w in words))
+    mentions = [m for reading in readings for m in company_mentions(reading, refs) if m.key is not None]
+    rest = text
+    for m in sorted(mentions, key=lambda m: -len(m.text)):
+        rest = re.sub(rf"(?<![\w&]){re.escape(m.text)}(?![\w&])", " ", rest, flags=re.IGNORECASE)
+    return list(dict.fromkeys(m.key for m in mentions if m.key is not None)), rest
 
 
 def _company(filing: Filing) -> str:
@@ -72,22 +76,16 @@ def _fts_query(words: list[str]) -> str:
 
 def search_facts(library: Library, text: str, *, company: str | None = None, limit: int = 200) -> FactSearch:
     """The facts whose row, heading or table title hold every line-item word of ``text``, best first, at most
-    ``limit``; words of ``text`` that name a company (its issuer token, ticker or the first word of its name, whole)
-    keep only that company's filings, and so does ``company`` (an issuer key, ticker or part of a name, as the
+    ``limit``; words of ``text`` that name a library company (:func:`named_companies`) keep only that company's
+    filings, and so does ``company`` (an issuer key, ticker or part of a name, as the
     question filters read it: :func:`engine.retrieval.search.filter_filings`)."""
     filings = library.filings()
-    names = {f.id: company_names(f) for f in filings}
-    words = [w.strip(".,") for w in _WORD.findall(text) if w.strip(".,")]
-    chosen: set[int] = set()
-    picked: list[str] = []
-    items: list[str] = []
-    for w in words:
-        ids = {fid for fid, n in names.items() if w.lower() in n}
-        if ids and len(words) > 1:
-            chosen |= ids
-            picked.append(w)
-        else:
-            items.append(w)
+    named, rest = named_companies(text, library)
+    items = [w.strip(".,") for w in _WORD.findall(rest) if w.strip(".,")]
+    if not items:  # only a company's name: its words are what is searched ("Corning" rows), in every filing
+        named, items = [], [w.strip(".,") for w in _WORD.findall(text) if w.strip(".,")]
+    chosen = {f.id for f in library.filings_of_companies(named)} if named else set()
+    picked: list[str] = list(named)
     if company and company.strip():
         ids = set(filter_filings(library, MetadataFilter(issuer=company.strip())) or ())
         chosen = (chosen & ids) if chosen else ids

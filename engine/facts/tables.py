@@ -265,16 +265,20 @@ def primary_statement(title: str) -> bool:
     measures are provided below", an MD&A summary) nor a topic ("Key Balance Sheet Data", "NOTE 7. Supplemental
     Balance Sheet Information")."""
     line = _SPLIT_LETTER.sub(r"\1\2", re.sub(r"\([^)]*\)?", " ", title))
-    if re.match(r"\s*(?:note|item)\s+\d", line, re.IGNORECASE):  # a note's or an item's table
+    if _NOTE_HEADING.match(line.strip()):  # a note's or an item's table
         return False
     for _, rx in _HEADING_STATEMENTS:
         m = rx.search(line)
         if m and len(line) <= 140 and _titled(line[: m.start()]):
             rest = line[m.end():]
-            if (not rest.strip(" :,.-–—") or CELL_GAP.match(rest) and _titled(rest) or re.match(r"\s*,?\s*(?:and|&)\s|\s+statements?\s*$", rest, re.IGNORECASE) and _titled(rest)
-                    or _titled(rest) and _COMPANY.search(rest)):
+            if not rest.strip(" :,.-–—") or _titled(rest) and (
+                    CELL_GAP.match(rest) or _ANOTHER_STATEMENT.match(rest) or _COMPANY.search(rest)):
                 return True
     return False
+
+
+# a statement's name that goes on into another's ("… of Operations and Comprehensive Income", "… Statements")
+_ANOTHER_STATEMENT = re.compile(r"\s*,?\s*(?:and|&)\s|\s+statements?\s*$", re.IGNORECASE)
 
 
 def _titled(prefix: str) -> bool:

@@ -19,9 +19,13 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from engine.records import IssuerRef
 from engine.settings import RESOURCES_DIR
+
+if TYPE_CHECKING:
+    from engine.store.library import Library
 
 _SUFFIXES = frozenset({"inc", "incorporated", "corp", "corporation", "co", "company", "companies", "ltd",
                       "limited", "plc", "llc", "lp", "nv", "sa", "ag", "se", "com", "and", "the", "holdings"})
@@ -387,3 +391,20 @@ def _unlisted_spans(text: str, issuers: Sequence[IssuerRef]) -> list[tuple[int, 
         if not any(match_issuers(f"{lead}{name}", issuers)[0] for lead in ("", "of ")):
             found.append((start, start + len(name), name))
     return found
+
+
+def issuer_refs(library: Library) -> list[IssuerRef]:
+    """One ref per company key of the library's filings, named by its filings' names, keys and tickers, by its
+    registrant's names and shared ticker ("MMM" names 3M's 10-Ks from before covers printed a trading symbol) and by
+    the well-known issuer it is (:func:`with_known`: "KO" names COCACOLA): what every reading of company names
+    in the library is resolved against (questions, the Tables search)."""
+    names: dict[str, set[str]] = {}
+    registrant_of = {fid: r for r in library.registrants() for fid in r.filing_ids}
+    for f in library.filings():
+        i = f.identity
+        key = i.company_key
+        names.setdefault(key, set()).update(n for n in (i.registrant, i.ticker, i.issuer_key) if n)
+        if (registrant := registrant_of.get(f.id)) is not None:
+            names[key].update(n for n in (*registrant.names, registrant.ticker) if n)
+    refs = tuple(IssuerRef(key, tuple(sorted(v, key=len, reverse=True))) for key, v in names.items())
+    return list(with_known(refs)[0])  # each with the names and tickers of the well-known issuer it is ("KO")

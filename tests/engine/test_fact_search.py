@@ -29,6 +29,9 @@ def test_search_facts_finds_a_row_by_its_words_and_a_company_by_its_name(tmp_pat
         assert all(h.heading == "CONSOLIDATED STATEMENTS OF OPERATIONS" and h.primary for h in found.hits)
         acme = search_facts(library, "net income acme")
         assert {h.doc_name for h in acme.hits} == {"ACME_2023_10K"} and acme.words == "net income"
+        # the company is read as the question reader reads names, whatever the box's case
+        assert {h.doc_name for h in search_facts(library, "Net income ACME").hits} == {"ACME_2023_10K"}
+        assert {h.doc_name for h in search_facts(library, "bolt net income").hits} == {"BOLT_2023_10K"}
         assert {h.doc_name for h in search_facts(library, "net income", company="BOLT").hits} == {"BOLT_2023_10K"}
         capped = search_facts(library, "net", limit=2)
         assert len(capped.hits) == 2 and capped.total == 12 and capped.more == 10

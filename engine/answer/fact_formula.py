@@ -133,7 +133,7 @@ def _express(value: float, doubled: float, percent: bool, used: Sequence[FactLin
     """
     units = {line.unit for line in used}
     asked = intent.unit_hint
-    dimension = intent.dimension
+    dimension = intent.dimension or _plan_dimension(intent)
     if _close(doubled, value):  # a ratio of amounts
         if dimension == "amount":
             raise FormulaRejected("the question asks for an amount and the formula gives a ratio")
@@ -152,6 +152,15 @@ def _express(value: float, doubled: float, percent: bool, used: Sequence[FactLin
         assert scale is not None
         return value / SCALE_FACTORS[scale], f"{unit} {scale}"
     return value, {"USD/share": "USD per share", "%": "percent"}.get(unit, unit)
+
+
+def _plan_dimension(intent: QueryIntent) -> str | None:
+    """The kind of number a metric the question reader read whole makes, by its dimension: an amount (USD) or a
+    ratio of amounts (a ratio, a percentage, days); None when the reader did not read the metric whole."""
+    plan = intent.plan
+    if plan is None or plan.status != "complete":
+        return None
+    return "amount" if plan.unit == "USD" else "ratio" if plan.unit in ("ratio", "percent", "days") else None
 
 
 def _check_periods(used: Sequence[FactLine], intent: QueryIntent) -> None:

@@ -188,7 +188,10 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
         metric = Metric(name, compiled(inner), unit or read.unit, plan_words(inner, catalogue))
         reach = max((t.back for f in metric.formulas for t in formula_terms(f)), default=0)
         if mode == "value" and span and reach < span:
-            return None  # several years asked of one value: not one computation
+            if len(years) != 2:
+                return None  # one value asked at three or more years: a table of values, not one computation
+            mode = "change"  # one value at two periods set side by side ("X in FY2022 compared to FY2021"): its
+            # change, which the answer states with both values
     # one company, possibly filed under two keys ("AMAZON", "AMZN")
     filings = library.filings_of_companies(intent.issuers)
     registrants = {re.sub(r"[^a-z]", "", f.identity.registrant.lower()) for f in filings if f.identity.registrant}

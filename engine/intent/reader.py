@@ -36,7 +36,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import LarkError
+from lark.exceptions import LarkError, VisitError
 
 from engine.intent.issuers import issuer_spans
 from engine.intent.periods import period_spans
@@ -278,8 +278,8 @@ def _definitions(sent: list[_Tok]) -> tuple[list[_Definition], set[int]]:
         while expression and (expression[-1].kinds & {"BOUNDARY", "COMMA"} or expression[-1].text.lower() in
                                ("and", "where")):
             expression = expression[:-1]
-        if not expression:
-            continue
+        if not expression or all(t.kinds <= _FRAME | _SOFT | {"BOUNDARY", "CHANGE", "YEAR", "YEARS"} for t in expression):
+            continue  # "revenue: FY2023 versus FY2022": periods set side by side after a name define nothing
         found.append(_Definition(subject, expression, " ".join(t.text for t in sent[first:end]
                                                                if "BOUNDARY" not in t.kinds).strip(" ,")))
         used.update(range(first, end))
@@ -301,6 +301,10 @@ def _definitions(sent: list[_Tok]) -> tuple[list[_Definition], set[int]]:
 
 
 # --- parsing -----------------------------------------------------------------------------------------------
+
+
+class _NotOneMetric(Exception):
+    """Two different metrics on the sides of an operation over years: no reading of the phrase."""
 
 
 class _ToTree(Transformer):
@@ -360,6 +364,12 @@ class _ToTree(Transformer):
     def apply_after(self, a: list) -> PlanNode:
         return PlanNode(a[1], args=(a[0],))
 
+    def apply_between(self, a: list) -> PlanNode:
+        nodes = [x for x in a if isinstance(x, PlanNode)]
+        if nodes[0] != nodes[-1]:
+            raise _NotOneMetric
+        return PlanNode(next(x for x in a if isinstance(x, str) and not isinstance(x, Token)), args=(nodes[0],))
+
     def span_words(self, a: list) -> PlanNode:
         return a[-1]  # "2 year revenue CAGR": the years are the question's (engine.intent.periods)
 
@@ -384,9 +394,12 @@ def _parse(toks: list[_Tok], defined: dict[str, PlanNode]) -> PlanNode | None:
         tree = parser.parse(text)
     except LarkError:
         return None
-    out = _ToTree(defined).transform(tree)
-    if isinstance(out, Token):
+    try:
         out = _ToTree(defined).transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, _NotOneMetric):
+            return None
+        raise
     return _unwrap(out)
 
 

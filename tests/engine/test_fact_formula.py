@@ -168,6 +168,16 @@ def test_a_formula_of_the_other_dimension_than_the_question_asks_is_refused(stat
     share = RD_SHARE.format(**c)
     result, note, _ = answer(share, statement, amount)
     assert result.status == "not_answerable" and "asks for a ratio and the formula gives an amount" in result.reason
+    # no word says the dimension, but the reader read the metric whole: its dimension decides ("revenue in FY2023
+    # compared to FY2022" answered by a ratio of two unrelated figures printed "-0.0000" before)
+    plain = f"What was {c['company']}'s total revenue less cost of revenue in {fy}?"
+    assert read(plain).dimension is None and read(plain).plan.status == "complete"
+    result, note, _ = answer(plain, statement, lambda ids: {
+        "facts": [1], "formula": f"F{ids['Cost of revenue', fy]} / F{ids['Total revenue', fy]}", "insufficient": False})
+    assert result.status == "not_answerable" and "asks for an amount and the formula gives a ratio" in result.reason
+    assert answer(plain, statement, lambda ids: {"facts": [1], "formula": f"F{ids['Total revenue', fy]} - "
+                                                 f"F{ids['Cost of revenue', fy]}", "insufficient": False}
+                  )[0].unit.startswith("USD")
 
 
 def test_one_reported_figure_is_a_fact_chosen_of_the_year_asked(statement, demo_truth) -> None:

@@ -94,6 +94,9 @@ VALUE = ("What is {co}'s FY{y} {m}?", "What was the {m} of {co} in fiscal {y}?",
          "Calculate {co}'s {m} for FY{y}.")
 CHANGE = ("How much did {co}'s {m} change from FY{p} to FY{y}?", "What is the change in {co}'s {m} between FY{p} and "
           "FY{y}?")
+# one metric at two periods set side by side: its change, stated with both values
+COMPARE = ("How does {co}'s {m} in FY{y} compare to FY{p}?", "What was {co}'s {m} in FY{y} compared with FY{p}?",
+           "{co}'s {m}: FY{y} versus FY{p}?", "How did {co}'s FY{y} {m} compare with its FY{p} {m}?")
 GROWTH = ("What was {co}'s {m} growth from FY{p} to FY{y}?", "By what percent did {co}'s {m} change between FY{p} "
           "and FY{y}?", "What is the year-over-year change in {m} for {co} in FY{y}, in percent?")
 AVERAGE = ("What is the FY2021 - FY2023 3 year average {m} for {co}?",
@@ -134,6 +137,11 @@ def _cases() -> list[tuple[str, str, str, Callable[[T], float] | None]]:
                 for tpl in CHANGE:
                     out.append(("change", key, tpl.format(co=CO, p=2022, y=2023, m=w),
                                 lambda t, f=f: f(t, 2023) - f(t, 2022)))
+            if kind in ("flow", "balance", "rate", "ratio") and n < 2:
+                tpl = COMPARE[(len(out) + n) % len(COMPARE)]
+                p = 2021 if kind == "flow" and n else 2022  # (FY2021: two years apart)
+                out.append(("compare", key, tpl.format(co=CO, p=p, y=2023, m=w),
+                            lambda t, f=f, p=p: f(t, 2023) - f(t, p)))
             if kind in ("flow", "balance") and n < 2:
                 tpl = GROWTH[n % len(GROWTH)] if n else GROWTH[2]
                 out.append(("growth", key, tpl.format(co=CO, p=2022, y=2023, m=w),
@@ -166,8 +174,8 @@ CASES = _cases()
 
 def test_the_suite_is_large_and_covers_every_operation() -> None:
     ops = Counter(op for op, *_ in CASES)
-    assert len(CASES) >= 300 and set(ops) == {"value", "change", "growth", "average", "cagr", "share", "defined",
-                                              "framed", "refused"}
+    assert len(CASES) >= 300 and set(ops) == {"value", "change", "compare", "growth", "average", "cagr", "share",
+                                              "defined", "framed", "refused"}
 
 
 @pytest.fixture(scope="module")

@@ -409,7 +409,8 @@ class HirecPipeline:
             if scoped:  # its figure is printed in the company's text (a release's table row, MD&A), not a statement
                 intent = replace(intent, numeric=False)
                 record = _saying(scope_note(intent.plan), record, run)
-            passages = yield from self._retrieve(run, record, question, intent, 1, cancel, check.note)
+            passages = yield from self._retrieve(run, record, question, intent, 1, cancel, check.note,
+                                                 top_k=s.answer.quote_passages)
             _raise_if_cancelled(cancel)
             assert self.chat is not None  # (a retrieval-only run stopped above)
             passages, older = self._reporting_the_year(passages, intent)
@@ -503,7 +504,7 @@ class HirecPipeline:
     def _reporting_the_year(self, passages: Sequence[Passage], intent: QueryIntent) -> tuple[list[Passage], str]:
         """The passages of filings that can report the fiscal years asked (their own year or a later one), and a
         note naming the filings left out ("" when none was)."""
-        if not intent.fiscal_years:
+        if not intent.fiscal_years or intent.looks_ahead:  # (a plan for a later year is told in an earlier filing)
             return list(passages), ""
         asked = min(intent.fiscal_years)
         years = {fid: self.library.filing(fid).identity.fiscal_year for fid in {p.chunk.filing_id for p in passages}}
@@ -630,7 +631,9 @@ class HirecPipeline:
 
     def _retrieve(self, run: Run, record: Callable[[StageTrace], StageTrace], query: str, intent: QueryIntent,
                   round_no: int, cancel: Callable[[], bool] | None,
-                  company_check: str = "") -> Generator[StageTrace, None, list[Passage]]:
+                  company_check: str = "", top_k: int | None = None) -> Generator[StageTrace, None, list[Passage]]:
+        """The documents and passages stages of one round; ``top_k``: passages kept when not the settings' k_P (a
+        written answer chooses its quotes among more)."""
         t0 = time.perf_counter()
         model_seconds = 0.0
         doc_query = document_query(intent, self.refs)
@@ -660,7 +663,8 @@ class HirecPipeline:
             yield record(StageTrace(round_no, got.rerank, got.seconds, tuple(got.calls)))
             yield record(StageTrace(round_no, got.payload, 0.0))
             return got.passages
-        passages, pas_payload = self.retriever.passages(query, lexical_query(intent, query), filings, intent)
+        passages, pas_payload = self.retriever.passages(query, lexical_query(intent, query), filings, intent,
+                                                        top_k)
         run.retrieval_seconds += time.perf_counter() - t0 - model_seconds
         yield record(StageTrace(round_no, pas_payload, time.perf_counter() - t))
         return passages

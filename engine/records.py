@@ -272,6 +272,11 @@ class QueryIntent:
     yes_no: bool = False  # a yes/no question ("does …", "is …", "has …"): it may ask a judgement of a metric
     sections: tuple[str, ...] = ()  # the section kinds its words ask of, best first (engine.vocab.sections); the
     # passage stage ranks their passages for a written question
+    # what a written answer's sentences are ranked by: the asked question without the words that only say where to
+    # look ("risks", "what drove") nor the directions it offers; "" where not read (the question is used)
+    about: str = ""
+    offered: str = ""  # the directions it offers as its answer, as written ("increase or decrease"); "" for none
+    looks_ahead: bool = False  # it asks what is expected, planned or guided (a year no filing reports yet)
 
 
 # --- statement facts ----------------------------------------------------------------------------------------

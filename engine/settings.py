@@ -219,6 +219,10 @@ class AnswerSettings(_Section):
     quotes: int = Field(6, ge=1, le=20, description="Evidence sentences a written answer quotes (and its synthesis "
                         "may cite).")
     quotes_per_passage: int = Field(3, ge=1, le=10, description="Most evidence sentences quoted from one passage.")
+    quote_passages: int = Field(
+        10, ge=1, le=40, description="Passages a written answer chooses its quotes from: the passage stage's best, "
+        "more than HiREC's k_P (the model reads the quotes, not the passages, so more passages cost no prompt; "
+        "the answering sentence is often in a passage ranked 6th to 10th).")
     synthesis_max_tokens: int = Field(320, ge=32, description="Generation budget of a written answer's synthesis.")
     max_variables: int = Field(12, ge=1, le=50, description="Most figures a numeric answer's formula may name.")
     program_max_steps: int = Field(20_000, ge=100, description="Restricted evaluator: most expressions a program may evaluate.")

@@ -4,8 +4,11 @@ call, then one short synthesis that the model may write only from them, checked 
 1. **Quotes.** Every sentence of the passages (a narrative paragraph split at its sentence ends; a table row as a
    row) is a candidate, with its exact characters on the page; running headers, footers and headings are not.
    Candidates are ranked by reciprocal-rank fusion of the question's similarity (the retrieval embedder), BM25 over
-   the candidates (the product's tokenizer), the passage's own rank (shared by its sentences) and, for a question
-   that asks of sections, whether the sentence is printed in one of them; the best
+   the candidates (the product's tokenizer), the passage's own rank (shared by its sentences), for a question
+   that asks of sections, whether the sentence is printed in one of them (the best-fitting kind first: a note headed
+   "Legal Proceedings" before the other notes), and for a question that asks why or what drove a change, whether
+   the sentence states a cause ("due to", "driven by", "reflecting"); the question's words are what it asks about
+   (``QueryIntent.about``: not the words that only chose where to look). The best
    ``answer.quotes`` are kept, at most ``answer.quotes_per_passage`` from one passage, a sentence another filing
    repeats word for word once.
 2. **Synthesis.** One model call sees only the numbered quotes (and the metrics the engine computed) and writes at
@@ -31,8 +34,7 @@ import numpy as np
 
 from engine.answer.generate import NOT_ANSWERABLE, YEAR, ground_text, passage_numbers, printed_in
 from engine.chunking import is_header_row, is_table_row
-from engine.intent.shape import which_way
-from engine.intent.wordlists import word_set
+from engine.intent.wordlists import states_a_cause, word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
 from engine.pages import page_number
 from engine.prompts import prompt
@@ -86,7 +88,8 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
             found.append((cut, m.start()))
             cut = m.end()
         found.append((cut, end))
-        headline = len(found) == 1 and len(text[found[0][0] : found[0][1]].split()) <= _HEADLINE_WORDS
+        headline = (len(found) == 1 and len(text[found[0][0] : found[0][1]].split()) <= _HEADLINE_WORDS
+                    and not _BULLET.match(text[start:end]))  # (a list's item is no headline)
         if lead and not headline:  # a headline is quoted with the sentence that opens its body
             found[0] = (lead.pop()[0], found[0][1])
         out.extend(lead)
@@ -112,7 +115,7 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
     flush()
     out.extend(lead)
     spans = []
-    for s, e in out:
+    for s, e in _lists_joined(text, out):
         while s < e and text[s].isspace():
             s += 1
         while e > s and text[e - 1].isspace():
@@ -133,10 +136,36 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
     return spans
 
 
-def select_quotes(question: str, passages: Sequence[Passage], embedder: Embedder | None,
-                  settings: AnswerSettings, sections: Sequence[str] = ()) -> list[Quote]:
-    """The evidence sentences of ``passages`` best fit to ``question``, ranked (see the module's docstring);
-    ``sections``: the section kinds the question asks of, whose sentences are one more ranking."""
+_OPENS_LIST = re.compile(r":\s*$|:\s*\n\s*[•●▪◦■\-–]\s+[^\n]*$")
+
+
+def _lists_joined(text: str, units: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A sentence that opens a list ("Cost of products sold increased … driven by:") quoted with its items: the
+    bullets after it and a joining line between them ("partially offset by"), up to the longest quote."""
+    out: list[tuple[int, int]] = []
+    k = 0
+    while k < len(units):
+        s, e = units[k]
+        k += 1
+        if _OPENS_LIST.search(text[s:e].rstrip(" ")):
+            while k < len(units) and units[k][1] - s <= _MAX_CHARS:
+                item = text[units[k][0]:units[k][1]]
+                joins = item.strip()[:1].islower() and k + 1 < len(units) and _BULLET.match(
+                    text[units[k + 1][0]:units[k + 1][1]])
+                if not (_BULLET.match(item) or joins):
+                    break
+                e = units[k][1]
+                k += 1
+        out.append((s, e))
+    return out
+
+
+def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | None,
+                  settings: AnswerSettings, sections: Sequence[str] = (), explain: bool = False) -> list[Quote]:
+    """The evidence sentences of ``passages`` best fit to ``about`` (what the question asks about:
+    ``QueryIntent.about``), ranked (see the module's docstring); ``sections``: the section kinds the question asks
+    of, best first, whose sentences are one more ranking; ``explain``: the question asks why or what drove a change,
+    and the sentences that state a cause (``resources/reader/causal.txt``) are one more ranking."""
     units: list[tuple[int, int, int]] = []  # (passage number, start, end)
     for n, p in enumerate(passages, start=1):
         units += [(n, s, e) for s, e in candidate_sentences(p)]
@@ -146,7 +175,7 @@ def select_quotes(question: str, passages: Sequence[Passage], embedder: Embedder
     ids = list(range(len(units)))
     rankings: list[list[int]] = []
     table = chunk_terms(texts)
-    question = _asked_about(question, passages)
+    question = _without_titles(about, passages)
     terms = Counter(query_terms(question))
     df = table.document_frequencies()
     weights = {t: c * idf(df.get(t, 0), len(texts)) for t, c in terms.items() if df.get(t, 0)}
@@ -158,9 +187,12 @@ def select_quotes(question: str, passages: Sequence[Passage], embedder: Embedder
         vecs = vecs / (np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-12)
         dense = vecs[1:] @ vecs[0]
         rankings.append(sorted(ids, key=lambda i: -float(dense[i])))
-    if sections:  # the sentences printed in the sections the question asks of, in the passages' order
-        kinds = set(sections)
-        rankings.append([i for i in ids if section_vocab().kind_of(passages[units[i][0] - 1].chunk.section) in kinds])
+    if sections:  # the sentences printed in the sections the question asks of: the best kind first, then the
+        # passages' order
+        at = {i: section_vocab().rank_of(passages[units[i][0] - 1].chunk.section, sections) for i in ids}
+        rankings.append(sorted((i for i in ids if at[i] is not None), key=lambda i: (at[i], i)))
+    if explain:  # the sentences that state a cause, in the passages' order
+        rankings.append([i for i in ids if states_a_cause(texts[i])])
     fused = dict(rrf(rankings, k=_RRF_K)) if rankings else {i: 0.0 for i in ids}
     for i in ids:  # the passage's own rank: every sentence of a passage shares it
         fused[i] = fused.get(i, 0.0) + 1.0 / (_RRF_K + units[i][0])
@@ -192,11 +224,9 @@ def select_quotes(question: str, passages: Sequence[Passage], embedder: Embedder
     return out
 
 
-def _asked_about(question: str, passages: Sequence[Passage]) -> str:
-    """What the question asks about: without the filer's name, form and year (in every sentence's filing, they rank
-    nothing) and the words that ask for a section ("risks" chose Item 1A: every sentence there is one)."""
+def _without_titles(question: str, passages: Sequence[Passage]) -> str:
+    """``question`` without the filer's name, form and year: in every sentence's filing, they rank nothing."""
     titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
-    question = section_vocab().without_asking_words(question)
     return " ".join(w for w in question.split() if w.strip(".,?!:;'’\"()").lower() not in titled
                     and not w.strip(".,?!:;'’\"()").lower().removesuffix("'s").removesuffix("’s") in titled)
 
@@ -316,7 +346,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     ``searched`` says where the evidence was looked for (named when the quotes do not answer). ``verdict`` False:
     a judgement the engine reads as a computation and could not compute; the synthesis gives no yes or no (a
     sentence that does is refused), only what the quotes say."""
-    quotes = select_quotes(question, passages, embedder, settings, intent.sections)
+    about = intent.about or question
+    quotes = select_quotes(about, passages, embedder, settings, intent.sections, intent.relation == "explanation")
     if not quotes:
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes",
                                         reason="the passages found print no sentence to quote"
@@ -338,8 +369,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes", quotes=tuple(quotes),
                                         reason=reason + (f"; searched {searched}" if searched else "")), (call,))
     # "did it increase or decrease": a sentence that says which has a word of its own
-    offered = which_way(question)
-    unasked = question[:offered.start()] + question[offered.end():] if offered else question
+    unasked = question.replace(intent.offered, " ") if intent.offered else question
     kept: list[str] = []
     grounds: list[list[int]] = []  # the quotes each kept sentence cites
     refused: list[str] = []
@@ -364,7 +394,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     said_side = re.match(r"^(yes|no)\b[\s,.;:—-]*", kept[0], flags=re.IGNORECASE)
     if side in ("yes", "no") or said_side:
         # a side must rest on quotes about what the question asks: its first sentence's quotes share a word of it
-        subject = _stems(_asked_about(question, passages)) - _VERDICT_WORDS
+        subject = _stems(_without_titles(about, passages)) - _VERDICT_WORDS
         quoted = set().union(*(_stems(by_number[n].text) for n in grounds[0]))
         if subject and not subject & quoted:
             said = side if side != "not stated" else said_side.group(1).lower() if said_side else ""

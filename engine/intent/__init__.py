@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from engine.intent.forms import form_hints
 from engine.intent.issuers import match_issuers
 from engine.intent.keywords import lexical_query, lexical_terms, question_keywords
-from engine.intent.periods import asked_date, asked_periods, period_labels
-from engine.intent.shape import core_question, is_comparison, is_numeric, is_yes_no, needs_calculation
+from engine.intent.periods import asked_date, asked_periods, looks_ahead, period_labels
+from engine.intent.shape import core_question, is_comparison, is_numeric, is_yes_no, needs_calculation, which_way
 from engine.intent.topics import entities_in, relation_of, statements_in, temporal_scope, topic_of
 from engine.intent.units import (
     asked_dimension,
@@ -70,13 +70,15 @@ def parse_intent(
     hint = unit_hint(units, core, metrics, numeric)
     as_of = asked_date(text)
     topic = topic_of(core, metrics)
+    offered = which_way(core)
+    asked = core[:offered.start()] + " " + core[offered.end():] if offered else core
     return QueryIntent(
         question=question, issuers=keys, forms=form_hints(text, periods.stated_quarters),
         fiscal_years=periods.fiscal_years, quarters=periods.quarters, metrics=metrics, numeric=numeric,
         comparison=comparison,
         needs_calculation=needs_calculation(core, text, metrics),
         unit_hint=hint, decimals=decimals,
-        keywords=question_keywords(text), annual_years=periods.annual,
+        keywords=question_keywords(section_vocab().without_place_words(text)), annual_years=periods.annual,
         topic=topic, relation=relation_of(core, comparison),
         temporal=temporal_scope(text, periods.annual, periods.quarters), entities=entities_in(core),
         statements=statements_in(text),
@@ -85,4 +87,6 @@ def parse_intent(
         as_of=None if as_of is None else as_of.isoformat(), item_words=tuple(sorted(item_words(text))),
         ytd_months=periods.ytd_months, yes_no=is_yes_no(core),
         sections=section_vocab().kinds_asked(topic, core),
+        about=section_vocab().without_place_words(asked), offered=offered.group(0) if offered else "",
+        looks_ahead=looks_ahead(text),
     )

@@ -19,6 +19,17 @@ def word_list(name: str) -> re.Pattern[str]:
     return re.compile(f"(?:{body})", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1)
+def _causal() -> re.Pattern[str]:
+    return re.compile(rf"\b{word_list('causal').pattern}\b", re.IGNORECASE)
+
+
+def states_a_cause(text: str) -> bool:
+    """Whether ``text`` (a filing's sentence or passage) states a cause: one of the phrases of
+    ``resources/reader/causal.txt`` ("due to", "driven by", "reflecting")."""
+    return _causal().search(text) is not None
+
+
 @lru_cache(maxsize=8)
 def word_set(name: str) -> frozenset[str]:
     """The words of ``resources/reader/<name>.txt`` (whitespace-separated, ``#`` comments), lower case."""

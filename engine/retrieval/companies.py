@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from engine.intent.issuers import CompanyMention, company_mentions, is_ticker
-from engine.intent.periods import looks_ahead
 from engine.records import Filing, IssuerRef, QueryIntent
 from engine.store.library import Library
 
@@ -121,7 +120,7 @@ def check_companies(intent: QueryIntent, library: Library, refs: Sequence[Issuer
             notes.append("names no company: the library holds several")
     checked = replace(intent, issuers=tuple(issuers))
     lacking = ""
-    if not refusal and issuers and not looks_ahead(intent.question):
+    if not refusal and issuers and not intent.looks_ahead:
         # one registrant's filings under several keys (AMAZON's 10-Ks, AMZN's 10-Qs) report its periods together
         registrants = library.registrants()
         groups = {key: next((tuple(r.company_keys) for r in registrants if key in r.company_keys), (key,))
@@ -140,7 +139,7 @@ def check_companies(intent: QueryIntent, library: Library, refs: Sequence[Issuer
     asks_which = not issuers and not missing or any(m.known is None for m in absent)
     choices = tuple(sorted(companies, key=str.casefold)) if refusal and asks_which else ()
     return CompanyCheck(checked, "; ".join(notes), missing, refusal, assumed, choices,
-                        lacking if not refusal and issuers and not looks_ahead(intent.question) else "")
+                        lacking if not refusal and issuers and not intent.looks_ahead else "")
 
 
 def _alias_owner(library: Library, name: str, notes: list[str]) -> str | None:

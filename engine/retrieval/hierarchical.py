@@ -17,6 +17,7 @@ import numpy as np
 
 from engine.indexing import SharedIndexes
 from engine.models.base import CrossScorer, Embedder
+from engine.intent.wordlists import states_a_cause
 from engine.records import (
     Chunk,
     DocumentCandidate,
@@ -111,11 +112,23 @@ class HierarchicalRetriever:
         scorer = "dense + metadata boosts"
         final = [sim + b for (_, sim, _, b, _) in cands]
         order = sorted(range(len(cands)), key=lambda i: -final[i])
+        # a filing reports its own fiscal year and those before, never a later one: where the question names its
+        # years (and does not look ahead) and a candidate can report them, the filings of earlier years give no slot
+        asked = min(intent.fiscal_years) if intent.fiscal_years and not intent.looks_ahead else None
+        if asked is not None and not any((c[0].identity.fiscal_year or asked) >= asked for c in cands):
+            asked = None
         rows = []
+        slots = 0
         for new_rank, i in enumerate(order, start=1):
             f, sim, drank, _, notes = cands[i]
-            kept = new_rank <= r.doc_top_k
-            why = ("kept: " if kept else f"dropped: rank {new_rank} > k_D={r.doc_top_k}; ") + (", ".join(notes) or "no metadata match")
+            year = f.identity.fiscal_year
+            if asked is not None and year is not None and year < asked:
+                kept = False
+                why = f"dropped: a filing for FY{year} cannot report FY{asked}; " + (", ".join(notes) or "no metadata match")
+            else:
+                slots += 1
+                kept = slots <= r.doc_top_k
+                why = ("kept: " if kept else f"dropped: rank {slots} > k_D={r.doc_top_k}; ") + (", ".join(notes) or "no metadata match")
             rows.append(DocumentCandidate(f.id, f.identity.doc_name, filing_title(f), round(sim, 5), drank,
                                           round(final[i], 5), new_rank, kept, why))
         payload = DocumentsPayload(query, scorer, filter_note, r.doc_candidates, r.doc_top_k,
@@ -157,7 +170,7 @@ class HierarchicalRetriever:
         return self._chunk_vectors(chunks, titles) @ qvec, "embedded with the filing title at question time"
 
     def passages(self, query: str, lexical_query: str, filings: Sequence[Filing],
-                 intent: QueryIntent | None = None) -> tuple[list[Passage], PassagesPayload]:
+                 intent: QueryIntent | None = None, top_k: int | None = None) -> tuple[list[Passage], PassagesPayload]:
         """Passages of ``filings`` (best filing first): a BM25 prefilter joined by the table chunks whose rows
         print the asked line items (:mod:`engine.retrieval.lineitems`, when ``intent`` names a metric), dense,
         and fusion of the BM25, dense, filing and line-item rankings (the document retriever's order is the
@@ -180,10 +193,18 @@ class HierarchicalRetriever:
         # a question about risks) does not make it a table question, so no statement rows join
         kinds = set(intent.sections) if intent is not None and not intent.numeric else set()
         fitting: list[int] = []
-        if kinds:
+        if kinds and intent is not None:
+            # the best-fitting kind first ("Note 21 Legal Proceedings" before the other notes), then BM25's order
             sections = self.library.chunk_sections(fids)
-            fitting = [cid for cid, _ in bm25_all if cid in sections and sections[cid][1] == "text"
-                       and section_vocab().kind_of(sections[cid][0]) in kinds][: r.section_passages]
+            at = {cid: section_vocab().rank_of(sections[cid][0], intent.sections) for cid, _ in bm25_all
+                  if cid in sections and sections[cid][1] == "text"}
+            order = {cid: n for n, (cid, _) in enumerate(bm25_all)}
+            candidates = [cid for cid, rank in at.items() if rank is not None]
+            # a question of why or what drove a change: of the best-fitting kind, the passages stating a cause
+            # ("due to", "driven by") first
+            causes = ({c.id for c in self.library.chunks(candidates) if states_a_cause(c.text)}
+                      if intent.relation == "explanation" else set())
+            fitting = sorted(candidates, key=lambda cid: (at[cid], cid not in causes, order[cid]))[: r.section_passages]
         items = (self.line_items.rank(intent, filings)[: r.line_items]
                  if intent is not None and r.line_items and not kinds else [])
         pool = list(dict.fromkeys([c for c, _ in bm25] + fitting + [h.chunk_id for h in items]))
@@ -217,11 +238,12 @@ class HierarchicalRetriever:
                 scorer = scorer[:-1] + f", cross-encoder {where})"
                 final = {c.id: with_ce[c.id] for c in chunks}
         ranked = sorted(chunks, key=lambda c: -final[c.id])
+        keep = top_k or r.passage_top_k
         rows = []
         for rank, c in enumerate(ranked, start=1):
             item = item_of.get(c.id)
             rows.append(PassageCandidate(
-                c.id, c.doc_name, c.page_index, rank <= r.passage_top_k, rank, round(final[c.id], 6),
+                c.id, c.doc_name, c.page_index, rank <= keep, rank, round(final[c.id], 6),
                 round(fused[c.id], 6), round(bm25_score.get(c.id, 0.0), 4), bm25_rank.get(c.id, 0),
                 round(float(dense[chunks.index(c)]), 5), dense_rank[c.id], " ".join(c.text.split())[:200],
                 line_item_rank=item_order.index(c.id) + 1 if item is not None else None,
@@ -230,6 +252,6 @@ class HierarchicalRetriever:
                 section_rank=fitting.index(c.id) + 1 if c.id in fitting else None))
         passages = [Passage(c, titles[c.filing_id], row) for c, row in zip(ranked, rows) if row.kept]
         payload = PassagesPayload(query, lexical_query, scorer, tuple(f.identity.doc_name for f in filings), len(chunks),
-                                  len(items), dense_source, r.passage_top_k, tuple(rows),
+                                  len(items), dense_source, keep, tuple(rows),
                                   tuple(intent.sections) if kinds and intent is not None else ())
         return passages, payload

@@ -11,6 +11,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
+from collections.abc import Sequence
 from typing import Any
 
 from engine.settings import RESOURCES_DIR
@@ -44,6 +45,8 @@ class SectionVocab:
     not_headings: tuple[str, ...]
     topic_kinds: dict[str, tuple[str, ...]]
     word_kinds: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]
+    place_words: tuple[re.Pattern[str], ...] = ()  # the asking words that only say where to look
+    note_heading_kinds: tuple[tuple[re.Pattern[str], str], ...] = ()  # a note's heading words -> its kind
 
     def items(self, form: str | None) -> tuple[Item, ...]:
         """The items a filing of ``form`` prints ("10-K/A" reads as "10-K"); none for a form without items."""
@@ -60,6 +63,20 @@ class SectionVocab:
             return self.release_kind
         return _kinds_by_name(self).get(section, "")
 
+    def kinds_of(self, section: str) -> tuple[str, ...]:
+        """Every kind of a stored section name: a note is also of the kinds its heading's words say ("Note 21 Legal
+        Proceedings" → ("legal", "notes")); () for none."""
+        kind = self.kind_of(section)
+        if kind != self.note_kind:
+            return (kind,) if kind else ()
+        return (*dict.fromkeys(k for rx, k in self.note_heading_kinds if rx.search(section)), kind)
+
+    def rank_of(self, section: str, asked: Sequence[str]) -> int | None:
+        """Where a section stands among the kinds a question asks of, best first (``asked`` as
+        :meth:`kinds_asked` gives them): the position of its best kind there; None when it is of none."""
+        at = [asked.index(k) for k in self.kinds_of(section) if k in asked]
+        return min(at) if at else None
+
     def kinds_asked(self, topic: str, question: str) -> tuple[str, ...]:
         """The section kinds a written question asks of, best first: its words' kinds, then its topic's."""
         out: list[str] = []
@@ -70,10 +87,11 @@ class SectionVocab:
         return tuple(dict.fromkeys(out))
 
 
-    def without_asking_words(self, question: str) -> str:
-        """``question`` without the words that asked for sections ("risks", "agenda"): they chose where to look and
-        say nothing of which sentence there answers."""
-        for pattern, _ in self.word_kinds:
+    def without_place_words(self, question: str) -> str:
+        """``question`` without the words that only say where to look ("risks", "agenda", "what drove"): every
+        sentence there is one, so they say nothing of which sentence answers. Words that also name the subject
+        ("customers", "acquisitions") stay."""
+        for pattern in self.place_words:
             question = pattern.sub(" ", question)
         return " ".join(question.split())
 
@@ -91,15 +109,22 @@ def _read(data: dict[str, Any]) -> SectionVocab:
             forms[form.upper()] = items
     heads = data["headings"]
     asks = dict(data["asks"])
+    place = asks.pop("place_words", {})
     words = asks.pop("words", {})
     return SectionVocab(
         forms=forms, note_kind=heads["note_kind"], release_kind=heads["release_kind"],
         release_forms=frozenset(f.upper() for f in heads["release_forms"]),
         not_headings=tuple(heads["not_headings"]),
         topic_kinds={k: tuple(v) for k, v in asks.items()},
-        word_kinds=tuple((re.compile(r"\b" + re.escape(w) + r"[\w-]*", re.IGNORECASE), tuple(k))
-                         for w, k in words.items()),
+        word_kinds=tuple((_word_start(w), tuple(k)) for w, k in {**place, **words}.items()),
+        place_words=tuple(_word_start(w) for w in place),
+        note_heading_kinds=tuple((_word_start(w), kind) for kind, ws in data["notes"]["kinds"].items() for w in ws),
     )
+
+
+def _word_start(words: str) -> re.Pattern[str]:
+    """A vocabulary entry matched at a word's start ("acqui": acquisition, acquired), case ignored."""
+    return re.compile(r"\b" + re.escape(words) + r"[\w-]*", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)

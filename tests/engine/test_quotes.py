@@ -48,6 +48,30 @@ def test_sentences_are_cut_at_their_ends_with_their_exact_characters():
     assert [q.number for q in quotes] == [1, 2]
 
 
+def test_a_sentence_that_opens_a_list_is_quoted_with_its_items():
+    text = ("Cost of products sold increased as a percent to sales driven by:\n"
+            "•  One-time vaccine manufacturing exit related costs\n"
+            "•  Currency impacts in the Pharmaceutical segment\n"
+            "partially offset by\n"
+            "•  Supply chain benefits in the Consumer segment\n\n"
+            "Selling, marketing and administrative expenses were flat as a percent to sales in the year.")
+    got = [" ".join(text[s:e].split()) for s, e in candidate_sentences(_passage(text))]
+    assert got == ["Cost of products sold increased as a percent to sales driven by: • One-time vaccine manufacturing "
+                   "exit related costs • Currency impacts in the Pharmaceutical segment partially offset by • Supply "
+                   "chain benefits in the Consumer segment",
+                   "Selling, marketing and administrative expenses were flat as a percent to sales in the year."]
+
+
+def test_a_why_question_ranks_the_sentences_that_state_a_cause():
+    table = _passage("The change in gross margin in 2023 is shown in the table of gross margin by segment below.")
+    cause = _passage("Gross margin rose primarily due to lower freight costs and a favorable product mix.", cid=2,
+                     start=900)
+    about = "What the change in gross margin in 2023?"  # (QueryIntent.about of "What drove the change in …")
+    settings = AnswerSettings(quotes=1)
+    assert select_quotes(about, [table, cause], None, settings)[0].chunk_id == 1
+    assert select_quotes(about, [table, cause], None, settings, explain=True)[0].chunk_id == 2
+
+
 def test_a_synthesis_sentence_stands_only_on_what_its_quotes_print():
     q = [_quote("Comirnaty accounted for 45% of our total revenues in 2021, and revenues may decline after the "
                 "pandemic.")]

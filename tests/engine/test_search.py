@@ -120,3 +120,33 @@ def test_passage_stage_pulls_in_the_statement_rows_of_the_asked_line_items(inges
                                                                       [filing], intent)
     assert plain.scorer == "rrf(bm25, dense, filing rank)" and plain.line_item_hits == 0
     assert not any(c.line_items or c.line_item_rank is not None for c in plain.candidates)
+
+
+def test_a_filing_for_an_earlier_year_than_asked_gives_no_document_slot(ingested_demo, embedder):
+    """A filing reports its own fiscal year and those before: for a question about FY2023 the FY2022 10-K and its
+    10-Qs are dropped at the document stage, said why, and the slots go to filings that can report it; a question
+    that looks ahead ("what does it plan for 2023") keeps them (a plan is told in an earlier filing), and so does
+    one whose year no filing reports."""
+    from engine.intent import parse_intent
+    from engine.intent.issuers import issuer_refs
+    from engine.retrieval.hierarchical import HierarchicalRetriever
+
+    library, settings, _ = ingested_demo
+    refs = issuer_refs(library)
+    retriever = HierarchicalRetriever(library, settings, embedder, open_indexes(library, settings, embedder))
+    harbor = next(f for f in library.filings_of_companies(["HRBR"]) if f.identity.form == "10-K")
+    company = harbor.identity.registrant
+
+    def rows(question: str):  # noqa: ANN202
+        return retriever.documents(question, parse_intent(question, refs))[1].candidates
+
+    asked = rows(f"What drove {company}'s revenue change in FY2023?")
+    years = {r.doc_name: library.filing(r.filing_id).identity.fiscal_year for r in asked}
+    assert any(y == 2022 for y in years.values()) and any(y == 2023 for y in years.values())
+    for r in asked:
+        if years[r.doc_name] == 2022:
+            assert not r.kept and r.why.startswith("dropped: a filing for FY2022 cannot report FY2023")
+    assert all(years[r.doc_name] == 2023 for r in asked if r.kept)
+    ahead = rows(f"What capital expenditures does {company} plan for 2023?")
+    assert not any(r.why.startswith("dropped: a filing for") for r in ahead)
+    assert not any(r.why.startswith("dropped: a filing for") for r in rows(f"What drove {company}'s revenue in FY2031?"))

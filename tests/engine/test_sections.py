@@ -113,3 +113,36 @@ def test_a_written_question_asks_of_sections_by_its_words_and_topic():
     assert "agreement" in agenda.sections
     number = parse_intent("What was 3M's FY2018 capital expenditure in USD millions?")
     assert number.sections == ()
+
+
+def test_a_notes_heading_gives_its_kind_and_a_question_ranks_the_best_kind_first():
+    v = vocab()
+    assert v.kinds_of("Note 21 Legal Proceedings") == ("legal", "notes")
+    assert v.kinds_of("Note 13 Liabilities, Commitments and Contingencies") == ("legal", "notes")
+    assert v.kinds_of("Note 3 Acquisitions and Divestitures") == ("transaction", "notes")
+    assert v.kinds_of("Note 22 Segment and Revenue Information") == ("segments", "notes")
+    assert v.kinds_of("Note 7 Earnings Per Share") == ("notes",)
+    assert v.kinds_of("Item 1A Risk Factors") == ("risk",) and v.kinds_of("") == ()
+    from engine.intent import parse_intent
+
+    legal = parse_intent("Has Globex reported any materially important ongoing legal battles in FY2022?").sections
+    assert legal[:2] == ("legal", "notes")
+    assert v.rank_of("Note 21 Legal Proceedings", legal) == 0 == v.rank_of("Item 3 Legal Proceedings", legal)
+    assert v.rank_of("Note 7 Earnings Per Share", legal) == 1
+    assert v.rank_of("Item 7 MD&A", legal) is None
+    geography = parse_intent("What are the geographies that Globex primarily operates in as of 2022?").sections
+    assert geography[0] == "segments" and v.rank_of("Note 22 Segment and Revenue Information", geography) == 0
+
+
+def test_words_that_only_say_where_to_look_do_not_rank_sentences_and_subject_words_do():
+    from engine.intent import parse_intent
+
+    customers = parse_intent("Who are the primary customers of Globex as of FY2022?")
+    assert "customers" in customers.about and "business" in customers.sections
+    drove = parse_intent("What drove gross margin change as of FY2022 for Globex?")
+    assert "drove" not in drove.about and "gross margin change" in drove.about and drove.sections[0] == "mdna"
+    assert "drove" not in drove.keywords
+    risks = parse_intent("What are the major risks Globex highlights about its supply chain?")
+    assert "risks" not in risks.about and "supply chain" in risks.about and risks.sections[0] == "risk"
+    either = parse_intent("Did Globex's wages expense as a percent of net sales increase or decrease in FY2023?")
+    assert either.offered == "increase or decrease" and "decrease" not in either.about

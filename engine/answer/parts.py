@@ -10,6 +10,8 @@ report for the year that pass, only those whose page names the parts asked are t
 says region, geographic, country …; ``resources/reader/parts.toml``); of those, the one whose own headings or total
 name them (else name segments), then the one of the largest total (the whole company's, not one segment's lines). The choice is the largest or smallest value, or growth against the year before read
 from the same table's comparative column; every part is listed with its value, so the analyst sees the choice.
+A yes/no question of the parts' shares ("are there any categories that represent more than 20% of revenue") is
+answered with each part's share of the total that its parts add up to, against the bar the question writes.
 """
 
 from __future__ import annotations
@@ -207,6 +209,8 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
              and not _not_a_part().search(p.name)]
     if len(parts) < 2:
         return None
+    if plan.measure == "share":
+        return _shares_answer(plan, table, parts, year)
     value = {p.name: (_growth(p) if growth else p.now.fact.scaled_value / 1e6) or 0.0 for p in parts}
     pick = (max if plan.choice == "largest" else min)(parts, key=lambda p: value[p.name])
 
@@ -234,3 +238,34 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
                         reasoning=f"the {plan.parts or 'parts'} read as the {len(table.parts)} parts of "
                                   f"'{t.fact.label}' that add up to it; {plan.words}, computed from statement facts "
                                   "without a model call")
+
+
+def _shares_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], year: int) -> AnswerResult:
+    """Which parts have a share of the total above (below) the bar the question writes: yes, naming each with its
+    share, or no, naming the nearest; every part's share is listed."""
+    t = table.total
+    share = {p.name: p.now.fact.scaled_value / t.fact.scaled_value * 100 for p in parts}
+    assert plan.bar is not None
+    meets = [p for p in sorted(parts, key=lambda p: -share[p.name])
+             if (share[p.name] >= plan.bar if plan.judge == ">=" else share[p.name] <= plan.bar)]
+    where = f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, FY{year})"
+
+    def said(p: Part) -> str:
+        return f"{p.name} {share[p.name]:.1f}% ({format_value(p.now.fact.scaled_value / 1e6, 'USD millions', None)})"
+
+    if meets:
+        lead = f"Yes: {'; '.join(said(p) for p in meets)} of {where}"
+    else:
+        near = (max if plan.judge == ">=" else min)(parts, key=lambda p: share[p.name])
+        lead = f"No: the {'largest' if plan.judge == '>=' else 'smallest'}, {said(near)} of {where}"
+    rest = [p for p in parts if p not in meets]
+    text = (f"{lead}; the test: {plan.criterion}, among the {len(parts)} parts that add up to it"
+            + (f". The others: {'; '.join(said(p) for p in rest)}" if rest and meets else "") + ".")
+    refs = tuple(_ref(p.name, p.now) for p in parts) + (_ref("total", t),)
+    cited = (Citation(1, t.chunk_id, t.doc_name, t.fact.page_index, t.fact.row, t.printed_folio),) \
+        if t.chunk_id is not None else ()
+    top = max(parts, key=lambda p: share[p.name])
+    return AnswerResult("answered", text, share[top.name], "percent", method="facts", citations=cited, inputs=refs,
+                        reasoning=f"the {plan.parts or 'parts'} read as the {len(table.parts)} parts of "
+                                  f"'{t.fact.label}' that add up to it; {plan.words}, each part's share computed "
+                                  "from statement facts without a model call")

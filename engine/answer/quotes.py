@@ -34,6 +34,7 @@ import numpy as np
 
 from engine.answer.generate import NOT_ANSWERABLE, YEAR, ground_text, passage_numbers, printed_in
 from engine.chunking import is_header_row, is_table_row
+from engine.intent.keywords import lexical_terms
 from engine.intent.wordlists import states_a_cause, word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
 from engine.pages import page_number
@@ -182,6 +183,7 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     if weights:
         lexical = bm25(table, weights, float(np.mean(table.lengths)) or 1.0)
         rankings.append(sorted(ids, key=lambda i: -float(lexical[i])))
+    by_words = rankings[0] if rankings else ids
     if embedder is not None:
         vecs = embedder.embed_batch([question, *texts])
         vecs = vecs / (np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-12)
@@ -191,8 +193,9 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
         # passages' order
         at = {i: section_vocab().rank_of(passages[units[i][0] - 1].chunk.section, sections) for i in ids}
         rankings.append(sorted((i for i in ids if at[i] is not None), key=lambda i: (at[i], i)))
-    if explain:  # the sentences that state a cause, in the passages' order
-        rankings.append([i for i in ids if states_a_cause(texts[i])])
+    if explain:  # the sentences that state a cause, those sharing most of the question's words first (a
+        # disclaimer's "as a result of new information" states a cause of nothing asked)
+        rankings.append([i for i in by_words if states_a_cause(texts[i])])
     fused = dict(rrf(rankings, k=_RRF_K)) if rankings else {i: 0.0 for i in ids}
     for i in ids:  # the passage's own rank: every sentence of a passage shares it
         fused[i] = fused.get(i, 0.0) + 1.0 / (_RRF_K + units[i][0])
@@ -347,7 +350,9 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     a judgement the engine reads as a computation and could not compute; the synthesis gives no yes or no (a
     sentence that does is refused), only what the quotes say."""
     about = intent.about or question
-    quotes = select_quotes(about, passages, embedder, settings, intent.sections, intent.relation == "explanation")
+    # (a sentence may name the asked metric by its lines: "cost of products sold as a percent to sales")
+    quotes = select_quotes(f"{about} {lexical_terms(intent)}".strip(), passages, embedder, settings, intent.sections,
+                           intent.relation == "explanation")
     if not quotes:
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes",
                                         reason="the passages found print no sentence to quote"

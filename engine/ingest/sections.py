@@ -12,6 +12,9 @@ Decisions worth knowing:
 - Notes are read only once the financial statements have begun, and in their printed order, so "Note 5" at the
   start of a line of MD&A prose, or "Note 2A)" inside Note 5, is not a heading; a running header "Notes to
   Consolidated Financial Statements" on every page does not end the note it is printed in.
+- A current report's exhibits ("Exhibit 10.1" alone on its line) are sections of the kind their number has; one
+  that opens as a press release ("announces", "news release") is a release section: from there the release's
+  capitalised headings are read, not items or notes.
 - Pages are read in order and a section runs until the next heading: a chunk's section is the last heading before
   its first character. Upgraded libraries are read again from their stored pages (:func:`refresh_sections`, in the
   ingest runner), as folios are.
@@ -29,12 +32,13 @@ from engine.vocab.sections import Item, SectionVocab, letters, vocab
 
 __all__ = ["SECTION_VERSION", "chunk_sections", "page_sections", "with_sections"]
 
-SECTION_VERSION = "sections-1"  # a new reader re-reads the sections of stored filings from their pages
+SECTION_VERSION = "sections-3"  # a new reader re-reads the sections of stored filings from their pages
 
 _PART = re.compile(r"^\s*part\s+(iv|i{1,3})\b", re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:part\s+(iv|i{1,3})\b[\s.,:;—–-]*)?item\s+(\d{1,2}(?:\.\d{2})?[a-c]?)\b\s*[.:\-–—]?\s*(.*)$",
                    re.IGNORECASE)
 _NOTE = re.compile(r"^\s*note\s+(\d{1,2})(?![\w)])\s*[.:\-–—]?\s*(.*)$", re.IGNORECASE)  # not "Note 2A)"
+_EXHIBIT = re.compile(r"^\s*exhibit\s+(\d{1,3})(\.\d{1,2})?\s*$", re.IGNORECASE)  # "Exhibit 99.1" alone on its line
 _NOTES_HEAD = re.compile(r"^\s*notes to (?:the )?(?:condensed )?consolidated financial statements\s*$", re.IGNORECASE)
 _PAGE_NUMBER_END = re.compile(r"\s\d{1,3}\s*$")
 _TOC = 4  # this many item headings line after line: a table of contents
@@ -117,6 +121,7 @@ def page_sections(pages: Sequence[str], form: str | None) -> list[tuple[str, lis
     v = vocab()
     items = v.items(form)
     release = (form or "").upper() in v.release_forms
+    exhibits = (form or "").upper() in v.exhibit_forms
     out: list[tuple[str, list[tuple[int, str]]]] = []
     current = "Release" if release else ""
     part = ""
@@ -136,7 +141,14 @@ def page_sections(pages: Sequence[str], form: str | None) -> list[tuple[str, lis
             if not line.strip():
                 continue
             following = next((ln for _, ln in lines[k + 1 : k + 3] if ln.strip()), "")
-            if items:
+            exhibit = _EXHIBIT.match(line) if exhibits else None
+            if exhibit:  # an exhibit the report prints after its items; a press release reads as one
+                name = v.exhibit_section(f"{exhibit.group(1)}{exhibit.group(2) or ''}", text[at + len(line):])
+                found.append((at, name))
+                release = name.startswith("Release")
+                in_statements, note = False, 0
+                continue
+            if items and not release:
                 pm = _PART.match(line)
                 if pm and not _ITEM.match(line):
                     part = pm.group(1).upper()

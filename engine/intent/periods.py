@@ -158,7 +158,7 @@ def period_spans(text: str) -> list[tuple[int, int]]:
     years to date, days, and the words that say where such a period ends or runs ("six months ended June 30,
     2023", "through the third quarter of 2023"). The question reader claims these spans as periods, not as words
     of the metric (a bare year it reads itself: "FY2019 revenue minus FY2018 revenue")."""
-    found = [(m.start(), m.end()) for rx in (*_QUARTER_RES, _DATE, *(rx for _, rx in _YTD))
+    found = [(m.start(), m.end()) for rx in (*_QUARTER_RES, _DATE, _DATE_DAY_FIRST, *(rx for _, rx in _YTD))
              for m in rx.finditer(text)]
     found += [(m.start(), m.end()) for m in _BARE_PERIOD.finditer(text)]
     spans: list[tuple[int, int]] = []
@@ -178,14 +178,16 @@ _BARE_PERIOD = re.compile(r"\b(?:h[12]|[12]h|first half|second half|(?:three|six
                           re.IGNORECASE)
 
 
-_DATE = re.compile(rf"\b(?P<m>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<d>\d{{1,2}}),?\s+"
-                   rf"(?P<y>{_Y4})\b", re.IGNORECASE)
+_MONTH = r"(?P<m>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DAY = r"(?P<d>\d{1,2})(?:st|nd|rd|th)?"
+_DATE = re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+(?P<y>{_Y4})\b", re.IGNORECASE)  # "August 30, 2023", "July 1st, 2022"
+_DATE_DAY_FIRST = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(?P<y>{_Y4})\b", re.IGNORECASE)  # "1st July 2022"
 
 
 def asked_date(text: str) -> date | None:
     """The latest day a question names ("as of August 30, 2023", "the quarter ended June 30, 2023"), or None."""
     days = []
-    for m in _DATE.finditer(text):
+    for m in (*_DATE.finditer(text), *_DATE_DAY_FIRST.finditer(text)):
         try:
             days.append(date(int(m["y"]), _MONTHS.index(m["m"].lower()) + 1, int(m["d"])))
         except ValueError:  # "February 30"

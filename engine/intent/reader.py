@@ -1078,6 +1078,32 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
                       else "value", excluded=tuple(excluded))
 
 
+def _parts_share(sentences: list[list[_Tok]], judged: _Judged, catalogue: Catalogue) -> MetricPlan | None:
+    """"Are there any product categories that represent more than 20% of revenue", "does any segment account for
+    less than 5% of sales": which of the parts of a total the filing prints (its segments, categories, regions)
+    have a share of it above (below) the bar the question writes, in percent. None when the question is not one:
+    no parts named, no bar in percent, or not one amount."""
+    toks = [t for sent in sentences for t in sent]
+    member = next((t for t in toks if "MEMBER" in t.kinds), None)
+    if member is None or judged.test not in (">=", "<=") or judged.bar is None \
+            or not any("PCT" in t.kinds for t in toks):
+        return None
+    if any(t.kinds & {"CHANGE", "GROWTH", "PERFORMANCE", "MARGIN", "RATIO", "YOY"} for t in toks):
+        return None  # "more than 20% revenue growth": a bar on the parts' growth, not their share
+    metrics = list(dict.fromkeys(t.value for t in toks if "METRIC" in t.kinds))
+    if len(metrics) != 1 or metrics[0] not in catalogue.metrics or catalogue.metrics[metrics[0]].unit != "USD":
+        return None
+    name = metrics[0]
+    tree = metric_node(name, catalogue, {})
+    test = " ".join(judged.words)
+    words = f"the {member.text.lower()} whose share of {name} is {test}"
+    return MetricPlan("parts", tree, "percent", words, read=(f"{member.text}: the parts of a total the filing prints",
+                      f"{name}: {_metric_words(tree, catalogue)}", f"{test}: each part's share of the total"),
+                      choice="largest", parts=member.text.lower(), part_kinds=_part_kinds(member.text),
+                      measure="share", judge=judged.test, bar=judged.bar,
+                      criterion=f"a share of {name} {test}")
+
+
 _COMPARATIVE = frozenset({"MOST", "LEAST", "UP", "DOWN", "ABOVE", "BELOW"})  # "higher", "lower", "more", "less"
 _PERIOD_NOUN = re.compile(r"(?:fiscal\s+)?(?:years?|periods?)", re.IGNORECASE)
 
@@ -1224,6 +1250,10 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
         phrase = [t for t in phrase if not (t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE)]
     unread = [t.text for t in phrase if t.kinds <= {"WORD", "NAME"}]
     named = [t.value for t in phrase if "METRIC" in t.kinds]
+    if judged is not None:  # "are there any product categories that represent more than 20% of revenue"
+        shares = _parts_share([sentences[n] for n in asked_idx], judged, catalogue)
+        if shares is not None:
+            return shares
     parts = None if intent.yes_no else _parts_choice([sentences[n] for n in asked_idx], catalogue)
     if parts is not None:  # "which segment had the highest revenue", "the largest liability"
         return parts

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from collections.abc import Sequence
 from typing import Any
@@ -47,6 +47,10 @@ class SectionVocab:
     word_kinds: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]
     place_words: tuple[re.Pattern[str], ...] = ()  # the asking words that only say where to look
     note_heading_kinds: tuple[tuple[re.Pattern[str], str], ...] = ()  # a note's heading words -> its kind
+    exhibit_forms: frozenset[str] = frozenset()  # the forms whose printed exhibits are sections
+    exhibit_kinds: dict[str, str] = field(default_factory=dict)  # exhibit number ("10") -> kind
+    release_markers: tuple[str, ...] = ()  # letters of the words that open a press release ("newsrelease")
+    exhibit_opening: int = 400  # how many characters of an exhibit's opening are read for a marker
 
     def items(self, form: str | None) -> tuple[Item, ...]:
         """The items a filing of ``form`` prints ("10-K/A" reads as "10-K"); none for a form without items."""
@@ -61,7 +65,15 @@ class SectionVocab:
             return self.note_kind
         if section.startswith("Release"):
             return self.release_kind
+        if section.startswith("Exhibit "):
+            return self.exhibit_kinds.get(section.split()[1].split(".")[0], "exhibits")
         return _kinds_by_name(self).get(section, "")
+
+    def exhibit_section(self, number: str, opening: str) -> str:
+        """The section an exhibit printed in a report starts ("Exhibit 10.1", or "Release: Exhibit 99.1" when its
+        ``opening`` text carries a release marker)."""
+        said = letters(opening[: self.exhibit_opening])
+        return f"Release: Exhibit {number}" if any(m in said for m in self.release_markers) else f"Exhibit {number}"
 
     def kinds_of(self, section: str) -> tuple[str, ...]:
         """Every kind of a stored section name: a note is also of the kinds its heading's words say ("Note 21 Legal
@@ -114,6 +126,10 @@ def _read(data: dict[str, Any]) -> SectionVocab:
     return SectionVocab(
         forms=forms, note_kind=heads["note_kind"], release_kind=heads["release_kind"],
         release_forms=frozenset(f.upper() for f in heads["release_forms"]),
+        exhibit_forms=frozenset(f.upper() for f in data["exhibits"]["forms"]),
+        exhibit_kinds={str(k): v for k, v in data["exhibits"]["kinds"].items()},
+        release_markers=tuple(letters(m) for m in data["exhibits"]["release_markers"]),
+        exhibit_opening=int(data["exhibits"]["opening_chars"]),
         not_headings=tuple(heads["not_headings"]),
         topic_kinds={k: tuple(v) for k, v in asks.items()},
         word_kinds=tuple((_word_start(w), tuple(k)) for w, k in {**place, **words}.items()),

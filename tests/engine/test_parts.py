@@ -95,6 +95,37 @@ def test_the_part_chosen_is_computed_from_the_parts_that_add_up_to_the_total(pip
     assert run.answer.citations and run.answer.citations[0].page_index == page - 1
 
 
+@pytest.mark.parametrize(("question", "side", "named"), [
+    ("Are there any segments that represent more than 20% of Acme Industries' net sales in FY2023?", "Yes",
+     ["Industrial", "Healthcare"]),
+    ("Does any reportable segment of Acme Industries account for over 60 percent of its revenue in FY2023?", "No",
+     ["Industrial"]),
+    ("Do any of Acme Industries' geographic regions make up less than 20% of net sales in FY2023?", "Yes",
+     ["Germany"]),
+])
+def test_a_yes_no_of_the_parts_shares_is_computed_against_the_bar_written(pipeline, question, side,
+                                                                          named) -> None:  # noqa: ANN001
+    """Each part's share of the total its parts add up to, against the bar the question writes: yes naming the parts
+    that pass (largest first), or no naming the nearest; no model call."""
+    run = pipeline.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
+    text = run.answer.text
+    assert text.startswith(f"{side}: "), text
+    table = REGIONS if "regions" in question else SEGMENTS
+    head = text.split("; the test:")[0]
+    for name in named:
+        assert f"{name} {table[name][0] / 9000 * 100:.1f}%" in head, text
+    assert [n for n in table if f"{n} " in head] == [n for n in sorted(table, key=lambda n: -table[n][0])
+                                                     if n in named]
+    assert "Total net sales" in text or "Worldwide" in text
+
+
+def test_a_bar_on_the_parts_growth_is_not_read_as_their_share(pipeline) -> None:  # noqa: ANN001
+    run = pipeline.run("Are there any segments of Acme Industries with more than 20% revenue growth in FY2023?",
+                       store=False)
+    assert not run.answer.text.startswith(("Yes: ", "No: ")) or "share" not in run.answer.text, run.answer
+
+
 def test_rows_that_do_not_add_up_to_the_total_are_not_its_parts(pipeline) -> None:  # noqa: ANN001
     """The product lines print 5,000 of 9,000: no choice is computed from them (without a chat model no answer)."""
     run = pipeline.run("Which product line had the highest net sales for Acme Industries in FY2023?", store=False)

@@ -146,3 +146,31 @@ def test_words_that_only_say_where_to_look_do_not_rank_sentences_and_subject_wor
     assert "risks" not in risks.about and "supply chain" in risks.about and risks.sections[0] == "risk"
     either = parse_intent("Did Globex's wages expense as a percent of net sales increase or decrease in FY2023?")
     assert either.offered == "increase or decrease" and "decrease" not in either.about
+
+
+def test_a_press_release_filed_as_an_exhibit_is_a_release_section():
+    pages = [
+        "FORM 8-K\nCURRENT REPORT\nGlobex Corp.\nItem 2.02 Results of Operations and Financial Condition.\nOn August 30 "
+        "the Company issued the press release attached as Exhibit 99.1.\nItem 9.01 Financial Statements and "
+        "Exhibits.\n(d) Exhibits.\n99.1 Press release dated August 30, 2023\n",
+        "Exhibit 99.1\n\nGlobex Announces Completion of the Separation of its Consumer Business\nAs a result, Globex "
+        "will present its Consumer business as discontinued operations.\nUPDATED FULL-YEAR GUIDANCE\nSales of $9.9 "
+        "billion.\n",
+    ]
+    assert _names(pages, "8-K") == [
+        ("", ["Item 2.02 Results of Operations", "Item 9.01 Financial Statements and Exhibits"]),
+        ("Item 9.01 Financial Statements and Exhibits", ["Release: Exhibit 99.1", "Release: Updated Full-year Guidance"]),
+    ]
+    assert vocab().kind_of("Release: Exhibit 99.1") == "release"
+    agreement = ["Item 1.01 Entry into a Material Definitive Agreement.\nThe Company entered into credit agreements.\n"
+                 "Item 9.01 Financial Statements and Exhibits.\n",
+                 "Exhibit 99.1\n\nEXECUTION COPY\n364-DAY\nCREDIT AGREEMENT\nARTICLE I DEFINITIONS\n",
+                 "Exhibit 4.6\n\nSECOND SUPPLEMENTAL INDENTURE\nThis indenture is dated as of June 30, 2022.\n",
+                 "Exhibit 99.2\n\nN  E  W  S   R  E  L  E  A  S  E\nGLOBEX NAMES A NEW CHIEF EXECUTIVE\n"]
+    assert [n for _, found in _names(agreement, "8-K") for n in found][2:] == [
+        "Exhibit 99.1", "Exhibit 4.6", "Release: Exhibit 99.2", "Release: Globex Names A New Chief Executive"]
+    assert [vocab().kind_of(n) for n in ("Exhibit 99.1", "Exhibit 4.6", "Exhibit 10.2")] == [
+        "exhibits", "securities", "agreement"]
+    # a 10-K's exhibits are not read as sections (its exhibit index prints their numbers)
+    assert _names(["Item 15. Exhibits\nExhibit 99.1\nDescription of regulation\n"], "10-K")[0][1] == [
+        "Item 15 Exhibits"]

@@ -116,6 +116,9 @@ class RetrievalSettings(_Section):
     form_boost: float = Field(
         0.08, ge=0, description="Document score added to a filing of the form the question asks for (a 10-K when it asks "
         "for a fiscal year and names no form or quarter).")
+    date_boost: float = Field(
+        0.15, ge=0, description="Document score added to a filing whose report date or period end is the day the "
+        "question names (\"the 8-K dated July 1, 2022\", \"as of June 30, 2023\").")
     vector_cache: int = Field(
         20000, ge=0, description="Passage vectors embedded at question time that are kept in memory for later questions "
         "(libraries without stored chunk vectors).")

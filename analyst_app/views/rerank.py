@@ -342,11 +342,11 @@ class RankChart(QWidget):
         p.drawText(QRectF(-plot.height() / 2, -line / 2, plot.height(), line), Qt.AlignmentFlag.AlignHCenter,
                    self.y_label)
         p.restore()
-        for k, s in enumerate(self.series):
-            color = QColor(self.COLORS[k % len(self.COLORS)])
-            p.setPen(QPen(color, 2))
+        # the first series (the final #1) is painted last: where two lines run the same way, the best one shows
+        for k in reversed(range(len(self.series))):
+            p.setPen(QPen(QColor(self.COLORS[k % len(self.COLORS)]), 2))
             path = QPainterPath()
-            for i, (x, v) in enumerate(s.points):
+            for i, (x, v) in enumerate(self.series[k].points):
                 pt = QPointF(x_of(x), y_of(v))
                 if i == 0:
                     path.moveTo(pt)
@@ -354,6 +354,8 @@ class RankChart(QWidget):
                     path.lineTo(pt)
                 p.drawEllipse(pt, 2.5, 2.5)
             p.drawPath(path)
+        for k, s in enumerate(self.series):
+            p.setPen(QPen(QColor(self.COLORS[k % len(self.COLORS)]), 2))
             y = plot.top() + k * line
             p.drawLine(QPointF(plot.right() + 10, y + line / 2), QPointF(plot.right() + 24, y + line / 2))
             p.setPen(QColor("#222"))

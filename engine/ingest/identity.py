@@ -34,7 +34,9 @@ _DATE_RE = re.compile(rf"({_MONTHS})\s+(\d{{1,2}}),?\s+(\d{{4}})", re.I)
 _PERIOD_END_RE = re.compile(
     rf"for\s+the\s+(fiscal\s+year|quarterly\s+period|year|period)\s+ended\s*:?\s*(({_MONTHS})\s+\d{{1,2}},?\s+\d{{4}})", re.I
 )
-_REPORT_DATE_RE = re.compile(rf"date\s+of\s+report[^\n]*?(({_MONTHS})\s+\d{{1,2}},?\s+\d{{4}})", re.I)
+# the date on the caption's line, or on the line after it ("Date of report (Date of earliest event reported):\nAugust 30,
+# 2023")
+_REPORT_DATE_RE = re.compile(rf"date\s+of\s+report[^\n]*?(?:\n\s*)?(({_MONTHS})\s+\d{{1,2}},?\s+\d{{4}})", re.I)
 _FORM_RE = re.compile(r"\bFORM\s+(10-K|10-Q|8-K)\b", re.I)
 _TICKER_RE = re.compile(r"(?:^|  )([A-Z]{1,5}(?:\.[A-Z])?)(?:  |$)")
 _EXACT_NAME_RE = re.compile(r"exact\s+name\s+of\s+(the\s+)?registrant", re.I)

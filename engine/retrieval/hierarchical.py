@@ -58,6 +58,9 @@ def _match_notes(f: Filing, intent: QueryIntent, r: RetrievalSettings) -> tuple[
     if intent.quarters and i.period in intent.quarters:
         boost += r.quarter_boost
         notes.append(f"quarter {i.period} asked")
+    if intent.as_of and i.period_end == intent.as_of:  # the report of that day, or the period ending on it
+        boost += r.date_boost
+        notes.append(f"dated {intent.as_of}, the day asked")
     if intent.forms and i.form in intent.forms:
         boost += r.form_boost
         notes.append(f"form {i.form} asked")
@@ -204,7 +207,11 @@ class HierarchicalRetriever:
             # ("due to", "driven by") first
             causes = ({c.id for c in self.library.chunks(candidates) if states_a_cause(c.text)}
                       if intent.relation == "explanation" else set())
-            fitting = sorted(candidates, key=lambda cid: (at[cid], cid not in causes, order[cid]))[: r.section_passages]
+            # a question naming the form ("the 8-K filing dated …") asks of that filing's sections first
+            other_form = {f.id for f in filings if intent.forms and f.identity.form not in intent.forms}
+            home = {cid: sections[cid][2] for cid in candidates}
+            fitting = sorted(candidates, key=lambda cid: (home[cid] in other_form, at[cid], cid not in causes,
+                                                          order[cid]))[: r.section_passages]
         items = (self.line_items.rank(intent, filings)[: r.line_items]
                  if intent is not None and r.line_items and not kinds else [])
         pool = list(dict.fromkeys([c for c, _ in bm25] + fitting + [h.chunk_id for h in items]))

@@ -437,12 +437,12 @@ class Library:
             self.conn.executemany("UPDATE facts SET concept=? WHERE id=?", ((c, i) for i, c in changed))
             self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('concepts_version', ?)", (version,))
 
-    def chunk_sections(self, filing_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
-        """Chunk id → (section, kind "text" | "table") for every chunk of ``filing_ids``."""
+    def chunk_sections(self, filing_ids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
+        """Chunk id → (section, kind "text" | "table", filing id) for every chunk of ``filing_ids``."""
         if not filing_ids:
             return {}
-        sql = f"SELECT id, section, kind FROM chunks WHERE filing_id IN ({','.join('?' * len(filing_ids))})"
-        return {int(r[0]): (r[1], r[2]) for r in self.conn.execute(sql, tuple(filing_ids))}
+        sql = f"SELECT id, section, kind, filing_id FROM chunks WHERE filing_id IN ({','.join('?' * len(filing_ids))})"
+        return {int(r[0]): (r[1], r[2], int(r[3])) for r in self.conn.execute(sql, tuple(filing_ids))}
 
     def page_texts(self, filing_id: int) -> list[str]:
         """The texts of a filing's pages, in page order."""

@@ -391,3 +391,11 @@ def test_refresh_identity_fills_a_library_stored_before_links_and_balance_sheets
     assert own["3M_2019_10K"].cik == CIK_3M
     assert own["3M_2020Q1_10Q"].fiscal_year_end == "--12-31"
     assert by_doc(library)["3M_2020Q1_10Q"].identity.cik == CIK_3M
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("FORM 8-K\nDate of Report (Date of earliest event reported): July 1, 2022 (June 30, 2022)\nAMCOR PLC", "2022-07-01"),
+    ("FORM 8-K\nDate of report (Date of earliest event reported):\nAugust 30, 2023\nJohnson & Johnson", "2023-08-30"),
+])
+def test_an_8k_report_date_is_read_on_its_line_or_the_next(text, day):
+    assert parse_cover(text)["period_end"] == day

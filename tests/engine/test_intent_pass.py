@@ -22,7 +22,9 @@ PROPOSAL = {"topic": "Liquidity", "entities": ["Mars division"], "metrics": ["ca
 
 
 def _question(library) -> str:  # noqa: ANN001
-    f = next(f for f in library.filings() if f.identity.form == "10-K")
+    # the earliest 10-K: the filings of later years can report its year too, so the cards compete (a later year
+    # would leave out the earlier filings at the document stage)
+    f = min((f for f in library.filings() if f.identity.form == "10-K"), key=lambda f: f.identity.fiscal_year or 0)
     return f"Is {f.identity.registrant} a capital-intensive business in fiscal {f.identity.fiscal_year}?"
 
 

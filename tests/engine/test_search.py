@@ -150,3 +150,24 @@ def test_a_filing_for_an_earlier_year_than_asked_gives_no_document_slot(ingested
     ahead = rows(f"What capital expenditures does {company} plan for 2023?")
     assert not any(r.why.startswith("dropped: a filing for") for r in ahead)
     assert not any(r.why.startswith("dropped: a filing for") for r in rows(f"What drove {company}'s revenue in FY2031?"))
+
+
+def test_a_filing_of_the_day_the_question_names_is_boosted_and_says_so(ingested_demo, embedder):
+    """A question naming a day ("as of June 30, 2023", "the 8-K dated July 1, 2022") prefers the filing whose report
+    date or period end is that day, written either way round."""
+    from datetime import date
+
+    from engine.intent import parse_intent
+    from engine.intent.issuers import issuer_refs
+    from engine.retrieval.hierarchical import HierarchicalRetriever
+
+    library, settings, _ = ingested_demo
+    retriever = HierarchicalRetriever(library, settings, embedder, open_indexes(library, settings, embedder))
+    tenq = next(f for f in library.filings_of_companies(["HRBR"]) if f.identity.period == "2023Q2")
+    day = date.fromisoformat(tenq.identity.period_end)
+    for written in (f"{day:%B} {day.day}, {day.year}", f"{day.day}th {day:%B} {day.year}"):
+        question = f"What did {tenq.identity.registrant} hold in cash as of {written}?"
+        rows = retriever.documents(question, parse_intent(question, issuer_refs(library)))[1].candidates
+        mine = next(r for r in rows if r.filing_id == tenq.id)
+        assert f"dated {day.isoformat()}, the day asked" in mine.why and mine.kept
+        assert not any("the day asked" in r.why for r in rows if r.filing_id != tenq.id)

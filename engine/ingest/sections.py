@@ -32,7 +32,7 @@ from engine.vocab.sections import Item, SectionVocab, letters, vocab
 
 __all__ = ["SECTION_VERSION", "chunk_sections", "page_sections", "with_sections"]
 
-SECTION_VERSION = "sections-3"  # a new reader re-reads the sections of stored filings from their pages
+SECTION_VERSION = "sections-4"  # a new reader re-reads the sections of stored filings from their pages
 
 _PART = re.compile(r"^\s*part\s+(iv|i{1,3})\b", re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:part\s+(iv|i{1,3})\b[\s.,:;—–-]*)?item\s+(\d{1,2}(?:\.\d{2})?[a-c]?)\b\s*[.:\-–—]?\s*(.*)$",
@@ -186,8 +186,11 @@ def page_sections(pages: Sequence[str], form: str | None) -> list[tuple[str, lis
 
 
 def chunk_sections(pages: Sequence[str], chunks: Sequence[ChunkSpan], form: str | None) -> list[str]:
-    """The section of each chunk: the last heading before its first character ("" before the first one)."""
+    """The section of each chunk: the last heading before its first character; before the first one, the cover
+    page on a form with items' first pages, else ""."""
+    v = vocab()
     per_page = page_sections(pages, form)
+    cover = v.cover_name if v.items(form) else ""
     out = []
     for c in chunks:
         if c.page_index >= len(per_page):
@@ -197,7 +200,7 @@ def chunk_sections(pages: Sequence[str], chunks: Sequence[ChunkSpan], form: str 
         for pos, name in found:
             if pos <= c.char_start:
                 section = name
-        out.append(section)
+        out.append(section or (cover if c.page_index < v.cover_pages else ""))
     return out
 
 

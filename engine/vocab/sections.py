@@ -47,6 +47,9 @@ class SectionVocab:
     word_kinds: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]
     place_words: tuple[re.Pattern[str], ...] = ()  # the asking words that only say where to look
     note_heading_kinds: tuple[tuple[re.Pattern[str], str], ...] = ()  # a note's heading words -> its kind
+    cover_name: str = "Cover page"
+    cover_kind: str = "cover"
+    cover_pages: int = 2  # the first pages whose text before the first heading is the cover
     exhibit_forms: frozenset[str] = frozenset()  # the forms whose printed exhibits are sections
     exhibit_kinds: dict[str, str] = field(default_factory=dict)  # exhibit number ("10") -> kind
     release_markers: tuple[str, ...] = ()  # letters of the words that open a press release ("newsrelease")
@@ -65,6 +68,8 @@ class SectionVocab:
             return self.note_kind
         if section.startswith("Release"):
             return self.release_kind
+        if section == self.cover_name:
+            return self.cover_kind
         if section.startswith("Exhibit "):
             return self.exhibit_kinds.get(section.split()[1].split(".")[0], "exhibits")
         return _kinds_by_name(self).get(section, "")
@@ -125,6 +130,7 @@ def _read(data: dict[str, Any]) -> SectionVocab:
     words = asks.pop("words", {})
     return SectionVocab(
         forms=forms, note_kind=heads["note_kind"], release_kind=heads["release_kind"],
+        cover_name=heads["cover_name"], cover_kind=heads["cover_kind"], cover_pages=int(heads["cover_pages"]),
         release_forms=frozenset(f.upper() for f in heads["release_forms"]),
         exhibit_forms=frozenset(f.upper() for f in data["exhibits"]["forms"]),
         exhibit_kinds={str(k): v for k, v in data["exhibits"]["kinds"].items()},

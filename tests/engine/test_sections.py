@@ -101,7 +101,13 @@ def test_a_chunk_takes_the_last_heading_before_its_first_character():
     page = f"{PROSE}\nItem 1A. Risk Factors\n{PROSE}"
     at = page.index("Item 1A")
     chunks = [ChunkSpan(0, 0, 0, at - 1, "text", page[: at - 1]), ChunkSpan(0, 1, at + 25, len(page), "text", "x")]
-    assert chunk_sections([page], chunks, "10-K") == ["", "Item 1A Risk Factors"]
+    # before the first heading, a form's first pages are its cover (the Section 12(b) table, the filer's status)
+    assert chunk_sections([page], chunks, "10-K") == ["Cover page", "Item 1A Risk Factors"]
+    assert vocab().kind_of("Cover page") == "cover"
+    later = [PROSE, PROSE, page]
+    moved = [ChunkSpan(2, 0, 0, at - 1, "text", page[: at - 1]), ChunkSpan(2, 1, at + 25, len(page), "text", "x")]
+    assert chunk_sections(later, moved, "10-K") == ["", "Item 1A Risk Factors"]
+    assert chunk_sections([page], chunks[:1], "EARNINGS") == ["Release"]  # a release has no cover of items
 
 
 def test_a_written_question_asks_of_sections_by_its_words_and_topic():

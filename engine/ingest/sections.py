@@ -32,7 +32,7 @@ from engine.vocab.sections import Item, SectionVocab, letters, vocab
 
 __all__ = ["SECTION_VERSION", "chunk_sections", "page_sections", "with_sections"]
 
-SECTION_VERSION = "sections-4"  # a new reader re-reads the sections of stored filings from their pages
+SECTION_VERSION = "sections-5"  # a new reader re-reads the sections of stored filings from their pages
 
 _PART = re.compile(r"^\s*part\s+(iv|i{1,3})\b", re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:part\s+(iv|i{1,3})\b[\s.,:;—–-]*)?item\s+(\d{1,2}(?:\.\d{2})?[a-c]?)\b\s*[.:\-–—]?\s*(.*)$",

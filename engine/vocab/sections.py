@@ -49,7 +49,7 @@ class SectionVocab:
     note_heading_kinds: tuple[tuple[re.Pattern[str], str], ...] = ()  # a note's heading words -> its kind
     cover_name: str = "Cover page"
     cover_kind: str = "cover"
-    cover_pages: int = 2  # the first pages whose text before the first heading is the cover
+    cover_pages: int = 1  # the first pages whose text before the first heading is the cover
     exhibit_forms: frozenset[str] = frozenset()  # the forms whose printed exhibits are sections
     exhibit_kinds: dict[str, str] = field(default_factory=dict)  # exhibit number ("10") -> kind
     release_markers: tuple[str, ...] = ()  # letters of the words that open a press release ("newsrelease")

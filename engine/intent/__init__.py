@@ -15,7 +15,14 @@ from engine.intent.forms import form_hints
 from engine.intent.issuers import match_issuers
 from engine.intent.keywords import lexical_query, lexical_terms, question_keywords
 from engine.intent.periods import asked_date, asked_periods, looks_ahead, period_labels
-from engine.intent.shape import core_question, is_comparison, is_numeric, is_yes_no, needs_calculation, which_way
+from engine.intent.shape import (
+    core_question,
+    is_comparison,
+    is_numeric,
+    is_yes_no,
+    needs_calculation,
+    which_way,
+)
 from engine.intent.topics import entities_in, relation_of, statements_in, temporal_scope, topic_of
 from engine.intent.units import (
     asked_dimension,

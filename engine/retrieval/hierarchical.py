@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine.indexing import SharedIndexes
-from engine.models.base import CrossScorer, Embedder
 from engine.intent.wordlists import states_a_cause
+from engine.models.base import CrossScorer, Embedder
 from engine.records import (
     Chunk,
     DocumentCandidate,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from collections.abc import Sequence
 from typing import Any
 
 from engine.settings import RESOURCES_DIR

@@ -231,8 +231,7 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
             f"up to{left}. "
             + "; ".join(f"{p.name}: {said(p)}" for p in parts) + ".")
     refs = tuple(_ref(p.name, s) for p in parts for s in (p.now, p.before) if s is not None) + (_ref("total", t),)
-    cited = (Citation(1, t.chunk_id, t.doc_name, t.fact.page_index, t.fact.row, t.printed_folio),) \
-        if t.chunk_id is not None else ()
+    cited = _total_cited(t)
     unit = "percent" if growth else "USD millions"
     return AnswerResult("answered", text, value[pick.name], unit, method="facts", citations=cited, inputs=refs,
                         reasoning=f"the {plan.parts or 'parts'} read as the {len(table.parts)} parts of "
@@ -262,10 +261,15 @@ def _shares_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], y
     text = (f"{lead}; the test: {plan.criterion}, among the {len(parts)} parts that add up to it"
             + (f". The others: {'; '.join(said(p) for p in rest)}" if rest and meets else "") + ".")
     refs = tuple(_ref(p.name, p.now) for p in parts) + (_ref("total", t),)
-    cited = (Citation(1, t.chunk_id, t.doc_name, t.fact.page_index, t.fact.row, t.printed_folio),) \
-        if t.chunk_id is not None else ()
+    cited = _total_cited(t)
     top = max(parts, key=lambda p: share[p.name])
     return AnswerResult("answered", text, share[top.name], "percent", method="facts", citations=cited, inputs=refs,
                         reasoning=f"the {plan.parts or 'parts'} read as the {len(table.parts)} parts of "
                                   f"'{t.fact.label}' that add up to it; {plan.words}, each part's share computed "
                                   "from statement facts without a model call")
+
+
+def _total_cited(t: StoredFact) -> tuple[Citation, ...]:
+    """The citation of a parts answer: the total's row, on its page."""
+    return (Citation(1, t.chunk_id, t.doc_name, t.fact.page_index, t.fact.row, t.printed_folio),) \
+        if t.chunk_id is not None else ()

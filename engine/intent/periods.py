@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from engine.intent.wordlists import word_list
+from engine.intent.wordlists import whole_words
 from engine.records import QueryIntent
 
 _Y4 = r"(?:19[89]|20\d)\d"
@@ -211,4 +211,4 @@ def period_labels(intent: QueryIntent) -> list[str]:
 def looks_ahead(text: str) -> bool:
     """Whether a question asks about what is expected, planned or guided (``resources/reader/forward.txt``): a
     year it names may be one no filing reports yet."""
-    return re.search(rf"\b{word_list('forward').pattern}\b", text, re.IGNORECASE) is not None
+    return whole_words("forward").search(text) is not None

@@ -19,15 +19,16 @@ def word_list(name: str) -> re.Pattern[str]:
     return re.compile(f"(?:{body})", re.IGNORECASE)
 
 
-@lru_cache(maxsize=1)
-def _causal() -> re.Pattern[str]:
-    return re.compile(rf"\b{word_list('causal').pattern}\b", re.IGNORECASE)
+@lru_cache(maxsize=8)
+def whole_words(name: str) -> re.Pattern[str]:
+    """The forms of ``resources/reader/<name>.txt`` matched as whole words (read once)."""
+    return re.compile(rf"\b{word_list(name).pattern}\b", re.IGNORECASE)
 
 
 def states_a_cause(text: str) -> bool:
     """Whether ``text`` (a filing's sentence or passage) states a cause: one of the phrases of
     ``resources/reader/causal.txt`` ("due to", "driven by", "reflecting")."""
-    return _causal().search(text) is not None
+    return whole_words("causal").search(text) is not None
 
 
 @lru_cache(maxsize=8)

@@ -83,10 +83,7 @@ class SectionVocab:
     def kinds_of(self, section: str) -> tuple[str, ...]:
         """Every kind of a stored section name: a note is also of the kinds its heading's words say ("Note 21 Legal
         Proceedings" → ("legal", "notes")); () for none."""
-        kind = self.kind_of(section)
-        if kind != self.note_kind:
-            return (kind,) if kind else ()
-        return (*dict.fromkeys(k for rx, k in self.note_heading_kinds if rx.search(section)), kind)
+        return _kinds_of(self, section)
 
     def rank_of(self, section: str, asked: Sequence[str]) -> int | None:
         """Where a section stands among the kinds a question asks of, best first (``asked`` as
@@ -111,6 +108,15 @@ class SectionVocab:
         for pattern in self.place_words:
             question = pattern.sub(" ", question)
         return " ".join(question.split())
+
+
+@lru_cache(maxsize=4096)
+def _kinds_of(v: SectionVocab, section: str) -> tuple[str, ...]:
+    # (read once per section name: the passage stage asks it of every chunk of the filings)
+    kind = v.kind_of(section)
+    if kind != v.note_kind:
+        return (kind,) if kind else ()
+    return (*dict.fromkeys(k for rx, k in v.note_heading_kinds if rx.search(section)), kind)
 
 
 @lru_cache(maxsize=4)

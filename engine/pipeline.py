@@ -31,6 +31,7 @@ from engine.answer.from_facts import (
     plan_metric,
 )
 from engine.answer.generate import NOT_ANSWERABLE
+from engine.answer.listing import listing_answer
 from engine.answer.parts import parts_answer
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
@@ -70,6 +71,7 @@ from engine.settings import Settings
 from engine.store.library import Library, RunStore
 from engine.trace import call_llm, outcome_to_json, record_trace
 from engine.vocab.catalogue import Term, formula_terms, load_catalogue
+from engine.vocab.sections import vocab as section_vocab
 
 log = logging.getLogger(__name__)
 
@@ -354,11 +356,15 @@ class HirecPipeline:
                 run.answer = unread_answer(read)
                 yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
                 return
+        # what the cover page registers (securities, symbols, exchanges) is read from its table, without a model:
+        # "is any of its debt listed" asks of the listing, not of a statement amount
+        cover_asked = (intent.sections[:1] == (section_vocab().cover_kind,) and not intent.numeric
+                       and s.answer.written == "quotes" and stop_after not in RETRIEVAL_STAGES)
         plan = (plan_metric(intent, self.library, self.catalogue)
-                if s.answer.from_facts and stop_after not in RETRIEVAL_STAGES else None)
+                if s.answer.from_facts and stop_after not in RETRIEVAL_STAGES and not cover_asked else None)
         undecided = False  # a judgement the facts were to decide and could not: no model says yes or no
         if plan is None and read is not None and s.answer.from_facts and stop_after not in RETRIEVAL_STAGES \
-                and (read.status == "complete" or len(read.named) == 1 and read.named[0] in self.catalogue.metrics):
+                and not cover_asked and (read.status == "complete" or len(read.named) == 1 and read.named[0] in self.catalogue.metrics):
             # a written question about a metric ("what drove the gross margin change"): a metric that does not fit
             # how the company reports (a bank's gross margin) is said to be so, with its statement's page
             named = read if read.status == "complete" else finish_plan(
@@ -379,7 +385,8 @@ class HirecPipeline:
             # a judgement the facts cannot decide (an input not read: a split cost line, a bank's statements)
             # is answered in words from the passages, saying what the facts lacked
             record = _saying(f"the facts could not decide it: {run.answer.reason}", record, run)
-        if read is not None and read.status == "parts" and s.answer.from_facts and stop_after not in RETRIEVAL_STAGES:
+        if read is not None and read.status == "parts" and s.answer.from_facts and stop_after not in RETRIEVAL_STAGES \
+                and not cover_asked:
             # which segment (region, product line) has the largest amount or growth: the parts the filing prints
             # of a total, computed; none printed: the written answer reads the filing
             t = time.perf_counter()
@@ -392,10 +399,8 @@ class HirecPipeline:
             intent = replace(intent, plan=read)
             record = _saying(f"the annual report prints no table whose {read.parts} rows add up to its "
                              f"{read.tree.name if read.tree is not None else 'amount'}", record, run)
-        if self.chat is None and stop_after not in RETRIEVAL_STAGES:
-            reason = "no chat model is loaded (see `filinglens models list`)"
-            run.answer = AnswerResult("failed", "", reason=f"{reason}: {self.no_chat_reason}" if self.no_chat_reason
-                                      else reason)
+        if self.chat is None and stop_after not in RETRIEVAL_STAGES and not cover_asked:
+            run.answer = self._no_chat()
             return
 
         # a measure of part of the company or of its own making (a segment's, an adjusted one, guidance) is
@@ -412,7 +417,17 @@ class HirecPipeline:
             passages = yield from self._retrieve(run, record, question, intent, 1, cancel, check.note,
                                                  top_k=s.answer.quote_passages)
             _raise_if_cancelled(cancel)
-            assert self.chat is not None  # (a retrieval-only run stopped above)
+            if cover_asked:
+                t = time.perf_counter()
+                listed = listing_answer(intent, passages, self.library)
+                if listed is not None:
+                    run.answer = listed
+                    refs = tuple(PassageRef.of(i, p) for i, p in enumerate(passages, start=1))
+                    yield record(StageTrace(0, AnswerPayload(listed, refs), time.perf_counter() - t))
+                    return
+            if self.chat is None:  # (a cover question whose cover prints no table: the model reads the quotes)
+                run.answer = self._no_chat()
+                return
             passages, older = self._reporting_the_year(passages, intent)
             if older:  # a filing reports its own year and those before: an older one cannot tell of the year asked
                 record = _saying(older, record, run)
@@ -489,6 +504,10 @@ class HirecPipeline:
         run.answer = result
         refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
         yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, calls))
+
+    def _no_chat(self) -> AnswerResult:
+        reason = "no chat model is loaded (see `filinglens models list`)"
+        return AnswerResult("failed", "", reason=f"{reason}: {self.no_chat_reason}" if self.no_chat_reason else reason)
 
     def _cited(self, result: AnswerResult, passages: Sequence[Passage]) -> dict[str, FilingIdentity | None]:
         """The identity of each filing an answer cites (None: a citation outside the passages it was given)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import pymupdf
@@ -25,9 +26,11 @@ CIK_3M = "0000066740"
 
 
 def write_cover_pdf(path: Path, *, name: str, form: str, period_text: str, ticker: str | None = None,
-                    body: str = "Net sales were $32,765 million.") -> Path:
+                    body: str = "Net sales were $32,765 million.",
+                    listed: Sequence[tuple[str, str, str]] = ()) -> Path:
     """A two-page filing: an SEC cover (with a Trading Symbol(s) table when ``ticker`` is given, as covers carry
-    one from 2019) and a page of text."""
+    one from 2019, and the rows of ``listed`` — title, symbol, exchange — under its common stock) and a page of
+    text."""
     doc = pymupdf.open()
     page = doc.new_page()
     kind = "quarterly period" if form == "10-Q" else "fiscal year"
@@ -42,7 +45,7 @@ def write_cover_pdf(path: Path, *, name: str, form: str, period_text: str, ticke
         y += 16
     if ticker:
         for row in (("Title of each class", "Trading Symbol(s)", "Name of each exchange on which registered"),
-                    ("Common Stock, Par Value $.01 Per Share", ticker, "New York Stock Exchange, Inc.")):
+                    ("Common Stock, Par Value $.01 Per Share", ticker, "New York Stock Exchange, Inc."), *listed):
             for x, cell in zip((72, 300, 400), row, strict=True):
                 page.insert_text((x, y), cell, fontsize=9)
             y += 14

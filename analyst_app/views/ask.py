@@ -4,6 +4,7 @@ with its citations, and the page viewer that opens a cited page with the evidenc
 from __future__ import annotations
 
 import html
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -61,6 +62,34 @@ def stage_summary(trace: StageTrace) -> str:
     return engine_stage_summary(trace)
 
 
+_CITED = re.compile(r"\[(\d+(?:,\s*\d+)*)\]")  # "[2]", "[1, 3]": the quotes a synthesis sentence cites
+
+
+def cited_quote(answer: AnswerResult | None) -> int:
+    """The index of the first quote the answer's text cites ("… [3]": the quote numbered 3), where the evidence is
+    opened first; 0 (the best-ranked quote) when the text cites none."""
+    if answer is None or not answer.quotes:
+        return 0
+    index = {q.number: i for i, q in enumerate(answer.quotes)}
+    for m in _CITED.finditer(answer.text):
+        for n in m.group(1).split(","):
+            if int(n) in index:
+                return index[int(n)]
+    return 0
+
+
+def _linked(escaped: str, a: AnswerResult) -> str:
+    """An escaped synthesis with each cited number a link to its quote (``quote:<index>``)."""
+    index = {q.number: i for i, q in enumerate(a.quotes)}
+
+    def link(m: re.Match[str]) -> str:
+        nums = [n.strip() for n in m.group(1).split(",")]
+        return "[" + ", ".join(f"<a href='quote:{index[int(n)]}'>{n}</a>" if int(n) in index else n
+                               for n in nums) + "]"
+
+    return _CITED.sub(link, escaped) if index else escaped
+
+
 def answer_html(question: str, answer: AnswerResult | None, status: str, cost: RunCost | None = None,
                 read_as: str = "") -> str:
     """The answer panel: status, the answer in large type, value/unit/method, note, and the answer card — how the
@@ -75,15 +104,18 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
     note = f"<p style='color:#8a5a00'>Note: {html.escape(a.reason)}</p>" if a.reason else ""
     if note and status == "answered":  # how the question was taken (a filing not loaded, a period assumed): first
         parts.append(note)
-    parts.append(f"<p style='font-size:16pt;font-weight:600;margin:6px 0'>{html.escape(head or '(no answer)')}</p>")
+    parts.append(f"<p style='font-size:16pt;font-weight:600;margin:6px 0'>"
+                 f"{_linked(html.escape(head or '(no answer)'), a)}</p>")
     if rest:  # the headline is the answer's first sentence; the rest (each part, each year) reads below it
-        parts.append(f"<p style='font-size:11pt;margin:2px 0 6px 0'>{html.escape(rest)}</p>")
+        parts.append(f"<p style='font-size:11pt;margin:2px 0 6px 0'>{_linked(html.escape(rest), a)}</p>")
     facts = []
     if a.value is not None:  # as the answer states it ("22.41%", "1,577.00 USD millions"), not every digit
         facts.append(f"value <b>{html.escape(format_value(a.value, a.unit, None))}</b>")
     if a.method:
         facts.append({"pot": "program of thought (computed)", "cot": "chain of thought",
-                      "quotes": "quoted evidence, then a checked synthesis"}.get(a.method, a.method))
+                      "quotes": "quoted evidence, then a checked synthesis",
+                      "cover": "read from the cover page's table of registered securities (no model)"}.get(
+            a.method, a.method))
     if a.grounding:
         ok = sum(1 for g in a.grounding if g.verified)
         facts.append(f"{ok}/{len(a.grounding)} figures found in their cited passage")
@@ -281,7 +313,7 @@ class AskView(QWidget):
             return False
         try:
             settings = self.ctx.settings()
-        except Exception:  # noqa: BLE001 - the first question reports invalid settings
+        except Exception:
             return False
         self.thread.worker.prepare(AskRequest("", settings, self.ctx.home))
         return True
@@ -413,7 +445,7 @@ class AskView(QWidget):
             return False
         try:
             settings = self.ctx.settings()
-        except Exception as exc:  # noqa: BLE001 - a bad preset or model path is a message
+        except Exception as exc:
             self.ctx.error.emit("Invalid settings", str(exc))
             return False
         req = AskRequest(text, settings, self.ctx.home)
@@ -508,7 +540,7 @@ class AskView(QWidget):
         self.citations.set_records(rows)
         fit_columns(self.citation_table, 260)
         if answer is not None and answer.quotes:
-            self.open_quote(0)
+            self.open_quote(cited_quote(answer))  # the sentence the answer rests on, not the best-ranked one
         elif rows:
             self.open_citation(0)
 

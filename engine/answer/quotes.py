@@ -78,6 +78,8 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
     lead: list[tuple[int, int]] = []  # a one-sentence paragraph of few words (a risk factor's headline) waiting
 
     def flush() -> None:
+        if len(para) >= 2 and _heading_line(text[para[0][0]:para[0][1]]):
+            para.pop(0)  # a running header or heading printed on the line above ("Table of Contents"): no sentence's
         if not para:
             return
         start, end = para[0][0], para[-1][1]
@@ -135,6 +137,18 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
                 e = text.rfind(" ", s, s + _MAX_CHARS) if text.rfind(" ", s, s + _MAX_CHARS) > s else s + _MAX_CHARS
             spans.append((s, e))
     return spans
+
+
+_HEADING_WORDS = 6  # a heading's words at the most, when it sits on the line above a paragraph
+
+
+def _heading_line(line: str) -> bool:
+    """A short line in title case without a sentence's end ("Table of Contents", "Item 3. Legal Proceedings"): a
+    heading or a page's running header, not the first line of a sentence."""
+    words = line.split()
+    return (0 < len(words) <= _HEADING_WORDS and line.strip()[:1].isupper()
+            and not line.rstrip().endswith((".", "!", "?", ",", ";"))
+            and all(w[:1].isupper() or w[:1].isdigit() or len(w) < 4 or not w[:1].isalpha() for w in words))
 
 
 _OPENS_LIST = re.compile(r":\s*$|:\s*\n\s*[•●▪◦■\-–]\s+[^\n]*$")

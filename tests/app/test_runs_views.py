@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QRectF, QUrl
@@ -555,6 +556,13 @@ def test_a_written_answer_shows_its_quotes_and_a_click_highlights_only_that_sent
     assert viewer.chunk.text == q.text and (viewer.chunk.char_start, viewer.chunk.char_end) == (q.char_start,
                                                                                                   q.char_end)
     assert viewer.chunk.id == q.chunk_id  # the sentence of its passage, not the whole passage
+    if len(run.answer.quotes) > 1:  # an answer resting on its second quote opens that one, and its [2] is a link
+        last = run.answer.quotes[-1]
+        ask.show_answer(run.question, replace(run.answer, text=f"The filing names these risks. [{last.number}]"),
+                        "answered")
+        assert (viewer.chunk.char_start, viewer.chunk.char_end) == (last.char_start, last.char_end)
+        # (once in the quoted evidence's list, once on the synthesis's number)
+        assert ask.answer_view.toHtml().replace('"', "'").count(f"href='quote:{len(run.answer.quotes) - 1}'") == 2
     iv = window.inspect_view
     with Library(app_home) as library:
         iv.show_run(read_run(library, run.id))

@@ -48,6 +48,25 @@ def test_sentences_are_cut_at_their_ends_with_their_exact_characters():
     assert [q.number for q in quotes] == [1, 2]
 
 
+def test_a_running_header_above_a_paragraph_is_not_glued_to_its_first_sentence():
+    text = ("Table of Contents\n"
+            "arising from the accidents, which we continue to defend vigorously in the courts.\n"
+            "Multiple lawsuits have been filed against us arising from the accidents of two aircraft in 2018 and 2019.\n"
+            "\n"
+            "Legal Proceedings\n"
+            "Various legal proceedings, claims and investigations are pending against us in several jurisdictions.\n"
+            "Net sales in the Americas\n"
+            "increased by twelve percent, driven by higher volumes of commercial aircraft deliveries.")
+    got = [" ".join(text[s:e].split()) for s, e in candidate_sentences(_passage(text))]
+    assert got == [  # the sentence the chunk cut at its start is left out, the headings are no sentence's words
+        "Multiple lawsuits have been filed against us arising from the accidents of two aircraft in 2018 and 2019.",
+        "Various legal proceedings, claims and investigations are pending against us in several jurisdictions.",
+        # (a line of a sentence in lower case is no heading)
+        "Net sales in the Americas increased by twelve percent, driven by higher volumes of commercial aircraft "
+        "deliveries.",
+    ]
+
+
 def test_a_sentence_that_opens_a_list_is_quoted_with_its_items():
     text = ("Cost of products sold increased as a percent to sales driven by:\n"
             "•  One-time vaccine manufacturing exit related costs\n"

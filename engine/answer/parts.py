@@ -27,6 +27,7 @@ from engine.pages import cite
 from engine.records import AnswerResult, Citation, FactInputRef, MetricPlan, QueryIntent, StoredFact
 from engine.settings import RESOURCES_DIR
 from engine.store.library import Library
+from engine.vocab.sections import vocab as section_vocab
 from engine.vocab.lexicon import find_metrics
 from engine.wording import format_value
 
@@ -35,8 +36,8 @@ __all__ = ["Part", "PartsTable", "parts_answer", "parts_tables"]
 _SUM_TOLERANCE = 0.005  # the parts' sum against the total, relative (printed figures are rounded)
 _UNLABELLED = " (unlabeled total)"  # the facts reader's label of a group's total line that prints no label
 _NOT_AN_AMOUNT = re.compile(r"\b(?:change|growth|increase|decrease|percent|margin|ratio)\b|%", re.IGNORECASE)
-_HEAD_CHARS = 240  # how far above a table's first row its headings are looked for
-_HEAD_LINES = 4  # and how many lines
+_HEAD_CHARS = 360  # how far above a table's first row its headings are looked for
+_HEAD_LINES = 6  # and how many lines
 
 
 @dataclass(frozen=True)
@@ -183,24 +184,44 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
 
     words = tuple(w for kind in plan.part_kinds for w in _parts_data()["kinds"][kind])  # (the reader's kinds)
 
+    sections = library.chunk_sections(filing_ids)
+    kinds_in = {k for kind in plan.part_kinds for k in _parts_data()["sections"].get(kind, ())}
+
+    def in_their_section(t: PartsTable) -> bool:  # printed in a section of their kind (the segment note)
+        section = sections.get(t.total.chunk_id or -1, ("",))[0]
+        return bool(kinds_in & set(section_vocab().kinds_of(section)))
+
+    regions = "region" in plan.part_kinds
+
+    def placed(t: PartsTable) -> bool:  # regions asked: parts named by geography ("Americas", "MGM China")
+        return regions and any(names_a_geography(p.name) for p in t.parts)
+
     def named(t: PartsTable) -> bool:  # the page names the parts asked ("segment", "region", "geographic")
         text = page_text(t.total.filing_id, t.total.fact.page_index)
-        return bool(words) and re.search(r"\b(?:" + "|".join(map(re.escape, words)) + ")", text, re.IGNORECASE) is not None
+        return bool(words) and re.search(r"\b(?:" + "|".join(map(re.escape, words)) + ")", text,
+                                         re.IGNORECASE) is not None or in_their_section(t) or placed(t)
 
     tables = [t for t in tables if usable(t) and named(t)]
     if not tables:
         return None
-    regions = "region" in plan.part_kinds
 
-    def own(t: PartsTable) -> int:  # the table itself (its total, headings) names the parts asked (2), segments (1)
-        if regions and any(names_a_geography(p.name) for p in t.parts):
-            return 2  # regions asked: parts named by geography ("Americas", "MGM China")
+    def own(t: PartsTable) -> int:
+        """The table itself (its total, headings) names the parts asked (2), or segments, or it is printed in a
+        section of their kind (the segment note) (1); 0: nothing of it says what its rows are."""
+        if placed(t):
+            return 2
         text = " ".join([t.total.fact.label, t.head, *(p.now.fact.parent for p in t.parts)])
         for score, said in ((2, words), (1, ("segment",))):
             if re.search(r"\b(?:" + "|".join(map(re.escape, said)) + ")", text, re.IGNORECASE):
                 return score
-        return 0
+        return 1 if in_their_section(t) else 0
 
+    # a table that says nothing of what its rows are (no heading or total naming them, no segment, no geography)
+    # is not taken for them because its page names them elsewhere: "Discount revenue, Net card fees" on a page that
+    # speaks of international card members are no regions
+    tables = [t for t in tables if own(t) > 0]
+    if not tables:
+        return None
     # the table that names them, of the largest total (the whole company's, not one segment's lines), most parts
     table = max(tables, key=lambda t: (own(t), abs(t.total.fact.scaled_value), len(t.parts),
                                        -t.total.fact.page_index))

@@ -172,3 +172,52 @@ def test_the_largest_line_of_a_balance_sheet_section(pipeline, question, winner,
     assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
     assert run.answer.text.startswith(f"{winner}: ") and run.answer.value == pytest.approx(value), run.answer.text
     assert "ACMEIND_2023_10K p. 7" in run.answer.text
+
+
+@pytest.fixture(scope="module")
+def unnamed(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001, ANN201
+    """A 10-K whose revenue by type prints no heading naming what its rows are, on a page that speaks of
+    international customers, and whose segment table sits in the segment note a page below the note's heading."""
+    from engine.indexing import sync_indexes
+    from engine.ingest import ingest
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from engine.store import Library
+    from tests.engine.test_identity import add_table_page, write_cover_pdf
+
+    tmp = tmp_path_factory.mktemp("parts-unnamed")
+    pdf = write_cover_pdf(tmp / "f" / "BETASVC_2023_10K.pdf", name="BETA SERVICES CORP", form="10-K",
+                          period_text="December 31, 2023")
+    add_table_page(pdf, [("Item 8. Financial Statements and Supplementary Data", "", ""),
+                         ("Consolidated Statements of Income", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Total revenues", "6,000", "5,500"), ("Operating expenses", "(4,000)", "(3,800)"),
+                         ("Net income", "1,500", "1,300")])
+    prose = [(f"Amounts below are stated in millions of dollars before taxes, line {n}.", "", "")
+             for n in range(1, 9)]
+    add_table_page(pdf, [("Our international card members grew in every market we serve.", "", ""), *prose,
+                         ("(in millions)", "2023", "2022"), ("Discount revenue", "4,000", "3,600"),
+                         ("Net card fees", "1,500", "1,400"), ("Service fees", "500", "500"),
+                         ("Total revenues", "6,000", "5,500")])
+    add_table_page(pdf, [("Notes to Consolidated Financial Statements", "", ""),
+                         ("Note 9 - Segment Information", "", ""), *prose])
+    add_table_page(pdf, [*prose, ("(in millions)", "2023", "2022"),
+                         ("Payments", "3,500", "3,300"), ("Lending", "2,500", "2,200"),
+                         ("Total revenues", "6,000", "5,500")])
+    settings = Settings(home=tmp / "lib", ingest={"workers": 1})
+    library = Library(settings.home)
+    ingest(library, [tmp / "f"], settings)
+    sync_indexes(library, settings, embedder)
+    return build_pipeline(settings, library, Models(embedder))
+
+
+def test_a_table_that_says_nothing_of_its_rows_is_not_taken_for_the_parts_asked(unnamed) -> None:  # noqa: ANN001
+    """Revenue by type on a page that says "international" is no table of regions: no region is chosen from it."""
+    run = unnamed.run("Which region had the highest revenue for Beta Services in FY2023?", store=False)
+    assert run.answer.method != "facts" and "Discount revenue" not in run.answer.text, run.answer
+
+
+def test_a_table_printed_in_the_segment_note_is_of_segments(unnamed) -> None:  # noqa: ANN001
+    """The note's heading is a page above the table; the section it is printed in says what its rows are."""
+    run = unnamed.run("Which segment of Beta Services had the highest revenue in FY2023?", store=False)
+    assert run.answer.method == "facts" and run.answer.text.startswith("Payments: "), run.answer
+    assert "Lending: " in run.answer.text and "Discount revenue" not in run.answer.text

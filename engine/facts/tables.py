@@ -256,6 +256,17 @@ def _statement(title_lines: list[str]) -> tuple[str, str]:
     return "table", next((ln.strip() for ln in reversed(title_lines) if ln.strip() and not is_column_header(ln)), "")
 
 
+def _statement_heading(top: Sequence[str]) -> str:
+    """The kind of the primary statement whose own heading a page prints above its first row ("equity" for
+    "Consolidated Statements of Equity"); "" for none (the page goes on with rows, or prints no such heading)."""
+    for line in top:
+        if parse_row(line) is not None:
+            return ""
+        if line.strip() and primary_statement(line.strip()):
+            return next(name for name, rx in _HEADING_STATEMENTS if rx.search(line))
+    return ""
+
+
 def primary_statement(title: str) -> bool:
     """Whether a table's title is a primary statement's own heading ("Consolidated Balance Sheets  Corning
     Incorporated and Subsidiary Companies", "CONSOLIDATED STATEMENTS OF OPERATIONS (In millions)", "Consolidated
@@ -424,6 +435,12 @@ def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
     table = carried
     if carried is not None and not _CONTINUED.search("\n".join(ln for _, _, ln in lines[:_CONTINUED_LINES])):
         table = replace(carried, continued=False)
+        if (other := _statement_heading([ln for _, _, ln in lines[:_CONTINUED_LINES]])) \
+                and other != carried.statement:
+            # the page opens with another statement's own heading ("Consolidated Statements of Equity" after the
+            # cash flows): its rows are that statement's, whose columns (share capital, retained earnings …) are
+            # not the periods the previous page's table printed
+            table = None
     parent, pending = "", ""
     rows = 0  # rows the open table gave on this page
     outer = ""  # the heading before the row's parent ("Net income per share" › "Basic" › "Continuing operations")

@@ -43,8 +43,9 @@ log = logging.getLogger(__name__)
 # mark, UTF-16, the declared charset, else UTF-8 or windows-1252) instead of reading every file as UTF-8
 PARSER_VERSION = "pdf-rows-2/html-6/chunk-2"
 # The statement-fact reader's version, apart from the parser's: a new one re-reads facts (``filinglens reindex``)
-# without invalidating chunks and their indexes.
-FACTS_VERSION = "facts-5"
+# without invalidating chunks and their indexes. facts-6: a page that opens with another statement's own heading
+# (the equity statement after the cash flows) no longer takes the previous page's period columns.
+FACTS_VERSION = "facts-6"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 

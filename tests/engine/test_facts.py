@@ -149,6 +149,27 @@ def test_a_table_split_over_two_pages_reads_its_headers_on_each_page() -> None:
     assert by_period(facts_of(second, "Net income")) == {"FY2023": 60, "FY2022": 55}
 
 
+def test_a_page_opening_with_another_statements_heading_does_not_take_the_previous_pages_columns() -> None:
+    """The cash flows end at a page's foot; the next page opens with the equity statement, whose columns are its
+    components (share capital, retained earnings …), not the years: its rows are not the cash flows' years."""
+    flows = ("Riverbend plc and Subsidiaries\nConsolidated Statements of Cash Flows\n($ in millions)\n"
+             "Years ended June 30,  2022  2021  2020\nNet income  $  805  $  939  $  612\n"
+             "Depreciation and amortization  570  590  601\nNet cash provided by operating activities  1,530  1,461  "
+             "1,383\n")
+    equity = ("Riverbend plc and Subsidiaries\nConsolidated Statements of Equity\n($ in millions, except per share data)\n"
+              "Ordinary  Paid-In  Retained\nShares  Capital  Earnings  Total\n"
+              "Balance as of June 30, 2019  $  16  $  6,008  $  324  $  6,348\nNet income  612  4  616\n"
+              "Share buyback/cancellations  —  (537)  (537)\n")
+    facts = extract_facts([flows, equity], form="10-K")
+    assert by_period([f for f in facts if f.label == "Net income" and f.page_index == 0]) == \
+        {"FY2022": 805, "FY2021": 939, "FY2020": 612}
+    assert not [f for f in facts if f.page_index == 1 and f.statement == "cash flows"]
+    # a page that goes on with rows keeps the table it continues (low confidence without a "continued" mark)
+    rest = "Purchases of property and equipment  (450)  (420)  (400)\n"
+    assert by_period([f for f in extract_facts([flows, rest], form="10-K") if f.page_index == 1]) == \
+        {"FY2022": -450, "FY2021": -420, "FY2020": -400}
+
+
 def test_what_the_reader_refuses() -> None:
     # rows before any column header, and a row whose cells do not match the header's columns: no facts
     assert extract_page_facts("Revenue  $  500  $  450\n", 0) == []

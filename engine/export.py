@@ -62,7 +62,8 @@ def _evidence_json(run: StoredRun, library: Library) -> dict[str, Any]:
     return {
         "run_id": run.id, "question": run.question, "status": run.status, "started_at": run.started_at,
         "finished_at": run.finished_at, "answer": to_json(run.answer) if run.answer else {}, "cited_passages": cited,
-        "cost": {k: cost.get(k) for k in ("seconds", "retrieval_seconds", "tokens_in", "tokens_out", "llm_calls")},
+        "cost": {k: cost.get(k) for k in ("seconds", "retrieval_seconds", "setup_seconds", "model_load_seconds",
+                                          "tokens_in", "tokens_out", "llm_calls")},
         "error": run.error, "plan": plan_lines(run.traces), "computed": computed_rows(run),
         "quotes": quote_rows(run),
         "trace": [event_json(t) for t in run.traces]

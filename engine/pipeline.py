@@ -108,9 +108,15 @@ class Run:
         return sum(t.tokens_cached for t in self.traces)
 
     @property
+    def model_load_seconds(self) -> float:
+        """Of :attr:`seconds`, loading the chat model at a model call (the first after the process started)."""
+        return sum(c.load_seconds for t in self.traces for c in t.llm_calls)
+
+    @property
     def cost(self) -> RunCost:
         return RunCost(round(self.seconds, 3), round(self.retrieval_seconds, 3), self.tokens_in, self.tokens_out,
-                       self.tokens_cached, self.llm_calls, round(self.setup_seconds, 3))
+                       self.tokens_cached, self.llm_calls, round(self.setup_seconds, 3),
+                       round(self.model_load_seconds, 3))
 
     def stages(self, name: str) -> list[StageTrace]:
         return [t for t in self.traces if t.stage == name]

@@ -634,6 +634,7 @@ class LlmCall:
     attempts: int
     error: str = ""
     cached_tokens: int = 0  # of tokens_in, how many the model took from its prefix cache
+    load_seconds: float = 0.0  # loading the model before this call (its first, in a process), apart from ``seconds``
 
 
 # --- stage payloads: one per stage; ``STAGE`` is the stage's name in the trace ------------------------
@@ -863,6 +864,7 @@ class RunCost:
     llm_calls: int = 0
     setup_seconds: float = 0.0  # before the first stage: building the question path (the first question after start
     # or a settings change) and waiting for the worker
+    model_load_seconds: float = 0.0  # loading the chat model at the run's first model call (the first after start)
 
 
 @dataclass(frozen=True)

@@ -64,17 +64,24 @@ def call_llm(chat: ChatModel, purpose: str, messages: Sequence[ChatMessage], sch
 
     started = time.perf_counter()
     msgs = tuple({"role": m["role"], "content": m["content"]} for m in messages)
+    unloaded = getattr(chat, "loaded", True) is False  # a model loaded at its first call (engine.models.deferred)
+
+    def load() -> float:  # the load this call waited for, apart from the call's own seconds
+        return float(getattr(chat, "load_seconds", None) or 0.0) if unloaded and getattr(chat, "loaded", False) \
+            else 0.0
+
     try:
         res = chat.complete_json(messages, schema, max_tokens=max_tokens, cancel=cancel)
     except ModelOutputError as exc:
         return None, LlmCall(purpose, chat.model_id, msgs, "", tuple(exc.raw_outputs), exc.prompt_tokens,
-                             exc.completion_tokens, time.perf_counter() - started, len(exc.raw_outputs),
-                             f"invalid output: {exc}", cached_tokens=exc.cached_tokens)
+                             exc.completion_tokens, time.perf_counter() - started - load(), len(exc.raw_outputs),
+                             f"invalid output: {exc}", cached_tokens=exc.cached_tokens, load_seconds=load())
     except ModelError as exc:
-        return None, LlmCall(purpose, chat.model_id, msgs, "", (), 0, 0, time.perf_counter() - started, 0,
-                             f"model error: {exc}")
+        return None, LlmCall(purpose, chat.model_id, msgs, "", (), 0, 0, time.perf_counter() - started - load(), 0,
+                             f"model error: {exc}", load_seconds=load())
     return res, LlmCall(purpose, res.model_id, msgs, res.raw, tuple(res.raw_attempts), res.prompt_tokens,
-                        res.completion_tokens, res.seconds, res.attempts, cached_tokens=res.cached_tokens)
+                        res.completion_tokens, res.seconds, res.attempts, cached_tokens=res.cached_tokens,
+                        load_seconds=load())
 
 
 # --- JSON -----------------------------------------------------------------------------------------------

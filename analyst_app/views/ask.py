@@ -143,6 +143,8 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
         parts.append("<p style='color:#8a5a00'>The answer cites no passage.</p>")
     if cost:
         setup = f", setup {cost.setup_seconds:.1f} s" if cost.setup_seconds >= 0.05 else ""
+        if cost.model_load_seconds >= 0.05:  # the first written answer after start loads the chat model
+            setup += f", loading the chat model {cost.model_load_seconds:.1f} s"
         parts.append(f"<p style='color:#777'>{cost.seconds:.1f} s (retrieval {cost.retrieval_seconds:.1f} s{setup}) · "
                      f"{cost.tokens_in} tokens in / {cost.tokens_out} out · {cost.llm_calls} model calls</p>")
     return "".join(parts)

@@ -38,7 +38,8 @@ def _print_run(session: Session, run_id: str, explain: bool) -> None:
             print(f"   [{c.passage_id}] {cite(c.doc_name, c.page_index, c.printed_folio)} ({c.title})")
     if run.cost:
         cost = run.cost
-        print(f"run {run.id}: {cost.seconds}s (retrieval {cost.retrieval_seconds}s), "
+        load = f", loading the chat model {cost.model_load_seconds}s" if cost.model_load_seconds else ""
+        print(f"run {run.id}: {cost.seconds}s (retrieval {cost.retrieval_seconds}s{load}), "
               f"{cost.tokens_in} tokens in / {cost.tokens_out} out, {cost.llm_calls} model calls")
     if explain:
         for line in explain_lines(run.traces):

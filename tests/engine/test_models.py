@@ -125,6 +125,25 @@ def test_prefix_session_reuses_the_shared_prompt_prefix_and_stays_reproducible(s
 
 
 @pytest.mark.slow
+def test_the_call_that_loads_the_model_records_the_load_apart_from_its_own_seconds(smollm, tmp_path) -> None:
+    """A run's time names its parts: the first model call after start waits for the model's load, recorded as that
+    call's ``load_seconds`` (the run's ``model_load_seconds``), not as the call's own seconds; later calls wait
+    for none."""
+    from engine.pipeline import find_chat_model
+    from engine.settings import Settings
+    from engine.trace import call_llm
+
+    settings = Settings(home=tmp_path, models={"chat_model": "smollm2-135m", "n_ctx": 1024, "threads": THREADS})
+    chat = find_chat_model(settings)
+    messages = [QUESTION[0], {"role": "user", "content": "What were net sales in 2021?"}]
+    _, first = call_llm(chat, "answer", messages, ANSWER_SCHEMA, 32)
+    _, second = call_llm(chat, "answer", messages, ANSWER_SCHEMA, 32)
+    assert chat.load_seconds is not None and chat.load_seconds > 0
+    assert first.load_seconds == pytest.approx(chat.load_seconds)
+    assert second.load_seconds == 0.0 and not first.error
+
+
+@pytest.mark.slow
 def test_a_deferred_chat_model_loads_at_its_first_call_inside_the_session_that_made_it(smollm, tmp_path) -> None:
     """``find_chat_model`` finds the chat model and leaves it unloaded (a question the facts answer never pays for
     it); the first call loads it, and a prefix session opened before the load holds for the calls after it."""

@@ -126,7 +126,8 @@ class IngestSummary:
     cancelled: bool = False
     indexed: bool = False
     index_error: str = ""
-    identity_read: int = 0  # filings of an upgraded library whose CIK and fiscal-year end "Update index" read
+    refreshed: str = ""  # what "Update index" read again of an upgraded library's filings ("" for nothing)
+    refresh_problems: tuple[str, ...] = ()  # files whose facts could not be read again, and why
 
     def text(self) -> str:
         parts = [f"{n} {s}" for s, n in self.counts.items() if n]
@@ -176,8 +177,11 @@ class IngestJob(Job):
                 summary.counts[ev.status] = summary.counts.get(ev.status, 0) + 1
                 self._emit(self.signals.item, ev)
                 self._emit(self.signals.progress, "ingest", ev.done, ev.total)
-        if not self.paths:  # "Update index" does what `filinglens index build` does: identity first, then the indexes
-            summary.identity_read = session.refresh_identity()[0]
+        if not self.paths:  # "Update index" does what `filinglens index build` does: what an older FilingLens read
+            # of the stored filings is read again first (facts, sections, CIK …), then the indexes
+            self._emit(self.signals.progress, "reading again", 0, 0)
+            refreshed = session.refresh_readings()
+            summary.refreshed, summary.refresh_problems = refreshed.text(), refreshed.problems
         summary.cancelled = self.cancelled
         changed = any(summary.counts.get(s) for s in ("added", "removed"))
         status = session.index_status()

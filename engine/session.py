@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from engine.facts.search import FactSearch
     from engine.indexing import IndexStatus, OpenIndexes, Progress, SyncReport, VerifyResult
     from engine.ingest.cluster import VectorCache
-    from engine.ingest.runner import IngestEvent
+    from engine.ingest.runner import IngestEvent, Refreshed
     from engine.models.base import ChatModel, CrossScorer, Embedder
     from engine.models.registry import ModelPack, ModelStatus
     from engine.pipeline import HirecPipeline, Models
@@ -296,14 +296,21 @@ class Session:
         self.reload_indexes()
         return report
 
-    def refresh_identity(self) -> tuple[int, int]:
-        """Read the CIK and fiscal-year end of filings stored before the current identity reader (an upgraded
-        library; :func:`engine.ingest.refresh_identity`): seconds, no index touched. An index build runs it first
-        (``filinglens index build``, the Library's "Update index"), under the builder lock. Returns (filings read,
-        filings given a new value)."""
-        from engine.ingest import refresh_identity
+    def refresh_readings(self) -> Refreshed:
+        """Read again what an older FilingLens read of the stored filings (an upgraded library;
+        :func:`engine.ingest.refresh_readings`: page numbers, sections, statement facts, concepts, CIK and fiscal-year
+        end), only for the filings that need it. An index build runs it first (``filinglens index build``, the
+        Library's "Update index"), under the builder lock."""
+        from engine.ingest import refresh_readings
 
-        return refresh_identity(self.library)
+        return refresh_readings(self.library, self.settings)
+
+    def stale_readings(self) -> dict[str, int]:
+        """What of the stored filings an older FilingLens read, and of how many (:func:`engine.ingest.stale_readings`):
+        {} when every reading is current."""
+        from engine.ingest import stale_readings
+
+        return stale_readings(self.library)
 
     # --- the library's runs and its writers ------------------------------------------------------------------
 

@@ -145,6 +145,11 @@ def fit_columns(view: QTableView, max_width: int = 360) -> None:
             header.resizeSection(col, max_width)
 
 
+_INDEX_TIP = ("Make every stored filing searchable (what `filinglens index build` does), reading again first what an\n"
+              "older FilingLens read of them (statement facts, sections, CIK …); needed after an ingest that was\n"
+              "stopped or run without a build, and after an upgrade.")
+
+
 class LibraryView(QWidget):
     open_filing = Signal(object)  # a Filing to show in the page viewer
     open_fact = Signal(object, object)  # (Filing, StoredFact): show the fact's cell in the page viewer
@@ -184,8 +189,7 @@ class LibraryView(QWidget):
                                   "Reranker is “trained”.")
         self.train_btn.clicked.connect(self.choose_training)
         self.index_btn = QPushButton("Update index")
-        self.index_btn.setToolTip("Make every stored filing searchable (what `filinglens index build` does);\n"
-                                  "needed only after an ingest that was stopped or run without a build.")
+        self.index_btn.setToolTip(_INDEX_TIP)
         self.index_btn.clicked.connect(lambda: self.update_index())
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter: name, registrant, ticker, form, period…")
@@ -328,12 +332,20 @@ class LibraryView(QWidget):
         self.index_btn.setEnabled(self._outdated and not self.ctx.busy)
 
     def _index_outdated(self) -> bool:
-        """Whether stored filings are missing from the published indexes (or none were ever published)."""
+        """Whether stored filings are missing from the published indexes (or none were ever published), or were read
+        by an older FilingLens (their facts, sections … read again by Update index); the button's tip says which."""
+        stale = self.ctx.session.stale_readings()
         try:
             status = self.ctx.session.index_status()
         except EngineError:  # a damaged set: `filinglens index rebuild` (the window's status line says so)
             return False
-        return status.behind or bool(status.filings and not status.ready)
+        behind = status.behind or bool(status.filings and not status.ready)
+        why = (["stored filings are not all searchable yet"] if behind else []) + [
+            f"the {what} of {counted(n, 'filing')} were read by an older FilingLens" if what != "concepts of the "
+            "statement facts" else "the statement facts' concepts were mapped by an older FilingLens"
+            for what, n in stale.items()]
+        self.index_btn.setToolTip(_INDEX_TIP + ("\n\nNeeded now: " + "; ".join(why) + "." if why else ""))
+        return behind or bool(stale)
 
     def _filter_changed(self, text: str) -> None:
         self.proxy.set_text(text)
@@ -515,7 +527,8 @@ class LibraryView(QWidget):
         labels = {"ingest": "Parsing and storing files", "lexical": "Building the BM25 index",
                   "summary vectors": "Embedding filing summaries", "chunk vectors": "Embedding passages",
                   "loading embedder": "Loading the embedding model", "scanning": "Scanning",
-                  "waiting": "Waiting for another ingest of this library to finish"}
+                  "waiting": "Waiting for another ingest of this library to finish",
+                  "reading again": "Reading again what an older FilingLens read of the stored filings"}
         self.progress_label.setText(labels.get(stage, stage) + "…")
         if total:
             started = self._stage_started.setdefault(stage, (time.monotonic(), done))
@@ -537,8 +550,10 @@ class LibraryView(QWidget):
             text = ("Search index updated: every stored filing is searchable." if summary.indexed else
                     f"Search index not updated: {summary.index_error}" if summary.index_error else
                     "The search index was already up to date.")
-            if summary.identity_read:  # filings an older FilingLens stored (the index build reads them first)
-                text += f" Read the CIK and fiscal-year end of {counted(summary.identity_read, 'older filing')}."
+            if summary.refreshed:  # filings an older FilingLens read (the index build reads them again first)
+                text += f" {summary.refreshed[:1].upper()}{summary.refreshed[1:]}."
+            if summary.refresh_problems:
+                text += f" Not read again: {'; '.join(summary.refresh_problems)}."
             self.report_label.setText(text)
             self._ingest_finish()
             self.ctx.message.emit(text, 10000)

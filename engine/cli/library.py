@@ -137,8 +137,9 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    """``index build`` (bring the indexes to the library's generation), ``index rebuild`` (from scratch, after
-    re-reading outdated facts) and ``index verify`` (exit 1 when the index lags, is torn or does not fit)."""
+    """``index build`` (bring the indexes to the library's generation), ``index rebuild`` (from scratch), each after
+    reading again what an older FilingLens read of the stored filings, and ``index verify`` (exit 1 when the index
+    lags, is torn or does not fit)."""
     settings = settings_from_args(args)
     session = open_session(settings)
     library = session.library
@@ -152,20 +153,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         return 0 if result.ok else 1
     rebuild = args.index_cmd == "rebuild"
     with build_lock(session, "an index rebuild" if rebuild else "an index build"):
-        read, changed = session.refresh_identity()  # links and stored balance sheets only: seconds, no index touched
-        if read:
-            print(f"identity: read the CIK and fiscal-year end of {read} filing(s) ({changed} changed)", file=sys.stderr)
-        if rebuild:
-            from engine.ingest import refresh_concepts, refresh_folios, refresh_sections
-
-            if folios := refresh_folios(library):
-                print(f"pages: read the printed page numbers of {folios} filing(s) from their stored pages",
-                      file=sys.stderr)
-            if sections := refresh_sections(library):
-                print(f"sections: read the sections of {sections} filing(s) from their stored pages", file=sys.stderr)
-            refresh_facts(library, settings)
-            if concepts := refresh_concepts(library):
-                print(f"facts: mapped {concepts} stored fact(s) to other concepts", file=sys.stderr)
+        # what an older FilingLens read of the stored filings is read again first (only the filings that need it)
+        refreshed = session.refresh_readings()
+        if said := refreshed.text():
+            print(f"library: {said}", file=sys.stderr)
+        for line in refreshed.problems:
+            print(f"facts: {line}", file=sys.stderr)
         report = sync(session, rebuild=rebuild)
     if report.published:
         print(f"index: published {report.published} (generation {report.generation}, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.ingest.runner import (
     IngestEvent,
     IngestReport,
+    Refreshed,
     discover,
     ingest,
     ingest_iter,
@@ -12,8 +13,11 @@ from engine.ingest.runner import (
     refresh_facts,
     refresh_folios,
     refresh_identity,
+    refresh_readings,
     refresh_sections,
+    stale_readings,
 )
 
-__all__ = ["IngestEvent", "IngestReport", "discover", "ingest", "ingest_iter", "refresh_concepts", "refresh_facts",
-           "refresh_folios", "refresh_identity", "refresh_sections"]
+__all__ = ["IngestEvent", "IngestReport", "Refreshed", "discover", "ingest", "ingest_iter", "refresh_concepts",
+           "refresh_facts", "refresh_folios", "refresh_identity", "refresh_readings", "refresh_sections",
+           "stale_readings"]

@@ -37,6 +37,8 @@ _PERIOD_END_RE = re.compile(
 # the date on the caption's line, or on the line after it ("Date of report (Date of earliest event reported):\nAugust 30,
 # 2023")
 _REPORT_DATE_RE = re.compile(rf"date\s+of\s+report[^\n]*?(?:\n\s*)?(({_MONTHS})\s+\d{{1,2}},?\s+\d{{4}})", re.I)
+# the date printed on the line above its caption ("February 2, 2023\nDate of Report (Date of earliest event …)")
+_REPORT_DATE_ABOVE_RE = re.compile(rf"(({_MONTHS})\s+\d{{1,2}},?\s+\d{{4}})[ \t]*\n\s*date\s+of\s+report", re.I)
 _FORM_RE = re.compile(r"\bFORM\s+(10-K|10-Q|8-K)\b", re.I)
 _TICKER_RE = re.compile(r"(?:^|  )([A-Z]{1,5}(?:\.[A-Z])?)(?:  |$)")
 _EXACT_NAME_RE = re.compile(r"exact\s+name\s+of\s+(the\s+)?registrant", re.I)
@@ -108,7 +110,9 @@ FROM_TAGS = "the filing's inline XBRL cover tags"
 FROM_LINKS = "the filing's links to its EDGAR folder"
 FROM_PERIOD = "the fiscal year the cover says the report covers"
 FROM_BALANCE_SHEET = "the balance sheet's column for the last fiscal year's end"
-IDENTITY_VERSION = "identity-2"  # links and 10-Q balance sheets read (engine.ingest.runner.refresh_identity)
+# what engine.ingest.runner.refresh_identity reads again: identity-2 links and 10-Q balance sheets; identity-3 also
+# the stored cover's text for what the identity lacks (an 8-K's date of report printed on the line below its caption)
+IDENTITY_VERSION = "identity-3"
 
 
 def linked_cik(uris: Iterable[str]) -> str | None:
@@ -170,7 +174,7 @@ def parse_cover(text: str) -> dict[str, str | None]:
         if out["fiscal_year_end"] is None and m.group(1).lower().split()[-1] == "year" and out["period_end"]:
             out["fiscal_year_end"] = "--" + out["period_end"][5:]  # "for the fiscal year ended December 31, 2022"
             out["fiscal_year_end_source"] = FROM_PERIOD
-    elif m := _REPORT_DATE_RE.search(head):
+    elif m := _REPORT_DATE_RE.search(head) or _REPORT_DATE_ABOVE_RE.search(head):
         out["period_end"] = _iso(m.group(1))
     lines = [ln.strip() for ln in head.splitlines()]
     for i, line in enumerate(lines):

@@ -28,6 +28,7 @@ from engine.ingest.identity import (
     FROM_LINKS,
     IDENTITY_VERSION,
     linked_cik,
+    parse_cover,
     pdf_link_uris,
     with_balance_sheet_year_end,
 )
@@ -371,13 +372,18 @@ def refresh_identity(library: Library) -> tuple[int, int]:
     """Read the CIK and fiscal-year end of filings stored before the current identity reader (an upgraded library):
     a PDF's links to its EDGAR folder (the file is opened for its links only, not read again; a file gone or changed
     is skipped) and a 10-Q's balance-sheet columns (from its stored facts). What a filing's own cover or tags state is
-    kept. Returns (filings read, filings given a new value)."""
+    kept, and the period's end the stored cover page's text states fills one the identity lacks (an 8-K's date of
+    report printed on the line below its caption, read by a newer cover reader). Returns (filings read, filings given
+    a new value)."""
     rows = library.conn.execute("SELECT id, path, sha256 FROM filings WHERE identity_version != ? ORDER BY id",
                                 (IDENTITY_VERSION,)).fetchall()
     changed = 0
     for fid, path, sha in rows:
         own = library.own_identity(fid)
         ident = own
+        cover = parse_cover("\n".join(library.page_text(fid, i) for i in range(min(2, library.filing(fid).n_pages))))
+        if cover["period_end"] and not ident.period_end:  # (names and tickers are in the indexed summaries: kept)
+            ident = replace(ident, period_end=cover["period_end"])
         if not own.cik and path.lower().endswith(".pdf"):
             try:
                 uris = pdf_link_uris(path) if Path(path).exists() and sha256_file(Path(path)) == sha else []
@@ -420,3 +426,51 @@ def refresh_folios(library: Library) -> int:
     if rows:
         log.info("read the printed page numbers of %d filing(s) from their stored pages", len(rows))
     return len(rows)
+
+
+# what a filing's stored readings are checked against: column of ``filings`` -> (reader version, what it reads)
+_READINGS = (("folio_version", FOLIO_VERSION, "page numbers"), ("section_version", SECTION_VERSION, "sections"),
+             ("facts_version", FACTS_VERSION, "statement facts"), ("identity_version", IDENTITY_VERSION,
+                                                                    "CIK and fiscal-year end"))
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """What :func:`refresh_readings` read again."""
+
+    counts: tuple[tuple[str, int], ...] = ()  # (what was read, filings read), in the order read
+    concepts: int = 0  # stored facts mapped to other concepts
+    identity_changed: int = 0  # filings given a new CIK or fiscal-year end
+    problems: tuple[str, ...] = ()  # files whose facts could not be read again, and why
+
+    def text(self) -> str:
+        """"read again with the current readers: the statement facts of 9 filings; …" ("" when nothing was)."""
+        parts = [f"the {what} of {n} filing{'s' if n != 1 else ''}" for what, n in self.counts if n]
+        if self.concepts:
+            parts.append(f"the concepts of {self.concepts} stored fact{'s' if self.concepts != 1 else ''}")
+        return f"read again with the current readers: {'; '.join(parts)}" if parts else ""
+
+
+def stale_readings(library: Library) -> dict[str, int]:
+    """What of the stored filings an older FilingLens read (an upgraded library), and of how many: {"statement
+    facts": 9, …}; {} when every reading is current. Counting only: a query per reader."""
+    out = {what: library.conn.execute(f"SELECT COUNT(*) FROM filings WHERE {column} != ?", (version,)).fetchone()[0]
+           for column, version, what in _READINGS}
+    if library.concepts_version() != CONCEPTS_VERSION and library.count("facts"):
+        out["concepts of the statement facts"] = 1
+    return {what: n for what, n in out.items() if n}
+
+
+def refresh_readings(library: Library, settings: Settings) -> Refreshed:
+    """Read again whatever the stored filings were read by an older reader: page numbers and sections from the
+    stored pages, statement facts from the files (a file gone or changed keeps its facts and is named), the facts'
+    concepts, then the CIK and fiscal-year end (which read the facts). Each only for the filings that need it; what
+    ``filinglens index build`` and the app's Update index do before the indexes."""
+    folios = refresh_folios(library)
+    sections = refresh_sections(library)
+    facts, problems = refresh_facts(library, settings)
+    concepts = refresh_concepts(library)
+    identity, changed = refresh_identity(library)
+    return Refreshed((("page numbers", folios), ("sections", sections), ("statement facts", facts),
+                      ("CIK and fiscal-year end", identity)), concepts, changed, tuple(problems))
+

@@ -406,12 +406,13 @@ class Library:
             raise
 
     def set_identity(self, filing_id: int, ident: FilingIdentity, version: str) -> None:
-        """Store a filing's CIK and fiscal-year end, where each was read, and the identity reader that read them."""
+        """Store a filing's CIK and fiscal-year end, where each was read, its period's end (an 8-K's date of report),
+        and the identity reader that read them."""
         with self.conn:
             self.conn.execute("UPDATE filings SET cik=?, cik_source=?, fiscal_year_end=?, fiscal_year_end_source=?, "
-                              "identity_version=? WHERE id=?",
+                              "period_end=?, identity_version=? WHERE id=?",
                               (ident.cik, ident.cik_source, ident.fiscal_year_end, ident.fiscal_year_end_source,
-                               version, filing_id))
+                               ident.period_end, version, filing_id))
         self._view = None  # the registrants' shared values follow (no index reads these columns)
 
     def set_sections(self, filing_id: int, sections: Sequence[tuple[int, str]], version: str) -> None:

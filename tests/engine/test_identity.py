@@ -396,9 +396,49 @@ def test_refresh_identity_fills_a_library_stored_before_links_and_balance_sheets
     assert by_doc(library)["3M_2020Q1_10Q"].identity.cik == CIK_3M
 
 
+def test_index_build_reads_again_whatever_an_older_reader_read_and_says_what(tmp_path, capsys):
+    """An upgraded library: facts and sections read by older readers are read again by `index build` (only those
+    filings), before the indexes; the facts come back as they were (the file did not change), then nothing is
+    stale."""
+    from engine.ingest import stale_readings
+
+    library = ingested(tmp_path, write_links_and_balance_sheet(tmp_path / "filings"))
+    filing = by_doc(library)["3M_2020Q1_10Q"].id  # (the filing that prints a balance sheet)
+    before = sorted((s.fact.label, s.fact.printed) for s in library.facts(filing_ids=[filing]))
+    assert before
+    library.conn.execute("DELETE FROM facts WHERE filing_id=?", (filing,))
+    library.conn.execute("UPDATE filings SET facts_version='facts-0', section_version='' WHERE id=?", (filing,))
+    library.conn.commit()
+    assert stale_readings(library) == {"sections": 1, "statement facts": 1}
+    home = library.home
+    library.close()
+    assert main(["--home", str(home), "index", "build"]) == 0
+    assert "library: read again with the current readers: the sections of 1 filing; the statement facts of 1 " \
+           "filing" in capsys.readouterr().err
+    with Library(home) as library:
+        assert stale_readings(library) == {}
+        assert sorted((s.fact.label, s.fact.printed) for s in library.facts(filing_ids=[filing])) == before
+
+
 @pytest.mark.parametrize(("text", "day"), [
     ("FORM 8-K\nDate of Report (Date of earliest event reported): July 1, 2022 (June 30, 2022)\nAMCOR PLC", "2022-07-01"),
     ("FORM 8-K\nDate of report (Date of earliest event reported):\nAugust 30, 2023\nJohnson & Johnson", "2023-08-30"),
+    ("FORM 8-K\nCURRENT REPORT\n\nFebruary 2, 2023\nDate of Report (Date of earliest event reported)\n\nApple Inc.",
+     "2023-02-02"),
 ])
-def test_an_8k_report_date_is_read_on_its_line_or_the_next(text, day):
+def test_an_8k_report_date_is_read_on_its_line_the_next_or_above_its_caption(text, day):
     assert parse_cover(text)["period_end"] == day
+
+
+def test_a_stored_8k_whose_date_an_older_cover_reader_missed_gets_it_from_its_stored_cover(tmp_path):
+    """refresh_identity reads the stored cover's text again (no file opened) and fills the period's end it lacks."""
+    library = ingested(tmp_path, write_cover_pdf(tmp_path / "filings" / "ACME_2023_8K.pdf", name="ACME CORP",
+                                                 form="8-K", period_text="x"))
+    fid = by_doc(library)["ACME_2023_8K"].id
+    library.conn.execute("UPDATE pages SET text = 'FORM 8-K\nCURRENT REPORT\n\nFebruary 2, 2023\nDate of Report "
+                         "(Date of earliest event reported)\n\nACME CORP' WHERE filing_id=? AND page_index=0", (fid,))
+    library.conn.execute("UPDATE filings SET period_end=NULL, identity_version='identity-2'")
+    library.conn.commit()
+    library._view = None
+    assert refresh_identity(library) == (1, 1)
+    assert library.own_identity(fid).period_end == "2023-02-02"

@@ -157,7 +157,7 @@ def test_a_filing_of_the_day_the_question_names_is_boosted_and_says_so(ingested_
     date or period end is that day, written either way round."""
     from datetime import date
 
-    from engine.intent import parse_intent
+    from engine.intent import lexical_query, parse_intent
     from engine.intent.issuers import issuer_refs
     from engine.retrieval.hierarchical import HierarchicalRetriever
 
@@ -171,3 +171,13 @@ def test_a_filing_of_the_day_the_question_names_is_boosted_and_says_so(ingested_
         mine = next(r for r in rows if r.filing_id == tenq.id)
         assert f"dated {day.isoformat()}, the day asked" in mine.why and mine.kept
         assert not any("the day asked" in r.why for r in rows if r.filing_id != tenq.id)
+    # a written question naming the day asks of that filing's sections first, the other filings' after
+    question = f"What risks did {tenq.identity.registrant} describe as of {day:%B} {day.day}, {day.year}?"
+    intent = parse_intent(question, issuer_refs(library))
+    assert intent.as_of == day.isoformat() and "risk" in intent.sections
+    filings, _ = retriever.documents(question, intent)
+    assert tenq.id in {f.id for f in filings} and len(filings) > 1
+    _, payload = retriever.passages(question, lexical_query(intent, question), filings, intent)
+    fitting = sorted((r for r in payload.candidates if r.section_rank is not None), key=lambda r: r.section_rank)
+    homes = [r.doc_name == tenq.identity.doc_name for r in fitting]
+    assert homes and homes[0] and homes == sorted(homes, reverse=True), [(r.doc_name, r.section) for r in fitting]

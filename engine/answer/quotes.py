@@ -45,7 +45,7 @@ from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
 from engine.vocab.numbers import NUMBER, parse_number
 from engine.vocab.sections import vocab as section_vocab
-from engine.vocab.tokens import bm25, chunk_terms, idf, query_terms, tokenizer
+from engine.vocab.tokens import bm25, chunk_terms, idf, query_terms, term_id, tokenizer
 
 __all__ = ["QuoteAnswer", "answer_from_quotes", "candidate_sentences", "check_sentence", "select_quotes"]
 
@@ -59,6 +59,7 @@ _SUPPORT = 0.5  # share of a sentence's own words its quotes must print
 _OWN_CHECKED = 2  # from how many words of its own (content words not in the question) a sentence's are checked
 _RRF_K = 60
 _HEADLINE_WORDS = 12
+_FEWEST_QUOTES = 2  # quotes made up with sentences that share no word of the question, when fewer share one
 _VERDICT_WORDS = frozenset({"yes", "no", "not", "inde"})  # stems: a verdict's words are not content
 
 
@@ -91,8 +92,9 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
             found.append((cut, m.start()))
             cut = m.end()
         found.append((cut, end))
+        # (a list's item is no headline, nor a heading or running header without a sentence's end)
         headline = (len(found) == 1 and len(text[found[0][0] : found[0][1]].split()) <= _HEADLINE_WORDS
-                    and not _BULLET.match(text[start:end]))  # (a list's item is no headline)
+                    and not _BULLET.match(text[start:end]) and not _heading_line(text[start:end]))
         if lead and not headline:  # a headline is quoted with the sentence that opens its body
             found[0] = (lead.pop()[0], found[0][1])
         out.extend(lead)
@@ -194,9 +196,18 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     terms = Counter(query_terms(question))
     df = table.document_frequencies()
     weights = {t: c * idf(df.get(t, 0), len(texts)) for t, c in terms.items() if df.get(t, 0)}
+    on_topic = set(ids)  # the sentences sharing a word of what is asked (not only a number: "2023", "30")
     if weights:
-        lexical = bm25(table, weights, float(np.mean(table.lengths)) or 1.0)
+        average = float(np.mean(table.lengths)) or 1.0
+        lexical = bm25(table, weights, average)
         rankings.append(sorted(ids, key=lambda i: -float(lexical[i])))
+        function = word_set("function_words")  # ("from", "which": not in the tokenizer's stop words)
+        plain = " ".join(w for w in question.split() if w.strip(".,?!:;'’\"()").lower() not in function)
+        stems = tokenizer().tokenize([plain], update_vocab=True, return_as="string", show_progress=False)[0]
+        words = {term_id(x) for x in stems if x and any(ch.isalpha() for ch in x)}
+        if worded := {t: w for t, w in weights.items() if t in words}:
+            shared = bm25(table, worded, average)
+            on_topic = {i for i in ids if shared[i] > 0}
     by_words = rankings[0] if rankings else ids
     if embedder is not None:
         vecs = embedder.embed_batch([question, *texts])
@@ -216,7 +227,11 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     per_passage: Counter[int] = Counter()
     chosen: list[int] = []
     said: set[str] = set()
-    for i in sorted(ids, key=lambda i: -fused[i]):
+    # a sentence sharing no word with what is asked is quoted only to make up the fewest quotes: a release's
+    # contact line or webinar notice ranks by its passage's rank alone, and a small model then quotes it
+    for i in sorted(ids, key=lambda i: (i not in on_topic, -fused[i])):
+        if i not in on_topic and len(chosen) >= _FEWEST_QUOTES:
+            break
         n, s, e = units[i]
         low = texts[i].lower()
         if per_passage[n] >= settings.quotes_per_passage or any(low in x or x in low for x in said):

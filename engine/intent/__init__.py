@@ -9,10 +9,11 @@ keywords); each keeps the decisions worth knowing about its rules in its own doc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from engine.intent.forms import form_hints
-from engine.intent.issuers import match_issuers
+from engine.intent.issuers import issuer_spans, match_issuers
 from engine.intent.keywords import lexical_query, lexical_terms, question_keywords
 from engine.intent.periods import asked_date, asked_periods, looks_ahead, period_labels
 from engine.intent.shape import (
@@ -94,6 +95,16 @@ def parse_intent(
         as_of=None if as_of is None else as_of.isoformat(), item_words=tuple(sorted(item_words(text))),
         ytd_months=periods.ytd_months, yes_no=is_yes_no(core),
         sections=section_vocab().kinds_asked(topic, core),
-        about=section_vocab().without_place_words(asked), offered=offered.group(0) if offered else "",
+        about=_without_companies(section_vocab().without_place_words(asked), text, issuers),
+        offered=offered.group(0) if offered else "",
         looks_ahead=looks_ahead(text),
     )
+
+
+def _without_companies(about: str, text: str, issuers: Sequence[IssuerRef]) -> str:
+    """``about`` without the names of the library's companies the question says ("JnJ", "Boeing's"): they say whose
+    filings to read, and a contact line's "www.jnj.com" shares nothing else with what is asked."""
+    for start, end, _ in issuer_spans(text, issuers):
+        about = re.sub(rf"(?<!\w){re.escape(text[start:end])}(?:['’]s?)?(?!\w)", " ", about, flags=re.IGNORECASE)
+    return " ".join(about.split())
+

@@ -58,6 +58,8 @@ def test_a_running_header_above_a_paragraph_is_not_glued_to_its_first_sentence()
             "Net sales in the Americas\n"
             "increased by twelve percent, driven by higher volumes of commercial aircraft deliveries.")
     got = [" ".join(text[s:e].split()) for s, e in candidate_sentences(_passage(text))]
+    apart = "Table of Contents\n\nbased upon current information, we do not expect a material adverse effect."
+    assert [" ".join(apart[s:e].split()) for s, e in candidate_sentences(_passage(apart))] == []  # (a paragraph apart)
     assert got == [  # the sentence the chunk cut at its start is left out, the headings are no sentence's words
         "Multiple lawsuits have been filed against us arising from the accidents of two aircraft in 2018 and 2019.",
         "Various legal proceedings, claims and investigations are pending against us in several jurisdictions.",
@@ -79,6 +81,18 @@ def test_a_sentence_that_opens_a_list_is_quoted_with_its_items():
                    "exit related costs • Currency impacts in the Pharmaceutical segment partially offset by • Supply "
                    "chain benefits in the Consumer segment",
                    "Selling, marketing and administrative expenses were flat as a percent to sales in the year."]
+
+
+def test_sentences_sharing_no_word_of_the_question_only_make_up_the_fewest_quotes():
+    """A release's first passage ranks its every sentence; one sharing no word of what is asked (a webinar notice, a
+    line of contacts, a year alone) is quoted only while fewer than two quotes share one."""
+    top = _passage("The Company has published a recorded webinar for investors about the 2023 guidance in this release. "
+                   "Copies of these filings are available online or on request from the Company's investor office.")
+    answer = _passage("As a result of the exchange offer, the Company will present its Consumer Health business as "
+                      "discontinued operations from the third quarter of 2023.", cid=2, start=900)
+    about = "Which business segment will be treated as a discontinued operation from August 30, 2023 onward?"
+    got = select_quotes(about, [top, answer], None, AnswerSettings(quotes=4, quotes_per_passage=3))
+    assert got[0].chunk_id == 2 and len(got) == 2  # the answer, then one quote to make up two; no more
 
 
 def test_a_why_question_ranks_the_sentences_that_state_a_cause():
@@ -188,8 +202,9 @@ def test_a_risk_question_quotes_the_risk_factors_not_the_statements(risk_questio
     assert used and used[0].section == "Item 1A Risk Factors"
     fid = next(f.id for f in library.filings_of_companies(run.traces[0].payload.intent.issuers)
                if f.identity.doc_name == used[0].doc_name)
-    page = library.page_texts(fid)[used[0].page_index]
-    assert all(page[q.char_start : q.char_end] == q.text for q in a.quotes if q.doc_name == used[0].doc_name)
+    pages = library.page_texts(fid)
+    assert all(pages[q.page_index][q.char_start : q.char_end] == q.text for q in a.quotes
+               if q.doc_name == used[0].doc_name)
     answer = next(t.payload for t in run.traces if t.stage == "answer")
     assert {c.chunk_id for c in a.citations} <= {r.chunk_id for r in answer.passages}
     from engine.export import export_run

@@ -27,18 +27,23 @@ from collections.abc import Sequence
 from dataclasses import replace
 from string import capwords
 
+from engine.facts.tables import primary_statement
 from engine.records import ChunkSpan
 from engine.vocab.sections import Item, SectionVocab, letters, vocab
 
 __all__ = ["SECTION_VERSION", "chunk_sections", "page_sections", "with_sections"]
 
-SECTION_VERSION = "sections-5"  # a new reader re-reads the sections of stored filings from their pages
+# a new reader re-reads the sections of stored filings from their pages; sections-6: a chunk is of the section most
+# of its characters are printed in, not only the one its first character is in, and the auditor's report is a section
+SECTION_VERSION = "sections-6"
 
 _PART = re.compile(r"^\s*part\s+(iv|i{1,3})\b", re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:part\s+(iv|i{1,3})\b[\s.,:;—–-]*)?item\s+(\d{1,2}(?:\.\d{2})?[a-c]?)\b\s*[.:\-–—]?\s*(.*)$",
                    re.IGNORECASE)
 _NOTE = re.compile(r"^\s*note\s+(\d{1,2})(?![\w)])\s*[.:\-–—]?\s*(.*)$", re.IGNORECASE)  # not "Note 2A)"
 _EXHIBIT = re.compile(r"^\s*exhibit\s+(\d{1,3})(\.\d{1,2})?\s*$", re.IGNORECASE)  # "Exhibit 99.1" alone on its line
+_RUNNING_HEAD = re.compile(r"^\s*table\s+of\s+contents\s*", re.IGNORECASE)  # printed on the heading's line
+_AUDIT_LINE = 120  # an auditor's report heading is a short line (not a sentence that names the report)
 _NOTES_HEAD = re.compile(r"^\s*notes to (?:the )?(?:condensed )?consolidated financial statements\s*$", re.IGNORECASE)
 _PAGE_NUMBER_END = re.compile(r"\s\d{1,3}\s*$")
 _TOC = 4  # this many item headings line after line: a table of contents
@@ -127,6 +132,7 @@ def page_sections(pages: Sequence[str], form: str | None) -> list[tuple[str, lis
     part = ""
     in_statements = False
     note = 0  # the note the statements are in (0: none yet)
+    statements_item = next((i.name for i in items if i.kind == "statements"), "")
     for text in pages:
         start, start_state = current, (part, in_statements, note)
         lines: list[tuple[int, str]] = []
@@ -161,6 +167,15 @@ def page_sections(pages: Sequence[str], form: str | None) -> list[tuple[str, lis
                     in_statements, note = item.kind == "statements", 0
                     continue
             if (in_statements or not items) and not release:
+                said = letters(_RUNNING_HEAD.sub("", line))
+                if len(line) <= _AUDIT_LINE and said and any(said.startswith(h) for h in v.audit_headings):
+                    if current != v.audit_name and not any(n == v.audit_name for _, n in found[-1:]):
+                        found.append((at, v.audit_name))  # (its heading repeated on each page changes nothing)
+                    continue
+                if statements_item and (found[-1][1] if found else current) == v.audit_name \
+                        and primary_statement(line.strip()):
+                    found.append((at, statements_item))  # the statements after the report
+                    continue
                 if _NOTES_HEAD.match(line):
                     in_statements = True
                     if not (current.startswith("Note ") or any(n.startswith("Note ") for _, n in found)):
@@ -186,8 +201,10 @@ def page_sections(pages: Sequence[str], form: str | None) -> list[tuple[str, lis
 
 
 def chunk_sections(pages: Sequence[str], chunks: Sequence[ChunkSpan], form: str | None) -> list[str]:
-    """The section of each chunk: the last heading before its first character; before the first one, the cover
-    page on a form with items' first pages, else ""."""
+    """The section of each chunk: the one most of its characters are printed in (a chunk that begins with the last
+    lines of Item 2 and goes on with the whole of Item 3 is Item 3's); a section begins at its heading, and the
+    chunk's first characters are in the section of the last heading before them (before the first one, the cover
+    page on a form with items' first pages, else ""). Of two covering as much, the earlier."""
     v = vocab()
     per_page = page_sections(pages, form)
     cover = v.cover_name if v.items(form) else ""
@@ -200,7 +217,16 @@ def chunk_sections(pages: Sequence[str], chunks: Sequence[ChunkSpan], form: str 
         for pos, name in found:
             if pos <= c.char_start:
                 section = name
-        out.append(section or (cover if c.page_index < v.cover_pages else ""))
+        section = section or (cover if c.page_index < v.cover_pages else "")
+        # the sections the chunk's characters run through, from its first one: (characters, section)
+        runs: list[tuple[int, str]] = []
+        at = c.char_start
+        for pos, name in found:
+            if c.char_start < pos < c.char_end:
+                runs.append((pos - at, section))
+                at, section = pos, name
+        runs.append((c.char_end - at, section))
+        out.append(max(runs, key=lambda r: r[0])[1])  # (max keeps the first of equal runs)
     return out
 
 

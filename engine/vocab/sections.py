@@ -50,6 +50,9 @@ class SectionVocab:
     cover_name: str = "Cover page"
     cover_kind: str = "cover"
     cover_pages: int = 1  # the first pages whose text before the first heading is the cover
+    audit_name: str = "Auditor's Report"
+    audit_kind: str = "audit"
+    audit_headings: tuple[str, ...] = ()  # letters of the headings that open an auditor's report
     exhibit_forms: frozenset[str] = frozenset()  # the forms whose printed exhibits are sections
     exhibit_kinds: dict[str, str] = field(default_factory=dict)  # exhibit number ("10") -> kind
     release_markers: tuple[str, ...] = ()  # letters of the words that open a press release ("newsrelease")
@@ -70,6 +73,8 @@ class SectionVocab:
             return self.release_kind
         if section == self.cover_name:
             return self.cover_kind
+        if section == self.audit_name:
+            return self.audit_kind
         if section.startswith("Exhibit "):
             return self.exhibit_kinds.get(section.split()[1].split(".")[0], "exhibits")
         return _kinds_by_name(self).get(section, "")
@@ -137,6 +142,8 @@ def _read(data: dict[str, Any]) -> SectionVocab:
     return SectionVocab(
         forms=forms, note_kind=heads["note_kind"], release_kind=heads["release_kind"],
         cover_name=heads["cover_name"], cover_kind=heads["cover_kind"], cover_pages=int(heads["cover_pages"]),
+        audit_name=heads["audit_name"], audit_kind=heads["audit_kind"],
+        audit_headings=tuple(letters(h) for h in heads["audit_headings"]),
         release_forms=frozenset(f.upper() for f in heads["release_forms"]),
         exhibit_forms=frozenset(f.upper() for f in data["exhibits"]["forms"]),
         exhibit_kinds={str(k): v for k, v in data["exhibits"]["kinds"].items()},

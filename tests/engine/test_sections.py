@@ -110,6 +110,20 @@ def test_a_chunk_takes_the_last_heading_before_its_first_character():
     assert chunk_sections([page], chunks[:1], "EARNINGS") == ["Release"]  # a release has no cover of items
 
 
+def test_a_chunk_is_of_the_section_most_of_its_characters_are_printed_in():
+    """A chunk that begins with Item 2's last line and goes on with the whole of Item 3 is Item 3's (PepsiCo's
+    legal proceedings were stored as 'Item 2 Properties'); one that begins with a long Item 2 stays Item 2's."""
+    tail = "Our properties are suitable and adequate for our operations."
+    legal = ("We are party to a variety of litigation, claims and legal proceedings. Management believes that the "
+             "final outcome will not have a material adverse effect on our financial condition.")
+    page = f"Item 2. Properties.\n{PROSE}\n{tail}\nItem 3. Legal Proceedings.\n{legal}\nItem 4. Mine Safety Disclosures.\n"
+    start = page.index(tail)
+    chunk = ChunkSpan(0, 1, start, len(page), "text", page[start:])
+    assert chunk_sections([page], [chunk], "10-K") == ["Item 3 Legal Proceedings"]
+    whole = ChunkSpan(0, 0, 0, page.index(legal) + 20, "text", page[: page.index(legal) + 20])
+    assert chunk_sections([page], [whole], "10-K") == ["Item 2 Properties"]
+
+
 def test_a_written_question_asks_of_sections_by_its_words_and_topic():
     from engine.intent import parse_intent
 
@@ -180,3 +194,28 @@ def test_a_press_release_filed_as_an_exhibit_is_a_release_section():
     # a 10-K's exhibits are not read as sections (its exhibit index prints their numbers)
     assert _names(["Item 15. Exhibits\nExhibit 99.1\nDescription of regulation\n"], "10-K")[0][1] == [
         "Item 15 Exhibits"]
+
+
+def test_the_auditors_report_is_a_section_of_its_own_ended_by_the_statements_or_the_next_item():
+    """The auditor's report is no note's text and no statement's: printed before the statements, the first primary
+    statement's heading ends it; printed after the last note, the next item does."""
+    opinion = "In our opinion, the financial statements present fairly, in all material respects, the position."
+    before = [f"Item 8. Financial Statements and Supplementary Data\nReport of Independent Registered Public "
+              f"Accounting Firm\n{opinion}", "Consolidated Statements of Operations\n(in millions)  2023  2022\n"
+              "Net sales  100  90", f"Notes to Consolidated Financial Statements\nNote 1. Basis of Presentation\n"
+              f"{PROSE}"]
+    found = [name for _, names in page_sections(before, "10-K") for _, name in names]
+    assert found == ["Item 8 Financial Statements", "Auditor's Report", "Item 8 Financial Statements",
+                     "Notes to Financial Statements", "Note 1 Basis of Presentation"]
+    after = [f"Item 8. Financial Statements and Supplementary Data\nNote 21. Legal Proceedings\n{PROSE}",
+             f"Table of Contents\nREPORT OF INDEPENDENT REGISTERED PUBLIC ACCOUNTING FIRM\n{opinion}",
+             f"{opinion}\nItem 9. Changes in and Disagreements with Accountants on Accounting and Financial "
+             "Disclosure\nNone."]
+    found = [name for _, names in page_sections(after, "10-K") for _, name in names]
+    assert found[1:] == ["Note 21 Legal Proceedings", "Auditor's Report", "Item 9 Changes in Accountants"]
+    assert vocab().kinds_of("Auditor's Report") == ("audit",)
+    # a sentence that names the report is no heading
+    said = [f"Item 8. Financial Statements and Supplementary Data\nNote 1. Basis\nAs stated in the Report of "
+            f"Independent Registered Public Accounting Firm included herein, {opinion}"]
+    assert "Auditor's Report" not in [name for _, names in page_sections(said, "10-K") for _, name in names]
+

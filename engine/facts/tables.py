@@ -262,8 +262,8 @@ def _statement_heading(top: Sequence[str]) -> str:
     for line in top:
         if parse_row(line) is not None:
             return ""
-        if line.strip() and primary_statement(line.strip()):
-            return next(name for name, rx in _HEADING_STATEMENTS if rx.search(line))
+        if line.strip() and (kind := _primary_kind(line.strip())):
+            return kind
     return ""
 
 
@@ -275,17 +275,23 @@ def primary_statement(title: str) -> bool:
     one: "… Inc.", "… and Subsidiaries") — not a sentence that begins with one ("Balance sheet and working capital
     measures are provided below", an MD&A summary) nor a topic ("Key Balance Sheet Data", "NOTE 7. Supplemental
     Balance Sheet Information")."""
+    return bool(_primary_kind(title))
+
+
+def _primary_kind(title: str) -> str:
+    """The statement a primary statement's own heading names ("equity", "cash flows" …; see
+    :func:`primary_statement`), "" for a title that is none."""
     line = _SPLIT_LETTER.sub(r"\1\2", re.sub(r"\([^)]*\)?", " ", title))
     if _NOTE_HEADING.match(line.strip()):  # a note's or an item's table
-        return False
-    for _, rx in _HEADING_STATEMENTS:
+        return ""
+    for name, rx in _HEADING_STATEMENTS:
         m = rx.search(line)
         if m and len(line) <= 140 and _titled(line[: m.start()]):
             rest = line[m.end():]
             if not rest.strip(" :,.-–—") or _titled(rest) and (
                     CELL_GAP.match(rest) or _ANOTHER_STATEMENT.match(rest) or _COMPANY.search(rest)):
-                return True
-    return False
+                return name
+    return ""
 
 
 # a statement's name that goes on into another's ("… of Operations and Comprehensive Income", "… Statements")

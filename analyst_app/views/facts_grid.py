@@ -68,16 +68,20 @@ class FactGroup:
     facts: tuple[StoredFact, ...]
     heading: str = ""
     page_text: str = ""  # the page as stored (blank lines between its rows close a group of rows)
+    section: str = ""  # the filing's section its first row is printed in ("Note 15 Operating Segments …"), or ""
 
     @property
     def name(self) -> str:
         """"Balance sheet — CONSOLIDATED BALANCE SHEETS, p. 58 (printed 56)" (the page as people cite it); a table
-        whose page prints no heading is named by its first row."""
+        whose page prints no heading is named by the section it is printed in and its first row ("Table — Note 15
+        Operating Segments: table beginning “North America”, p. 90")."""
         kind = STATEMENT_NAMES.get(self.statement, self.statement.capitalize())
         title = self.heading.rstrip(":").rstrip()  # "Operating Expenses:" introduces its rows; as a title, no colon
         if not title:
             first = min(self.facts, key=lambda s: s.fact.char_start).fact.label if self.facts else ""
             title = f"table beginning “{first}”" if first else "table"
+            if self.section and self.section != "Cover page":
+                title = f"{self.section}: {title}"
         folio = self.facts[0].printed_folio if self.facts else None
         return f"{kind} — {title}, {page_label(self.page_index, folio)}"
 
@@ -98,8 +102,14 @@ def group_facts(facts: Sequence[StoredFact], session: Any = None, pages: Sequenc
     tables = [(page, min(s.fact.char_start for s in groups[(st, title, page)]), st, title) for st, title, page in keys]
     titles = session.table_titles(facts[0].filing_id, tables) if session is not None and facts else [
         (st, "") for st, _title, _page in keys]
+    sections = session.library.chunk_sections([facts[0].filing_id]) if session is not None and facts else {}
+
+    def section_of(group: list[StoredFact]) -> str:
+        first = min(group, key=lambda s: s.fact.char_start)
+        return sections.get(first.chunk_id, ("",))[0] if first.chunk_id is not None else ""
+
     out = [FactGroup(kind, title, page, tuple(groups[(st, title, page)]), heading,
-                     pages[page] if page < len(pages) else "")
+                     pages[page] if page < len(pages) else "", section_of(groups[(st, title, page)]))
            for (st, title, page), (kind, heading) in zip(keys, titles, strict=True)]
     return sorted(out, key=lambda g: (g.statement not in PRIMARY, g.page_index,
                                       min(s.fact.char_start for s in g.facts)))

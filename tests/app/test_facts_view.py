@@ -367,6 +367,23 @@ def test_tables_are_titled_by_their_printed_heading_primary_first_and_nested_as_
     assert "Operating income" in shown and "› Research, development and engineering expenses" in shown
 
 
+def test_a_table_whose_page_prints_no_heading_is_named_by_the_section_it_is_printed_in(make_window, tmp_path):
+    """The segment note's heading is a page above its table: the table is named by the note and its first row,
+    not by its first row alone."""
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "BETA SERVICES CORP ANNUAL REPORT ON FORM 10-K", fontsize=10)
+    notes = doc.new_page()
+    for k, line in enumerate(["Item 8. Financial Statements and Supplementary Data",
+                              "Notes to Consolidated Financial Statements", "Note 9. Segment Information",
+                              "We report two segments, whose net revenues follow on the next page."]):
+        notes.insert_text((72, 72 + 16 * k), line, fontsize=10)
+    _statement_page(doc, [], ("2023", "2022"), [(0, "Payments", "3,500", "3,300", 0), (0, "Lending", "2,500", "2,200", 0),
+                                                (0, "Total net revenues", "6,000", "5,500", 0)])
+    _window, grid = open_filing(make_window, tmp_path, doc, "BETASVC_2023_10K")
+    names = [grid.table_box.itemText(i) for i in range(grid.table_box.count())]
+    assert any("Note 9 Segment Information: table beginning “Payments”, p. 3" in n for n in names), names
+
+
 def test_row_levels_follow_indentation_and_totals():
     from analyst_app.views.facts_grid import row_levels
 

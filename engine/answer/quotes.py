@@ -407,15 +407,17 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     kept: list[str] = []
     grounds: list[list[int]] = []  # the quotes each kept sentence cites
     refused: list[str] = []
-    seen: set[str] = set()
+    seen: list[set[str]] = []  # the words of the sentences read (their stems, no figures or years)
     for s in data["sentences"]:
         text = " ".join(s["text"].split())
         nums = [n for n in dict.fromkeys(s["quotes"]) if n in by_number]
-        why = "it says the same as an earlier sentence" if text.lower() in seen else \
+        words = _stems(text) - {"yes", "no", "also"}
+        # a sentence whose words an earlier one already says, but for a year or a figure ("… in 2022. … in 2021.")
+        why = "it says the same as an earlier sentence" if any(words <= w for w in seen) else \
             "it gives a yes or no that the statement facts could not compute" if not verdict and re.match(
                 r"(?:yes|no)\b", text, re.IGNORECASE) else \
             check_sentence(text, [by_number[n] for n in nums], unasked, known)
-        seen.add(text.lower())
+        seen.append(words)
         if why or not nums:
             refused.append(f"“{text[:80]}” ({why or 'it cites no quote'})")
             continue

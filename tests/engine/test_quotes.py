@@ -133,6 +133,20 @@ def test_a_refused_synthesis_leaves_the_quotes_standing_alone():
     assert a.text.startswith("“Our credit agreement") and "[1]" in a.text and "9,999" not in a.text
 
 
+def test_a_sentence_that_says_an_earlier_ones_words_again_but_for_a_year_is_refused():
+    text = ("During 2022 the Company recorded a $484 million liability associated with a legal settlement of opioid "
+            "claims.\nOur credit agreement contains covenants that restrict our ability to incur debt.")
+    chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [
+        {"text": "The Company recorded a $484 million liability associated with a legal settlement in 2022.", "quotes": [1]},
+        {"text": "The Company recorded a $484 million liability associated with a legal settlement in 2021.", "quotes": [1]},
+        {"text": "Also, the Company recorded a legal settlement liability.", "quotes": [1]}], "insufficient": False})
+    got = answer_from_quotes("What legal settlements has the Company recorded?", QueryIntent("q"), [_passage(text)],
+                             None, chat, AnswerSettings(), PromptSettings())
+    a = got.result
+    assert a.text.count("recorded a") == 1 and "2021" not in a.text, a.text
+    assert a.reason.count("says the same as an earlier sentence") == 2, a.reason
+
+
 def test_quotes_that_do_not_answer_say_where_it_searched():
     chat = ScriptedChat(lambda purpose, messages, n: {
         "sentences": [{"text": "The quotes do not name the agreement's counterparty.", "quotes": [1]}],

@@ -232,6 +232,8 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
         return None
     if plan.measure == "share":
         return _shares_answer(plan, table, parts, year)
+    if plan.choice == "all":
+        return _every_part(plan, table, parts, year, metric, intent.decimals)
     value = {p.name: (_growth(p) if growth else p.now.fact.scaled_value / 1e6) or 0.0 for p in parts}
     pick = (max if plan.choice == "largest" else min)(parts, key=lambda p: value[p.name])
 
@@ -288,6 +290,28 @@ def _shares_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], y
                         reasoning=f"the {plan.parts or 'parts'} read as the {len(table.parts)} parts of "
                                   f"'{t.fact.label}' that add up to it; {plan.words}, each part's share computed "
                                   "from statement facts without a model call")
+
+
+def _every_part(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], year: int, metric: str,
+                decimals: int | None) -> AnswerResult:
+    """Every part the table prints of the total ("what are its geographies"), largest first, each with its amount
+    and share of the total they add up to."""
+    t = table.total
+    total = t.fact.scaled_value
+    ranked = sorted(parts, key=lambda p: -p.now.fact.scaled_value)
+
+    def said(p: Part) -> str:
+        share = p.now.fact.scaled_value / total * 100 if total else 0.0
+        return f"{p.name} ({format_value(p.now.fact.scaled_value / 1e6, 'USD millions', decimals)}, {share:.1f}%)"
+
+    what = plan.parts or "parts"
+    text = (f"{len(ranked)} {what}, by {metric}: {'; '.join(said(p) for p in ranked)} — the parts of "
+            f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, FY{year}), which they add up "
+            "to.")
+    refs = tuple(_ref(p.name, p.now) for p in ranked) + (_ref("total", t),)
+    return AnswerResult("answered", text, method="facts", citations=_total_cited(t), inputs=refs,
+                        reasoning=f"the {what} read as the {len(table.parts)} parts of '{t.fact.label}' that add up "
+                                  f"to it; {plan.words}, from statement facts without a model call")
 
 
 def _total_cited(t: StoredFact) -> tuple[Citation, ...]:

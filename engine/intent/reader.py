@@ -1078,6 +1078,31 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
                       else "value", excluded=tuple(excluded))
 
 
+def _parts_list(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPlan | None:
+    """"What are the geographies X operates in", "which segments does X report": the parts of a total the filing
+    prints, every one, by the amount named or else by revenue (what a company's parts are read by), with each part's
+    share. None when the sentence is not one: no parts named in the plural, a section of a statement ("what are the
+    current liabilities" asks their amount), a superlative (a choice: see :func:`_parts_choice`), a bar or a change,
+    or more than one amount."""
+    toks = [t for sent in sentences for t in sent]
+    member = next((t for t in toks if "MEMBER" in t.kinds), None)
+    if member is None or not any("WHICH" in t.kinds for t in toks) or not member.text.lower().endswith("s") \
+            or any(t.kinds & {"MOST", "LEAST", "BEST", "WORST", "PCT", "ABOVE", "BELOW", "NUMBER", "CHANGE", "GROWTH",
+                              "PERFORMANCE", "UP", "DOWN", "MARGIN", "RATIO", "YOY"} for t in toks):
+        return None  # (a choice, a bar, or the parts' change: "the drivers of revenue growth in the segments")
+    if any(stem in member.text.lower() for stem in _wholes()):
+        return None  # "what are the current liabilities": the amount, not its lines
+    metrics = list(dict.fromkeys(t.value for t in toks if "METRIC" in t.kinds)) or ["revenue"]
+    if len(metrics) != 1 or metrics[0] not in catalogue.metrics or catalogue.metrics[metrics[0]].unit != "USD":
+        return None
+    name = metrics[0]
+    tree = metric_node(name, catalogue, {})
+    return MetricPlan("parts", tree, "USD", f"every one of the {member.text.lower()} the filing prints, by {name}",
+                      read=(f"{member.text}: the parts of a total the filing prints, every one",
+                            f"{name}: {_metric_words(tree, catalogue)}"),
+                      choice="all", parts=member.text.lower(), part_kinds=_part_kinds(member.text), measure="value")
+
+
 def _parts_share(sentences: list[list[_Tok]], judged: _Judged, catalogue: Catalogue) -> MetricPlan | None:
     """"Are there any product categories that represent more than 20% of revenue", "does any segment account for
     less than 5% of sales": which of the parts of a total the filing prints (its segments, categories, regions)
@@ -1257,6 +1282,10 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     parts = None if intent.yes_no else _parts_choice([sentences[n] for n in asked_idx], catalogue)
     if parts is not None:  # "which segment had the highest revenue", "the largest liability"
         return parts
+    listed = None if intent.yes_no or intent.relation == "explanation" else _parts_list(
+        [sentences[n] for n in asked_idx], catalogue)
+    if listed is not None:  # "what are the geographies it operates in", "which segments does it report"
+        return listed
     if not phrase or not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
         # no metric of the lexicon named ("how many stores"): not a statement metric; the passages answer it
         return MetricPlan("none", unread=tuple(unread), scope=tuple(scope), note="no metric named")

@@ -120,6 +120,34 @@ def test_a_yes_no_of_the_parts_shares_is_computed_against_the_bar_written(pipeli
     assert "Total net sales" in text or "Worldwide" in text
 
 
+@pytest.mark.parametrize(("question", "table"), [
+    ("What are Acme Industries' reportable segments in FY2023?", SEGMENTS),
+    ("Which segments does Acme Industries report for FY2023?", SEGMENTS),
+    ("What are the geographies that Acme Industries primarily operates in as of FY2023?", REGIONS),
+    ("Which countries does Acme Industries report net sales for in FY2023?", REGIONS),
+])
+def test_what_the_parts_are_is_answered_with_every_part_its_amount_and_share(pipeline, question, table) -> None:  # noqa: ANN001
+    """Every part the filing prints of the total, largest first, with its amount and its share of the total they add
+    up to; from the facts, no model."""
+    run = pipeline.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
+    text = run.answer.text
+    order = sorted(table, key=lambda n: -table[n][0])
+    assert [n for n in sorted(table, key=text.find)] == order, text
+    for name in order:
+        assert f"{name} ({table[name][0]:,} USD millions, {table[name][0] / 9000 * 100:.1f}%)" in text, text
+    assert "which they add up to" in text and {i.variable for i in run.answer.inputs} == {*table, "total"}
+
+
+def test_a_question_of_the_parts_change_or_a_sections_amount_is_no_list_of_parts(pipeline) -> None:  # noqa: ANN001
+    for question in ("What drove the net sales growth of Acme Industries' segments in FY2023?",
+                     "What are the current liabilities of Acme Industries in FY2023?",
+                     "What are Acme Industries' segments with the highest net sales in FY2023?"):
+        run = pipeline.run(question, store=False)
+        plan = run.traces[0].payload.intent.plan
+        assert plan is None or plan.choice != "all", (question, plan)
+
+
 def test_a_bar_on_the_parts_growth_is_not_read_as_their_share(pipeline) -> None:  # noqa: ANN001
     run = pipeline.run("Are there any segments of Acme Industries with more than 20% revenue growth in FY2023?",
                        store=False)

@@ -57,7 +57,8 @@ _DATE = re.compile(rf"\b({_MONTH}) (\d{{1,2}}),? ((?:19|20)\d\d)\b", re.IGNORECA
 _MONTH_DAY = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})\b", re.IGNORECASE)
 _DURATION = re.compile(
     r"\b(three|six|nine|twelve|3|6|9|12)[\s-]+months?\b|\b(13|26|39|52|53)[\s-]+weeks?\b|"
-    r"\b(?:fiscal\s+)?(years?)\s+ended\b|\b(?:fiscal\s+)?(year)\b|\b(quarter)s?\s+ended\b",
+    r"\b(?:fiscal\s+)?(years?)\s+ended\b|\b(?:fiscal\s+)?(year)\b|\b(quarter)s?\s+ended\b|"
+    r"\b(?:first|second|third|fourth)\s+(quarter)\b",  # a release's "SECOND QUARTER" over its columns
     re.IGNORECASE)
 _WORD_MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
 _WEEK_MONTHS = {"13": 3, "26": 6, "39": 9, "52": 12, "53": 12}
@@ -111,6 +112,10 @@ class _Table:
     compared: bool = False  # comparison columns ("2022 vs. 2021") follow the period columns
     distinct: bool = True  # False: two columns print the same period and no column group tells them apart
     percent: bool = False  # the table prints percentages without % signs ("… as a percentage of revenue")
+    # the positions of the periods' amounts among a row's cells, where each period prints more than its amount
+    # ("Amount  to Sales  Amount  to Sales  (Decrease)" under "2023  2022  Percent": cells 0 and 2); () for all
+    picks: tuple[int, ...] = ()
+    picks_of: int = 0  # how many cells the line naming them prints (a label column's caption among them)
 
 
 def _month_number(name: str) -> int:
@@ -147,7 +152,7 @@ def _durations(context: str, n: int) -> list[int | None]:
             spans.append(_WEEK_MONTHS[m[2]])
         elif m[3] or m[4]:
             spans.append(12)
-        elif m[5]:
+        elif m[5] or m[6]:
             spans.append(3)
     if spans:
         if n % len(spans) == 0:  # "Three Months Ended  Nine Months Ended" over four columns: two each
@@ -371,6 +376,30 @@ def _unlabeled_total(line: str, heading: str) -> tuple[str, list[str]] | None:
     return (f"{heading}{_UNLABELED}", cells) if len(cells) >= 2 else None
 
 
+_AMOUNT_HEAD = re.compile(r"amounts?", re.IGNORECASE)
+_AMOUNT_LINES = 3  # how many lines under a column header may name its amount columns
+
+
+def _amount_columns(lines: Sequence[tuple[int, int, str]], header: int,
+                    periods: int) -> tuple[tuple[int, ...], int, int]:
+    """Where each period's amount sits among a row's cells when every period prints more than its amount: a line
+    just under the column header naming "Amount" once a period among other cells ("Amount  to Sales  Amount  to
+    Sales  (Decrease)" under "2023  2022  Percent"): (the amount cells' positions, how many cells that line prints,
+    its index), or ((), 0, -1) when no such line is printed before the first row. A row's value cells line up with
+    that line's last cells (its first may be the label column's caption, "(In Millions)")."""
+    for k in range(header + 1, min(header + 1 + _AMOUNT_LINES, len(lines))):
+        text = lines[k][2].strip()
+        if not text:
+            continue
+        if parse_row(text) is not None:
+            break
+        cells = [c.strip() for c in CELL_GAP.split(text) if c.strip()]
+        amounts = tuple(n for n, c in enumerate(cells) if _AMOUNT_HEAD.fullmatch(c))
+        if amounts and len(amounts) == periods and len(cells) > periods:
+            return amounts, len(cells), k
+    return (), 0, -1
+
+
 def _cell_spans(line: str, cells: list[str], offset: int) -> list[tuple[int, int]]:
     """Where each value cell is printed in its line (page offsets): found right to left, so a label that
     repeats a cell's digits is never taken for it."""
@@ -455,8 +484,9 @@ def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
     under: list[list[float]] = []  # the values of the rows under the current parent, to check its unlabeled total
     last_unit = ""  # the unit of the row before
     long_line = False  # the line before is too long for a heading: prose, or the start of a row's label
+    skip = -1  # lines up to here were read with the header above them
     for i, (start, end, line) in enumerate(lines):
-        if not line.strip():
+        if not line.strip() or i <= skip:
             continue
         if is_column_header(line):
             block = [ln for _, _, ln in lines[max(0, i - _HEADER_BLOCK): i]]
@@ -469,9 +499,12 @@ def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
             columns, distinct = _columns(line, context, kind, form, above)
             below = " ".join(ln for _, _, ln in lines[i + 1: i + 3])  # "(in millions)" printed under the years
             own = caption_of(head) or caption_of(below) or caption_of(text[:start], last=True)
+            picks, picks_of, through = _amount_columns(lines, i, len(columns))
+            skip = through  # the lines under the header that name the amount columns are no heading of rows
             table = _Table(title, kind, columns, own or Caption(scale, None), own is not None,
                            compared=bool(_COMPARISON.search(line)),
-                           percent=bool(_PERCENT_TABLE.search(" ".join(above))), distinct=distinct)
+                           percent=bool(_PERCENT_TABLE.search(" ".join(above))), distinct=distinct, picks=picks,
+                           picks_of=picks_of)
             parent, outer, pending, rows, after_row, under = "", "", "", 0, False, []
             # "Presented in the table below is the per share cash dividends paid": amounts per share from the start
             last_unit = "USD/share" if own is None and _PER_SHARE.search(" ".join(above)) else ""
@@ -521,8 +554,14 @@ def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
         elif pending:
             parent, outer, under = pending, above_pending or parent, []
         pending = ""
-        if table.compared and len(cells) > len(table.columns):
-            cells = cells[: len(table.columns)]  # the periods' cells; the changes follow
+        spans = _cell_spans(line, cells, start)
+        shift = table.picks_of - len(cells)  # the cells of the line naming the amounts left of this row's values
+        if table.picks and len(cells) >= 2 * len(table.picks) and all(0 <= k - shift for k in table.picks):
+            # each period's amount, its share of sales (its rate, its share count) beside it
+            cells, spans = [cells[k - shift] for k in table.picks], [spans[k - shift] for k in table.picks]
+        elif (table.compared or table.picks) and len(cells) > len(table.columns):
+            # the periods' cells; the changes follow
+            cells, spans = cells[: len(table.columns)], spans[: len(table.columns)]
         if len(cells) != len(table.columns):
             continue
         rows += 1
@@ -538,7 +577,6 @@ def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
             # so are the rows of a table introduced as per share amounts
         last_unit = row_unit
         row_scale = _scale(row_unit, table, label, row_parent, outer)
-        spans = _cell_spans(line, cells, start)
         for col, (printed, value, period, (cell_start, cell_end)) in enumerate(
                 zip(cells, values, table.columns, spans)):
             if value is None:

@@ -44,8 +44,10 @@ log = logging.getLogger(__name__)
 PARSER_VERSION = "pdf-rows-2/html-6/chunk-2"
 # The statement-fact reader's version, apart from the parser's: a new one re-reads facts (``filinglens reindex``)
 # without invalidating chunks and their indexes. facts-6: a page that opens with another statement's own heading
-# (the equity statement after the cash flows) no longer takes the previous page's period columns.
-FACTS_VERSION = "facts-6"
+# (the equity statement after the cash flows) no longer takes the previous page's period columns; facts-7: each
+# period's amount read where it prints more than its amount ("Amount  to Sales  Amount  to Sales"), and a release's
+# "SECOND QUARTER" caption is three months.
+FACTS_VERSION = "facts-7"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 

@@ -170,6 +170,26 @@ def test_a_page_opening_with_another_statements_heading_does_not_take_the_previo
         {"FY2022": -450, "FY2021": -420, "FY2020": -400}
 
 
+def test_a_release_prints_each_periods_amount_beside_its_share_of_sales() -> None:
+    """"Amount  to Sales  Amount  to Sales  (Decrease)" under "2023  2022  Percent": each period's amount is the
+    first of its two cells; the quarter the caption names is three months; a row of the amounts and the change alone
+    (per share) takes its first cells; a caption in the label column of that line shifts nothing."""
+    release = ("Condensed Consolidated Statement of Earnings\n(Unaudited; in Millions Except Per Share Figures)  SECOND "
+               "QUARTER\n\n2023  2022  Percent\nPercent  Percent  Increase\nAmount  to Sales  Amount  to Sales  "
+               "(Decrease)\nSales to customers  $  25,530  100.0  $  24,020  100.0  6.3\nNet earnings  $  5,144  20.1  "
+               "$  4,814  20.0  6.9\n\nNet earnings per share (Diluted)  $  1.96  $  1.80  8.9\n")
+    sales = facts_of(release, "Sales to customers")
+    assert {(f.period.fiscal_year, f.period.months, f.value) for f in sales} == {(2023, 3, 25530.0), (2022, 3, 24020.0)}
+    assert {f.value for f in facts_of(release, "Net earnings")} == {5144.0, 4814.0}
+    assert {f.value for f in facts_of(release, "Net earnings per share (Diluted)")} == {1.96, 1.80}
+    assert not facts_of(release, "Percent Percent Increase") and all(not f.parent for f in sales)
+    tenq = ("Three Months Ended  Nine Months Ended\nQ3 2022  Q3 2021  YTD 2022  YTD 2021\n"
+            "(In Millions)  Amount  % of Revenue  Amount  % of Revenue  Amount  % of Revenue  Amount  % of Revenue\n"
+            "Net revenue  $  15,338  100.0 %  $  19,192  100.0 %  $  49,012  100.0 %  $  58,496  100.0 %\n")
+    assert [(f.period.months, f.value) for f in facts_of(tenq, "Net revenue")] == [
+        (3, 15338.0), (3, 19192.0), (9, 49012.0), (9, 58496.0)]
+
+
 def test_what_the_reader_refuses() -> None:
     # rows before any column header, and a row whose cells do not match the header's columns: no facts
     assert extract_page_facts("Revenue  $  500  $  450\n", 0) == []

@@ -59,6 +59,7 @@ _SUPPORT = 0.5  # share of a sentence's own words its quotes must print
 _OWN_CHECKED = 2  # from how many words of its own (content words not in the question) a sentence's are checked
 _RRF_K = 60
 _HEADLINE_WORDS = 12
+_LATIN_END = 0x24F  # the last Latin letter (Latin Extended-B): the scripts of an English filing's words
 _FEWEST_QUOTES = 2  # quotes made up with sentences that share no word of the question, when fewer share one
 _VERDICT_WORDS = frozenset({"yes", "no", "not", "inde"})  # stems: a verdict's words are not content
 
@@ -340,6 +341,12 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
     why = degenerate(text)
     if why:
         return why
+    # a letter of a script its quotes and the question do not print (a small model's stray "접근" in an English
+    # sentence): the sentence is no reading of them
+    shown = "".join(q.text for q in cited) + question
+    stray = sorted({c for c in text if c.isalpha() and ord(c) > _LATIN_END and c not in shown})
+    if stray:
+        return f"it prints letters no quote it cites prints ({''.join(stray[:8])})"
     printed: set[float] = set()
     for q in cited:
         printed |= passage_numbers(q.text)

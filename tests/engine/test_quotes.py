@@ -117,6 +117,9 @@ def test_a_synthesis_sentence_stands_only_on_what_its_quotes_print():
     assert "repeats" in check_sentence("revenues may decline revenues may decline revenues may decline", q, question)
     assert "restates the question" in check_sentence("Yes, Pfizer sees risks in its reliance on Comirnaty.", q,
                                                      question)
+    # a stray letter of another script (a small model's "접근") is no reading of the quotes; accented Latin is
+    assert "letters no quote" in check_sentence("Comirnaty revenues may decline after the pandemic 접근.", q, question)
+    assert check_sentence("Comirnaty revenues may décline after the pandemic.", q, question) == ""
 
 
 def test_a_refused_synthesis_leaves_the_quotes_standing_alone():

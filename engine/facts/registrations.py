@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.chunking import CELL_GAP
 from engine.vocab.securities import class_of
 
 __all__ = ["CoverListing", "Registration", "read_listing"]
@@ -25,7 +26,6 @@ _END = re.compile(r"12\s*\(\s*g\s*\)|indicate\s+by\s+check|^\s*note\s*:|^\s*\(ti
                   r"^\s*check\s+the\s+appropriate", re.IGNORECASE)
 _COLUMN_HEADS = re.compile(r"title\s+of\s+(?:each\s+)?class|name\s+of\s+(?:each\s+)?exchange|trading\s+symbol|"
                            r"on\s+which\s+registered|^\s*registered\s*$", re.IGNORECASE)
-_CELL_SPLIT = re.compile(r"\s{2,}|\t")
 _EXCHANGE = re.compile(r"\b(?:exchange|nasdaq|nyse|stock\s+market|cboe|bats)\b", re.IGNORECASE)
 # "MMM26", "PEP28a", "AUKF/27", "JPM PR D", "VZ 24B"
 _SYMBOL = re.compile(r"^[A-Z][A-Z0-9]{0,6}[a-z]?(?:[./-][A-Z0-9]{1,4})?(?: [A-Z0-9]{1,4}){0,2}$")
@@ -63,7 +63,7 @@ def _known(exchange: str, exchanges: list[str]) -> bool:
 
 def _cells(text: str) -> tuple[str, str | None, list[str], list[str]]:
     """A table line's title (with its class, None where it begins no row), symbols and exchanges."""
-    cells = [c.strip() for c in _CELL_SPLIT.split(text) if c.strip(" —–-")]
+    cells = [c.strip() for c in CELL_GAP.split(text) if c.strip(" —–-")]
     exchanges = [c for c in cells if _EXCHANGE.search(c) and not c.startswith("(")]
     symbols = [c for c in cells if _SYMBOL.match(c) and c not in exchanges]
     title = " ".join(c for c in cells if c not in exchanges and c not in symbols and not c.startswith("("))

@@ -740,7 +740,7 @@ class RerankGroup:
     members: tuple[int, ...]  # chunk ids, in the order shown
     order: tuple[int, ...]  # the picks (screen, pick) or the complete ranking (bootstrap, judge), best first
     reasons: tuple[str, ...] = ()  # one per ``order`` entry where the model gave one
-    scores: tuple[int, ...] = ()  # relevance 0–100 per pick (screen)
+    scores: tuple[int, ...] = ()  # relevance 1–5 per pick (screen; 0–100 in runs stored before 2026-11-27)
     fallback: str = ""  # what the engine did where the output was unusable or incomplete
 
 
@@ -766,7 +766,7 @@ class RerankRow:
     stage1_rank: int  # BM25 rank within the chosen filings
     bm25: float
     finalist: bool  # passed the screen (FinCards Stage 2, the batch picker); every candidate in cards mode
-    screen_score: int | None = None  # the screen's relevance (0–100)
+    screen_score: int | None = None  # the screen's relevance (1–5; 0–100 in older runs)
     borda: float | None = None  # Stage 3: normalised Borda scores summed over rounds
     round_ranks: tuple[int, ...] = ()  # Stage 3: its place in its group, round by round (1 = best)
     listwise_rank: int | None = None  # the listwise judge's rank

@@ -1,5 +1,5 @@
 """The tournament's model calls: screen a group (picks with reasons and scores), rank a group completely, pick a
-batch's finalists, referee a pair. Cards are shown as numbered compact lines (about forty tokens each) after the
+batch's finalists, referee a pair. Cards are shown as numbered compact lines (about thirty tokens each) after the
 shared instruction and question, which llama.cpp's prefix cache keeps across the calls of one question; groups are
 cut so a call's prompt fits ``rerank.prompt_tokens`` (:meth:`Calls.fits`). The grammar allows only the numbers
 shown, so a model can reorder evidence but never name a chunk it was not shown. Every call is schema-checked with
@@ -21,7 +21,11 @@ from engine.settings import PromptSettings, RerankSettings
 from engine.trace import call_llm
 
 
-CARD_TOKENS = 45  # a compact card line (engine.rerank.matching.compact_line, 170 characters at most) in tokens
+CARD_TOKENS = 32  # a compact card line (engine.rerank.matching.compact_line, 100 characters) in the chat model's
+# tokens: 32.0 on average over 409 candidates of six FinanceBench filings' questions (p90 39)
+ECHO_MIN = 4  # the fewest cards whose order shown, returned unchanged, is taken for an echo (1 chance in 24)
+ECHO = "the model returned the cards in the order shown: no judgement, not counted"
+SCORES = range(1, 6)  # a screening pick's relevance: 5 holds what is asked, 1 barely touches it
 
 
 @dataclass
@@ -100,27 +104,36 @@ class Calls:
         return self.cap_note() if self.capped and self.cut else f"the model's answer was unusable; {what}"
 
     def screen(self, members: Sequence[Candidate], group_no: int, k_min: int, k_max: int) -> list[tuple[Candidate, int, str]]:
-        """FinCards Stage 2: between k_min and k_max finalists with a reason and a relevance score each."""
+        """FinCards Stage 2: between k_min and k_max finalists with a relevance score (1–5) and a reason each.
+
+        Each pick is ``[number, score, reason]`` rather than an object: a small model on a CPU writes every token
+        of its answer at about a tenth of a second, keys included, and the triple says the same in half the
+        tokens. With ``rerank.screen_reasons`` off a pick is ``[number, score]`` and its reason is the card
+        fields that match the question. The grammar holds the numbers shown, the scale and the reason's length."""
         n = len(members)
         lo, hi = min(k_min, n), min(k_max, n)
-        schema = {"type": "object", "properties": {"selected": {
-            "type": "array", "minItems": lo, "maxItems": hi, "items": {
-                "type": "object", "properties": {
-                    "id": {"type": "integer", "enum": list(range(1, n + 1))},
-                    "reason": {"type": "string", "maxLength": 24},  # a few words: each token is ~0.1 s on a CPU
-                    "score": {"type": "integer"}},  # 0–100, clamped below (a bound the grammar cannot hold)
-                "required": ["id", "reason", "score"], "additionalProperties": False}}},
-            "required": ["selected"], "additionalProperties": False}
+        said = self.settings.screen_reasons
+        slots: list[dict[str, Any]] = [{"type": "integer", "enum": list(range(1, n + 1))},
+                                       {"type": "integer", "enum": list(SCORES)}]
+        if said:
+            slots.append({"type": "string", "maxLength": 24})  # a few words
+        pick = {"type": "array", "minItems": len(slots), "maxItems": len(slots), "prefixItems": slots}
+        schema = {"type": "object", "properties": {"selected": {"type": "array", "minItems": lo, "maxItems": hi,
+                                                                "items": pick}},
+                  "required": ["selected"], "additionalProperties": False}
+        shape = "[number, score, reason]" if said else "[number, score]"
         data = self._ask("rerank: screen", "rerank_screen", members,
-                         f"Select between {lo} and {hi} cards, best first.", schema, self.settings.max_tokens)
+                         f"Select between {lo} and {hi} cards, best first, each as {shape}.", schema,
+                         self.settings.max_tokens)
         picks: list[tuple[Candidate, int, str]] = []
         fallback = ""
         if data is not None:
             seen: set[int] = set()
-            for s in data["selected"]:
-                if s["id"] not in seen and 1 <= s["id"] <= n:
-                    seen.add(s["id"])
-                    picks.append((members[s["id"] - 1], max(0, min(100, int(s["score"]))), str(s["reason"])))
+            for i, score, *reason in data["selected"]:
+                if i not in seen and 1 <= i <= n:
+                    seen.add(i)
+                    c = members[i - 1]
+                    picks.append((c, int(score), str(reason[0]) if said else _fields(c)))
         if len(picks) < lo:
             fallback = (self._unusable(f"kept the {lo} best by card fit") if data is None else
                         f"{lo - len(picks)} pick(s) short of k_min; the best by card fit added")
@@ -132,13 +145,17 @@ class Calls:
                                        tuple(s for _, s, _ in picks), fallback))
         return picks
 
-    def rank(self, members: Sequence[Candidate], stage: str, round_no: int, group_no: int) -> list[Candidate]:
-        """A complete order of a group, best first (FinCards Stage 3, the listwise judge). Numbers the model
-        repeats or leaves out are repaired: repeats dropped, the missing appended in card-fit order."""
+    def rank(self, members: Sequence[Candidate], stage: str, round_no: int, group_no: int) -> tuple[list[Candidate], bool]:
+        """A complete order of a group, best first (FinCards Stage 3, the listwise judge), and whether it is a
+        judgement. Numbers the model repeats or leaves out are repaired: repeats dropped, the missing appended
+        in card-fit order (as is an unusable answer's group). An order that is the one shown, of
+        :data:`ECHO_MIN` cards or more, is no judgement: a small model often writes the numbers back as it read
+        them ("1, 2, 3, …"), and a bootstrap group is shown in a random order, so counting the echo would add
+        noise to the Borda scores (the trace says so)."""
         n = len(members)
         if n == 1:
             self.groups.append(RerankGroup(stage, round_no, group_no, (members[0].id,), (members[0].id,)))
-            return list(members)
+            return list(members), True
         schema = {"type": "object", "properties": {"ranking": {
             "type": "array", "minItems": n, "maxItems": n, "items": {"type": "integer", "enum": list(range(1, n + 1))}}},
             "required": ["ranking"], "additionalProperties": False}
@@ -155,13 +172,15 @@ class Calls:
                     order.append(members[i - 1])
             if len(order) < n:
                 fallback = f"{n - len(order)} card(s) repeated or left out; appended in card-fit order"
+            elif n >= ECHO_MIN and order == list(members):
+                fallback = ECHO
         else:
             fallback = self._unusable("the group ordered by card fit")
         have = {c.id for c in order}
         order += sorted((c for c in members if c.id not in have), key=lambda c: (-c.card_score, c.base_rank))
         self.groups.append(RerankGroup(stage, round_no, group_no, tuple(c.id for c in members),
                                        tuple(c.id for c in order), fallback=fallback))
-        return order
+        return order, fallback != ECHO
 
     def pick(self, members: Sequence[Candidate], group_no: int, m: int) -> list[Candidate]:
         """The multi-agent batch picker: up to ``m`` finalists of a batch."""
@@ -193,3 +212,8 @@ class Calls:
                   "required": ["winner"], "additionalProperties": False}
         data = self._ask("rerank: referee", "rerank_pair", shown, "Which card is more useful: 1 or 2?", schema, 16)
         return None if data is None else shown[int(data["winner"]) - 1]
+
+
+def _fields(c: Candidate) -> str:
+    """A pick's reason when the model writes none: the card fields that match the question."""
+    return "fields: " + "; ".join(c.matched) if c.matched else "fields: none match"

@@ -159,28 +159,55 @@ def card_fit(card: Card, demand: Demand) -> float:
     return fit
 
 
-_KIND = {"table_numeric": "table", "narrative_numeric": "text with figures", "qualitative_explanation": "explanation",
+_KIND = {"table_numeric": "table", "narrative_numeric": "figures", "qualitative_explanation": "explanation",
          "policy_text": "policy", "guidance": "guidance", "none": "heading"}
 _ROLE_SAID = ("boilerplate", "structural_heading", "definition", "caveat")
+_AS_OF = re.compile(r"^as of ((?:19|20)\d\d-\d\d)-\d\d$")
+_TO_DAY = re.compile(r"^(\d+M) to ((?:19|20)\d\d-\d\d)-\d\d$")
 
 
-def compact_line(number: int, card: Card, chars: int = 170) -> str:
-    """A card as a small model on a CPU reads it in a tournament prompt: about forty tokens — section, kind of
-    evidence (and a role worth knowing: boilerplate, heading, definition, caveat), two periods, three metrics,
-    three figures as printed and the key phrases (a table's rows), cut at ``chars``."""
-    parts = [f"[{number}] {card.section or 'section unknown'}",
-             _KIND.get(card.evidence_type, card.evidence_type)
-             + (f", {card.claim_role.replace('_', ' ')}" if card.claim_role in _ROLE_SAID else "")]
+def _period(label: str) -> str:
+    """A period label in fewer tokens (the model's tokenizer reads each digit apart): a balance's day and a
+    quarter's end day to their month ("as of 2019-12-31" → "at 2019-12", "3M to 2023-06-30" → "3M to 2023-06")."""
+    if m := _AS_OF.match(label):
+        return f"at {m.group(1)}"
+    if m := _TO_DAY.match(label):
+        return f"{m.group(1)} to {m.group(2)}"
+    return label
+
+
+def _where(card: Card, words: int = 5) -> str:
+    """Where the passage is, in a few words: the statement its table is read as (a filing often prints its
+    statements under an item heading that says nothing of them: "Item 16 Form 10-K Summary"), else its section."""
+    where = card.statement.capitalize() if card.statement else card.section or "section unknown"
+    cut = where.split()
+    return " ".join(cut[:words]) + ("…" if len(cut) > words else "")
+
+
+def compact_line(number: int, card: Card, chars: int = 100) -> str:
+    """A card as a small model on a CPU reads it in a tournament prompt, about thirty tokens: where it is
+    (statement or section), the kind of evidence (and a role worth knowing: boilerplate, heading, definition,
+    caveat; a scope or basis other than the company's reported one), two periods, three metrics and its key
+    phrases (a table's rows) as many whole as fit in ``chars``. Printed figures are left out: the screening rubric judges
+    metric, period, scope and kind, and a figure costs a token a digit."""
+    head = [f"[{number}] {_where(card)}",
+            _KIND.get(card.evidence_type, card.evidence_type)
+            + (f", {card.claim_role.replace('_', ' ')}" if card.claim_role in _ROLE_SAID else "")]
     if card.scope not in ("company", "unknown"):
-        parts[-1] += f", {card.scope}"
+        head[-1] += f", {card.scope}"
     if card.basis in ("non-GAAP", "adjusted"):
-        parts[-1] += f", {card.basis}"
+        head[-1] += f", {card.basis}"
     if card.periods:
-        parts.append(" ".join(card.periods[:2]))
-    if card.metrics:
-        parts.append(", ".join(card.metrics[:3]))
-    if card.numbers:
-        parts.append(" ".join(card.numbers[:3]))
-    about = "; ".join(card.phrases[:4]) or " ".join(card.summary.split()[:12])
-    line = " | ".join(parts) + (f" | {about}" if about else "")
+        head.append(" ".join(_period(p) for p in card.periods[:2]))
+    about = [p for p in card.phrases[:3] if p] or [" ".join(card.summary.split()[:10])]
+    # three metrics where the first phrase fits beside them, else two (the rows say the rest)
+    for k in (3, 2, 1):
+        line = " | ".join([*head, ", ".join(card.metrics[:k])] if card.metrics else head)
+        if len(line) + 3 + len(about[0]) <= chars:
+            break
+    for n, phrase in enumerate(p for p in about if p):  # whole phrases while they fit; the first cut at worst
+        more = f"{line}{' | ' if n == 0 else '; '}{phrase}"
+        if len(more) > chars and n > 0:
+            break
+        line = more
     return line if len(line) <= chars else line[: chars - 1].rstrip() + "…"

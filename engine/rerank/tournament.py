@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine.errors import Cancelled
 from engine.records import EloMatch
@@ -102,9 +102,13 @@ def fincards(cands: Sequence[Candidate], calls: Calls, *, stage3: bool = True) -
             stop = f"{calls.cap_note()} before round {r}"
             break
         rounds = r
+        judged = 0
         for g, ids in enumerate(bootstrap_groups(s2, size, rng), start=1):
             _check(calls.cancel)
-            order = calls.rank([by_id[i] for i in ids], "bootstrap", r, g)
+            order, judgement = calls.rank([by_id[i] for i in ids], "bootstrap", r, g)
+            if not judgement:  # an echo of the shuffled order: no Borda points
+                continue
+            judged += 1
             accumulate(total, borda([c.id for c in order]))
             for pos, c in enumerate(order):
                 positions.setdefault(c.id, []).append(pos / max(1, len(order) - 1))
@@ -113,14 +117,17 @@ def fincards(cands: Sequence[Candidate], calls: Calls, *, stage3: bool = True) -
         if prev is not None:
             jaccards.append(round(j := jaccard(head, prev), 4))
             if j >= s.stop_jaccard:
-                stop = f"top-{s.top_k} Jaccard {j:.2f} ≥ {s.stop_jaccard} after round {r}"
+                stop = f"top-{s.top_k} Jaccard {j:.2f} ≥ {s.stop_jaccard} after round {r}" + \
+                    ("" if judged else f" (no group of round {r} was judged)")
                 break
         prev = head
     s3 = sorted(s2, key=lambda i: (-total.get(i, 0.0), -score[i], by_id[i].base_rank))
+    # FinCards' stability measure needs a candidate judged in two rounds at least; with none it is unknown, not 0
+    variance = round(rank_variance(positions), 5) if any(len(p) >= 2 for p in positions.values()) else None
     order = [by_id[i] for i in s3] + rest
     final = {c.id: total.get(c.id, 0.0) for c in cands}
     return Ranking(order, set(score), final, screen_score=score, borda=total,
-                   round_ranks=ranks, rounds=rounds, stop=stop, rank_variance=round(rank_variance(positions), 5),
+                   round_ranks=ranks, rounds=rounds, stop=stop, rank_variance=variance,
                    jaccards=jaccards)
 
 
@@ -164,21 +171,33 @@ def multiagent(cands: Sequence[Candidate], calls: Calls) -> Ranking:
                 finalists.append(c.id)
     judged = sorted(finalists, key=lambda i: by_id[i].base_rank)[:calls.fits(s.judge_max, "rerank_rank")]
     _check(calls.cancel)
-    pi_l = [c.id for c in calls.rank([by_id[i] for i in judged], "judge", 0, 1)] if len(judged) > 1 else judged
+    # the judge is shown the finalists in the fused order: an echo of it (its trace says so) keeps that order
+    pi_l = [c.id for c in calls.rank([by_id[i] for i in judged], "judge", 0, 1)[0]] if len(judged) > 1 else judged
     pool = pi_l[:s.referee_pool]
     rating = {i: s.elo_start for i in pool}
     matches: list[EloMatch] = []
+    sides: list[int] = []  # the position (1: shown first) each usable verdict named
     for n, (a, b) in enumerate(schedule_pairs(pool, s.matches_per_item)):
         _check(calls.cancel)
         if calls.capped:
             matches.append(EloMatch(a, b, None, round(rating[a], 2), round(rating[b], 2), calls.cap_note()))
             continue
-        winner = calls.referee(by_id[a], by_id[b], flip=bool(n % 2))
+        if _position_only(sides):
+            matches.append(EloMatch(a, b, None, round(rating[a], 2), round(rating[b], 2),
+                                    f"not played: {_position_note(sides)}"))
+            continue
+        flip = bool(n % 2)
+        winner = calls.referee(by_id[a], by_id[b], flip=flip)
         if winner is None:
             matches.append(EloMatch(a, b, None, round(rating[a], 2), round(rating[b], 2), "no usable verdict"))
             continue
+        sides.append(1 if (winner.id == b) == flip else 2)
         rating[a], rating[b] = elo_update(rating[a], rating[b], 1.0 if winner.id == a else 0.0, s.elo_tau, s.elo_kappa)
         matches.append(EloMatch(a, b, winner.id, round(rating[a], 2), round(rating[b], 2)))
+    if _position_only(sides):  # the verdicts followed the order shown, not the cards: the ratings stay as they began
+        rating = {i: s.elo_start for i in pool}
+        matches = [replace(m, fallback=f"not counted: {_position_note(sides)}") if m.winner is not None else m
+                   for m in matches]
     pi_p = sorted(pool, key=lambda i: (-rating[i], pi_l.index(i)))
     fused = dict(rrf([pi_l, pi_p], k=s.rrf_zeta))
     final = {i: fused.get(i, 0.0) + s.align_lambda * by_id[i].align.total for i in finalists}
@@ -188,3 +207,17 @@ def multiagent(cands: Sequence[Candidate], calls: Calls) -> Ranking:
     return Ranking(order + _rest(cands, set(finalists)), set(finalists), final, listwise_rank=l_rank,
                    elo={i: round(r, 2) for i, r in rating.items()}, rrf={i: round(v, 6) for i, v in fused.items()},
                    moved=moved, matches=matches)
+
+
+POSITION_ONLY = 6  # usable referee verdicts that, all naming the same position, show the referee reads no card
+
+
+def _position_only(sides: Sequence[int]) -> bool:
+    """The referee names the same position whichever card is shown there: the pairs are shown in alternating
+    order, so over :data:`POSITION_ONLY` verdicts a referee that judged the cards would name both positions."""
+    return len(sides) >= POSITION_ONLY and len(set(sides)) == 1
+
+
+def _position_note(sides: Sequence[int]) -> str:
+    return (f"the referee named the card shown {'first' if sides[0] == 1 else 'second'} in all {len(sides)} "
+            "matches, whichever it was: no judgement")

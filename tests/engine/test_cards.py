@@ -125,9 +125,11 @@ def test_matching_names_the_fields_an_intent_finds(library_copy) -> None:
     assert period_match(income, demand, fy) and coverage(income, demand) == 1.0
     fields = matched_fields(income, demand, fy)
     assert "metric: revenue" in fields and "statement: income statement" in fields
-    line = compact_line(3, income)  # about forty tokens: section, kind, periods, metrics, figures, its rows
-    assert line.startswith("[3] ") and len(line) <= 170 and "table" in line and f"FY{fy}" in line
+    line = compact_line(3, income)  # about thirty tokens: statement, kind, periods, metrics, its rows
+    assert line.startswith("[3] Income statement | table | ") and len(line) <= 100 and f"FY{fy}" in line
     assert "revenue" in line and income.phrases and income.phrases[0] in line
+    assert not any(n.strip("()$") in line for n in income.numbers if any(ch.isdigit() for ch in n) and len(n) > 4)
+    assert line.endswith(income.phrases[0]) or "; " in line, "whole phrases, never a cut one after the first"
 
 
 def test_an_interim_period_does_not_match_a_whole_fiscal_year() -> None:

@@ -25,7 +25,9 @@ def reverse_script(purpose, messages, n):  # noqa: ANN001
     """Screens the last two cards of a group, ranks groups in reverse, picks the last two, prefers card 2."""
     k = _shown(messages)
     if purpose == "screen":
-        return {"selected": [{"id": k, "reason": "last card", "score": 90}, {"id": k - 1, "reason": "next", "score": 80}]}
+        if "[number, score, reason]" in messages[1]["content"]:  # rerank.screen_reasons on
+            return {"selected": [[k, 5, "last card"], [k - 1, 4, "next"]]}
+        return {"selected": [[k, 5], [k - 1, 4]]}
     if purpose == "rank":
         return {"ranking": list(range(k, 0, -1))}
     if purpose == "pick":
@@ -52,12 +54,13 @@ def test_fincards_tournament_records_every_round_and_is_seeded(library_copy) -> 
     question, _ = _question(library)
     chat = ScriptedChat(reverse_script)
     run = _pipeline(library, settings, chat, mode="tournament", stage1_min=10, screen_group=6, bootstrap_group_min=3,
-                    bootstrap_group_max=5).run(question, stop_after="passages")
+                    bootstrap_group_max=5, screen_reasons=True).run(question, stop_after="passages")
     p = _rerank(run)
     assert p.mode == "tournament" and p.stage1 >= 10 and p.fallbacks[:0] == ()
     screens = [g for g in p.groups if g.stage == "screen"]
     boots = [g for g in p.groups if g.stage == "bootstrap"]
     assert screens and boots and all(len(g.order) == 2 and g.reasons[0] == "last card" for g in screens)
+    assert all(g.scores == (5, 4) for g in screens)
     # Stage 2: each group's finalists are its last two cards; the finalists are their union
     assert {i for g in screens for i in g.order} == {r.chunk_id for r in p.rows if r.finalist}
     assert 1 <= p.rounds <= 5 and p.stop and p.rank_variance is not None
@@ -74,13 +77,60 @@ def test_fincards_tournament_records_every_round_and_is_seeded(library_copy) -> 
     assert [t.stage for t in stored.traces][-2:] == ["rerank", "passages"]
     # the same seed gives the same groups and ranking; another seed deals other bootstrap groups
     again = _rerank(_pipeline(library, settings, ScriptedChat(reverse_script), mode="tournament", stage1_min=10,
-                              screen_group=6, bootstrap_group_min=3, bootstrap_group_max=5).run(question, store=False,
+                              screen_group=6, bootstrap_group_min=3, bootstrap_group_max=5, screen_reasons=True).run(question, store=False,
                                                                                              stop_after="passages"))
     assert again.rows == p.rows and again.groups == p.groups
     other = _rerank(_pipeline(library, settings, ScriptedChat(reverse_script), mode="tournament", stage1_min=10, seed=5,
-                              screen_group=6, bootstrap_group_min=3, bootstrap_group_max=5).run(question, store=False,
+                              screen_group=6, bootstrap_group_min=3, bootstrap_group_max=5, screen_reasons=True).run(question, store=False,
                                                                                              stop_after="passages"))
     assert [g.members for g in other.groups if g.stage == "bootstrap"] != [g.members for g in boots]
+
+
+def test_without_model_reasons_a_pick_s_reason_is_the_fields_that_match(library_copy) -> None:
+    """The default: the screening model writes [number, score] and the trace gives each pick the card fields that
+    match the question (the model is never asked for words it would spend seconds on)."""
+    library, settings = library_copy
+    question, _ = _question(library)
+    chat = ScriptedChat(reverse_script)
+    p = _rerank(_pipeline(library, settings, chat, mode="tournament-s2", stage1_min=10, screen_group=6).run(
+        question, stop_after="passages", store=False))
+    screens = [g for g in p.groups if g.stage == "screen"]
+    assert screens and all("[number, score]" in m[1]["content"] for _, m in chat.calls)
+    rows = {r.chunk_id: r for r in p.rows}
+    for g in screens:
+        for cid, reason in zip(g.order, g.reasons):
+            assert reason == ("fields: " + "; ".join(rows[cid].matched) if rows[cid].matched else "fields: none match")
+    assert any(r.startswith("fields: metric: revenue") for g in screens for r in g.reasons)
+
+
+def echo_script(purpose, messages, n):  # noqa: ANN001
+    """Screens the last two cards; in a ranking writes back the numbers in the order shown (1, 2, 3, …)."""
+    if purpose == "rank":
+        return {"ranking": list(range(1, _shown(messages) + 1))}
+    return reverse_script(purpose, messages, n)
+
+
+def test_a_ranking_that_echoes_the_order_shown_is_not_counted(library_copy) -> None:
+    """A bootstrap group is shown in a random order; a model that returns it unchanged has judged nothing. Its
+    groups earn no Borda points, the trace says why, the top-k stands still so the rounds stop after the second,
+    the stability measure is unknown (not 0), and the finalists keep Stage 2's order."""
+    from engine.rerank.calls import ECHO
+
+    library, settings = library_copy
+    question, _ = _question(library)
+    kw = dict(mode="tournament", stage1_min=10, screen_group=6, bootstrap_group_min=4, bootstrap_group_max=8)
+    p = _rerank(_pipeline(library, settings, ScriptedChat(echo_script), **kw).run(
+        question, stop_after="passages", store=False))
+    boots = [g for g in p.groups if g.stage == "bootstrap"]
+    assert boots and all(g.fallback == ECHO for g in boots if len(g.members) >= 4)
+    assert any(ECHO in f for f in p.fallbacks)
+    assert p.rounds == 2 and "no group of round 2 was judged" in p.stop and p.rank_variance is None
+    finalists = [r for r in p.rows if r.finalist]
+    if all(len(g.members) >= 4 for g in boots):
+        assert all(not r.borda for r in finalists)
+        s2 = _rerank(_pipeline(library, settings, ScriptedChat(echo_script), **{**kw, "mode": "tournament-s2"}).run(
+            question, stop_after="passages", store=False))
+        assert [r.chunk_id for r in finalists] == [r.chunk_id for r in s2.rows if r.finalist]
 
 
 def test_garbage_answers_fall_back_to_card_fit_and_say_so(library_copy) -> None:
@@ -112,6 +162,38 @@ def test_multiagent_picks_judges_referees_and_fuses(library_copy) -> None:
     finalists = [r for r in p.rows if r.finalist]
     assert all(r.listwise_rank is not None and r.align_terms for r in finalists)
     assert [c for c, _ in chat.calls].count("referee") == 3
+
+
+def test_a_referee_that_names_one_position_whatever_is_shown_there_is_not_counted(library_copy) -> None:
+    """Pairs are shown in alternating order; a referee that names the second card in six matches running has
+    read the order, not the cards: the rest of the matches are not played, the ratings stay as they began (so
+    the judge's order stands) and every match says why. A referee that follows the cards is counted."""
+    from engine.rerank.tournament import POSITION_ONLY
+
+    library, settings = library_copy
+    question, _ = _question(library)
+    kw = dict(mode="multiagent", stage1_min=12, batch=6, picks=2, referee_pool=6, matches_per_item=2,
+              prompt_tokens=4000)
+    chat = ScriptedChat(reverse_script)  # the referee always answers 2
+    p = _rerank(_pipeline(library, settings, chat, **kw).run(question, stop_after="passages", store=False))
+    assert len(p.matches) > POSITION_ONLY
+    assert [c for c, _ in chat.calls].count("referee") == POSITION_ONLY
+    assert all("the referee named the card shown second" in m.fallback for m in p.matches)
+    assert all(m.fallback.startswith("not played") for m in p.matches[POSITION_ONLY:])
+    assert {r.elo for r in p.rows if r.elo is not None} == {settings.rerank.elo_start}
+    pool = [r for r in p.rows if r.elo is not None]  # the referee's order is the judge's: their fusion keeps it
+    assert sorted(pool, key=lambda r: -r.rrf) == sorted(pool, key=lambda r: r.listwise_rank)
+
+    def by_card(purpose, messages, n):  # noqa: ANN001
+        """Follows the cards: prefers the one whose line sorts first, wherever it is shown."""
+        if purpose == "referee":
+            lines = [line.split("] ", 1)[1] for line in messages[1]["content"].splitlines() if line.startswith("[")]
+            return {"winner": 1 if lines[0] <= lines[1] else 2}
+        return reverse_script(purpose, messages, n)
+
+    chat = ScriptedChat(by_card)
+    p = _rerank(_pipeline(library, settings, chat, **kw).run(question, stop_after="passages", store=False))
+    assert not any(m.fallback for m in p.matches) and [c for c, _ in chat.calls].count("referee") == len(p.matches)
 
 
 def test_cards_mode_needs_no_model_and_a_model_mode_without_one_says_so(library_copy) -> None:
@@ -189,12 +271,16 @@ def test_smollm2_runs_the_tournament_through_the_grammar(library_copy) -> None:
     question, _ = _question(library)
     kw = {"mode": "tournament", "stage1_min": 6, "stage1_max": 6, "screen_group": 4, "bootstrap_group_min": 2,
           "bootstrap_group_max": 4, "rounds": 2, "max_tokens": 160}
-    first = _rerank(_pipeline(library, settings, chat, **kw).run(question, stop_after="passages", store=False))
+    first_run = _pipeline(library, settings, chat, **kw).run(question, stop_after="passages", store=False)
+    first = _rerank(first_run)
     assert first.groups and first.stage1 >= 6
     ids = [r.chunk_id for r in first.rows]
     assert len(ids) == len(set(ids)) == first.stage1
     for g in first.groups:
         assert set(g.order) <= set(g.members) and (g.stage != "bootstrap" or sorted(g.order) == sorted(g.members))
+    # the grammar allows no whitespace between JSON tokens (each would be a decode step of its own)
+    raws = [c.raw for t in first_run.traces for c in t.llm_calls if c.raw]
+    assert raws and all(" " not in raw for raw in raws), raws
     second = _rerank(_pipeline(library, settings, chat, **kw).run(question, stop_after="passages", store=False))
     assert [r.chunk_id for r in second.rows] == ids  # greedy decoding and a seeded bootstrap: the same ranking
     registry.clear_model_cache()

@@ -485,7 +485,8 @@ def test_a_tournament_run_shows_its_rounds_stop_and_groups(make_window, app_home
     screen = next(n for n, g in enumerate(p.groups) if g.stage == "screen")
     tab.group_table.selectRow(screen)
     detail = tab.group_detail.toPlainText()
-    assert "last card" in detail and "score 90" in detail and "Picked" in detail
+    g = p.groups[screen]  # the default: each pick's reason is the card fields that match (no model words)
+    assert g.reasons[0].startswith("fields: ") and g.reasons[0] in detail and "score 5" in detail and "Picked" in detail
     image = chart.grab().toImage()  # painted: the chart draws lines in the series' colours
     assert image.width() > 100 and _has_colour(image, chart.COLORS[0])
 

@@ -162,18 +162,14 @@ def card_fit(card: Card, demand: Demand) -> float:
 _KIND = {"table_numeric": "table", "narrative_numeric": "figures", "qualitative_explanation": "explanation",
          "policy_text": "policy", "guidance": "guidance", "none": "heading"}
 _ROLE_SAID = ("boilerplate", "structural_heading", "definition", "caveat")
-_AS_OF = re.compile(r"^as of ((?:19|20)\d\d-\d\d)-\d\d$")
-_TO_DAY = re.compile(r"^(\d+M) to ((?:19|20)\d\d-\d\d)-\d\d$")
+_DAY = re.compile(r"\b((?:19|20)\d\d-\d\d)-\d\d$")  # the day ending a period label (records.Period.label)
 
 
 def _period(label: str) -> str:
     """A period label in fewer tokens (the model's tokenizer reads each digit apart): a balance's day and a
-    quarter's end day to their month ("as of 2019-12-31" → "at 2019-12", "3M to 2023-06-30" → "3M to 2023-06")."""
-    if m := _AS_OF.match(label):
-        return f"at {m.group(1)}"
-    if m := _TO_DAY.match(label):
-        return f"{m.group(1)} to {m.group(2)}"
-    return label
+    period's end day to their month ("as of 2019-12-31" → "at 2019-12", "3M to 2023-06-30" → "3M to 2023-06")."""
+    month = _DAY.sub(r"\1", label)
+    return f"at {month[6:]}" if month.startswith("as of ") else month
 
 
 def _where(card: Card, words: int = 5) -> str:

@@ -214,6 +214,11 @@ def remove_and_sync(session: Any, ids: list[int]) -> int:
     return n
 
 
+def search_facts(session: Any, text: str, limit: int) -> Any:
+    """The Tables panel's line-item search (:meth:`engine.session.Session.search_facts`), run in a worker."""
+    return session.search_facts(text, limit=limit)
+
+
 # -- reranker training -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -65,17 +66,21 @@ def stage_summary(trace: StageTrace) -> str:
 _CITED = re.compile(r"\[(\d+(?:,\s*\d+)*)\]")  # "[2]", "[1, 3]": the quotes a synthesis sentence cites
 
 
-def cited_quote(answer: AnswerResult | None) -> int:
-    """The index of the first quote the answer's text cites ("… [3]": the quote numbered 3), where the evidence is
-    opened first; 0 (the best-ranked quote) when the text cites none."""
+def cited_quotes(answer: AnswerResult | None) -> list[int]:
+    """The indices of the quotes the answer's text cites ("… [3]": the quote numbered 3), in the order it first
+    cites them; every quote, best-ranked first, when the text cites none (the rows of a cover listing, quotes that
+    stand alone)."""
     if answer is None or not answer.quotes:
-        return 0
+        return []
     index = {q.number: i for i, q in enumerate(answer.quotes)}
-    for m in _CITED.finditer(answer.text):
-        for n in m.group(1).split(","):
-            if int(n) in index:
-                return index[int(n)]
-    return 0
+    cited = [index[int(n)] for m in _CITED.finditer(answer.text) for n in m.group(1).split(",") if int(n) in index]
+    return list(dict.fromkeys(cited)) or list(range(len(answer.quotes)))
+
+
+def cited_quote(answer: AnswerResult | None) -> int:
+    """The index of the first quote the answer rests on (:func:`cited_quotes`), where the evidence is opened first;
+    0 when it has none."""
+    return next(iter(cited_quotes(answer)), 0)
 
 
 def _linked(escaped: str, a: AnswerResult) -> str:
@@ -114,6 +119,7 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
     if a.method:
         facts.append({"pot": "program of thought (computed)", "cot": "chain of thought",
                       "quotes": "quoted evidence, then a checked synthesis",
+                      "facts+quotes": "computed from the statement facts, then quoted evidence for the rest",
                       "cover": "read from the cover page's table of registered securities (no model)"}.get(
             a.method, a.method))
     if a.grounding:
@@ -305,6 +311,7 @@ class AskView(QWidget):
         ctx.busy_changed.connect(self._busy_changed)
         ctx.start(CallJob("list models", ctx.home, Session.model_statuses),
                   done=self._models_listed, failed=lambda _t: None)
+        self.on_screen_seconds: float | None = None  # the last run's answer shown, from the click
         self.prepared_seconds: float | None = None  # the question path built ahead of the first question
         self.thread.worker.prepared.connect(self._prepared)
 
@@ -509,8 +516,14 @@ class AskView(QWidget):
         self.run_id = run.id
         self.show_answer(run.question, run.answer, run.status, run.cost)
         fit_columns(self.stage_table, 220)
+        # the run's own time ends with its answer stored; showing it (the answer, its page with the evidence boxed)
+        # is the window's work, and the analyst waits for it too
+        self.on_screen_seconds = time.perf_counter() - self._started
+        ran = run.cost.seconds  # (as stored)
+        self.answer_view.append(f"<p style='color:#777'>On screen {self.on_screen_seconds:.1f} s after the click: "
+                                f"the run {ran:.1f} s, showing it here {max(0.0, self.on_screen_seconds - ran):.1f} s.</p>")
         self.ctx.message.emit(f"run {run.id}: {STATUS_STYLE.get(run.status, ('', run.status))[1].lower()} "
-                              f"in {run.seconds:.1f} s", 8000)
+                              f"in {run.seconds:.1f} s, on screen {self.on_screen_seconds:.1f} s after the click", 8000)
         self.ctx.runs_changed.emit()
         self.run_finished.emit(run.id)
 
@@ -542,7 +555,8 @@ class AskView(QWidget):
         self.citations.set_records(rows)
         fit_columns(self.citation_table, 260)
         if answer is not None and answer.quotes:
-            self.open_quote(cited_quote(answer))  # the sentence the answer rests on, not the best-ranked one
+            # the sentence the answer rests on, not the best-ranked one, with the others it rests on printed on its page
+            self.open_quotes(cited_quotes(answer))
         elif rows:
             self.open_citation(0)
 
@@ -588,24 +602,38 @@ class AskView(QWidget):
 
     def open_quote(self, index: int) -> bool:
         """Open a quoted sentence's page with that sentence highlighted (not its whole passage)."""
+        return self.open_quotes([index])
+
+    def open_quotes(self, indices: Sequence[int]) -> bool:
+        """Open the first quote's page with its sentence highlighted, and each further quote of ``indices`` that is
+        printed on that same page (a listing's rows)."""
         quotes = self.answer.quotes if self.answer is not None else ()
-        if not 0 <= index < len(quotes):
+        chosen = [quotes[i] for i in indices if 0 <= i < len(quotes)]
+        if not chosen:
             return False
-        q = quotes[index]
-        return self.open_evidence(q.doc_name, q.chunk_id, q.page_index, span=(q.char_start, q.char_end, q.text))
+        q = chosen[0]
+        more = [(o.chunk_id, (o.char_start, o.char_end, o.text)) for o in chosen[1:]
+                if (o.doc_name, o.page_index) == (q.doc_name, q.page_index) and o.chunk_id is not None]
+        return self.open_evidence(q.doc_name, q.chunk_id, q.page_index, span=(q.char_start, q.char_end, q.text),
+                                  more=more)
 
     def open_evidence(self, doc_name: str, chunk_id: int | None, page_index: int | None,
-                      span: tuple[int, int, str] | None = None) -> bool:
+                      span: tuple[int, int, str] | None = None,
+                      more: Sequence[tuple[int, tuple[int, int, str]]] = ()) -> bool:
+        """Open ``doc_name`` at the chunk's page with the chunk (or its ``span``: start, end, text) highlighted,
+        and each of ``more`` ((chunk id, span) on the same page) with it."""
         lib = self.ctx.library
         filing = lib.filing_by_doc_name(doc_name)
         if filing is None:
             self.ctx.message.emit(f"{doc_name} is no longer in the library", 6000)
             return False
-        chunks = lib.chunks([int(chunk_id)]) if chunk_id is not None else []
-        chunk = chunks[0] if chunks and chunks[0].filing_id == filing.id else None
+        ids = list(dict.fromkeys(([int(chunk_id)] if chunk_id is not None else []) + [c for c, _ in more]))
+        found = {c.id: c for c in lib.chunks(ids) if c.filing_id == filing.id} if ids else {}
+        chunk = found.get(int(chunk_id)) if chunk_id is not None else None
         if chunk is not None and span is not None:  # a sentence of the chunk: only its characters are highlighted
             chunk = replace(chunk, char_start=span[0], char_end=span[1], text=span[2])
-        self.viewer.show_chunk(filing, chunk, None if chunk is not None else int(page_index or 0))
+        fragments = [replace(found[c], char_start=a, char_end=b, text=t) for c, (a, b, t) in more if c in found]
+        self.viewer.show_chunk(filing, chunk, None if chunk is not None else int(page_index or 0), more=fragments)
         return True
 
     def shutdown(self, timeout_ms: int = 10000) -> bool:

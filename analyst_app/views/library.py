@@ -55,6 +55,7 @@ from analyst_app.workers import (
     TrainOutcome,
     TrainRerankerJob,
     remove_and_sync,
+    search_facts,
 )
 from engine.errors import EngineError
 from engine.pages import reader_page
@@ -256,6 +257,8 @@ class LibraryView(QWidget):
         self.tables = FactsGrid()
         self.tables.fact_selected.connect(self._fact_selected)
         self.tables.session_of = lambda: self.ctx.session
+        self.tables.searcher = lambda text, limit, done, failed: self.ctx.start(
+            CallJob("search tables", self.ctx.settings(), search_facts, text, limit), done=done, failed=failed)
         self.tables.hit_opened.connect(self._open_hit)
         self.bottom = QTabWidget()
         self.bottom.addTab(report, "Ingest report")

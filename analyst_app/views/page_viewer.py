@@ -72,6 +72,7 @@ class PageViewer(QWidget):
         self.library: Any = None
         self.filing: Filing | None = None
         self.chunk: Chunk | None = None
+        self.more: tuple[Chunk, ...] = ()  # further fragments highlighted with the chunk (the rows of one listing)
         self.facts: tuple[StoredFact, ...] = ()  # table cells to box (show_fact / show_facts)
         self.page_index = 0  # 0-based; the page box shows the reader's number
         self.folios: dict[int, str] = {}  # page index → the number the page prints, for the open filing
@@ -179,6 +180,7 @@ class PageViewer(QWidget):
 
     def clear(self) -> None:
         self.filing, self.chunk, self.facts, self.mode, self.highlights = None, None, (), "empty", []
+        self.more = ()
         self.folios = {}
         self._cell_rects, self._cell_ranges, self._page_image = [], [], None
         self.canvas.clear()
@@ -188,10 +190,13 @@ class PageViewer(QWidget):
         self.stack.setCurrentWidget(self.placeholder)
         self._update_controls()
 
-    def show_chunk(self, filing: Filing, chunk: Chunk | None, page_index: int | None = None) -> None:
-        """Open ``filing`` at the chunk's page (or at ``page_index``, 0-based) with the chunk highlighted."""
+    def show_chunk(self, filing: Filing, chunk: Chunk | None, page_index: int | None = None,
+                   more: Sequence[Chunk] = ()) -> None:
+        """Open ``filing`` at the chunk's page (or at ``page_index``, 0-based) with the chunk highlighted, and with
+        it each of ``more`` printed on that page (the rows of a listing the answer rests on, not only its first)."""
         self._open(filing)
         self.chunk, self.facts = chunk, ()
+        self.more = tuple(m for m in more if chunk is not None and m.page_index == chunk.page_index)
         page = chunk.page_index if chunk is not None and page_index is None else (page_index or 0)
         self.go_to(page, force=True)
 
@@ -207,7 +212,7 @@ class PageViewer(QWidget):
         """Open ``filing`` at the first fact's page with every cell of ``stored`` on that page boxed (a cited page
         of a computed answer: the inputs printed there, not the whole table)."""
         self._open(filing)
-        self.chunk, self.facts = None, tuple(stored)
+        self.chunk, self.facts, self.more = None, tuple(stored), ()
         self.go_to(stored[0].fact.page_index if stored else 0, force=True)
 
     @property
@@ -367,8 +372,8 @@ class PageViewer(QWidget):
             image = QImage(pix.samples, pix.width, pix.height, pix.stride, fmt).copy()
             self._page_image = (key, image.copy())
         self.highlights = []
-        if self.chunk is not None and self.chunk.page_index == self.page_index:
-            self.highlights = find_evidence(page, self.chunk.text, skip_first=self._fragment_start())
+        for fragment in self._fragments_here():
+            self.highlights += find_evidence(page, fragment.text, skip_first=self._fragment_start(fragment))
         if self.highlights:
             painter = QPainter(image)
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -414,11 +419,17 @@ class PageViewer(QWidget):
         else:
             self.match_label.clear()
 
-    def _fragment_start(self) -> bool:
-        if self.chunk is None or self.library is None or self.filing is None:
+    def _fragments_here(self) -> list[Chunk]:
+        """The chunk and the further fragments to highlight, if they are printed on the shown page."""
+        if self.chunk is None or self.chunk.page_index != self.page_index:
+            return []
+        return [self.chunk, *self.more]
+
+    def _fragment_start(self, fragment: Chunk) -> bool:
+        if self.library is None or self.filing is None:
             return False
         try:
-            return starts_mid_line(self.library.page_text(self.filing.id, self.chunk.page_index), self.chunk)
+            return starts_mid_line(self.library.page_text(self.filing.id, fragment.page_index), fragment)
         except Exception:  # noqa: BLE001 - only decides whether to search one line
             return False
 
@@ -432,8 +443,9 @@ class PageViewer(QWidget):
         self.text.setPlainText(text)
         self.stack.setCurrentWidget(self.text)
         selections = []
-        c = self.chunk
-        if c is not None and c.page_index == self.page_index and 0 <= c.char_start < c.char_end <= len(text):
+        for c in self._fragments_here():
+            if not 0 <= c.char_start < c.char_end <= len(text):
+                continue
             sel = QTextEdit.ExtraSelection()
             fmt = QTextCharFormat()
             fmt.setBackground(QColor(255, 225, 80))
@@ -442,11 +454,12 @@ class PageViewer(QWidget):
             cur.setPosition(c.char_start)
             cur.setPosition(c.char_end, QTextCursor.MoveMode.KeepAnchor)
             sel.cursor = cur
+            if not selections:  # the first fragment in view
+                start = QTextCursor(self.text.document())
+                start.setPosition(c.char_start)
+                self.text.setTextCursor(start)
+                self.text.centerCursor()
             selections.append(sel)
-            start = QTextCursor(self.text.document())
-            start.setPosition(c.char_start)
-            self.text.setTextCursor(start)
-            self.text.centerCursor()
         self.highlights = list(selections)
         cells = [c for c in self._facts_here() if 0 <= c.fact.char_start < c.fact.char_end <= len(text)]
         for cell in cells:

@@ -426,7 +426,10 @@ def search(qtbot, grid, text: str) -> list[list[str]]:
     """Type ``text`` in the Tables panel's search box and press Enter; the listed hits as their cells' texts."""
     grid.search.clear()
     qtbot.keyClicks(grid.search, text)
-    qtbot.keyClick(grid.search, Qt.Key.Key_Return)
+    with qtbot.waitSignal(grid.searched, timeout=20000):
+        qtbot.keyClick(grid.search, Qt.Key.Key_Return)
+        if grid.searcher is not None:  # the search runs in a worker: until its hits arrive, the panel says so
+            assert grid.results_info.text().startswith("Searching the line items") and grid.results.rowCount() == 0
     return [[grid.results.item(r, c).text() for c in range(grid.results.columnCount())]
             for r in range(grid.results.rowCount())]
 
@@ -469,6 +472,14 @@ def test_search_finds_a_line_item_across_companies_and_opens_its_cell(make_windo
     qtbot.mouseClick(grid.back_btn, Qt.MouseButton.LeftButton)
     assert grid.stack.currentWidget() is grid.results_page and grid.results.rowCount() == len(hits)
 
+    # a search typed over a running one: only the latest one's hits are listed, whichever finishes first
+    grid.search.setText("payable")
+    grid.run_search()
+    hits = search(qtbot, grid, "accounts payable bolt")
+    qtbot.waitUntil(lambda: not window.ctx.running_jobs(), timeout=20000)
+    assert {h[1] for h in hits} == {"BOLT_2023_10K"} and grid.results.rowCount() == len(hits)
+    assert {grid.results.item(r, 1).text() for r in range(grid.results.rowCount())} == {"BOLT_2023_10K"}
+
     # Enter on a hit opens it too; a capped list says how many more it found
     monkeypatch.setattr("analyst_app.views.facts_grid.SEARCH_LIMIT", 3)
     hits = search(qtbot, grid, "payable")
@@ -508,6 +519,31 @@ def test_rows_nest_by_how_far_right_their_labels_are_printed(make_window, tmp_pa
 
     blind = {r.label: r.level for r in FactTable.of(grid.group.facts, grid.group.page_text).rows}
     assert blind["Operating income"] == 1 and blind["Services"] == 0
+
+
+def test_a_subtotal_printed_further_right_is_known_by_its_values_not_nested_under_the_row_above(make_window, tmp_path):
+    """Some filings indent their subtotals: "Gross profit" (revenues less cost of sales) and a total printed right
+    of their rows. A row whose values are the sum, or the first less the rest, of the rows right above is their
+    total at their level; a row further right whose values are not (an "of which" row) still nests."""
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "SWOOSH INC. ANNUAL REPORT ON FORM 10-K", fontsize=10)
+    _statement_page(doc, ["CONSOLIDATED STATEMENTS OF INCOME", "Year ended May 31,", "(In millions)"],
+                    ("2023", "2022"),
+                    [(0, "Revenues", "51,217", "46,710", 0),
+                     (0, "Cost of sales", "28,925", "25,231", 0), (7, "Gross profit", "22,292", "21,479", 0),
+                     (0, "Demand creation expense", "4,060", "3,850", 0),
+                     (0, "Operating overhead expense", "12,317", "10,954", 0),
+                     (7, "Selling and administrative expense", "16,377", "14,804", 0),
+                     (0, "Income before income taxes", "5,915", "6,675", 0), (14, "Foreign", "3,100", "3,400", 0)])
+    _window, grid = open_filing(make_window, tmp_path, doc, "SWOOSH_2023_10K")
+    rows = {r.label: r for r in grid.model.table.rows}
+    assert {label: r.level for label, r in rows.items()} == {
+        "Revenues": 0, "Cost of sales": 0, "Gross profit": 0, "Demand creation expense": 0,
+        "Operating overhead expense": 0, "Selling and administrative expense": 0, "Income before income taxes": 0, "Foreign": 1}
+    assert rows["Gross profit"].is_total and rows["Selling and administrative expense"].is_total
+    assert not rows["Foreign"].is_total and not rows["Income before income taxes"].is_total
+    shown = [grid.model.index(i, 0).data() for i in range(grid.model.rowCount())]
+    assert "Gross profit" in shown and "Selling and administrative expense" in shown
 
 
 def test_row_levels_with_positions_nest_under_line_items_and_totals_close_their_heading():

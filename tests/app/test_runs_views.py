@@ -12,6 +12,8 @@ from PySide6.QtCore import QPointF, QRectF, QUrl
 from PySide6.QtGui import QImage
 
 from analyst_app.views.page_viewer import CELL_PAD
+from engine.evidence import find_evidence
+from engine.records import AnswerResult, Quote
 from engine.store import Library
 from engine.store.library import RunStore
 from engine.trace import plan_lines, read_run
@@ -571,6 +573,36 @@ def test_a_written_answer_shows_its_quotes_and_a_click_highlights_only_that_sent
     assert "Quoted evidence" in iv.answer.toPlainText() and " ".join(first.text.split())[:40] in iv.answer.toPlainText()
 
 
+def test_an_answer_resting_on_several_rows_of_one_page_highlights_each_and_a_click_only_its_own(make_window,
+                                                                                              app_home):
+    """A cover listing's answer quotes each row it lists and cites none: its page opens with every row highlighted,
+    not only the first; clicking one row's number highlights that row alone."""
+    with Library(app_home) as library:
+        filing = next(f for f in library.filings() if f.identity.form == "10-K")
+        chunk = next(c for c in library.chunks_of_filings([filing.id])
+                     if len([ln for ln in c.text.splitlines() if len(ln.strip()) > 30]) >= 3)
+        page = library.page_text(filing.id, chunk.page_index)
+    lines = [ln.strip() for ln in chunk.text.splitlines() if len(ln.strip()) > 30]
+    spans = []
+    for line in (lines[0], lines[2]):
+        at = page.index(line, chunk.char_start)
+        spans.append((at, at + len(line)))
+    quotes = tuple(Quote(n, 1, chunk.id, filing.identity.doc_name, chunk.page_index, a, b, page[a:b])
+                   for n, (a, b) in enumerate(spans, start=1))
+    answer = AnswerResult("answered", "It registers these two.", quotes=quotes, method="listing")
+    window = make_window(app_home)
+    ask, viewer = window.ask_view, window.viewer
+    ask.show_answer("Which securities does it register?", answer, "answered")
+    assert viewer.mode == "pdf" and viewer.page_index == chunk.page_index
+    assert (viewer.chunk.char_start, viewer.chunk.char_end) == spans[0]
+    assert [(m.char_start, m.char_end) for m in viewer.more] == [spans[1]]
+    both = [r.y0 for r in viewer.highlights]
+    alone = [r.y0 for r in find_evidence(viewer._doc(filing.path)[chunk.page_index], quotes[0].text)]
+    assert alone and len(both) > len(alone) and max(both) > max(alone)  # the second row is highlighted too
+    ask._anchor(QUrl("quote:1"))  # its own number: that row alone
+    assert (viewer.chunk.char_start, viewer.chunk.char_end) == spans[1] and viewer.more == ()
+
+
 def test_the_question_path_is_built_while_the_window_is_idle_and_a_run_s_time_counts_from_the_click(
         make_window, app_home, qtbot):
     """Once the window is shown the question path is built in the worker's thread (no model loaded), so a facts
@@ -592,6 +624,10 @@ def test_the_question_path_is_built_while_the_window_is_idle_and_a_run_s_time_co
     assert run.cost.setup_seconds >= 0 and run.cost.seconds >= run.cost.setup_seconds + sum(
         t.seconds for t in run.traces) - 0.01
     assert waited - 1.0 <= run.cost.seconds <= waited  # from the click, not from the first stage
+    # the panel adds the window's own part: from the click to the answer on screen
+    assert run.cost.seconds <= ask.on_screen_seconds <= waited
+    assert (f"On screen {ask.on_screen_seconds:.1f} s after the click: the run {run.cost.seconds:.1f} s"
+            in ask.answer_view.toPlainText())
     # a question asked while the path is (re)built waits for it, and its time says so
     window.ctx.set_overrides({"retrieval": {"passage_top_k": 4}})  # another setting: the path is built again
     clicked = time.perf_counter()

@@ -19,6 +19,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from engine.answer.choose import choose_facts
+from engine.answer.compound import joined_answer
 from engine.answer.from_facts import (
     FactPlan,
     annual_reports,
@@ -43,6 +44,7 @@ from engine.indexing import SharedIndexes, open_indexes
 from engine.intent import lexical_query, parse_intent
 from engine.intent.issuers import issuer_refs as issuer_refs  # the question path's company refs (re-exported)
 from engine.intent.reader import asked_years, asks_a_number, finish_plan, metric_node, read_plan, unread_answer
+from engine.intent.shape import compound_parts
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
 from engine.prompts import prompt
 from engine.records import (
@@ -349,6 +351,19 @@ class HirecPipeline:
             # the metric's years are placed again at the period taken
             intent = replace(intent, plan=read_plan(intent, self.catalogue, list(self.refs.values())))
         read = intent.plan
+        number: AnswerResult | None = None  # a compound question's number, computed before its words are answered
+        rest = ""
+        if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
+                and stop_after not in RETRIEVAL_STAGES and (split := compound_parts(question)) is not None):
+            # "What was X's gross margin in FY2023, and what drove it?": the number's clause is read and computed on
+            # its own (the company and period are the question's), the rest is answered in words from the filing
+            first = replace(intent, question=split[0], plan=None)
+            first = replace(first, plan=read_plan(first, self.catalogue, list(self.refs.values())))
+            part = plan_metric(first, self.library, self.catalogue) if first.plan.status == "complete" else None
+            if part is not None:
+                yield from self._facts(run, record, first, part, check.note, cancel)
+                number, rest = run.answer, split[1]
+                intent, read = replace(intent, numeric=False, plan=None), None
         if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
                 and stop_after not in RETRIEVAL_STAGES):
             if self.chat is not None:
@@ -406,7 +421,9 @@ class HirecPipeline:
             record = _saying(f"the annual report prints no table whose {read.parts} rows add up to its "
                              f"{read.tree.name if read.tree is not None else 'amount'}", record, run)
         if self.chat is None and stop_after not in RETRIEVAL_STAGES and not cover_asked:
-            run.answer = self._no_chat()
+            run.answer = self._no_chat() if number is None else joined_answer(number, self._no_chat(), rest)
+            if number is not None:
+                yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
             return
 
         # a measure of part of the company or of its own making (a segment's, an adjusted one, guidance) is
@@ -446,9 +463,9 @@ class HirecPipeline:
                                      s.prompts, computed=render_metric_lines(metrics),
                                      known=[m.value for m in metrics], searched=searched, verdict=not undecided,
                                      cancel=cancel)
-            run.answer = got.result
+            run.answer = got.result if number is None else joined_answer(number, got.result, rest)
             refs = tuple(PassageRef.of(i, p) for i, p in enumerate(passages, start=1))
-            yield record(StageTrace(0, AnswerPayload(got.result, refs), time.perf_counter() - t, got.calls))
+            yield record(StageTrace(0, AnswerPayload(run.answer, refs), time.perf_counter() - t, got.calls))
             return
 
         needed = self._fact_holders(intent)
@@ -507,6 +524,8 @@ class HirecPipeline:
         if outside and metric_plan is not None:
             result = replace(result, reason="; ".join(x for x in (scope_note(metric_plan), result.reason) if x))
         result = self._check_evidence_date(self._check_evidence_years(result, intent, kept), intent, kept)
+        if number is not None:
+            result = joined_answer(number, result, rest)
         run.answer = result
         refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
         yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, calls))
@@ -601,12 +620,13 @@ class HirecPipeline:
             query = gap_query(missing, name)
             names = {g.term: self.catalogue.metrics_of(g.item.name) for g in missing}
             metrics = tuple(dict.fromkeys(n for v in names.values() for n in v))
-            if plan.quarter_end is None:  # the year's 10-K, or the next one's comparative column
+            if not plan.quarterly:  # the year's 10-K, or the next one's comparative column
                 years = tuple(sorted({y for g in missing for y in (g.fiscal_year, g.fiscal_year + 1)}))
                 gap_intent = replace(intent, issuers=(plan.company,), fiscal_years=years, annual_years=years,
                                      quarters=(), forms=("10-K",), metrics=metrics)
-            else:  # the quarter's own 10-Q
-                gap_intent = replace(intent, issuers=(plan.company,), forms=("10-Q",), metrics=metrics)
+            else:  # the quarter's own 10-Q, or its earnings release
+                gap_intent = replace(intent, issuers=(plan.company,), forms=("EARNINGS",) if plan.release_ids
+                                     else ("10-Q",), metrics=metrics)
             passages = yield from self._retrieve(run, record, query, gap_intent, round_no + 1, cancel, company_check)
             pages = [(p.chunk.filing_id, p.chunk.page_index) for p in passages]
             for gap in missing:

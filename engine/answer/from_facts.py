@@ -71,6 +71,11 @@ class FactPlan:
     # is read over (3, or 6/9 for "H1"/"nine months"); balances are read at that date. None: a fiscal year.
     quarter_end: str | None = None
     flow_months: int = 12
+    # A quarter asked of a company with no 10-Q of it loaded, read from its earnings releases of that quarter
+    # ("2023Q2"): their own columns of the quarter's months, the year asked and the year before (a release prints
+    # no period end, so ``quarter_end`` is None)
+    release_ids: tuple[int, ...] = ()
+    quarter: str = ""
     # mode "choice": which of these amounts (``metric`` is the first) is the largest, or the smallest
     options: tuple[Metric, ...] = ()
     largest: bool = True
@@ -82,8 +87,15 @@ class FactPlan:
     criterion: str = ""
 
     @property
+    def quarterly(self) -> bool:
+        """A quarter (or its year to date) asked, not a fiscal year."""
+        return self.quarter_end is not None or bool(self.release_ids)
+
+    @property
     def period(self) -> str:
-        """"FY2022", or "FY2024 Q2 (3 months to 2023-07-29)"."""
+        """"FY2022", "FY2024 (3 months to 2023-07-29)", or "Q2 FY2023 (3 months, its earnings release)"."""
+        if self.release_ids:
+            return f"{self.quarter[4:]} FY{self.fiscal_year} ({self.flow_months} months, its earnings release)"
         if self.quarter_end is None:
             return f"FY{self.fiscal_year}"
         return f"FY{self.fiscal_year} ({self.flow_months} months to {self.quarter_end})"
@@ -121,10 +133,14 @@ class Gap:
     candidates: tuple[StoredFact, ...] = ()  # distinct values found: the choice is ambiguous
     period_end: str | None = None  # a quarter's end (FactPlan.quarter_end); None: the fiscal year's
     flow_months: int = 12
+    quarter: str = ""  # a quarter read from its earnings release ("Q2"; FactPlan.release_ids)
 
     @property
     def when(self) -> str:
-        """"FY2017 year-end", "FY2018", "as of 2023-07-29", "3 months to 2023-07-29"."""
+        """"FY2017 year-end", "FY2018", "as of 2023-07-29", "3 months to 2023-07-29", "Q2 FY2023 (3 months)"."""
+        if self.quarter:
+            return f"{self.quarter} FY{self.fiscal_year}" + (
+                " quarter-end" if self.item.kind == "instant" else f" ({self.flow_months} months)")
         if self.period_end is not None:
             return (f"as of {self.period_end}" if self.item.kind == "instant"
                     else f"{self.flow_months} months to {self.period_end}")
@@ -206,18 +222,28 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
     # a quarter: read at the end its own 10-Q's cover states (fiscal quarters end on the company's dates); the same
     # quarter a year before (a change, a growth) from that 10-Q's comparative column
     quarter = max(intent.quarters)
-    tenq = {f.id: f.identity.period_end for f in filings if f.identity.period == quarter and f.identity.period_end}
+    tenq = {f.id: f.identity.period_end for f in filings
+            if f.identity.period == quarter and f.identity.form == "10-Q" and f.identity.period_end}
     same = mode in ("value", "choice") and all(any(all(t.back == 0 for t in formula_terms(f)) for f in m.formulas)
                                                for m in options or (metric,))
     yoy = mode in ("change", "growth") and span == 1 and all(
         catalogue.items[t.item].kind == "duration" and (t.back == 0 or mode != "value")
         for f in metric.formulas for t in formula_terms(f))
-    if len(set(tenq.values())) != 1 or not (same or yoy):
-        return None  # no 10-Q of that quarter loaded, or an average or balances over quarters: not read here
+    if not (same or yoy):
+        return None  # an average or balances over quarters: not read here
+    if len(set(tenq.values())) == 1:
+        return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span,
+                        dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())),
+                        flow_months=read.flow_months or 3, options=options, largest=largest, judge=read.judge,
+                        bar=read.bar, criterion=read.criterion)
+    # no 10-Q of that quarter: its earnings releases, whose statements print the quarter beside the year before's
+    releases = tuple(f.id for f in filings if f.identity.period == quarter and f.identity.form == "EARNINGS")
+    if tenq or not releases:
+        return None  # no filing of that quarter loaded, or its 10-Qs state two ends
     return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span,
-                    dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())),
-                    flow_months=read.flow_months or 3, options=options, largest=largest, judge=read.judge,
-                    bar=read.bar, criterion=read.criterion)
+                    dict.fromkeys(releases, years[-1]), flow_months=read.flow_months or 3, options=options,
+                    largest=largest, judge=read.judge, bar=read.bar, criterion=read.criterion,
+                    release_ids=releases, quarter=quarter)
 
 
 _MAX_FORMULAS = 8  # alternatives of one plan (a metric with two formulas inside another with two: four)
@@ -280,7 +306,7 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
     chosen, found = chosen or {}, found or {}
     best: Gathered | None = None
     for formula in plan.metric.formulas:
-        if plan.quarter_end is not None and any(t.back for t in formula_terms(formula)):
+        if plan.quarterly and any(t.back for t in formula_terms(formula)):
             continue  # an average of balances over two year-ends: not a quarter's
         terms = tuple(dict.fromkeys(t for back in _backs(plan) for t in formula_terms(formula, back)))
         got = Gathered(formula)
@@ -300,7 +326,8 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
             elif item.optional and not ambiguous and _statement_read(library, plan, item, year):
                 got.inputs.append(FactInput(term, item, None, 0.0))
             else:
-                got.gaps.append(Gap(term, item, year, tuple(ambiguous), plan.quarter_end, plan.flow_months))
+                got.gaps.append(Gap(term, item, year, tuple(ambiguous), plan.quarter_end, plan.flow_months,
+                                    plan.quarter[4:] if plan.release_ids else ""))
         if not got.gaps:
             return got
         if best is None or len(got.gaps) < len(best.gaps):
@@ -313,7 +340,8 @@ def gap_query(gaps: Sequence[Gap], company_name: str) -> str:
     """HiREC's complementary question built from what is missing: company, line items, statement, periods."""
     parts = []
     for g in gaps:
-        when = (f"fiscal year {g.fiscal_year}" + (" year end" if g.item.kind == "instant" else "")
+        when = (f"{g.quarter} {g.fiscal_year} quarter" if g.quarter else
+                f"fiscal year {g.fiscal_year}" + (" year end" if g.item.kind == "instant" else "")
                 if g.period_end is None else f"quarter ended {g.period_end}")
         parts.append(f"{g.item.words} {when} ({g.item.statement})")
     return f"{company_name} " + "; ".join(dict.fromkeys(parts))
@@ -354,7 +382,9 @@ def _months(item: LineItem, flow_months: int = 12) -> list[int]:
 
 def _candidates(library: Library, plan: FactPlan, item: LineItem, year: int) -> list[StoredFact]:
     filings, end = list(plan.filing_ids), plan.quarter_end
-    if plan.quarter_end is not None and year != plan.fiscal_year:  # the same quarter a year before: the comparative
+    if plan.release_ids:  # the quarter's release: its column of the year asked, and of the year before
+        filings = list(plan.release_ids)
+    elif plan.quarter_end is not None and year != plan.fiscal_year:  # the same quarter a year before: the comparative
         filings, end = list(plan.annual_years), None  # column of the quarter's own 10-Q
     for concept in item.concepts:  # the first concept the company's statements print
         found = [s for s in library.facts(filing_ids=filings, concepts=[concept], fiscal_year=year,
@@ -370,8 +400,9 @@ def _statement_read(library: Library, plan: FactPlan, item: LineItem, year: int)
     not missed): its total assets (a balance sheet) or its net cash from operations (a cash-flow statement)."""
     anchor = {"balance sheet": "Assets", "cash flows": "NetCashProvidedByUsedInOperatingActivities"}.get(
         item.statement, "Revenues")
-    return bool(library.facts(filing_ids=list(plan.filing_ids), concepts=[anchor], fiscal_year=year,
-                              months=_months(item, plan.flow_months), end=plan.quarter_end, trailing=False,
+    return bool(library.facts(filing_ids=list(plan.release_ids or plan.filing_ids), concepts=[anchor],
+                              fiscal_year=year, months=_months(item, plan.flow_months), end=plan.quarter_end,
+                              trailing=False,
                               limit=1))
 
 
@@ -526,8 +557,11 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
 
 
 def _when(plan: FactPlan, back: int) -> str:
-    """"FY2022"; of a quarter, "the 3 months to 2023-09-30" and, a year before, "the same 3 months of FY2022"."""
-    if plan.quarter_end is None:
+    """"FY2022"; of a quarter, "the 3 months to 2023-09-30" (or "of Q2 FY2023", from its release) and, a year
+    before, "the same 3 months of FY2022"."""
+    if plan.release_ids and back == 0:
+        return f"the {plan.flow_months} months of {plan.quarter[4:]} FY{plan.fiscal_year}"
+    if not plan.quarterly:
         return f"FY{plan.fiscal_year - back}"
     if back == 0:
         return f"the {plan.flow_months} months to {plan.quarter_end}"
@@ -579,7 +613,7 @@ def not_reported(plan: FactPlan, library: Library, catalogue: Catalogue) -> Answ
     a line (``printed_as`` in the catalogue) that the company's statement of the asked year, read with at least
     ``_READ_ROWS`` rows, prints under no label ("gross margin" of a bank: no cost of sales, no gross profit). Said
     with the statement's page and some of its rows, so the analyst sees what it reports instead."""
-    if plan.mode == "choice" or plan.quarter_end is not None:
+    if plan.mode == "choice" or plan.quarterly:
         return None
     read: dict[tuple[str, str, int], list[StoredFact]] = {}
 
@@ -654,7 +688,10 @@ def facts_payload(plan: FactPlan, got: Gathered, query: str = "") -> FactsPayloa
             "series": f"{plan.metric.words} in each year from FY{plan.fiscal_year - plan.span} to FY{plan.fiscal_year}",
             "choice": f"which of {_listing([o.words for o in plan.options])} is the "
                       f"{'largest' if plan.largest else 'smallest'}"}[plan.mode]
-    if plan.quarter_end is not None:
+    if plan.release_ids:
+        what += (f" for {plan.quarter[4:]} FY{plan.fiscal_year} ({plan.flow_months} months), from its earnings "
+                 "release (no 10-Q of the quarter is loaded)")
+    elif plan.quarter_end is not None:
         what += f" for the {plan.flow_months} months to {plan.quarter_end}"
     return FactsPayload(plan.company, plan.fiscal_year, plan.metric.name, plan.mode, what,
                         tuple(i.ref() for i in got.inputs), tuple(g.describe(plan.company) for g in got.gaps), query)

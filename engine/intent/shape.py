@@ -125,6 +125,25 @@ def is_numeric(core: str, asks_format: bool) -> bool:
     return asks_format and not (_YESNO.match(lead) or _TEXTUAL.search(lead))
 
 
+def compound_parts(text: str) -> tuple[str, str] | None:
+    """A question that asks for a number, then for something in words about it ("What was X's gross margin in
+    FY2023, and what did management say drove it?"): (the number's clause, the rest), or None. Its clauses are cut
+    where the shape reader cuts them (a "?", a ";", ", and", "and" before how/what/which/why); the first must ask for
+    a number, and the rest must ask a question of its own that does not ("how does it compare …", "what drove it",
+    "is it healthy")."""
+    core = core_question(" ".join(text.split()))
+    cut = _CLAUSE_SPLIT.search(core)
+    if cut is None:
+        return None
+    first, rest = core[:cut.start()].strip(" ,"), core[cut.end():].strip(" ,?")
+    if not first or not rest or not _clause_numeric(first) or _clause_numeric(rest):
+        return None
+    lead = _lead(rest)
+    if not (_QWORD.match(lead) or _TEXTUAL.search(lead)):
+        return None  # "…, and net income": a second amount, not a second question
+    return first.rstrip("?") + "?", rest + "?"
+
+
 def is_comparison(core: str, n_companies: int, n_periods: int) -> bool:
     """Whether the question compares: a comparison word, two companies, or a pair of periods ("between
     FY2021 and FY2022") that is not an average over them."""

@@ -17,6 +17,7 @@ from engine.ingest import ingest, refresh_facts
 from engine.records import StoredFact
 from engine.store import Library
 from engine.store.migrations import MIGRATIONS, apply_migrations
+from tests.engine.pdfs import statement_page
 
 
 def truth_months(t: dict) -> int:
@@ -89,19 +90,8 @@ def test_the_facts_command_prints_page_and_cell(ingested_demo, demo_truth, capsy
 
 def _pdf(path: Path, rows: list[tuple[str, str, str]]) -> None:
     doc = pymupdf.open()
-    page = doc.new_page()
-    y = 72
-    for line in ("ACME WIDGETS INC. FORM 10-K", "CONSOLIDATED STATEMENTS OF OPERATIONS", "(In millions)",
-                 "Year Ended December 31,"):
-        page.insert_text((72, y), line, fontsize=10)
-        y += 16
-    page.insert_text((300, y), "2023", fontsize=10)
-    page.insert_text((400, y), "2022", fontsize=10)
-    for label, a, b in rows:
-        y += 16
-        page.insert_text((72, y), label, fontsize=10)
-        page.insert_text((300, y), a, fontsize=10)
-        page.insert_text((400, y), b, fontsize=10)
+    statement_page(doc, ("ACME WIDGETS INC. FORM 10-K", "CONSOLIDATED STATEMENTS OF OPERATIONS", "(In millions)",
+                         "Year Ended December 31,"), ("2023", "2022"), rows)
     doc.save(path)
 
 

@@ -567,3 +567,98 @@ def test_the_primary_statement_is_preferred_to_a_summary_table_and_the_input_say
     note = _printing(4, "X_2020_10K", 90, "NOTE 7. Supplemental Balance Sheet Information", "balance sheet", 2438)
     fact, _, why = pick([note, summary], item, 2020, years)
     assert fact in (note, summary) and "no primary statement prints it" in why
+
+
+def _release_pdf(path: Path, company: str, caption: str, rows: list[tuple[str, str, str]]) -> None:
+    """An earnings release's statement of earnings: the quarter named by a caption, no period end printed."""
+    import pymupdf
+
+    from tests.engine.pdfs import statement_page
+
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), f"{company} Reports Second-Quarter 2023 Results", fontsize=11)
+    statement_page(doc, (f"{company} and Subsidiaries", "Condensed Consolidated Statement of Earnings",
+                         "(Unaudited; in Millions)"), ("2023", "2022"), rows, (330, 450), caption)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(path)
+
+
+def test_a_quarter_with_no_10q_loaded_is_read_from_its_earnings_release(tmp_path: Path, embedder) -> None:
+    """A quarter asked of a company whose 10-Q of it is not loaded: its earnings release's statements print the
+    quarter (a caption, no period end) beside the same quarter a year before; both are read from the release, and
+    the answer says so. A quarter with neither a 10-Q nor a release is not computed."""
+    from engine.answer.from_facts import plan_metric
+    from engine.indexing import sync_indexes
+    from engine.ingest import ingest
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from engine.store import Library
+
+    folder = tmp_path / "filings"
+    _release_pdf(folder / "QUILLON_2023Q2_EARNINGS.pdf", "Quillon Brands Inc.", "SECOND QUARTER",
+                 [("Sales to customers", "25,530", "24,020"), ("Cost of products sold", "8,212", "7,919"),
+                  ("Gross profit", "17,318", "16,101"), ("Net earnings", "5,144", "4,814")])
+    home = tmp_path / "lib"
+    settings = Settings(home=home)
+    with Library(home) as library:
+        assert [e.status for e in ingest(library, [folder], settings).events] == ["added"]
+        sync_indexes(library, settings, embedder)
+        pipeline = build_pipeline(settings, library, Models(embedder))
+        run, facts = ask(pipeline, "Did Quillon Brands' net earnings as a percent of sales increase in Q2 of FY2023 "
+                                   "compared to Q2 of FY2022?")
+        assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer.text
+        new, old = 5144 / 25530 * 100, 4814 / 24020 * 100
+        assert run.answer.value == pytest.approx(new - old, rel=1e-6)
+        assert run.answer.text.startswith("Yes: "), run.answer.text
+        assert "Q2 FY2023" in run.answer.text and "the same 3 months of FY2022" in run.answer.text
+        assert {i.doc_name for i in facts.inputs} == {"QUILLON_2023Q2_EARNINGS"}
+        assert "earnings release" in facts.formula
+        run, _ = ask(pipeline, "What was Quillon Brands' gross profit in Q2 2023, in USD millions?")
+        assert run.answer.method == "facts" and run.answer.value == pytest.approx(17318), run.answer.text
+        plan = plan_metric(run.traces[0].payload.intent, library, load_catalogue())
+        assert plan is not None and plan.release_ids and plan.quarter_end is None
+        run, _ = ask(pipeline, "What was Quillon Brands' gross profit in Q3 2023, in USD millions?")
+        assert run.answer.method != "facts" or run.answer.value is None  # no filing of that quarter
+
+
+@pytest.mark.parametrize("question", [
+    "What was Harborview Therapeutics' gross margin in FY2023, and what did management say drove it?",
+    "How much was Harborview Therapeutics' gross margin for fiscal 2023 and why did it change?",
+])
+def test_a_number_and_a_question_in_words_about_it_are_answered_each_in_its_own_way(ingested_demo, embedder,
+                                                                                     demo_truth, question) -> None:
+    """A compound question is not refused whole for its second half: the number's clause is computed from the
+    statement facts (its inputs kept), the rest answered from quoted sentences; without a chat model the number
+    still stands and the answer says what was not answered."""
+    from engine.pipeline import Models, build_pipeline
+    from tests.engine.scripted import ScriptedChat
+
+    library, settings, _ = ingested_demo
+    margin = truth(demo_truth, "HRBR", "Gross profit", 2023) / truth(demo_truth, "HRBR", "Total revenue", 2023) * 100
+    chat = ScriptedChat(lambda purpose, messages, n: {
+        "sentences": [{"text": "Management names the drivers in the quoted sentences.", "quotes": [1]}],
+        "insufficient": False})
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(question, store=False)
+    a = run.answer
+    assert a.status == "answered" and a.method == "facts+quotes", (a.text, a.reason)
+    assert a.value == pytest.approx(margin) and a.inputs and a.quotes
+    number, words = a.text.split("\n\n", 1)
+    assert "gross margin" in number.lower() and "[1]" in words
+    assert [p for p, _ in chat.calls] and all(p != "plan" for p, _ in chat.calls)  # the model read no formula
+    alone = build_pipeline(settings, library, Models(embedder)).run(question, store=False).answer
+    assert alone.status == "answered" and alone.value == pytest.approx(margin)
+    assert "is not answered" in alone.text and "chat model" in alone.text
+
+
+def test_a_second_amount_is_not_a_second_question() -> None:
+    from engine.intent.shape import compound_parts
+
+    assert compound_parts("What was Acme's gross margin in FY2023, and what did management say drove it?") == (
+        "What was Acme's gross margin in FY2023?", "what did management say drove it?")
+    assert compound_parts("What was the effective tax rate of Acme in Q3 2023 and how does it compare to the "
+                          "previous quarters?") == ("What was the effective tax rate of Acme in Q3 2023?",
+                                                    "how does it compare to the previous quarters?")
+    for one in ("What is Acme's FY2022 revenue, and net income?",
+                ("What was Acme's revenue in FY2022 and how much did it grow?"),
+                "What drove Acme's gross margin change in FY2022?", "Has Acme increased its debt?"):
+        assert compound_parts(one) is None, one

@@ -19,7 +19,9 @@ from collections.abc import Sequence
 
 __all__ = ["FOLIO_VERSION", "printed_folios"]
 
-FOLIO_VERSION = "folio-1"  # a new reader of folios re-reads them from the stored pages (refresh_folios)
+# a new reader of folios re-reads them from the stored pages (refresh_folios); folio-2: a section's name before the
+# folio ("Other Key Information  40")
+FOLIO_VERSION = "folio-2"
 
 _NEIGHBOURS = 3  # how many pages away a page confirming a folio may be
 _ARABIC = r"[1-9]\d{0,3}"
@@ -33,6 +35,9 @@ _FORMS = tuple(re.compile(form) for form in (
     rf"(?P<n>{_NUMBER})\s+\|\s+\S.*",  # 46 | Company
     rf"\S.*\s\|\s+(?P<n>{_NUMBER})",  # Company | 2019 Form 10-K | 46
 ))
+# a section's name, then the folio set apart by a wider gap than a word's: "Other Key Information  40" (read on the
+# line as printed, before its spaces are collapsed)
+_NAMED = re.compile(rf"[A-Za-z][A-Za-z &,'’.-]*[A-Za-z] {{2,}}(?P<n>{_ARABIC})")
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10}
 
 Folio = tuple[str, int, str]  # (sequence: "arabic", "roman", "roman-upper" or "F-"; its value; as printed)
@@ -45,6 +50,7 @@ def _roman(text: str) -> int:
 
 def _folio(line: str) -> Folio | None:
     """The folio a header or footer line prints, if it has one of the forms above."""
+    named = _NAMED.fullmatch(line.strip())
     line = " ".join(line.split())
     for form in _FORMS:
         m = form.fullmatch(line)
@@ -57,7 +63,7 @@ def _folio(line: str) -> Folio | None:
             prefix, number = n.split("-")
             return (f"{prefix}-", int(number), n)
         return ("roman" if n.islower() else "roman-upper", _roman(n), n)
-    return None
+    return ("arabic", int(named["n"]), named["n"]) if named else None
 
 
 def _candidates(text: str) -> list[Folio]:

@@ -15,6 +15,11 @@ Decisions worth knowing:
 - A current report's exhibits ("Exhibit 10.1" alone on its line) are sections of the kind their number has; one
   that opens as a press release ("announces", "news release") is a release section: from there the release's
   capitalised headings are read, not items or notes.
+- A filing that prints its items in an order of its own, under headings without "Item" (Intel's 10-Qs), and maps
+  them in a "Cross-Reference Index" ("Item 1A.  Risk Factors  Page 40") is read from that index: each page whose
+  printed folio an item lists is of that item, where no heading said otherwise; on such a page a line printing the
+  item's title begins the item there, and of several items listing one page without printing their titles on it
+  the one listing the fewest pages is taken.
 - Pages are read in order and a section runs until the next heading: a chunk's section is the last heading before
   its first character. Upgraded libraries are read again from their stored pages (:func:`refresh_sections`, in the
   ingest runner), as folios are.
@@ -28,6 +33,7 @@ from dataclasses import replace
 from string import capwords
 
 from engine.facts.tables import primary_statement
+from engine.ingest.folio import printed_folios
 from engine.records import ChunkSpan
 from engine.vocab.sections import Item, SectionVocab, letters, vocab
 
@@ -35,7 +41,8 @@ __all__ = ["SECTION_VERSION", "chunk_sections", "page_sections", "with_sections"
 
 # a new reader re-reads the sections of stored filings from their pages; sections-6: a chunk is of the section most
 # of its characters are printed in, not only the one its first character is in, and the auditor's report is a section
-SECTION_VERSION = "sections-6"
+# sections-7: a cross-reference index's pages
+SECTION_VERSION = "sections-7"
 
 _PART = re.compile(r"^\s*part\s+(iv|i{1,3})\b", re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:part\s+(iv|i{1,3})\b[\s.,:;—–-]*)?item\s+(\d{1,2}(?:\.\d{2})?[a-c]?)\b\s*[.:\-–—]?\s*(.*)$",
@@ -47,6 +54,10 @@ _AUDIT_LINE = 120  # an auditor's report heading is a short line (not a sentence
 _NOTES_HEAD = re.compile(r"^\s*notes to (?:the )?(?:condensed )?consolidated financial statements\s*$", re.IGNORECASE)
 _PAGE_NUMBER_END = re.compile(r"\s\d{1,3}\s*$")
 _TOC = 4  # this many item headings line after line: a table of contents
+_INDEX = re.compile(r"cross[\s-]*reference\s+index", re.IGNORECASE)  # a page mapping the items to page numbers
+_RANGE = r"\d{1,3}(?:\s*[-–—]\s*\d{1,3})?"
+_LISTED_PAGES = re.compile(rf"\s+pages?\s+({_RANGE}(?:\s*,\s*{_RANGE})*)\s*$", re.IGNORECASE)  # "Pages 3, 23 - 34"
+_TITLE_LINE = 100  # a line printing an item's title as its heading is short
 _CUT = 15  # letters a heading may print past its title ("(continued)", "(unaudited)")
 _VARIANT = 20  # letters a variant title shares with the form's own
 
@@ -200,13 +211,100 @@ def page_sections(pages: Sequence[str], form: str | None) -> list[tuple[str, lis
     return out
 
 
+def _listed_pages(listed: str) -> list[int]:
+    out: list[int] = []
+    for part in listed.split(","):
+        ends = [int(n) for n in re.findall(r"\d+", part)]
+        out += list(range(ends[0], ends[-1] + 1)) if ends[-1] >= ends[0] else [ends[0]]
+    return out
+
+
+def index_claims(pages: Sequence[str], items: Sequence[Item]) -> list[tuple[Item, list[int]]]:
+    """The items a cross-reference index lists with their printed page numbers, in its order (a line under an
+    item that lists pages of its own, "Liquidity and capital resources  Pages 35 - 36", is of that item); [] when
+    the filing prints no such index."""
+    for text in pages:
+        if not _INDEX.search(text[:600]):
+            continue
+        claims: list[tuple[Item, list[int]]] = []
+        part, last = "", None
+        lines = text.splitlines()
+        for k, line in enumerate(lines):
+            pm = _PART.match(line)
+            if pm and not _ITEM.match(line):
+                part = pm.group(1).upper()
+                continue
+            listed = _LISTED_PAGES.search(line)
+            m = _ITEM.match(line[:listed.start()] if listed else line)
+            if m:
+                number, rest = m.group(2).upper(), m.group(3).strip().rstrip(":").strip()
+                numbered = [i for i in items if i.item == number]
+                if m.group(1) or part:  # a 10-Q: Part I and Part II both number from 1
+                    numbered = [i for i in numbered if i.name.startswith(f"Part {(m.group(1) or part).upper()} ")] \
+                        or numbered
+                # the title as printed, or broken over the line above or below ("Management's Discussion … Results"
+                # above "Item 2.  of Operations:"); else the item the number names in its part, if only one
+                above, below = (lines[k - 1] if k else ""), (lines[k + 1] if k + 1 < len(lines) else "")
+                fits = next((f for title in (rest, f"{above} {rest}", f"{rest} {below}")
+                             if (f := [i for i in numbered if _fits(title.strip(), i)])), [])
+                last = fits[0] if fits else numbered[0] if len(numbered) == 1 else None
+            if listed and last is not None:
+                claims.append((last, _listed_pages(listed.group(1))))
+        if claims:
+            return claims
+    return []
+
+
+def _title_at(text: str, item: Item) -> int | None:
+    """Where ``text`` prints ``item``'s title as a line of its own (a heading without "Item"), or None."""
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        said = line.strip()
+        if said and len(said) <= _TITLE_LINE and letters(said) and _fits(said, item):
+            return pos + (len(line) - len(line.lstrip()))
+        pos += len(line)
+    return None
+
+
+def _from_index(pages: Sequence[str], per_page: list[tuple[str, list[tuple[int, str]]]],
+                items: Sequence[Item]) -> list[tuple[str, list[tuple[int, str]]]]:
+    """``per_page`` with the pages no heading placed in a section read from the filing's cross-reference index."""
+    claims = index_claims(pages, items) if items else []
+    if not claims:
+        return per_page
+    folios = printed_folios(pages)
+    at_folio = {int(f): i for i, f in enumerate(folios) if f is not None and f.isdigit()}
+    out = list(per_page)
+    running = ""
+    for i, (start, found) in enumerate(per_page):
+        if start or found:  # the filing's own headings decide
+            running = found[-1][1] if found else start
+            continue
+        folio = next((f for f, k in at_folio.items() if k == i), None)
+        mine = sorted({(len(listed), n, item.name): item for n, (item, listed) in enumerate(claims)
+                       if folio is not None and folio in listed}.items())
+        if not mine:
+            running = ""
+            continue
+        heads = sorted((at, item.name) for _k, item in mine if (at := _title_at(pages[i], item)) is not None)
+        headed = {name for _, name in heads}
+        rest = [item.name for _k, item in mine if item.name not in headed]
+        first = heads[0][0] if heads else None
+        begin = rest[0] if rest else running if running in headed or running in {it.name for _k, it in mine} else ""
+        if first == 0 or (first is not None and not pages[i][:first].strip("\n").strip()):
+            begin = heads[0][1]
+        out[i] = (begin, heads)
+        running = heads[-1][1] if heads else begin
+    return out
+
+
 def chunk_sections(pages: Sequence[str], chunks: Sequence[ChunkSpan], form: str | None) -> list[str]:
     """The section of each chunk: the one most of its characters are printed in (a chunk that begins with the last
     lines of Item 2 and goes on with the whole of Item 3 is Item 3's); a section begins at its heading, and the
     chunk's first characters are in the section of the last heading before them (before the first one, the cover
     page on a form with items' first pages, else ""). Of two covering as much, the earlier."""
     v = vocab()
-    per_page = page_sections(pages, form)
+    per_page = _from_index(pages, page_sections(pages, form), v.items(form))
     cover = v.cover_name if v.items(form) else ""
     out = []
     for c in chunks:

@@ -24,6 +24,16 @@ def test_a_folio_is_a_number_in_a_header_or_footer_continued_by_its_neighbours()
     assert printed_folios(["a\n046", "b\n047"]) == (None, None)
 
 
+def test_a_folio_printed_after_its_section_name_is_read_and_a_table_row_is_not() -> None:
+    """Intel's 10-Qs end each page with the section's name and the folio set apart ("Other Key Information  40");
+    one space between words and a number is a sentence's end or a table row, and is no folio."""
+    pages = ["Table of Contents\nRisk text\nOther Key Information  40", "Table of Contents\nMore\nOther Key "
+             "Information  41", "Table of Contents\nControls\nOther Key Information  42"]
+    assert printed_folios(pages) == ("40", "41", "42")
+    assert printed_folios(["a\nTotal 40", "b\nTotal 41", "c\nTotal 42"]) == (None, None, None)
+    assert printed_folios(["a\nRevenue  $  40", "b\nRevenue  $  41"]) == (None, None)
+
+
 def test_the_folios_an_html_filing_prints_before_its_page_breaks_are_kept(tmp_path: Path) -> None:
     from engine.ingest.html import read_html_document
 

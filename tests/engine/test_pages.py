@@ -18,6 +18,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from engine.ingest.folio import FOLIO_VERSION
 from engine.pages import cite, page_index_of, page_label, page_number, reader_page
 from engine.store import Library
 from tests.engine.scripted import ScriptedChat, figure_id, pick
@@ -127,9 +128,9 @@ def test_ingest_stores_each_pages_folio_and_chunks_carry_it(paged: Paged) -> Non
         rows = library.conn.execute("SELECT f.doc_name, p.page_index, p.printed_folio, f.folio_version "
                                     "FROM pages p JOIN filings f ON f.id = p.filing_id "
                                     "ORDER BY f.doc_name, p.page_index")
-        assert [tuple(r) for r in rows] == [(FOLIOS, 0, None, "folio-1"), (FOLIOS, 1, "1", "folio-1"),
-                                            (FOLIOS, 2, "2", "folio-1"), (FOLIOS, 3, "3", "folio-1"),
-                                            (ONE_PAGE, 0, None, "folio-1")]
+        assert [tuple(r) for r in rows] == [(FOLIOS, 0, None, FOLIO_VERSION), (FOLIOS, 1, "1", FOLIO_VERSION),
+                                            (FOLIOS, 2, "2", FOLIO_VERSION), (FOLIOS, 3, "3", FOLIO_VERSION),
+                                            (ONE_PAGE, 0, None, FOLIO_VERSION)]
         filing = library.filing_by_doc_name(FOLIOS)
         chunks = library.chunks_of_filings([filing.id])
         assert {(c.page_index, c.printed_folio) for c in chunks} == {(0, None), (1, "1"), (2, "2"), (3, "3")}

@@ -219,3 +219,44 @@ def test_the_auditors_report_is_a_section_of_its_own_ended_by_the_statements_or_
             f"Independent Registered Public Accounting Firm included herein, {opinion}"]
     assert "Auditor's Report" not in [name for _, names in page_sections(said, "10-K") for _, name in names]
 
+
+
+def test_a_filing_ordered_its_own_way_is_sectioned_by_its_cross_reference_index():
+    """A 10-Q whose headings carry no "Item" (Intel's) and that maps its items in a cross-reference index: each page
+    takes the item whose listed pages hold its printed folio ("Other Key Information  40" at its foot); on a page
+    several items list, a line printing an item's title begins it there; a page the filing's own headings place
+    keeps them; a page no item lists has none."""
+    def page(body: str, folio: int) -> str:
+        return f"Table of Contents\n\n{body}\n{PROSE}\nOther Key Information  {folio}\n"
+
+    pages = ["Quillon Corp. Form 10-Q for the quarterly period ended July 1, 2023\n"]  # 0: the cover
+    pages += [page("A Quarter in Review", 1), page("Consolidated Condensed Statements of Income", 2),
+              page("Notes to the statements", 3), page("Litigation", 4), page("Results of operations", 5),
+              page("Market discussion", 6)]  # 1-6: folios 1-6
+    pages.append(page("Quantitative and Qualitative Disclosures About Market Risk\nOur exposure is modest.\n"
+                      "Risk Factors\nThe risks described in our Form 10-K could affect us.\nControls and Procedures\n"
+                      "Our controls are effective.", 7))  # 7: three items, each under its title
+    pages.append(page("Form 10-Q Cross-Reference Index\nItem Number  Item\nPart I - Financial Information\n"
+                      "Item 1.  Financial Statements  Pages 2 - 4\n"
+                      "Item 2.  Management's Discussion and Analysis of Financial Condition and Results of "
+                      "Operations:\nResults of operations  Pages 1, 5 - 6\n"
+                      "Item 3.  Quantitative and Qualitative Disclosures About Market Risk  Page 7\n"
+                      "Item 4.  Controls and Procedures  Page 7\nPart II - Other Information\n"
+                      "Item 1.  Legal Proceedings  Page 4\nItem 1A.  Risk Factors  Page 7\n"
+                      "Item 3.  Defaults Upon Senior Securities  Not applicable\n", 8))  # 8: the index
+    pages.append(page("Signatures", 9))
+    spans = [ChunkSpan(i, 0, len("Table of Contents\n\n"), len("Table of Contents\n\n") + 10, "text", "x")
+             for i in range(len(pages))]
+    seven = pages[7]
+    spans += [ChunkSpan(7, k + 1, seven.index(w), seven.index(w) + 20, "text", "x")
+              for k, w in enumerate(("Our exposure", "The risks described", "Our controls"))]
+    assert chunk_sections(pages, spans, "10-Q") == [
+        "Cover page", "Part I Item 2 MD&A",
+        "Part I Item 1 Financial Statements", "Part I Item 1 Financial Statements",
+        "Part II Item 1 Legal Proceedings",  # listed by two items: the one listing fewer pages
+        "Part I Item 2 MD&A", "Part I Item 2 MD&A",
+        "Part I Item 3 Market Risk", "", "",
+        "Part I Item 3 Market Risk", "Part II Item 1A Risk Factors", "Part I Item 4 Controls and Procedures"]
+    # the filing's own "Item" headings decide where it prints them
+    pages[5] = f"Item 2. Management's Discussion and Analysis of Financial Condition and Results of Operations\n{PROSE}"
+    assert chunk_sections(pages, spans[5:6], "10-Q") == ["Part I Item 2 MD&A"]

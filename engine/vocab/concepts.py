@@ -399,6 +399,10 @@ _DILUTED = re.compile(r"\bdiluted\b|\bassuming dilution\b")
 # plan assets, "Current portion of long-term debt" of finance leases, "Cost of sales" of hedging gains
 _NOT_CONSOLIDATED = re.compile(r"\bfair value\b|\blevel [123]\b|\bplan assets\b|\bpension|\bpostretirement\b|"
                                r"\bleases?\b|\bhedging\b|\bnoncash\b")
+# a heading that names the company's own measure ("Adjusted earnings before provision for taxes and net earnings",
+# "Adjusted Net Income Per Share"): its "Net earnings", "Diluted" are that measure's, not the statement's. A
+# reconciliation ("Adjusted EBITDA Reconciliation") starts from the statement's own lines, which stay theirs.
+_COMPANY_MEASURE = re.compile(r"^(?:adjusted|non\s?-?\s?gaap)\b(?!.*\breconcil)")
 
 # what is left of a per-share label once its per-share and basic/diluted words are gone -> the concept family
 _PER_SHARE_REST = {
@@ -520,7 +524,7 @@ def concept_for(label: str, parent: str = "", statement: str = "table", unit: st
     if unlabeled:  # a row of values under a heading, no label of its own: the heading's total
         label, parent = "Total", unlabeled[1]
     text, heading = normalise_label(label), normalise_label(parent)
-    if not text or _NOT_CONSOLIDATED.search(heading):
+    if not text or _NOT_CONSOLIDATED.search(heading) or _COMPANY_MEASURE.search(heading):
         return None
     # What the row counts: its own words decide, then its heading, then the unit (which a reader may have
     # taken from the heading: "Shares used in computing earnings per share" › "Basic" is a count, not
@@ -563,9 +567,10 @@ def concept_for(label: str, parent: str = "", statement: str = "table", unit: st
     return _lookup(text, statement)
 
 
-# The mapping's version: the code's tag and a digest of its tables. A library whose facts were mapped under another
+# The mapping's version: the code's tag and a digest of its tables (concepts-3: a row under a heading naming an adjusted
+# measure maps to no concept). A library whose facts were mapped under another
 # has them mapped again from their stored labels (engine.ingest.runner.refresh_concepts); no file is read again.
-CONCEPTS_VERSION = "concepts-2:" + hashlib.sha256(repr((
+CONCEPTS_VERSION = "concepts-3:" + hashlib.sha256(repr((
     sorted(SYNONYMS.items()), sorted((k, sorted(v)) for k, v in STATEMENTS_OF.items()),
     sorted((k, sorted(v)) for k, v in _PHRASE_STATEMENTS.items()), sorted(_TOTAL_OF_HEADING),
 )).encode()).hexdigest()[:12]

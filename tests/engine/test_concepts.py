@@ -259,6 +259,8 @@ TRAPS = [
     ("Purchases of property and equipment, net of proceeds from sales and incentives", "", CF, "USD", None),
     ("Total liabilities and shareholders' equity", "", BS, "USD", "LiabilitiesAndStockholdersEquity"),
     ("Total liabilities and equity", "", BS, "USD", "LiabilitiesAndStockholdersEquity"),
+    # a reconciliation to an adjusted measure starts from the statement's own lines
+    ("Net income", "Adjusted EBITDA Reconciliation (unaudited)", "table", "USD", "NetIncomeLoss"),
     # working-capital changes in a cash-flow statement are not balances
     ("Inventories", "Changes in operating assets and liabilities", CF, "USD", None),
     ("Merchandise inventories", "", CF, "USD", None),
@@ -277,6 +279,10 @@ TRAPS = [
     ("Total", "Assets", BS, "USD", None),  # "Assets: Prepaid expenses, Other assets, Total" in a note
     ("Total", "Liabilities", BS, "USD", None),
     ("Net income", "", BS, "USD", None),  # an investee's summarised results beside its balance sheet
+    # the rows of the company's own measure, not the statement's (a release's adjusted block under its statement)
+    ("Net earnings", "Adjusted earnings before provision for taxes and net earnings (1)", IS, "USD", None),
+    ("Diluted", "Adjusted Net Income (Loss) Per Share", "table", "USD/share", None),
+    ("Net earnings", "Non-GAAP net earnings", IS, "USD", None),
     ("Deferred income taxes", "", BS, "USD", None),  # an asset or a liability
     # wording whose tag differs between filers: left unmapped rather than guessed
     ("Interest expense, net", "", IS, "USD", None),

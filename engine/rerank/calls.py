@@ -23,12 +23,30 @@ from engine.trace import call_llm
 
 CARD_TOKENS = 32  # a compact card line (engine.rerank.matching.compact_line, 100 characters) in the chat model's
 # tokens, rounded up: 30.4 on average over the 324 candidates of six FinanceBench filings' questions (p90 38)
-ECHO_MIN = 4  # the fewest cards whose order shown, returned unchanged, is taken for an echo (1 chance in 24)
-ECHO = "the model returned the cards in the order shown: no judgement, not counted"
+ECHO_MIN = 4  # the fewest cards whose order shown, returned unchanged or reversed, is no judgement (1 chance in 12)
+# From RUN_MIN cards on, an order most of whose neighbours are consecutive numbers ("12, 11, 8, 7, 6, 5, 4, 3, 2, 1, 10,
+# 9": counting down in runs) follows the numbers, not the cards: RUN_SHARE of its neighbours or more (a shuffled
+# group does it by chance once in 100 at 8 cards, 3 in 100,000 at 12)
+RUN_MIN, RUN_SHARE = 8, 2 / 3
+ECHO = ("the model's order follows the numbers shown (as shown, reversed, or counting up or down): no judgement, "
+        "not counted")
 SCORES = range(1, 6)  # a screening pick's relevance: 5 holds what is asked, 1 barely touches it
 
 
 @dataclass
+
+def follows_numbers(ranking: Sequence[int]) -> bool:
+    """Whether a listwise answer (the numbers of all the cards shown, best first) follows the numbers rather than
+    the cards: the order shown or its reverse, of :data:`ECHO_MIN` cards or more; or, of :data:`RUN_MIN` or more,
+    :data:`RUN_SHARE` of its neighbours consecutive numbers (runs counted up or down)."""
+    n = len(ranking)
+    if n < ECHO_MIN or sorted(ranking) != list(range(1, n + 1)):
+        return False
+    if list(ranking) in (list(range(1, n + 1)), list(range(n, 0, -1))):
+        return True
+    steps = sum(abs(b - a) == 1 for a, b in zip(ranking, ranking[1:]))
+    return n >= RUN_MIN and steps >= RUN_SHARE * (n - 1)
+
 class Candidate:
     """A Stage 1 candidate and what the matching found."""
 
@@ -148,10 +166,10 @@ class Calls:
     def rank(self, members: Sequence[Candidate], stage: str, round_no: int, group_no: int) -> tuple[list[Candidate], bool]:
         """A complete order of a group, best first (FinCards Stage 3, the listwise judge), and whether it is a
         judgement. Numbers the model repeats or leaves out are repaired: repeats dropped, the missing appended
-        in card-fit order (as is an unusable answer's group). An order that is the one shown, of
-        :data:`ECHO_MIN` cards or more, is no judgement: a small model often writes the numbers back as it read
-        them ("1, 2, 3, …"), and a bootstrap group is shown in a random order, so counting the echo would add
-        noise to the Borda scores (the trace says so)."""
+        in card-fit order (as is an unusable answer's group). An order that follows the numbers shown
+        (:func:`follows_numbers`) is no judgement: a small model often writes the numbers back as it read them
+        ("1, 2, 3, …"), or counts them down, and a bootstrap group is shown in a random order, so counting such
+        an order would add noise to the Borda scores (the trace says so)."""
         n = len(members)
         if n == 1:
             self.groups.append(RerankGroup(stage, round_no, group_no, (members[0].id,), (members[0].id,)))
@@ -172,12 +190,14 @@ class Calls:
                     order.append(members[i - 1])
             if len(order) < n:
                 fallback = f"{n - len(order)} card(s) repeated or left out; appended in card-fit order"
-            elif n >= ECHO_MIN and order == list(members):
+            elif follows_numbers(data["ranking"]):
                 fallback = ECHO
         else:
             fallback = self._unusable("the group ordered by card fit")
         have = {c.id for c in order}
         order += sorted((c for c in members if c.id not in have), key=lambda c: (-c.card_score, c.base_rank))
+        if fallback == ECHO:  # no judgement: the order shown stands (the multi-agent judge is shown the fused one)
+            order = list(members)
         self.groups.append(RerankGroup(stage, round_no, group_no, tuple(c.id for c in members),
                                        tuple(c.id for c in order), fallback=fallback))
         return order, fallback != ECHO

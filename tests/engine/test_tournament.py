@@ -21,15 +21,21 @@ def _shown(messages) -> int:  # noqa: ANN001
     return sum(line.startswith("[") for line in messages[1]["content"].splitlines())
 
 
+def _lines(messages) -> list[str]:  # noqa: ANN001
+    return [line.split("] ", 1)[1] for line in messages[1]["content"].splitlines() if line.startswith("[")]
+
+
 def reverse_script(purpose, messages, n):  # noqa: ANN001
-    """Screens the last two cards of a group, ranks groups in reverse, picks the last two, prefers card 2."""
+    """Screens the last two cards of a group, ranks a group by its cards (their lines, last in sort order first:
+    a judgement of the cards, whatever order they are shown in), picks the last two, prefers card 2."""
     k = _shown(messages)
     if purpose == "screen":
         if "[number, score, reason]" in messages[1]["content"]:  # rerank.screen_reasons on
             return {"selected": [[k, 5, "last card"], [k - 1, 4, "next"]]}
         return {"selected": [[k, 5], [k - 1, 4]]}
     if purpose == "rank":
-        return {"ranking": list(range(k, 0, -1))}
+        lines = _lines(messages)
+        return {"ranking": sorted(range(1, k + 1), key=lambda i: lines[i - 1], reverse=True)}
     if purpose == "pick":
         return {"top": [k, k - 1]}
     if purpose == "referee":
@@ -101,6 +107,19 @@ def test_without_model_reasons_a_pick_s_reason_is_the_fields_that_match(library_
         for cid, reason in zip(g.order, g.reasons):
             assert reason == ("fields: " + "; ".join(rows[cid].matched) if rows[cid].matched else "fields: none match")
     assert any(r.startswith("fields: metric: revenue") for g in screens for r in g.reasons)
+
+
+def test_an_order_that_follows_the_numbers_shown_is_no_judgement() -> None:
+    """As shown, reversed, or (from RUN_MIN cards) counted up or down in runs, as the default model answered a
+    shuffled group of 12: "12, 11, 8, 7, 6, 5, 4, 3, 2, 1, 10, 9". An order by the cards is a judgement."""
+    from engine.rerank.calls import follows_numbers
+
+    assert follows_numbers([1, 2, 3, 4]) and follows_numbers([4, 3, 2, 1])
+    assert follows_numbers([12, 11, 8, 7, 6, 5, 4, 3, 2, 1, 10, 9])
+    assert follows_numbers([3, 4, 5, 6, 7, 8, 1, 2])
+    assert not follows_numbers([1, 2, 3]) and not follows_numbers([2, 1, 4, 3])  # too few to tell
+    assert not follows_numbers([3, 7, 1, 8, 2, 6, 5, 4, 9, 12, 10, 11])
+    assert not follows_numbers([5, 2, 8, 1, 7, 3, 6, 4])
 
 
 def echo_script(purpose, messages, n):  # noqa: ANN001

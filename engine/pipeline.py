@@ -352,7 +352,7 @@ class HirecPipeline:
             intent = replace(intent, plan=read_plan(intent, self.catalogue, list(self.refs.values())))
         read = intent.plan
         number: AnswerResult | None = None  # a compound question's number, computed before its words are answered
-        rest = ""
+        rest = what = ""
         if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
                 and stop_after not in RETRIEVAL_STAGES and (split := compound_parts(question)) is not None):
             # "What was X's gross margin in FY2023, and what drove it?": the number's clause is read and computed on
@@ -363,6 +363,7 @@ class HirecPipeline:
             if part is not None:
                 yield from self._facts(run, record, first, part, check.note, cancel)
                 number, rest = run.answer, split[1]
+                what = f"{part.metric.words}, {part.period}"
                 intent, read = replace(intent, numeric=False, plan=None), None
         if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
                 and stop_after not in RETRIEVAL_STAGES):
@@ -421,7 +422,7 @@ class HirecPipeline:
             record = _saying(f"the annual report prints no table whose {read.parts} rows add up to its "
                              f"{read.tree.name if read.tree is not None else 'amount'}", record, run)
         if self.chat is None and stop_after not in RETRIEVAL_STAGES and not cover_asked:
-            run.answer = self._no_chat() if number is None else joined_answer(number, self._no_chat(), rest)
+            run.answer = self._no_chat() if number is None else joined_answer(number, self._no_chat(), rest, what)
             if number is not None:
                 yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
             return
@@ -463,7 +464,7 @@ class HirecPipeline:
                                      s.prompts, computed=render_metric_lines(metrics),
                                      known=[m.value for m in metrics], searched=searched, verdict=not undecided,
                                      cancel=cancel)
-            run.answer = got.result if number is None else joined_answer(number, got.result, rest)
+            run.answer = got.result if number is None else joined_answer(number, got.result, rest, what)
             refs = tuple(PassageRef.of(i, p) for i, p in enumerate(passages, start=1))
             yield record(StageTrace(0, AnswerPayload(run.answer, refs), time.perf_counter() - t, got.calls))
             return
@@ -525,7 +526,7 @@ class HirecPipeline:
             result = replace(result, reason="; ".join(x for x in (scope_note(metric_plan), result.reason) if x))
         result = self._check_evidence_date(self._check_evidence_years(result, intent, kept), intent, kept)
         if number is not None:
-            result = joined_answer(number, result, rest)
+            result = joined_answer(number, result, rest, what)
         run.answer = result
         refs = tuple(PassageRef.of(i, p) for i, p in enumerate(kept, start=1))
         yield record(StageTrace(0, AnswerPayload(result, refs), time.perf_counter() - t, calls))

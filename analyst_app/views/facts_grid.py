@@ -226,8 +226,9 @@ class FactTable:
             xs = lefts(label_starts(page_text, [r.label for r in table.rows], starts))
         # a row printed further right than the row above sits under it, unless its values total the rows above
         sums = table.summed_rows() if any(x is not None for x in xs) else []
-        table.rows = [replace(r, is_total=True) if sums[i] and x is not None and i and xs[i - 1] is not None
-                      and x > xs[i - 1] + 1.5 else r for i, (r, x) in enumerate(zip(table.rows, xs, strict=True))]
+        table.rows = [replace(r, is_total=True) if x is not None and i and xs[i - 1] is not None
+                      and x > xs[i - 1] + 1.5 and sums[i] else r
+                      for i, (r, x) in enumerate(zip(table.rows, xs, strict=True))]
         levels = row_levels([(r.heading, r.is_total, x, gap) for r, x, gap in zip(table.rows, xs, gaps, strict=True)])
         table.rows = [replace(r, level=level) for r, level in zip(table.rows, levels)]
         return table

@@ -15,8 +15,9 @@ from engine.records import AnswerResult
 __all__ = ["joined_answer"]
 
 
-def joined_answer(number: AnswerResult, words: AnswerResult, rest: str) -> AnswerResult:
-    """One answer of a number's answer and the answer in words to ``rest`` (the question's second part)."""
+def joined_answer(number: AnswerResult, words: AnswerResult, rest: str, what: str = "") -> AnswerResult:
+    """One answer of a number's answer (``what`` it is: "gross margin, FY2023") and the answer in words to
+    ``rest`` (the question's second part)."""
     if words.status == "answered" and words.text.strip():
         said = words.text.strip()
     else:
@@ -24,7 +25,8 @@ def joined_answer(number: AnswerResult, words: AnswerResult, rest: str) -> Answe
         said = f"“{rest}” is not answered: {why}"
     answered = "answered" in (number.status, words.status)
     reasons = dict.fromkeys(x for r in (number.reason, words.reason) for x in r.split("; ") if x)
-    return replace(words, status="answered" if answered else number.status, text=f"{number.text}\n\n{said}",
+    lead = f"{what[:1].upper()}{what[1:]}: {number.text}" if what and number.value is not None else number.text
+    return replace(words, status="answered" if answered else number.status, text=f"{lead}\n\n{said}",
                    value=number.value, unit=number.unit, method=f"{number.method or 'facts'}+{words.method or 'text'}",
                    program=number.program, variables=number.variables, computed=number.computed,
                    citations=number.citations + tuple(c for c in words.citations if c not in number.citations),

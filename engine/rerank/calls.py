@@ -33,8 +33,6 @@ ECHO = ("the model's order follows the numbers shown (as shown, reversed, or cou
 SCORES = range(1, 6)  # a screening pick's relevance: 5 holds what is asked, 1 barely touches it
 
 
-@dataclass
-
 def follows_numbers(ranking: Sequence[int]) -> bool:
     """Whether a listwise answer (the numbers of all the cards shown, best first) follows the numbers rather than
     the cards: the order shown or its reverse, of :data:`ECHO_MIN` cards or more; or, of :data:`RUN_MIN` or more,
@@ -47,6 +45,8 @@ def follows_numbers(ranking: Sequence[int]) -> bool:
     steps = sum(abs(b - a) == 1 for a, b in zip(ranking, ranking[1:]))
     return n >= RUN_MIN and steps >= RUN_SHARE * (n - 1)
 
+
+@dataclass
 class Candidate:
     """A Stage 1 candidate and what the matching found."""
 

@@ -41,7 +41,8 @@ _INCOME: dict[str, tuple[str, ...]] = {
     "Revenues": ("[total ]{revenue|revenues}", "[total ]net {revenue|revenues}", "total net revenue[s]",
                  "{revenues|revenue} net", "[total ]operating revenues"),
     "RevenueFromContractWithCustomerExcludingAssessedTax": (
-        "[total ]net sales", "[total ]sales", "[total ]{revenue|revenues} from contracts with customers"),
+        "[total ]net sales", "[total ]sales", "[total ]{revenue|revenues} from contracts with customers",
+        "[total ]sales to customers"),
     "CostOfRevenue": ("[total ]cost of {revenue|revenues}", "[total ]costs of {revenue|revenues}"),
     "CostOfGoodsAndServicesSold": (
         "[total ]cost[s] of sales", "[total ]cost[s] of goods sold", "cost of goods and services sold",

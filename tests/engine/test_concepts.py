@@ -242,6 +242,7 @@ REAL = [
     ("Proceeds from issuance of long-term debt", "", CF, "USD", "ProceedsFromIssuanceOfLongTermDebt"),
     ("Cash, cash equivalents and restricted cash at end of period", "", CF, "USD",
      "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"),
+    ("Sales to customers", "", IS, "USD", "RevenueFromContractWithCustomerExcludingAssessedTax"),  # J&J
 ]
 
 

@@ -358,8 +358,9 @@ class HirecPipeline:
             # "What was X's gross margin in FY2023, and what drove it?": the number's clause is read and computed on
             # its own (the company and period are the question's), the rest is answered in words from the filing
             first = replace(intent, question=split[0], plan=None)
-            first = replace(first, plan=read_plan(first, self.catalogue, list(self.refs.values())))
-            part = plan_metric(first, self.library, self.catalogue) if first.plan.status == "complete" else None
+            own = read_plan(first, self.catalogue, list(self.refs.values()))
+            first = replace(first, plan=own)
+            part = plan_metric(first, self.library, self.catalogue) if own.status == "complete" else None
             if part is not None:
                 yield from self._facts(run, record, first, part, check.note, cancel)
                 number, rest = run.answer, split[1]

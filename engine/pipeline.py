@@ -751,7 +751,8 @@ def _saying(note: str, record: Callable[[StageTrace], StageTrace], run: Run) -> 
     def said(trace: StageTrace) -> StageTrace:
         if isinstance(trace.payload, AnswerPayload):
             answer = trace.payload.answer
-            answer = replace(answer, reason="; ".join(x for x in (note, answer.reason) if x))
+            if note not in answer.reason:  # (a compound answer carries its number's notes already)
+                answer = replace(answer, reason="; ".join(x for x in (note, answer.reason) if x))
             run.answer = answer
             trace = replace(trace, payload=replace(trace.payload, answer=answer))
         return record(trace)

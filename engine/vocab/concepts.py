@@ -196,7 +196,9 @@ _CASH_FLOWS: dict[str, tuple[str, ...]] = {
         "deferred tax provision", "deferred income tax expense benefit", "deferred tax expense"),
     "DepreciationDepletionAndAmortization": (
         "depreciation and amortization", "depreciation depletion and amortization",
-        "depreciation amortization and depletion", "depreciation and amortization expense"),
+        "depreciation amortization and depletion", "depreciation and amortization expense",
+        "depreciation and amortization of ppe",
+        "depreciation and amortization of property[ plant] equipment and intangible{s| assets}"),
     "Depreciation": ("depreciation", "depreciation expense"),
     "RepaymentsOfLongTermDebt": (
         "[principal ]{repayment|payment|retirement}[s] {of|on} long term debt",),
@@ -399,7 +401,7 @@ _DILUTED = re.compile(r"\bdiluted\b|\bassuming dilution\b")
 # headings under which a familiar label is a part of something else: "Cash and cash equivalents" among pension
 # plan assets, "Current portion of long-term debt" of finance leases, "Cost of sales" of hedging gains
 _NOT_CONSOLIDATED = re.compile(r"\bfair value\b|\blevel [123]\b|\bplan assets\b|\bpension|\bpostretirement\b|"
-                               r"\bleases?\b|\bhedging\b|\bnoncash\b")
+                               r"\bleases?\b|\bhedging\b|\bnoncash\b|\bdeferred tax")
 # a heading that names the company's own measure ("Adjusted earnings before provision for taxes and net earnings",
 # "Adjusted Net Income Per Share"): its "Net earnings", "Diluted" are that measure's, not the statement's. A
 # reconciliation ("Adjusted EBITDA Reconciliation") starts from the statement's own lines, which stay theirs.

@@ -243,6 +243,8 @@ REAL = [
     ("Cash, cash equivalents and restricted cash at end of period", "", CF, "USD",
      "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"),
     ("Sales to customers", "", IS, "USD", "RevenueFromContractWithCustomerExcludingAssessedTax"),  # J&J
+    ("Depreciation and amortization of property, equipment and intangibles", "", CF, "USD",
+     "DepreciationDepletionAndAmortization"),  # Netflix
 ]
 
 
@@ -284,6 +286,8 @@ TRAPS = [
     ("Net earnings", "Adjusted earnings before provision for taxes and net earnings (1)", IS, "USD", None),
     ("Diluted", "Adjusted Net Income (Loss) Per Share", "table", "USD/share", None),
     ("Net earnings", "Non-GAAP net earnings", IS, "USD", None),
+    # a deferred tax table lists temporary differences, not the statements' lines
+    ("Depreciation and amortization", "Deferred tax assets (liabilities)", "table", "USD", None),
     ("Deferred income taxes", "", BS, "USD", None),  # an asset or a liability
     # wording whose tag differs between filers: left unmapped rather than guessed
     ("Interest expense, net", "", IS, "USD", None),

@@ -19,7 +19,7 @@ from itertools import product
 
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, run_program
 from engine.answer.generate import NOT_ANSWERABLE
-from engine.facts.tables import primary_statement
+from engine.facts.tables import parent_only, primary_statement
 from engine.intent.reader import asks_a_number, dimension_of, plan_words, read_plan
 from engine.pages import cite
 from engine.records import (
@@ -43,6 +43,7 @@ from engine.vocab.catalogue import (
     python_formula,
     variable,
 )
+from engine.vocab.concepts import printed_negated
 from engine.vocab.lexicon import find_metrics
 from engine.vocab.numbers import SCALE_FACTORS
 from engine.wording import format_value
@@ -321,6 +322,9 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
             if not facts and found.get(term):
                 facts, how = found[term], "found by a complementary retrieval"
             fact, ambiguous, why = pick(facts, item, year, plan.annual_years)
+            if fact is not None and printed_negated(fact.fact.label, fact.fact.concept):
+                why = "; ".join(w for w in (why, f"the row “{fact.fact.label}” prints {item.words} in parentheses: "
+                                                  f"{fact.fact.printed} is read with its sign turned") if w)
             if fact is not None:
                 got.inputs.append(FactInput(term, item, fact, _value(fact, item), how, why))
             elif item.optional and not ambiguous and _statement_read(library, plan, item, year):
@@ -407,14 +411,15 @@ def _statement_read(library: Library, plan: FactPlan, item: LineItem, year: int)
 
 
 def _rank(s: StoredFact, item: LineItem, year: int, filing_years: dict[int, int]) -> tuple[int, ...]:
-    """Better first: on the item's own statement, high confidence, printed in the primary statement under its own
-    heading rather than a summary table that prints the same line (an MD&A's "Balance sheet and working capital
-    measures"), from the annual report of that very fiscal year (the figure as first reported), then the next
-    year's (its comparative column)."""
+    """Better first: on the item's own statement, the consolidated company's rather than the parent company's alone
+    (Schedule I), high confidence, printed in the primary statement under its own heading rather than a summary
+    table that prints the same line (an MD&A's "Balance sheet and working capital measures"), from the annual
+    report of that very fiscal year (the figure as first reported), then the next year's (its comparative
+    column)."""
     fy = filing_years.get(s.filing_id)
     own = 0 if fy == year else 1 if fy == year + 1 else 2
-    return (0 if s.fact.statement == item.statement else 1, 0 if s.fact.confidence == "high" else 1,
-            0 if primary_statement(s.fact.title) else 1, own)
+    return (0 if s.fact.statement == item.statement else 1, 1 if parent_only(s.fact.title) else 0,
+            0 if s.fact.confidence == "high" else 1, 0 if primary_statement(s.fact.title) else 1, own)
 
 
 def pick(facts: Sequence[StoredFact], item: LineItem, year: int,
@@ -431,12 +436,12 @@ def pick(facts: Sequence[StoredFact], item: LineItem, year: int,
     best = [s for s, r in zip(facts, ranks) if r == top]
     values: dict[float, StoredFact] = {}
     for s in best:
-        values.setdefault(round(s.fact.scaled_value, 2), s)
+        values.setdefault(round(amount(s), 2), s)
     if len(values) == 1:
         chosen = next((s for s in best if s.fact.is_total), best[0])
         return chosen, [], _why(chosen, facts, item, year, years, "")
     totals = [s for s in best if s.fact.is_total]
-    if len({round(s.fact.scaled_value, 2) for s in totals}) == 1:
+    if len({round(amount(s), 2) for s in totals}) == 1:
         return totals[0], [], _why(totals[0], facts, item, year, years, "the total row among rows of other values")
     return None, list(values.values()), ""
 
@@ -448,7 +453,7 @@ def _why(chosen: StoredFact, facts: Sequence[StoredFact], item: LineItem, year: 
     report, or the next one's comparative column), and where else the figure is printed."""
     f = chosen.fact
     fy = filing_years.get(chosen.filing_id)
-    if f.statement == item.statement and primary_statement(f.title):
+    if f.statement == item.statement and primary_statement(f.title) and not parent_only(f.title):
         where = f"the {item.statement} itself"
     elif f.statement == item.statement:
         where = f"a table read as the {item.statement} (\"{_short(f.title)}\"): no primary statement prints it"
@@ -461,8 +466,8 @@ def _why(chosen: StoredFact, facts: Sequence[StoredFact], item: LineItem, year: 
     here = (chosen.doc_name, f.page_index)
     others = {(s.doc_name, s.fact.page_index): s for s in facts  # the same period's printings elsewhere
               if (s.doc_name, s.fact.page_index) != here and s.fact.period.end == f.period.end}
-    same = [s for s in others.values() if round(s.fact.scaled_value, 2) == round(f.scaled_value, 2)]
-    differ = [s for s in others.values() if round(s.fact.scaled_value, 2) != round(f.scaled_value, 2)]
+    same = [s for s in others.values() if round(amount(s), 2) == round(amount(chosen), 2)]
+    differ = [s for s in others.values() if round(amount(s), 2) != round(amount(chosen), 2)]
     if not same and not differ and not lead:
         return ""
     parts = [lead] if lead else []
@@ -482,8 +487,14 @@ def _short(title: str, width: int = 60) -> str:
     return title if len(title) <= width else title[: width - 1].rstrip() + "…"
 
 
+def amount(s: StoredFact) -> float:
+    """A fact's amount in its concept's sense: a row that prints the concept's opposite as positive ("Income tax
+    (expense)/benefit") has its sign turned (:func:`~engine.vocab.concepts.printed_negated`)."""
+    return -s.fact.scaled_value if printed_negated(s.fact.label, s.fact.concept) else s.fact.scaled_value
+
+
 def _value(s: StoredFact, item: LineItem) -> float:
-    value = s.fact.scaled_value
+    value = amount(s)
     return abs(value) if item.magnitude else value
 
 

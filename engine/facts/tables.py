@@ -283,6 +283,19 @@ def primary_statement(title: str) -> bool:
     return bool(_primary_kind(title))
 
 
+# a statement of the parent company alone (Regulation S-X Schedule I, "Condensed Financial Information of
+# Registrant"; a bank holding company's "Parent Company" note): its lines are not the consolidated statement's
+_PARENT_ONLY = re.compile(r"\bparent\s+(?:company|corporation|only)\b|\bregistrant(?:['’]s)?\s+(?:only|condensed)\b|"
+                          r"\bcondensed\s+financial\s+(?:information|statements)\s+of\s+(?:the\s+)?(?:registrant|parent)\b",
+                          re.IGNORECASE)
+
+
+def parent_only(title: str) -> bool:
+    """Whether a statement's title says it is the parent company's alone ("PARENT COMPANY – CONDENSED STATEMENTS
+    OF INCOME", "Condensed Financial Information of Registrant", "… (Parent Company Only)")."""
+    return bool(_PARENT_ONLY.search(title))
+
+
 def _primary_kind(title: str) -> str:
     """The statement a primary statement's own heading names ("equity", "cash flows" …; see
     :func:`primary_statement`), "" for a title that is none."""

@@ -42,6 +42,11 @@ _REPORT_DATE_ABOVE_RE = re.compile(rf"(({_MONTHS})\s+\d{{1,2}},?\s+\d{{4}})[ \t]
 _FORM_RE = re.compile(r"\bFORM\s+(10-K|10-Q|8-K)\b", re.I)
 _TICKER_RE = re.compile(r"(?:^|  )([A-Z]{1,5}(?:\.[A-Z])?)(?:  |$)")
 _EXACT_NAME_RE = re.compile(r"exact\s+name\s+of\s+(the\s+)?registrant", re.I)
+# a press release's dateline: "New Brunswick, N.J. (July 20, 2023) – Johnson & Johnson (NYSE: JNJ) today …",
+# "BOLINGBROOK, Ill.--(BUSINESS WIRE)-- Ulta Beauty, Inc. (NASDAQ: ULTA) today …": the issuer and its listing
+_DATELINE_RE = re.compile(
+    r"(?:[–—]|--|\s-\s)\s*(?P<name>[A-Z](?:(?!\s-\s|--)[\w.,&'’ -]){1,70}?)\s*\(\s*(?:NYSE(?:\s+American|\s+Arca)?|NASDAQ|Nasdaq)"
+    r"(?:\s+[A-Z][a-z]+)*\s*:\s*(?P<ticker>[A-Z]{1,5}(?:\.[A-Z])?)\s*\)")
 _CIK_RE = re.compile(r"(?:central\s+index\s+key|\bCIK\b)(?:\s+(?:no\.?|number|#))?\s*[:#.]?\s*(\d{1,10})\b",
                      re.IGNORECASE)
 _FYE_RE = re.compile(rf"fiscal\s+year\s+end\s*:\s*(--\d{{2}}-\d{{2}}|\d{{4}}\b|(?:{_MONTHS})\.?\s+\d{{1,2}}\b)",
@@ -191,6 +196,9 @@ def parse_cover(text: str) -> dict[str, str | None]:
                 if nxt and nxt.upper() == nxt and len(nxt) < 80:
                     out["registrant"] = _clean_name(nxt)
                 break
+    if out["registrant"] is None and (m := _DATELINE_RE.search(head)):  # an earnings release: its dateline
+        out["registrant"] = _clean_name(m["name"])
+        out["ticker"] = m["ticker"]
     for i, line in enumerate(lines):
         if re.search(r"trading\s+symbol", line, re.I):
             for row in lines[i : i + 8]:

@@ -40,7 +40,7 @@ from lark.exceptions import LarkError, VisitError
 
 from engine.intent.issuers import issuer_spans
 from engine.intent.periods import period_spans
-from engine.intent.shape import core_question, is_numeric, which_way
+from engine.intent.shape import core_question, is_numeric, judges_its_number, which_way
 from engine.intent.wordlists import word_list
 from engine.records import AnswerResult, IssuerRef, MetricPlan, PlanNode, QueryIntent
 from engine.settings import RESOURCES_DIR
@@ -654,14 +654,19 @@ def _phrase(sent: list[_Tok], used: set[int], definition: bool = False) -> list[
             prev = out.pop()
             t = _Tok(prev.start, t.end, "", frozenset({"YEARS"}), f"{prev.value},{t.value}")
         out.append(t)
-    out = _balanced(_parentheticals(out))
-    soft = _SOFT | _FRAME | {"COMMA", "WHICH", "DEFINE", "USING", "EQ"}
-    cleaned = out
+    return _trimmed(_balanced(_parentheticals(out)), definition)
+
+
+_AROUND = _SOFT | _FRAME | {"COMMA", "WHICH", "DEFINE", "USING", "EQ"}
+
+
+def _trimmed(cleaned: list[_Tok], definition: bool = False) -> list[_Tok]:
+    """A phrase without the function words around it and the parentheses the frame left empty."""
     while True:  # function words around the metric, and parentheses the frame left empty "(in USD millions)"
         # (the asked metric's years are the question's; a definition's years qualify its operands)
-        while cleaned and (cleaned[0].kinds <= soft or "YEARS" in cleaned[0].kinds and not definition):
+        while cleaned and (cleaned[0].kinds <= _AROUND or "YEARS" in cleaned[0].kinds and not definition):
             cleaned = cleaned[1:]
-        while cleaned and (cleaned[-1].kinds <= soft or "YEARS" in cleaned[-1].kinds and not definition):
+        while cleaned and (cleaned[-1].kinds <= _AROUND or "YEARS" in cleaned[-1].kinds and not definition):
             cleaned = cleaned[:-1]
         empty = next((i for i in range(len(cleaned) - 1) if "LPAR" in cleaned[i].kinds and "RPAR" in
                       cleaned[i + 1].kinds), None)
@@ -867,19 +872,24 @@ def _qualities() -> dict[str, _Quality]:
     return out
 
 
-def _judgement(phrase: list[_Tok]) -> _Judged | None:
+def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
     """The judgement a yes/no question asks of its metric, or None: a direction ("improving", "declined"; "increase
     or decrease": which), a level ("healthy"), a bar it writes ("above 1.5"), stability ("consistent, not
     fluctuating more than 2%": the band), or a quality that names its own metric ("capital-intensive"); the aspect
-    words around it ("liquidity profile") are the judgement's, the metric named decides it."""
-    test, bar, words, rest, quality = "", None, [], [], ""
+    words around it ("liquidity profile") are the judgement's, the metric named decides it. Where the question
+    names two periods (``between``), a comparison with no number after it ("exceed its FY2021 level", "more than in
+    2021") is the direction from the earlier to the later, and the "than" of a direction is its other side."""
+    test, bar, words, quality = "", None, [], ""
+    rest: list[_Tok] = []
+    at = -1  # where the direction's word stood in the rest
     written: float | None = None  # a bar the question writes
     stable = any("STABLE" in t.kinds for t in phrase)
     i = 0
     while i < len(phrase):
         t = phrase[i]
-        if t.kinds & {"ABOVE", "BELOW"} and written is None and i + 1 < len(phrase) and "NUMBER" in phrase[i + 1].kinds:
-            written = float(phrase[i + 1].value)
+        if t.kinds & {"ABOVE", "BELOW"} and written is None and i + 1 < len(phrase) \
+                and phrase[i + 1].kinds & {"NUMBER", "ONE"}:  # ("above 1": the grammar's ONE is a number here)
+            written = float(phrase[i + 1].value) if "NUMBER" in phrase[i + 1].kinds else 1.0
             if not test and not stable:
                 test = ">=" if "ABOVE" in t.kinds else "<="
             words += [t.text, phrase[i + 1].text]
@@ -916,6 +926,15 @@ def _judgement(phrase: list[_Tok]) -> _Judged | None:
         elif t.kinds & {"UP", "DOWN", "GOOD"} and not test:
             test = "up" if "UP" in t.kinds else "down" if "DOWN" in t.kinds else "good"
             words.append(t.text)
+            at = len(rest)
+        elif (between and t.kinds & {"ABOVE", "BELOW"} and "DIV" not in t.kinds and not test
+              and not stable):  # "did its FY2022 margin exceed FY2021's": a direction between the two ("over" is
+            # a division or the frame's)
+            test = "up" if "ABOVE" in t.kinds else "down"
+            words.append(t.text)
+            at = len(rest)
+        elif "THAN" in t.kinds and test in ("up", "down"):  # "higher in FY2022 than in FY2021"
+            words.append(t.text)
         elif ("ASPECT" in t.kinds and "METRIC" not in t.kinds
               or "OR" in t.kinds and i + 1 < len(phrase) and phrase[i + 1].kinds & {"UP", "DOWN"}):
             words.append(t.text)
@@ -925,10 +944,14 @@ def _judgement(phrase: list[_Tok]) -> _Judged | None:
     if written is not None:
         bar = written
     # parentheses the judgement's words leave empty ("gross margins (not fluctuating more than 2%)")
-    while (k := next((j for j in range(len(rest) - 1) if "LPAR" in rest[j].kinds and "RPAR" in rest[j + 1].kinds),
-                     None)) is not None:
-        rest = rest[:k] + rest[k + 2:]
-    return _Judged(test, bar, words, rest, quality) if test else None
+    if test in ("up", "down") and 0 < at < len(rest):
+        # the metric named on both sides: "did its FY2023 revenue exceed its FY2022 revenue" judges one metric
+        def bare(side: list[_Tok]) -> list[str]:
+            return [x.render() for x in _trimmed([x for x in side if "YEARS" not in x.kinds])]
+        if bare(rest[:at]) and bare(rest[:at]) == bare(rest[at:]):
+            rest = rest[:at]
+    # and the function words its words leave at either end ("… of sales in, and did that beat")
+    return _Judged(test, bar, words, _trimmed(rest), quality) if test else None
 
 
 @lru_cache(maxsize=1)
@@ -1262,7 +1285,8 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     phrase = _substitute(phrase, names)
     among = _year_choice([sentences[n] for n in asked_idx], years)
     asks_which_way = which_way(text) is not None  # "did it increase or decrease": a judgement, not a yes or no
-    judged = _judgement(phrase) if (intent.yes_no or asks_which_way) and among is None else None
+    judged = (_judgement(phrase, between=len(asked_years(intent)) > 1 or len(intent.quarters) > 1)
+              if (intent.yes_no or asks_which_way or judges_its_number(text)) and among is None else None)
     if judged is not None:  # "does it have an improving gross margin": the metric, and the test it is put to
         phrase = judged.rest
         if judged.quality and not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):

@@ -43,7 +43,10 @@ _COMPARE = re.compile(
     r"historical\w*|sequential\w*|stack\s+up|measure\s+up|vari(?:ed|es|ations?)|movements?|patterns?|"
     r"(?:quarter|year|period)\s+to\s+(?:quarter|year|period)|"
     r"(?:across|throughout|over)\s+(?:the\s+)?(?:\w+\s+){0,2}(?:quarters|periods|years))\b", re.IGNORECASE)
-_CLAUSE_SPLIT = re.compile(r"\?|;|,\s*and\s+|\band\s+(?=(?:how|what|which|why)\b)")
+# clauses: a "?", a ";", ", and", "and" before a question word or before a yes/no question of a pronoun ("… and
+# was it higher than in FY2021")
+_CLAUSE_SPLIT = re.compile(rf"\?|;|,\s*and\s+|\band\s+(?=(?:how|what|which|why)\b|(?:{_AUX})\s+"
+                           r"(?:it|that|this|they|these|those)\b)")
 _PERIOD_PAIR = re.compile(r"\bbetween\b.*\band\b|\bfrom\b.*\bto\b", re.IGNORECASE)
 _CALC = re.compile(
     r"\b(?:calculate|compute|compar\w*|ratio|margins?|average|avg|cagr|growth|grew|chang\w*|"
@@ -142,6 +145,13 @@ def compound_parts(text: str) -> tuple[str, str] | None:
     if not (_QWORD.match(lead) or _TEXTUAL.search(lead)):
         return None  # "…, and net income": a second amount, not a second question
     return first.rstrip("?") + "?", rest + "?"
+
+
+def judges_its_number(text: str) -> bool:
+    """Whether a question asks for a number and then a yes/no question of it ("What was X's margin in Q2 2023, and
+    did that beat Q2 2022?"): one judgement of the number, answered with both values."""
+    split = compound_parts(text)
+    return split is not None and is_yes_no(split[1])
 
 
 def is_comparison(core: str, n_companies: int, n_periods: int) -> bool:

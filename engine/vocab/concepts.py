@@ -31,7 +31,7 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = ["CONCEPTS_VERSION", "STATEMENTS_OF", "SYNONYMS", "concept_for", "concept_of_query", "is_instant",
-           "known_concepts", "normalise_label"]
+           "known_concepts", "normalise_label", "printed_negated"]
 
 # --- the synonym table --------------------------------------------------------------------------------------
 # Phrases are in normalise_label()'s output form: lowercase, no punctuation, "ppe" for property (plant) and
@@ -76,7 +76,10 @@ _INCOME: dict[str, tuple[str, ...]] = {
         "{pretax|pre tax} {income|earnings|loss}", "{income|earnings} before provision for income taxes"),
     "IncomeTaxExpenseBenefit": (
         "[total ]{provision for|benefit from} income taxes", "[total ]income tax {expense|provision}",
-        "provision for taxes on income", "taxes on income", "income taxes"),
+        "provision for taxes on income", "taxes on income", "income taxes", "income tax",
+        # the benefit printed as the positive sense, the expense as its alternative ("(Provision for) benefit from
+        # taxes", "Benefit (provision) for income taxes", "Income tax benefit/(expense)"): see printed_negated
+        "{provision for|benefit from} taxes", "benefit for income taxes", "income tax benefit"),
     "IncomeLossFromContinuingOperations": (
         "[net ]{income|earnings|loss} from continuing operations",),
     "ProfitLoss": (
@@ -241,6 +244,7 @@ STATEMENTS_OF: dict[str, frozenset[str]] = {
 # debt note may include the current portion; "Income taxes" in notes is often the cash paid)
 _PHRASE_STATEMENTS: dict[str, frozenset[str]] = {
     "income taxes": frozenset({_IS}),
+    "income tax": frozenset({_IS}),
     "long term debt": frozenset({_BS, _TABLE}),
     "sales": frozenset({_IS}),
     "depreciation": frozenset({_CF}),
@@ -345,7 +349,8 @@ _VALUATION = re.compile(
 _AMOUNT_CLAUSE = re.compile(r"[,;]?\s*\(?\bnet\s+of\s+\$.*$")
 # sign alternatives printed beside a word: "income/(loss)", "(loss) income", "provided by (used in)"
 _SIGN = (r"(?:losses|loss|deficit|benefit\s+from|benefit|income|expense|earnings|gains|gain|credit|charges?|"
-         r"increase|decrease|used\s+in|used\s+for|used\s+by|used|provided\s+by|provided|recovery|provision\s+for)")
+         r"increase|decrease|used\s+in|used\s+for|used\s+by|used|provided\s+by|provided|recovery|provision\s+for|"
+         r"provision)")
 _SIGN_ALT = re.compile(rf"\s*/\s*\(?{_SIGN}\)?(?![a-z])|\s*\({_SIGN}\)")
 _LEADING = re.compile(r"^(?:less|add|plus|deduct)\s*:?\s+")
 _PPE = re.compile(r"\b(?:property,?\s+plant,?\s+and\s+equipment|property\s+and\s+equipment|"
@@ -501,6 +506,29 @@ def _lookup(label: str, statement: str) -> str | None:
     return concept if statement in allowed else None
 
 
+# concepts whose rows may print their opposite as the positive sense: (the concept's own sense, its opposite)
+_SENSES = {"IncomeTaxExpenseBenefit": (re.compile(r"\b(?:expense|provision|charge)\b"),
+                                       re.compile(r"\b(?:benefit|credit)\b"))}
+_ALTERNATIVE = re.compile(r"\([^)\d]*[a-z][^)\d]*\)|/")
+
+
+def _positive_sense(label: str) -> str:
+    """A label's words without the alternatives it prints in parentheses: the sense its positive amounts have."""
+    return re.sub(r"\([^)]*\)", " ", label.lower())
+
+
+def printed_negated(label: str, concept: str | None) -> bool:
+    """Whether a row's printed amounts are its concept's with the sign turned: the label prints the opposite of
+    the concept as its positive sense and the concept's own sense as the alternative in parentheses ("Income tax
+    (expense)/benefit", "(Provision for) benefit from taxes": a benefit positive, an expense in parentheses)."""
+    senses = _SENSES.get(concept or "")
+    if senses is None or not _ALTERNATIVE.search(label.lower()):
+        return False
+    own, opposite = senses
+    positive = _positive_sense(label)
+    return bool(opposite.search(positive)) and not own.search(positive)
+
+
 def concept_of_query(text: str) -> str | None:
     """The concept a searched phrase names, as a row label would or with its words in another number
     ("capital expenditure", "inventory")."""
@@ -567,7 +595,11 @@ def concept_for(label: str, parent: str = "", statement: str = "table", unit: st
         if not _CASH_HEADING.search(heading):
             return None
         return _lookup(f"net cash from {m[1]} activities", statement)
-    return _lookup(text, statement)
+    concept = _lookup(text, statement)
+    if concept in _SENSES and _SENSES[concept][1].search(_positive_sense(label)) \
+            and not _SENSES[concept][0].search(_positive_sense(label)) and not _ALTERNATIVE.search(label.lower()):
+        return None  # "Income tax benefit" alone: whether a benefit prints positive or in parentheses is not said
+    return concept
 
 
 # The mapping's version: the code's tag and a digest of its tables (concepts-3: a row under a heading naming an adjusted

@@ -121,6 +121,11 @@ REAL = [
     ("Pretax income", "", IS, "USD",
      PRETAX),
     ("Provision for/(benefit from) income taxes", "", IS, "USD", "IncomeTaxExpenseBenefit"),
+    ("(Provision for) benefit from taxes", "", IS, "USD", "IncomeTaxExpenseBenefit"),  # Intel
+    ("Income tax (expense)/benefit", "", IS, "USD", "IncomeTaxExpenseBenefit"),  # Boeing
+    ("Benefit (provision) for income taxes", "", IS, "USD", "IncomeTaxExpenseBenefit"),
+    # a benefit alone: whether it prints positive or in parentheses is not said
+    ("Income tax benefit", "", IS, "USD", None),
     ("Income tax expense (benefit)", "", IS, "USD", "IncomeTaxExpenseBenefit"),
     ("Provision for taxes on income (Note 8)", "", IS, "USD", "IncomeTaxExpenseBenefit"),
     ("Net earnings", "", IS, "USD", "NetIncomeLoss"),

@@ -569,6 +569,50 @@ def test_the_primary_statement_is_preferred_to_a_summary_table_and_the_input_say
     assert fact in (note, summary) and "no primary statement prints it" in why
 
 
+def test_the_consolidated_statement_is_taken_over_the_parent_companys_own() -> None:
+    """A bank holding company prints its parent company's condensed statements too (Schedule I): the same line,
+    another value. The consolidated statement's is the company's; the parent's is only mentioned."""
+    from engine.answer.from_facts import pick
+
+    item = load_catalogue().items["inventory"]
+    sheet = _printing(1, "X_2020_10K", 71, "CONSOLIDATED BALANCE SHEETS", "balance sheet", 2438)
+    for title in ("PARENT COMPANY – CONDENSED BALANCE SHEETS", "Condensed Financial Information of Registrant",
+                  "Condensed Balance Sheets (Parent Company Only)"):
+        parent = _printing(2, "X_2020_10K", 150, title, "balance sheet", 12)
+        fact, ambiguous, why = pick([parent, sheet], item, 2020, {1: 2020})
+        assert fact is sheet and not ambiguous, title
+        assert "other values printed for it: 12 on" in why
+        fact, _, why = pick([parent], item, 2020, {1: 2020})
+        assert fact is parent  # the only printing
+
+
+def test_a_row_that_prints_the_expense_in_parentheses_is_read_with_its_sign_turned() -> None:
+    """Boeing prints "Income tax (expense)/benefit  (31)", Intel "(Provision for) benefit from taxes": an expense in
+    parentheses. The provision for income taxes is 31, the same figure the tax note prints as "Provision for income
+    taxes  31" (one value, not two), and a benefit printed positive is a negative provision."""
+    from engine.answer.from_facts import amount, pick
+    from engine.records import ColumnPeriod, StatementFact, StoredFact
+    from engine.vocab.concepts import concept_for
+
+    def printing(n: int, label: str, statement: str, value: float) -> StoredFact:
+        return StoredFact(n, 1, "X_2022_10K", None, StatementFact(
+            50 + n, statement, "CONSOLIDATED STATEMENTS OF OPERATIONS", label, "", False, 0,
+            ColumnPeriod("2022", 2022, None, 0), f"({-value:,.0f})" if value < 0 else f"{value:,.0f}", value,
+            "millions", "USD", 0, 5, concept=concept_for(label, "", statement)))
+
+    item = load_catalogue().items["income_tax"]
+    boeing = printing(1, "Income tax (expense)/benefit", "income statement", -31)
+    note = printing(2, "Provision for income taxes", "table", 31)
+    assert boeing.fact.concept == note.fact.concept == "IncomeTaxExpenseBenefit"
+    fact, ambiguous, why = pick([note, boeing], item, 2022, {1: 2022})
+    assert fact is boeing and not ambiguous and "other values" not in why
+    assert amount(boeing) == amount(note) == 31e6
+    intel = printing(3, "(Provision for) benefit from taxes", "income statement", 362)  # a benefit
+    assert amount(intel) == -362e6
+    # printed the concept's own way round: as printed
+    assert amount(printing(4, "Provision for (benefit from) income taxes", "income statement", -12)) == -12e6
+
+
 def _release_pdf(path: Path, company: str, caption: str, rows: list[tuple[str, str, str]]) -> None:
     """An earnings release's statement of earnings: the quarter named by a caption, no period end printed."""
     import pymupdf

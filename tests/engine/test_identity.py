@@ -430,6 +430,24 @@ def test_an_8k_report_date_is_read_on_its_line_the_next_or_above_its_caption(tex
     assert parse_cover(text)["period_end"] == day
 
 
+@pytest.mark.parametrize(("text", "name", "ticker"), [
+    ("Quillon reports results\nNew Haven, Conn. (July 20, 2023) – Quillon Brands Inc. (NYSE: QLB) today announced",
+     "Quillon Brands Inc.", "QLB"),
+    ("HARTFORD, Conn.--(BUSINESS WIRE)-- Harborview Therapeutics, Inc. (NASDAQ: HRBR) today reported",
+     "Harborview Therapeutics, Inc.", "HRBR"),
+    ("SPRINGFIELD, Ill. - April 25, 2023 - Orchard & Vale Co. (Nasdaq Global Select Market: OVC) today reported",
+     "Orchard & Vale Co.", "OVC"),
+    # an SEC cover's registrant is the registrant, whatever a later line says
+    ("FORM 8-K\nACME CORP\n(Exact name of registrant as specified in its charter)\nExhibit 99.1 – Acme Corp "
+     "(NYSE: ACM) today", "ACME CORP", None),
+    # a listing mentioned in a sentence is no dateline
+    ("The notes of Beta Holdings (NYSE: BETA) trade on the exchange.", None, None),
+])
+def test_an_earnings_releases_issuer_is_read_from_its_dateline(text, name, ticker):
+    cover = parse_cover(text)
+    assert (cover["registrant"], cover["ticker"]) == (name, ticker)
+
+
 def test_a_stored_8k_whose_date_an_older_cover_reader_missed_gets_it_from_its_stored_cover(tmp_path):
     """refresh_identity reads the stored cover's text again (no file opened) and fills the period's end it lacks."""
     library = ingested(tmp_path, write_cover_pdf(tmp_path / "filings" / "ACME_2023_8K.pdf", name="ACME CORP",

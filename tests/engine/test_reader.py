@@ -104,7 +104,8 @@ AVERAGE = ("What is the FY2021 - FY2023 3 year average {m} for {co}?",
 CAGR = ("What is {co}'s 2 year {m} CAGR from FY2021 to FY2023?",
         "What was the compound annual growth rate of {co}'s {m} from FY2021 to FY2023?")
 SHARE = ("What is {co}'s FY{y} {a} as a % of {b}?", "What was {a} as a percentage of {b} for {co} in FY{y}?",
-         "{co}: FY{y} {a} over {b}, in percent?")
+         "{co}: FY{y} {a} over {b}, in percent?", "What was {co}'s {a} as a share of {b} in FY{y}?",
+         "{co}'s {a} as a proportion of {b}, FY{y}?")
 DEFINED = ("Define cash coverage as {a} divided by {b}. What was {co}'s FY{y} cash coverage?",
            "What is {co}'s FY{y} cash coverage, defined as {a} / {b}?",
            "What is {co}'s FY{y} cash coverage (cash coverage = {a} over {b})?")
@@ -233,7 +234,15 @@ UP_DOWN = (("Did {co}'s {m} improve in FY{y}?", "up"), ("Has {co}'s {m} grown be
            ("Did {co} see its {m} rise in FY{y}?", "up"), ("Has {co}'s {m} declined in FY{y}?", "down"),
            ("Did {co}'s {m} drop between FY{p} and FY{y}?", "down"), ("Is {co}'s {m} shrinking as of FY{y}?", "down"),
            ("Did {co}'s {m} go up or down in FY{y}?", "either"),
-           ("Did {co}'s {m} increase or decrease from FY{p} to FY{y}?", "either"))
+           ("Did {co}'s {m} increase or decrease from FY{p} to FY{y}?", "either"),
+           # the metric set against the other period the question names
+           ("Was {co}'s {m} higher in FY{y} than in FY{p}?", "up"), ("Did {co}'s FY{y} {m} beat FY{p}?", "up"),
+           ("Did {co}'s {m} in FY{y} exceed its FY{p} level?", "up"), ("Was {co}'s FY{y} {m} ahead of FY{p}?", "up"),
+           ("Did {co}'s {m} in FY{y} fall short of FY{p}?", "down"), ("Was {co}'s FY{y} {m} lower than in FY{p}?",
+                                                                     "down"),
+           # a number, then a yes/no question of it
+           ("What was {co}'s {m} in FY{y}, and did it outpace FY{p}?", "up"),
+           ("What was {co}'s {m} in FY{y} and was it below FY{p}?", "down"))
 STABLE = (("Was {co}'s {m} stable from FY2021 to FY2023?", None),
           ("Has {co}'s {m} been consistent between FY2021 and FY2023, not moving more than {b}% a year?", "b"),
           ("Did {co} keep a steady {m} over FY2021-FY2023, within {b}%?", "b"))
@@ -473,3 +482,18 @@ def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(que
     assert plan.status == "unread", plan
     answer = unread_answer(plan)
     assert answer.status == "not_answerable" and answer.value is None and "could not read" in answer.text
+
+
+@pytest.mark.parametrize(("question", "judge", "bar"), [
+    ("Is Acme's FY2023 current ratio above 1?", ">=", 1.0),  # ("1" is also the grammar's ONE)
+    ("Was Acme's current ratio under one in FY2023?", "<=", 1.0),
+    ("Did Acme's FY2023 revenue exceed its FY2022 revenue?", "up", None),
+    # a comparison word with no second period is no direction: "above" what?
+    ("Is Acme's FY2023 current ratio above average?", "", None),
+])
+def test_a_comparison_reads_a_bar_or_the_other_period_never_a_guess(question: str, judge: str,
+                                                                     bar: float | None) -> None:
+    plan = _plan(question)
+    assert plan.judge == judge and plan.bar == bar, plan
+    if judge:
+        assert plan.status == "complete", plan

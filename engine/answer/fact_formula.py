@@ -227,7 +227,7 @@ def answer_from_fact_formula(question: str, intent: QueryIntent, passages: Seque
         if isinstance(value, bool) or isinstance(doubled, bool) or not (
                 isinstance(value, (int, float)) and isinstance(doubled, (int, float))):
             raise FormulaRejected(f"`{formula}` does not compute a number")
-        _check_coverage(used, intent, _close(float(doubled), float(value)))
+        _check_coverage(used, intent, _close(float(doubled), float(value)), lines)
         shown, unit = _express(float(value), float(doubled), percent, used, intent)
     except (FormulaRejected, ProgramRejected, ProgramFailed) as exc:
         return AnswerResult("not_answerable", NOT_ANSWERABLE, method="facts-formula",
@@ -259,11 +259,14 @@ def answer_from_fact_formula(question: str, intent: QueryIntent, passages: Seque
     ), call
 
 
-def _check_coverage(used: Sequence[FactLine], intent: QueryIntent, ratio: bool) -> None:
+def _check_coverage(used: Sequence[FactLine], intent: QueryIntent, ratio: bool,
+                    listed: Sequence[FactLine] = ()) -> None:
     """The formula answers the whole asked metric: each word the question reader could not place is a word of a
-    figure used (its row, or the clause the text prints it in), or a relation between amounts and the formula a
-    ratio; each line item the question names that the catalogue does not compute is the row of a figure used. A
-    question that names no metric (plan status "none") needs one of its unread words, not all, said by a figure.
+    figure used (its row, or the clause the text prints it in — any clause of its passage that prints the same
+    amount: "a new $4,200,000,000 five year unsecured revolving credit agreement … enables PepsiCo to borrow up
+    to $4,200,000,000"), or a relation between amounts and the formula a ratio; each line item the question names
+    that the catalogue does not compute is the row of a figure used. A question that names no metric (plan status
+    "none") needs one of its unread words, not all, said by a figure.
 
     Raises:
         FormulaRejected: the words left unexplained.
@@ -271,7 +274,9 @@ def _check_coverage(used: Sequence[FactLine], intent: QueryIntent, ratio: bool) 
     plan = intent.plan
     if plan is None:
         return
-    said = set().union(*(stems(line.names) for line in used))
+    same = [other for line in used if line.figure is not None for other in listed
+            if other.figure is not None and other.passage_id == line.passage_id and other.value == line.value]
+    said = set().union(*(stems(line.names) for line in (*used, *same)))
     rows = {m for line in used for m in find_metrics(line.names)}
     missing = [f"'{m}'" for m in plan.named if m not in rows]  # a metric the question names, no figure is of
     words = unread_words(plan)

@@ -132,10 +132,11 @@ def passage_facts(library: Library, passages: Sequence[Passage], intent: QueryIn
 def passage_figures(passages: Sequence[Passage], intent: QueryIntent, limit: int, listed: Sequence[FactLine] = (),
                     cells: Collection[tuple[int, float]] = ()) -> tuple[FactLine, ...]:
     """The figures the passages' text prints that the question can use, at most ``limit``, numbered after
-    ``listed`` (the facts already listed) in passage and reading order. A figure counts when the words around it
-    share a word or a metric with the question, and it is not a statement cell: one of ``listed`` or of ``cells``
-    ((passage id, value as printed) of every fact the passages print — a cell of a year the facts were not
-    listed for stays unlisted, not offered again as text)."""
+    ``listed`` (the facts already listed), those whose words share the most with the question first, then in
+    passage and reading order (a small model reads a long list from the top). A figure counts when the words
+    around it share a word or a metric with the question, and it is not a statement cell: one of ``listed`` or of
+    ``cells`` ((passage id, value as printed) of every fact the passages print — a cell of a year the facts were
+    not listed for stays unlisted, not offered again as text)."""
     if limit <= 0 or not passages:
         return ()
     words, metrics = set(intent.item_words), set(intent.metrics)
@@ -149,8 +150,7 @@ def passage_figures(passages: Sequence[Passage], intent: QueryIntent, limit: int
             score = 2 * len(set(find_metrics(figure.context)) & metrics) + len(item_words(figure.context) & words)
             if score:
                 scored.append((score, pid, at, figure))
-    best = sorted(scored, key=lambda x: -x[0])[:limit]
-    ordered = sorted(best, key=lambda x: (x[1], x[2]))
+    ordered = sorted(scored, key=lambda x: (-x[0], x[1], x[2]))[:limit]
     return tuple(FactLine(i, pid, figure=f) for i, (_, pid, _, f) in enumerate(ordered, start=len(listed) + 1))
 
 

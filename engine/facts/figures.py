@@ -37,14 +37,14 @@ class PrintedFigure:
 
 
 def figures_of(text: str) -> list[tuple[int, PrintedFigure]]:
-    """Every figure ``text`` prints, with where it starts; years, and lines without words, left out. A line whose
+    """Every figure ``text`` prints, with where it starts; years, days of dates, and lines without words, left out. A line whose
     words all come before its figures is a table row: its cells take the unit its label gives them, the scale
     the table's caption prints for it, and the year of their column when a header line prints one per cell."""
     caption = caption_of(text)
     out: list[tuple[int, PrintedFigure]] = []
     header: list[str] = []  # the years the last header line prints, one a column
     for line_start, line in _lines(text):
-        found = [m for m in MENTION.finditer(line) if not _is_year(m)]
+        found = [m for m in MENTION.finditer(line) if not _is_year(m) and not _is_day(line, m)]
         if not re.search(r"[A-Za-z]{3}", line):
             years = YEAR.findall(line)
             if len(years) >= 2 and not found:
@@ -91,6 +91,15 @@ def _clause(line: str, start: int, end: int) -> str:
     before = [m.end() for m in _CLAUSE_END.finditer(line, 0, start)]
     after = _CLAUSE_END.search(line, end)
     return line[before[-1] if before else 0:after.start() if after else len(line)].strip()
+
+
+_MONTH_BEFORE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s*$", re.IGNORECASE)
+
+
+def _is_day(line: str, m: re.Match[str]) -> bool:
+    """The day of a date ("May [26], 2023", "on March [3]"): a bare number of at most two digits after a month."""
+    return (not (m["cur0"] or m["cur"] or m["pct"] or m["pct2"] or m["word"] or m["abbr"] or m["letter"])
+            and re.fullmatch(r"\d{1,2}", m["num"]) is not None and _MONTH_BEFORE.search(line[:m.start()]) is not None)
 
 
 def _is_year(m: re.Match[str]) -> bool:

@@ -249,19 +249,25 @@ def test_a_formula_answers_the_whole_question_or_none(statement) -> None:
     assert result.status == "not_answerable" and "'headcount' is explained by none of the figures" in note
 
 
+def _text_filing(tmp_path, form: str, period: str, body: str, needle: str):  # noqa: ANN001, ANN202
+    """ACME's filing of ``form`` whose text page prints ``body``, ingested: (the library, the passage of the chunk
+    holding ``needle``)."""
+    from tests.engine.test_identity import ingested, write_cover_pdf
+
+    doc = f"ACME_2023_{form.replace('-', '')}"
+    path = write_cover_pdf(tmp_path / "f" / f"{doc}.pdf", name="ACME CORP", form=form, period_text=period, body=body)
+    library = ingested(tmp_path, path.parent)
+    filing = library.filing_by_doc_name(doc)
+    chunks = [c for c in library.chunks_of_filings([filing.id]) if needle in c.indexed_text]
+    return library, [Passage(chunks[0], f"ACME {form} 2023")]
+
+
 def test_a_figure_only_the_text_prints_is_a_line_the_formula_names(tmp_path) -> None:
     """A count the statements do not carry ("412 stores") is offered as a line with its words; the model names
     it, the engine reads its value where the text prints it, and the answer's inputs say where. A table row of
     the text keeps its column's year, its label's unit and its caption's scale."""
-    from tests.engine.test_identity import ingested, write_cover_pdf
-
-    body = "In 2023 we operated 412 stores and had 9,800 staff."
-    path = write_cover_pdf(tmp_path / "f" / "ACME_2023_10K.pdf", name="ACME CORP", form="10-K",
-                           period_text="December 31, 2023", body=body)
-    library = ingested(tmp_path, path.parent)
-    filing = library.filing_by_doc_name("ACME_2023_10K")
-    chunks = [c for c in library.chunks_of_filings([filing.id]) if "412 stores" in c.indexed_text]
-    passages = [Passage(chunks[0], "ACME 10-K 2023")]
+    library, passages = _text_filing(tmp_path, "10-K", "December 31, 2023",
+                                     "In 2023 we operated 412 stores and had 9,800 staff.", "412 stores")
     question = "How many stores did ACME operate at the end of FY2023?"
     intent = read(question)
     assert intent.plan.status == "none" and "stores" in intent.plan.unread
@@ -294,6 +300,33 @@ def test_a_figure_only_the_text_prints_is_a_line_the_formula_names(tmp_path) -> 
     assert got["$6,776"].context.endswith("(column 2022)")
     assert (got["$19.90"].unit, got["$19.90"].scale) == ("USD/share", None)
     assert (got["12"].unit, got["12"].scale) == ("count", None) and "column" not in got["12"].context
+    # the day of a date is no figure; an amount after a month name is
+    dated = {f.printed for _, f in figures_of("On May 26, 2023, ACME borrowed $400 million; in June, 12 stores "
+                                              "opened, and on Sept. 3 it repaid it.")}
+    assert dated == {"$400 million", "12"}
+
+
+def test_a_figure_is_of_every_clause_of_its_passage_that_prints_it(tmp_path) -> None:
+    """An 8-K prints one amount twice: "entered into a new $4,200,000,000 unsecured revolving credit agreement" and
+    "it enables ACME to borrow up to $4,200,000,000". A formula naming the first printing answers "how much may
+    ACME borrow": the question's 'borrow' is said by the other clause printing that amount."""
+    library, passages = _text_filing(
+        tmp_path, "8-K", "May 26, 2023", "\nOn May 26, 2023, ACME entered into a new $4,200,000,000 unsecured "
+        "revolving credit agreement.\nThe agreement enables ACME to borrow up to $4,200,000,000 in U.S. Dollars.",
+        "revolving")
+    question = "How much may ACME borrow under its new unsecured revolving credit agreement?"
+    intent = read(question)
+    assert "borrow" in intent.plan.unread
+    lines = passage_lines(library, passages, intent, 24)
+    first = next(line for line in lines if line.figure and "new [$4,200,000,000]" in line.render())
+    assert "borrow" not in first.names
+    chat = ScriptedChat(lambda purpose, messages, n: pick(purpose, first.id))
+    result, _ = answer_from_fact_formula(question, intent, passages, lines, chat, AnswerSettings(), PromptSettings())
+    assert result.status == "answered" and result.text == "4,200 USD millions", result.reason
+    # an amount printed once, in a clause that does not say it: refused as before
+    alone = tuple(line for line in lines if line is first or not (line.figure and line.value == first.value))
+    result, _ = answer_from_fact_formula(question, intent, passages, alone, chat, AnswerSettings(), PromptSettings())
+    assert result.status == "not_answerable" and "'borrow'" in result.reason
 
 
 def test_in_the_pipeline_no_model_types_a_figure(statement, ingested_demo, embedder, demo_truth) -> None:

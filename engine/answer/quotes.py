@@ -179,11 +179,14 @@ def _lists_joined(text: str, units: list[tuple[int, int]]) -> list[tuple[int, in
 
 
 def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | None,
-                  settings: AnswerSettings, sections: Sequence[str] = (), explain: bool = False) -> list[Quote]:
+                  settings: AnswerSettings, sections: Sequence[str] = (), explain: bool = False,
+                  subject: Sequence[re.Pattern[str]] = ()) -> list[Quote]:
     """The evidence sentences of ``passages`` best fit to ``about`` (what the question asks about:
     ``QueryIntent.about``), ranked (see the module's docstring); ``sections``: the section kinds the question asks
     of, best first, whose sentences are one more ranking; ``explain``: the question asks why or what drove a change,
-    and the sentences that state a cause (``resources/reader/causal.txt``) are one more ranking."""
+    and the sentences that state a cause (``resources/reader/causal.txt``) are one more ranking; ``subject``: the
+    words that name what is asked (:meth:`~engine.vocab.sections.SectionVocab.subject_words`): the sentences
+    naming it come first."""
     units: list[tuple[int, int, int]] = []  # (passage number, start, end)
     for n, p in enumerate(passages, start=1):
         units += [(n, s, e) for s, e in candidate_sentences(p)]
@@ -219,6 +222,10 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
         # passages' order
         at = {i: section_vocab().rank_of(passages[units[i][0] - 1].chunk.section, sections) for i in ids}
         rankings.append(sorted((i for i in ids if at[i] is not None), key=lambda i: (at[i], i)))
+    naming = {i for i in ids if any(rx.search(texts[i]) for rx in subject)}
+    if naming:  # the sentences that name what is asked ("we acquired", "lawsuits"), in the words' order: on topic
+        rankings.append([i for i in by_words if i in naming])
+        on_topic |= naming
     if explain:  # the sentences that state a cause, those sharing most of the question's words first (a
         # disclaimer's "as a result of new information" states a cause of nothing asked)
         rankings.append([i for i in by_words if states_a_cause(texts[i])])
@@ -230,7 +237,7 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     said: set[str] = set()
     # a sentence sharing no word with what is asked is quoted only to make up the fewest quotes: a release's
     # contact line or webinar notice ranks by its passage's rank alone, and a small model then quotes it
-    for i in sorted(ids, key=lambda i: (i not in on_topic, -fused[i])):
+    for i in sorted(ids, key=lambda i: (i not in on_topic, bool(naming) and i not in naming, -fused[i])):
         if i not in on_topic and len(chosen) >= _FEWEST_QUOTES:
             break
         n, s, e = units[i]
@@ -388,7 +395,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     about = intent.about or question
     # (a sentence may name the asked metric by its lines: "cost of products sold as a percent to sales")
     quotes = select_quotes(f"{about} {lexical_terms(intent)}".strip(), passages, embedder, settings, intent.sections,
-                           intent.relation == "explanation")
+                           intent.relation == "explanation", section_vocab().subject_words(question))
     if not quotes:
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes",
                                         reason="the passages found print no sentence to quote"

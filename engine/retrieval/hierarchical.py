@@ -207,14 +207,19 @@ class HierarchicalRetriever:
             # ("due to", "driven by") first
             causes = ({c.id for c in self.library.chunks(candidates) if states_a_cause(c.text)}
                       if intent.relation == "explanation" else set())
+            # a passage that names what is asked ("acquired", "litigation") before one of the section that does not
+            subject = section_vocab().subject_words(intent.question)
+            named = ({c.id for c in self.library.chunks(candidates) if any(rx.search(c.text) for rx in subject)}
+                     if subject else set(candidates))
             # a question naming the form ("the 8-K filing dated …") asks of that filing's sections first, and one
             # naming a day a filing reports on (an 8-K's date, a period's end) of that filing's
             other_form = {f.id for f in filings if intent.forms and f.identity.form not in intent.forms}
             dated = {f.id for f in filings if intent.as_of and f.identity.period_end == intent.as_of}
             other_day = {f.id for f in filings if dated and f.id not in dated}
             home = {cid: sections[cid][2] for cid in candidates}
-            fitting = sorted(candidates, key=lambda cid: (home[cid] in other_form, home[cid] in other_day, at[cid],
-                                                          cid not in causes, order[cid]))[: r.section_passages]
+            fitting = sorted(candidates, key=lambda cid: (home[cid] in other_form, home[cid] in other_day,
+                                                          cid not in named, at[cid], cid not in causes,
+                                                          order[cid]))[: r.section_passages]
         items = (self.line_items.rank(intent, filings)[: r.line_items]
                  if intent is not None and r.line_items and not kinds else [])
         pool = list(dict.fromkeys([c for c, _ in bm25] + fitting + [h.chunk_id for h in items]))

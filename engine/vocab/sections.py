@@ -105,6 +105,18 @@ class SectionVocab:
         out.extend(self.topic_kinds.get(topic, ()))
         return tuple(dict.fromkeys(out))
 
+    def subject_words(self, question: str) -> tuple[re.Pattern[str], ...]:
+        """The words a passage or sentence names what a written question asks about with: the question's own
+        [asks.words] ("acquisitions"), and with one that a note heading's kind lists, every word of that kind
+        ([notes.kinds]: "legal battles" asks of legal, litigation, lawsuits, contingencies); () when the question
+        names none (its topic alone chose the sections). Words that only say where to look are none."""
+        asked = self.without_place_words(question)
+        place = {p.pattern for p in self.place_words}
+        out = [rx for rx, _ in self.word_kinds if rx.pattern not in place and rx.search(asked)]
+        for rx, kind in self.note_heading_kinds:
+            if rx.search(asked):
+                out += [r for r, k in self.note_heading_kinds if k == kind]
+        return tuple({rx.pattern: rx for rx in out}.values())
 
     def without_place_words(self, question: str) -> str:
         """``question`` without the words that only say where to look ("risks", "agenda", "what drove"): every

@@ -105,6 +105,24 @@ def test_a_why_question_ranks_the_sentences_that_state_a_cause():
     assert select_quotes(about, [table, cause], None, settings, explain=True)[0].chunk_id == 2
 
 
+def test_the_sentences_naming_what_is_asked_come_first_in_any_of_its_words():
+    """"Legal battles": a sentence of the best passage that shares the question's words but names no legal matter
+    ("material tax matters") is quoted after those that speak of litigation or lawsuits, the words a note heading
+    of that kind prints; a question that names no such subject ranks as before."""
+    from engine.vocab.sections import vocab
+
+    tax = _passage("Substantially all material state and local income tax matters have been concluded through 2014.")
+    suits = _passage("Numerous lawsuits have been filed against the Company over its pricing of generic drugs.", cid=2,
+                     start=900)
+    question = "Has ACME reported any materially important ongoing legal battles?"
+    subject = vocab().subject_words(question)
+    assert {"lawsuit", "litigation"} <= {rx.pattern.strip("\\b").split("[")[0] for rx in subject}
+    about, settings = "any materially important ongoing legal battles", AnswerSettings(quotes=1)
+    assert select_quotes(about, [tax, suits], None, settings)[0].chunk_id == 1  # (the passage's rank)
+    assert select_quotes(about, [tax, suits], None, settings, subject=subject)[0].chunk_id == 2
+    assert vocab().subject_words("What are the major risks ACME highlights?") == ()  # (a place word only)
+
+
 def test_a_synthesis_sentence_stands_only_on_what_its_quotes_print():
     q = [_quote("Comirnaty accounted for 45% of our total revenues in 2021, and revenues may decline after the "
                 "pandemic.")]

@@ -181,3 +181,30 @@ def test_a_filing_of_the_day_the_question_names_is_boosted_and_says_so(ingested_
     fitting = sorted((r for r in payload.candidates if r.section_rank is not None), key=lambda r: r.section_rank)
     homes = [r.doc_name == tenq.identity.doc_name for r in fitting]
     assert homes and homes[0] and homes == sorted(homes, reverse=True), [(r.doc_name, r.section) for r in fitting]
+
+
+def test_of_the_sections_asked_the_passages_naming_the_subject_come_first(ingested_demo, embedder):
+    """"What about its customers" asks of the business section, customer concentration notes, the MD&A, then the
+    risk factors: of those sections, the passages that name the subject (customers) come first, in any section,
+    before the passages of a better-fitting section that do not (the MD&A's that speak of revenue alone)."""
+    from engine.intent import lexical_query, parse_intent
+    from engine.intent.issuers import issuer_refs
+    from engine.retrieval.hierarchical import HierarchicalRetriever
+    from engine.vocab.sections import vocab
+
+    library, settings, _ = ingested_demo
+    retriever = HierarchicalRetriever(library, settings, embedder, open_indexes(library, settings, embedder))
+    tenk = next(f for f in library.filings_of_companies(["HRBR"]) if f.identity.form == "10-K")
+    name, year = tenk.identity.registrant, tenk.identity.fiscal_year
+    question = f"What does {name} say about its customers in its FY{year} 10-K?"
+    intent = parse_intent(question, issuer_refs(library))
+    assert intent.sections.index("mdna") < intent.sections.index("risk")
+    filings, _ = retriever.documents(question, intent)
+    _, payload = retriever.passages(question, lexical_query(intent, question), filings, intent)
+    fitting = sorted((r for r in payload.candidates  # (the 10-K named; other forms' passages follow)
+                      if r.section_rank is not None and r.doc_name == tenk.identity.doc_name), key=lambda r: r.section_rank)
+    subject = vocab().subject_words(question)
+    text = {c.id: c.text for c in library.chunks([r.chunk_id for r in fitting])}
+    naming = [any(rx.search(text[r.chunk_id]) for rx in subject) for r in fitting]
+    assert naming and naming[0] and naming == sorted(naming, reverse=True) and not all(naming), \
+        [(r.section, text[r.chunk_id][:80]) for r in fitting]

@@ -628,8 +628,12 @@ def _phrase(sent: list[_Tok], used: set[int], definition: bool = False) -> list[
     (:func:`_source_clauses`), its frame, and the function words around it."""
     kept: list[_Tok] = []
     used = used | _source_clauses(sent)
+    than = any("THAN" in t.kinds for t in sent)  # "more … than": a comparison, read by the judgement
     for i, t in enumerate(sent):
         if i in used or "BOUNDARY" in t.kinds or t.pure_frame:
+            continue
+        if than and t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE:
+            kept.append(t)
             continue
         if t.kinds <= _FRAME | _SOFT | {"EQ", "WHICH", "DEFINE", "USING", "LEAST", "MOST", "COMMA", "DEFINED"} \
                 and not t.kinds & set(_STRUCTURAL):
@@ -884,6 +888,7 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
     at = -1  # where the direction's word stood in the rest
     written: float | None = None  # a bar the question writes
     stable = any("STABLE" in t.kinds for t in phrase)
+    earlier = any("EARLIER" in t.kinds for t in phrase)  # "… than the prior year": against the year before
     i = 0
     while i < len(phrase):
         t = phrase[i]
@@ -927,14 +932,19 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
             test = "up" if "UP" in t.kinds else "down" if "DOWN" in t.kinds else "good"
             words.append(t.text)
             at = len(rest)
-        elif (between and t.kinds & {"ABOVE", "BELOW"} and "DIV" not in t.kinds and not test
-              and not stable):  # "did its FY2022 margin exceed FY2021's": a direction between the two ("over" is
-            # a division or the frame's)
+        elif ((between or earlier) and t.kinds & {"ABOVE", "BELOW"} and "DIV" not in t.kinds and not test
+              and not stable):  # "did its FY2022 margin exceed FY2021's", "higher than a year earlier": a direction
+            # between the two ("over" is a division or the frame's)
             test = "up" if "ABOVE" in t.kinds else "down"
             words.append(t.text)
             at = len(rest)
-        elif "THAN" in t.kinds and test in ("up", "down"):  # "higher in FY2022 than in FY2021"
+        elif ((between or earlier) and t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE | _FRAME
+              and not test and not stable):  # "did it spend more on capex in FY2022 than in FY2021"
+            test = "up" if "MOST" in t.kinds else "down"
             words.append(t.text)
+            at = len(rest)
+        elif t.kinds & {"THAN", "EARLIER"} and test in ("up", "down"):  # "higher in FY2022 than in FY2021", "lower
+            words.append(t.text)  # than the prior year"
         elif ("ASPECT" in t.kinds and "METRIC" not in t.kinds
               or "OR" in t.kinds and i + 1 < len(phrase) and phrase[i + 1].kinds & {"UP", "DOWN"}):
             words.append(t.text)

@@ -96,7 +96,8 @@ CHANGE = ("How much did {co}'s {m} change from FY{p} to FY{y}?", "What is the ch
           "FY{y}?")
 # one metric at two periods set side by side: its change, stated with both values
 COMPARE = ("How does {co}'s {m} in FY{y} compare to FY{p}?", "What was {co}'s {m} in FY{y} compared with FY{p}?",
-           "{co}'s {m}: FY{y} versus FY{p}?", "How did {co}'s FY{y} {m} compare with its FY{p} {m}?")
+           "{co}'s {m}: FY{y} versus FY{p}?", "How did {co}'s FY{y} {m} compare with its FY{p} {m}?",
+           "How did {co}'s FY{y} {m} stack up against FY{p}?")
 GROWTH = ("What was {co}'s {m} growth from FY{p} to FY{y}?", "By what percent did {co}'s {m} change between FY{p} "
           "and FY{y}?", "What is the year-over-year change in {m} for {co} in FY{y}, in percent?")
 AVERAGE = ("What is the FY2021 - FY2023 3 year average {m} for {co}?",
@@ -240,6 +241,8 @@ UP_DOWN = (("Did {co}'s {m} improve in FY{y}?", "up"), ("Has {co}'s {m} grown be
            ("Did {co}'s {m} in FY{y} exceed its FY{p} level?", "up"), ("Was {co}'s FY{y} {m} ahead of FY{p}?", "up"),
            ("Did {co}'s {m} in FY{y} fall short of FY{p}?", "down"), ("Was {co}'s FY{y} {m} lower than in FY{p}?",
                                                                      "down"),
+           ("Was {co}'s FY{y} {m} higher than a year earlier?", "up"),
+           ("Did {co} report more {m} in FY{y} than in FY{p}?", "up"),
            # a number, then a yes/no question of it
            ("What was {co}'s {m} in FY{y}, and did it outpace FY{p}?", "up"),
            ("What was {co}'s {m} in FY{y} and was it below FY{p}?", "down"))

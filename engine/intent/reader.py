@@ -340,6 +340,10 @@ class _ToTree(Transformer):
     def share(self, a: list) -> PlanNode:
         return PlanNode("percent", args=(PlanNode("div", args=(a[0], a[-1])),))
 
+    def share_of(self, a: list) -> PlanNode:
+        nodes = [x for x in a if isinstance(x, PlanNode)]
+        return PlanNode("percent", args=(PlanNode("div", args=(nodes[1], nodes[0])),))
+
     def margin(self, a: list) -> PlanNode:
         return PlanNode("percent", args=(PlanNode("div", args=(a[0], PlanNode("metric", "revenue"))),))
 

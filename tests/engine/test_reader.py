@@ -106,7 +106,9 @@ CAGR = ("What is {co}'s 2 year {m} CAGR from FY2021 to FY2023?",
         "What was the compound annual growth rate of {co}'s {m} from FY2021 to FY2023?")
 SHARE = ("What is {co}'s FY{y} {a} as a % of {b}?", "What was {a} as a percentage of {b} for {co} in FY{y}?",
          "{co}: FY{y} {a} over {b}, in percent?", "What was {co}'s {a} as a share of {b} in FY{y}?",
-         "{co}'s {a} as a proportion of {b}, FY{y}?")
+         "{co}'s {a} as a proportion of {b}, FY{y}?",
+         # the whole named first, the part after it
+         "What percentage of {co}'s FY{y} {b} was {a}?", "What share of {co}'s FY{y} {b} went to {a}?")
 DEFINED = ("Define cash coverage as {a} divided by {b}. What was {co}'s FY{y} cash coverage?",
            "What is {co}'s FY{y} cash coverage, defined as {a} / {b}?",
            "What is {co}'s FY{y} cash coverage (cash coverage = {a} over {b})?")
@@ -491,6 +493,9 @@ def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(que
     ("Is Acme's FY2023 current ratio above 1?", ">=", 1.0),  # ("1" is also the grammar's ONE)
     ("Was Acme's current ratio under one in FY2023?", "<=", 1.0),
     ("Did Acme's FY2023 revenue exceed its FY2022 revenue?", "up", None),
+    ("Did Acme's operating margin widen in FY2023?", "up", None),
+    ("Did Acme's gross margin narrow in FY2023?", "down", None),
+    ("Has Acme's inventory built up in FY2023?", "up", None),
     # a comparison word with no second period is no direction: "above" what?
     ("Is Acme's FY2023 current ratio above average?", "", None),
 ])

@@ -22,7 +22,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         cmd_demo_corpus(args)
     args.paths, args.no_prune = [str(demo)], False
     cmd_ingest(args)
-    truth = [json.loads(line) for line in (demo / "truth.jsonl").open()]
+    truth = [json.loads(line) for line in (demo / "truth.jsonl").read_text(encoding="utf-8").splitlines() if line]
     fact = next(f for f in truth if f["form"] == "10-K" and f["metric"] == "Total revenue"
                 and f["fiscal_year_column"] == f["period"])
     question = args.question or f"What was {fact['company']}'s total revenue in fiscal {fact['period']}, in USD millions?"

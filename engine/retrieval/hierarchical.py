@@ -205,11 +205,12 @@ class HierarchicalRetriever:
             candidates = [cid for cid, rank in at.items() if rank is not None]
             # a question of why or what drove a change: of the best-fitting kind, the passages stating a cause
             # ("due to", "driven by") first
-            causes = ({c.id for c in self.library.chunks(candidates) if states_a_cause(c.text)}
-                      if intent.relation == "explanation" else set())
             # a passage that names what is asked ("acquired", "litigation") before one of the section that does not
             subject = section_vocab().subject_words(intent.question)
-            named = ({c.id for c in self.library.chunks(candidates) if any(rx.search(c.text) for rx in subject)}
+            explain = intent.relation == "explanation"
+            texts = {c.id: c.text for c in self.library.chunks(candidates)} if explain or subject else {}
+            causes = {cid for cid, text in texts.items() if states_a_cause(text)} if explain else set()
+            named = ({cid for cid, text in texts.items() if any(rx.search(text) for rx in subject)}
                      if subject else set(candidates))
             # a question naming the form ("the 8-K filing dated …") asks of that filing's sections first, and one
             # naming a day a filing reports on (an 8-K's date, a period's end) of that filing's

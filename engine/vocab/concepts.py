@@ -512,21 +512,22 @@ _SENSES = {"IncomeTaxExpenseBenefit": (re.compile(r"\b(?:expense|provision|charg
 _ALTERNATIVE = re.compile(r"\([^)\d]*[a-z][^)\d]*\)|/")
 
 
-def _positive_sense(label: str) -> str:
-    """A label's words without the alternatives it prints in parentheses: the sense its positive amounts have."""
-    return re.sub(r"\([^)]*\)", " ", label.lower())
+def _opposite_first(label: str, concept: str | None) -> bool:
+    """Whether a label's positive sense (its words without the alternatives it prints in parentheses) is its
+    concept's opposite ("Income tax (expense)/benefit": a benefit)."""
+    senses = _SENSES.get(concept or "")
+    if senses is None:
+        return False
+    own, opposite = senses
+    positive = re.sub(r"\([^)]*\)", " ", label.lower())
+    return bool(opposite.search(positive)) and not own.search(positive)
 
 
 def printed_negated(label: str, concept: str | None) -> bool:
     """Whether a row's printed amounts are its concept's with the sign turned: the label prints the opposite of
     the concept as its positive sense and the concept's own sense as the alternative in parentheses ("Income tax
     (expense)/benefit", "(Provision for) benefit from taxes": a benefit positive, an expense in parentheses)."""
-    senses = _SENSES.get(concept or "")
-    if senses is None or not _ALTERNATIVE.search(label.lower()):
-        return False
-    own, opposite = senses
-    positive = _positive_sense(label)
-    return bool(opposite.search(positive)) and not own.search(positive)
+    return bool(_ALTERNATIVE.search(label.lower())) and _opposite_first(label, concept)
 
 
 def concept_of_query(text: str) -> str | None:
@@ -596,8 +597,7 @@ def concept_for(label: str, parent: str = "", statement: str = "table", unit: st
             return None
         return _lookup(f"net cash from {m[1]} activities", statement)
     concept = _lookup(text, statement)
-    if concept in _SENSES and _SENSES[concept][1].search(_positive_sense(label)) \
-            and not _SENSES[concept][0].search(_positive_sense(label)) and not _ALTERNATIVE.search(label.lower()):
+    if _opposite_first(label, concept) and not _ALTERNATIVE.search(label.lower()):
         return None  # "Income tax benefit" alone: whether a benefit prints positive or in parentheses is not said
     return concept
 

@@ -93,6 +93,14 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
             found.append((cut, m.start()))
             cut = m.end()
         found.append((cut, end))
+        # a sentence that only goes on about the one before ("This represents increases of 3.0% in 2022") is
+        # quoted with it: alone it says nothing of what it is about
+        k = 1
+        while k < len(found):
+            if _GOES_ON.match(text, found[k][0]) and found[k][1] - found[k - 1][0] <= _MAX_CHARS:
+                found[k - 1:k + 1] = [(found[k - 1][0], found[k][1])]
+            else:
+                k += 1
         # (a list's item is no headline, nor a heading or running header without a sentence's end)
         headline = (len(found) == 1 and len(text[found[0][0] : found[0][1]].split()) <= _HEADLINE_WORDS
                     and not _BULLET.match(text[start:end]) and not _heading_line(text[start:end]))
@@ -142,6 +150,12 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
     return spans
 
 
+# a sentence opening with a word that points back at the one before it, then a verb or a noun of change ("This
+# represents …", "These increases were …", "Such costs are …")
+_GOES_ON = re.compile(r"(?:This|These|That|Those|Such|The latter|The former)\s+(?:[a-z]+\s+){0,2}?"
+                      r"(?:represents?|represented|was|were|is|are|reflects?|reflected|includes?|included|"
+                      r"compares?|compared|amounts?|amounted|results?|resulted|consists?|consisted)\b")
+_US = re.compile(r"\bU\.\s?S\.(?:\s?A\.)?|\bUS\b|\bUSA\b")
 _HEADING_WORDS = 6  # a heading's words at the most, when it sits on the line above a paragraph
 
 
@@ -180,13 +194,14 @@ def _lists_joined(text: str, units: list[tuple[int, int]]) -> list[tuple[int, in
 
 def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | None,
                   settings: AnswerSettings, sections: Sequence[str] = (), explain: bool = False,
-                  subject: Sequence[re.Pattern[str]] = ()) -> list[Quote]:
+                  subject: Sequence[re.Pattern[str]] = (), years: Sequence[int] = ()) -> list[Quote]:
     """The evidence sentences of ``passages`` best fit to ``about`` (what the question asks about:
     ``QueryIntent.about``), ranked (see the module's docstring); ``sections``: the section kinds the question asks
     of, best first, whose sentences are one more ranking; ``explain``: the question asks why or what drove a change,
-    and the sentences that state a cause (``resources/reader/causal.txt``) are one more ranking; ``subject``: the
-    words that name what is asked (:meth:`~engine.vocab.sections.SectionVocab.subject_words`): the sentences
-    naming it come first."""
+    and the sentences that state a cause (``resources/reader/causal.txt``) are one more ranking, and come first;
+    ``subject``: the words that name what is asked (:meth:`~engine.vocab.sections.SectionVocab.subject_words`): the
+    sentences naming it come first; ``years``: the fiscal years the question asks of, and the sentences that print
+    one are one more ranking (a ten-year growth rate is not the year's growth)."""
     units: list[tuple[int, int, int]] = []  # (passage number, start, end)
     for n, p in enumerate(passages, start=1):
         units += [(n, s, e) for s, e in candidate_sentences(p)]
@@ -195,9 +210,13 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     texts = [" ".join(passages[n - 1].chunk.text[s:e].split()) for n, s, e in units]
     ids = list(range(len(units)))
     rankings: list[list[int]] = []
-    table = chunk_terms(texts)
-    question = _without_titles(about, passages)
-    terms = Counter(query_terms(question))
+    # (the words compared with the United States as one word: the tokenizer keeps no one-letter word, so "U.S."
+    # is no term and "US" is the stop word "us")
+    table = chunk_terms([_US.sub("USA", t) for t in texts])
+    question = _US.sub("USA", _without_titles(about, passages))
+    # (each asked word once: a comparison repeats its frame, "US sales growth … international sales growth", and
+    # the words it contrasts are said once)
+    terms = Counter(set(query_terms(question)))
     df = table.document_frequencies()
     weights = {t: c * idf(df.get(t, 0), len(texts)) for t, c in terms.items() if df.get(t, 0)}
     on_topic = set(ids)  # the sentences sharing a word of what is asked (not only a number: "2023", "30")
@@ -226,9 +245,14 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     if naming:  # the sentences that name what is asked ("we acquired", "lawsuits"), in the words' order: on topic
         rankings.append([i for i in by_words if i in naming])
         on_topic |= naming
+    if years:  # the sentences that print an asked year, those sharing most of the question's words first
+        printed = re.compile(rf"\b(?:{'|'.join(str(y) for y in years)})\b")
+        rankings.append([i for i in by_words if printed.search(texts[i])])
+    causes: set[int] = set()
     if explain:  # the sentences that state a cause, those sharing most of the question's words first (a
         # disclaimer's "as a result of new information" states a cause of nothing asked)
-        rankings.append([i for i in by_words if states_a_cause(texts[i])])
+        causes = {i for i in ids if states_a_cause(texts[i])}
+        rankings.append([i for i in by_words if i in causes])
     fused = dict(rrf(rankings, k=_RRF_K)) if rankings else {i: 0.0 for i in ids}
     for i in ids:  # the passage's own rank: every sentence of a passage shares it
         fused[i] = fused.get(i, 0.0) + 1.0 / (_RRF_K + units[i][0])
@@ -237,7 +261,11 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     said: set[str] = set()
     # a sentence sharing no word with what is asked is quoted only to make up the fewest quotes: a release's
     # contact line or webinar notice ranks by its passage's rank alone, and a small model then quotes it
-    for i in sorted(ids, key=lambda i: (i not in on_topic, bool(naming) and i not in naming, -fused[i])):
+    # (a cause of what is asked need not name it: "Given our strong start to the year, we now expect …" is why the
+    # guidance was raised; so where the question asks why, the on-topic sentences stating a cause come first, and
+    # before a headline that only names the subject)
+    for i in sorted(ids, key=lambda i: (i not in on_topic, bool(causes) and i not in causes,
+                                        bool(naming) and i not in naming | causes, -fused[i])):
         if i not in on_topic and len(chosen) >= _FEWEST_QUOTES:
             break
         n, s, e = units[i]
@@ -395,7 +423,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     about = intent.about or question
     # (a sentence may name the asked metric by its lines: "cost of products sold as a percent to sales")
     quotes = select_quotes(f"{about} {lexical_terms(intent)}".strip(), passages, embedder, settings, intent.sections,
-                           intent.relation == "explanation", section_vocab().subject_words(question))
+                           intent.relation == "explanation", section_vocab().subject_words(question),
+                           intent.fiscal_years)
     if not quotes:
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes",
                                         reason="the passages found print no sentence to quote"
@@ -422,6 +451,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     grounds: list[list[int]] = []  # the quotes each kept sentence cites
     refused: list[str] = []
     seen: list[set[str]] = []  # the words of the sentences read (their stems, no figures or years)
+    moved: list[str] = []  # the sentences cited to another quote than the model's
     for s in data["sentences"]:
         text = " ".join(s["text"].split())
         nums = [n for n in dict.fromkeys(s["quotes"]) if n in by_number]
@@ -429,8 +459,16 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         # a sentence whose words an earlier one already says, but for a year or a figure ("… in 2022. … in 2021.")
         why = "it says the same as an earlier sentence" if any(words <= w for w in seen) else \
             "it gives a yes or no that the statement facts could not compute" if not verdict and re.match(
-                r"(?:yes|no)\b", text, re.IGNORECASE) else \
-            check_sentence(text, [by_number[n] for n in nums], unasked, known)
+                r"(?:yes|no)\b", text, re.IGNORECASE) else ""
+        if not why and (why := check_sentence(text, [by_number[n] for n in nums], unasked, known)) \
+                and not degenerate(text):
+            # a small model cites by position: a sentence its cited quotes do not bear out is cited to the quote
+            # that does (its figures printed there, most of its words too), the best ranked first; none: refused
+            bearing = [q.number for q in quotes if not check_sentence(text, [q], unasked, known)]
+            if bearing:
+                moved.append(f"“{text[:60]}” cited [{bearing[0]}], which bears it out, not "
+                             f"[{', '.join(str(n) for n in nums)}]")
+                nums, why = bearing[:1], ""
         seen.append(words)
         if why or not nums:
             refused.append(f"“{text[:80]}” ({why or 'it cites no quote'})")
@@ -438,7 +476,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         kept.append(f"{text.rstrip()} [{', '.join(str(n) for n in nums)}]")
         grounds.append(nums)
     side = data.get("verdict", "not stated") if yes_no else "not stated"
-    note = f"refused: {'; '.join(refused)}" if refused else ""
+    note = "; ".join(x for x in (f"refused: {'; '.join(refused)}" if refused else "",
+                                  f"re-cited: {'; '.join(moved)}" if moved else "") if x)
     if not kept:
         return QuoteAnswer(_quotes_alone(quotes, passages, note or "no sentence of the synthesis stood"), (call,))
     said_side = re.match(r"^(yes|no)\b[\s,.;:—-]*", kept[0], flags=re.IGNORECASE)

@@ -26,7 +26,7 @@ _YESNO = re.compile(rf"(?:{_AUX}|shall|may)\b")
 _NUM_LEAD = re.compile(r"(?:what|how|calculate|compute|estimate|determine|find|give|provide|roughly|"
                        r"approx\w*)\b")
 _HOW_MUCH = re.compile(r"\bhow\s+(?:much|many)\b|"
-                       r"\bwhat\s+(?:percent|percentage|portion|proportion|fraction|share)\b")
+                       r"\bwhat\s+(?:percent|percentage|(?:portion|proportion|fraction|share)(?=\s+of\b))\b")
 _TEXTUAL = re.compile(
     r"\b(?:why|who|whom|which|describe|explain|summari[sz]e|outline|list|discuss\w*|analy[sz]e|examine|"
     r"elaborate|identify|drove|drives|driving|drivers?|driven|reasons?|factors?|caused|impacts?|impacted|"
@@ -36,6 +36,11 @@ _TEXTUAL = re.compile(
     r"indicat\w*|influenc\w*|assess\w*|consequences?|repercussions?|patterns?)\b")
 _NUM_NOUN = re.compile(r"\b(?:amount|total|ratio|figures?|number|value|cagr|percent\w*|margins?|rate|"
                        r"quantity|sum|average|times|magnitude|scale|size|extent)\b|%")
+# "what <words> <plural noun> <verb>": the noun heads what is asked, and these name things described, not counted
+# ("What production rate changes is Boeing forecasting", "What cost initiatives did it announce": the rate
+# modifies the changes)
+_DESCRIBED = re.compile(rf"what\s+(?:[\w&'’-]+\s+){{0,4}}?(?:changes|plans|developments|initiatives|actions|steps|"
+                        rf"events|programs|projects|products|services|transactions|agreements)\s+(?:{_AUX}|will)\b")
 _COMPARE = re.compile(
     r"\b(?:yoy|qoq|year[\s-]+(?:over|on)[\s-]+year|quarter[\s-]+(?:over|on)[\s-]+quarter|compar\w*|versus|vs|"
     r"relative\s+to|(?:in|de)creas\w*|declin\w*|drop\w*|grow\w*|grew|ris(?:e|es|en|ing)|rose|f[ae]ll\w*|"
@@ -88,7 +93,7 @@ def _clause_numeric(clause: str) -> bool:
     lead = _lead(clause)
     if _HOW_MUCH.search(lead):
         return True
-    if _YESNO.match(lead) or _TEXTUAL.search(lead):
+    if _YESNO.match(lead) or _TEXTUAL.search(lead) or _DESCRIBED.match(lead):
         return False
     return bool(_NUM_LEAD.match(lead) and (find_metrics(lead) or _NUM_NOUN.search(lead)))
 

@@ -116,8 +116,9 @@ class HierarchicalRetriever:
         final = [sim + b for (_, sim, _, b, _) in cands]
         order = sorted(range(len(cands)), key=lambda i: -final[i])
         # a filing reports its own fiscal year and those before, never a later one: where the question names its
-        # years (and does not look ahead) and a candidate can report them, the filings of earlier years give no slot
-        asked = min(intent.fiscal_years) if intent.fiscal_years and not intent.looks_ahead else None
+        # years and a candidate can report them, the filings of earlier years give no slot. A plan, forecast or
+        # guidance for a year is told in the filings of the year before it (and of the year itself), not in older ones
+        asked = min(intent.fiscal_years) - (1 if intent.looks_ahead else 0) if intent.fiscal_years else None
         if asked is not None and not any((c[0].identity.fiscal_year or asked) >= asked for c in cands):
             asked = None
         rows = []
@@ -127,7 +128,9 @@ class HierarchicalRetriever:
             year = f.identity.fiscal_year
             if asked is not None and year is not None and year < asked:
                 kept = False
-                why = f"dropped: a filing for FY{year} cannot report FY{asked}; " + (", ".join(notes) or "no metadata match")
+                why = (f"dropped: a filing for FY{year} " + (f"is older than the year before FY{asked + 1}, whose "
+                       f"filings tell its plans" if intent.looks_ahead else f"cannot report FY{asked}") + "; "
+                       + (", ".join(notes) or "no metadata match"))
             else:
                 slots += 1
                 kept = slots <= r.doc_top_k

@@ -95,6 +95,9 @@ _INCOME: dict[str, tuple[str, ...]] = {
         "net {income|earnings|loss} available to common stockholders",),
     "RestructuringCharges": ("restructuring charges", "restructuring costs", "restructuring charges net",
                              "restructuring expense[s]"),
+    "RestructuringSettlementAndImpairmentProvisions": (
+        "restructuring and {impairment|asset impairment|other} charges", "restructuring, impairment and other charges",
+        "restructuring and impairment[ costs]"),
     "GoodwillImpairmentLoss": ("goodwill impairment[ charge[s]| loss| losses]", "impairment of goodwill"),
     "AmortizationOfIntangibleAssets": (
         "amortization of[ acquired| purchased| acquisition related] {intangible assets|intangibles}",),

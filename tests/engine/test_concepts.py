@@ -250,6 +250,11 @@ REAL = [
     ("Sales to customers", "", IS, "USD", "RevenueFromContractWithCustomerExcludingAssessedTax"),  # J&J
     ("Depreciation and amortization of property, equipment and intangibles", "", CF, "USD",
      "DepreciationDepletionAndAmortization"),  # Netflix
+    # a restructuring program's own line, its impairments included (an add-back in operating activities)
+    ("Restructuring and impairment charges", "Operating Activities", CF, "USD",
+     "RestructuringSettlementAndImpairmentProvisions"),
+    ("Restructuring and other charges", "", IS, "USD", "RestructuringSettlementAndImpairmentProvisions"),
+    ("Restructuring charges", "", IS, "USD", "RestructuringCharges"),
 ]
 
 

@@ -310,6 +310,11 @@ def test_conjuncts_sharing_one_head_are_each_a_metric() -> None:
         ("Did Nike pay dividends in FY2022?", False),
         ("Is 3M's quick ratio above one in Q2 2023?", False),
         ("What was R&D spend in Q1 2023, and which projects were prioritised?", True),
+        # the noun before the verb heads what is asked: changes and programs are described, not counted
+        ("What production rate changes is Boeing forecasting for FY2023?", False),
+        ("What share repurchase programs did Nike authorize in FY2022?", False),
+        ("What share of revenue came from services in FY2022?", True),
+        ("What was the production rate of the 787 in 2022?", True),
     ],
 )
 def test_numeric_versus_textual_and_yes_no(question: str, numeric: bool) -> None:

@@ -123,6 +123,66 @@ def test_the_sentences_naming_what_is_asked_come_first_in_any_of_its_words():
     assert vocab().subject_words("What are the major risks ACME highlights?") == ()  # (a place word only)
 
 
+def test_a_sentence_that_goes_on_about_the_one_before_is_quoted_with_it():
+    """"This represents increases of 3.0% in 2023" says nothing alone of what increased: it is quoted with the
+    sentence it points back at; a sentence that opens with "This" and says something new stands alone."""
+    text = ("Sales by U.S. companies were $48.6 billion in 2023 and $47.2 billion in 2022. This represents increases of "
+            "3.0% in 2023 and 9.3% in 2022. This year we also opened four distribution centers in the Midwest.")
+    got = [" ".join(text[s:e].split()) for s, e in candidate_sentences(_passage(text))]
+    assert got == ["Sales by U.S. companies were $48.6 billion in 2023 and $47.2 billion in 2022. This represents "
+                   "increases of 3.0% in 2023 and 9.3% in 2022.",
+                   "This year we also opened four distribution centers in the Midwest."]
+
+
+def test_a_cause_of_what_is_asked_is_quoted_before_a_headline_that_only_names_it():
+    """"Why did ACME raise its guidance": the release's headline names the guidance, the sentence saying why ("Given
+    our strong first quarter, we now expect …") need not; where the question asks why, the cause comes first."""
+    from engine.vocab.sections import vocab
+
+    headline = _passage("ACME Reports First-Quarter 2023 Results and Raises Its Full-Year Guidance for Revenue Growth.")
+    cause = _passage("Given our strong start to the year, we now expect full-year revenue to grow 7 percent.", cid=2,
+                     start=900)
+    question = "Why did ACME raise its full year guidance for FY2023?"
+    subject = vocab().subject_words(question)
+    assert subject  # ("guidance")
+    about, settings = "Why did raise its full year guidance for FY2023?", AnswerSettings(quotes=1)
+    assert select_quotes(about, [headline, cause], None, settings, subject=subject)[0].chunk_id == 1
+    assert select_quotes(about, [headline, cause], None, settings, explain=True, subject=subject)[0].chunk_id == 2
+
+
+def test_the_united_states_is_one_word_and_a_sentence_of_the_asked_year_ranks_first():
+    """"US sales" finds "Sales by U.S. companies" (the tokenizer keeps no one-letter word and "us" is a stop word);
+    a question of FY2023 ranks the sentence that prints 2023 before a ten-year rate."""
+    europe = _passage("Revenue of the companies in Europe rose four percent on higher volumes.")
+    meeting = _passage("The Company held its annual meeting of shareholders in Delaware in May.", cid=2, start=900)
+    home = _passage("Demand at U.S. companies rose three percent on higher volumes.", cid=3, start=1900)
+    got = select_quotes("How did US revenue change?", [europe, meeting, home], None, AnswerSettings(quotes=2))
+    assert {q.chunk_id for q in got} == {1, 3}  # (sharing no word of the question, the meeting only makes up two)
+    settings = AnswerSettings(quotes=1)
+    decade = _passage("The ten-year compound annual growth rate of sales was 3.5 percent.")
+    year = _passage("Sales grew 3.0 percent in 2023 over the prior year.", cid=2, start=900)
+    about = "What was the sales growth in FY2023?"
+    assert select_quotes(about, [decade, year], None, settings)[0].chunk_id == 1
+    assert select_quotes(about, [decade, year], None, settings, years=(2023,))[0].chunk_id == 2
+
+
+def test_a_sentence_cited_to_the_wrong_quote_is_cited_to_the_one_that_bears_it_out():
+    """A small model cites by position: a sentence whose figures and words another quote prints is cited to that
+    quote (the reason says so); one that no quote bears out is still refused."""
+    text = ("We continue to work with customers and suppliers on the timing of future deliveries.\n\n"
+            "We are producing at low rates and expect to gradually return to 5 per month in 2024.")
+    chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [
+        {"text": "ACME expects a gradual return to 5 per month in 2024.",
+         "quotes": [next(k for k, body in quoted(messages).items() if "customers" in body)]},
+        {"text": "Deliveries will reach 9 aircraft a month in 2025.", "quotes": [1]}], "insufficient": False})
+    got = answer_from_quotes("What production rate changes does ACME expect?", QueryIntent("q"), [_passage(text)],
+                             None, chat, AnswerSettings(), PromptSettings())
+    a = got.result
+    right = next(q.number for q in a.quotes if "5 per month" in q.text)
+    assert a.status == "answered" and a.text == f"ACME expects a gradual return to 5 per month in 2024. [{right}]"
+    assert "re-cited" in a.reason and "states 9" in a.reason, a.reason
+
+
 def test_a_synthesis_sentence_stands_only_on_what_its_quotes_print():
     q = [_quote("Comirnaty accounted for 45% of our total revenues in 2021, and revenues may decline after the "
                 "pandemic.")]

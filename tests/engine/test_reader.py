@@ -476,6 +476,8 @@ def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, mont
     ("Roughly how many times has Acme sold its inventory in FY2023? Calculate the inventory turnover ratio.", True),
     ("Using the balance sheet and the P&L statement, what is the FY2023 asset turnover ratio for Acme?", True),
     ("What is Acme's FY2023 net profit margin (as a percentage)?", True),
+    ("What is the quantity of restructuring costs directly outlined in Acme's income statements for FY2023?", True),
+    ("How much did Acme spend on restructuring charges, as explicitly stated, in FY2023?", True),
 ])
 def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(question: str, read: bool) -> None:
     from engine.intent.reader import unread_answer

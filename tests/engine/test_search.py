@@ -149,6 +149,12 @@ def test_a_filing_for_an_earlier_year_than_asked_gives_no_document_slot(ingested
     assert all(years[r.doc_name] == 2023 for r in asked if r.kept)
     ahead = rows(f"What capital expenditures does {company} plan for 2023?")
     assert not any(r.why.startswith("dropped: a filing for") for r in ahead)
+    # a plan for a year is told in the filings of the year before it and of the year itself, not in older ones
+    later = rows(f"What capital expenditures is {company} forecasting for FY2024?")
+    for r in later:
+        if years.get(r.doc_name) == 2022:
+            assert not r.kept and r.why.startswith("dropped: a filing for FY2022 is older than the year before FY2024")
+    assert any(years.get(r.doc_name) == 2023 and r.kept for r in later)
     assert not any(r.why.startswith("dropped: a filing for") for r in rows(f"What drove {company}'s revenue in FY2031?"))
 
 

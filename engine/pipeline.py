@@ -37,6 +37,7 @@ from engine.answer.parts import parts_answer
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
 from engine.answer.quotes import answer_from_quotes
+from engine.answer.revisions import revision_answer
 from engine.answer.respond import answer_question
 from engine.curation import curate
 from engine.errors import Cancelled, EngineError
@@ -464,7 +465,7 @@ class HirecPipeline:
             got = answer_from_quotes(question, intent, passages, self.retriever.embedder, self.chat, s.answer,
                                      s.prompts, computed=render_metric_lines(metrics),
                                      known=[m.value for m in metrics], searched=searched, verdict=not undecided,
-                                     cancel=cancel)
+                                     cancel=cancel, decided=lambda quotes: revision_answer(question, quotes, passages))
             run.answer = got.result if number is None else joined_answer(number, got.result, rest, what)
             refs = tuple(PassageRef.of(i, p) for i, p in enumerate(passages, start=1))
             yield record(StageTrace(0, AnswerPayload(run.answer, refs), time.perf_counter() - t, got.calls))

@@ -47,7 +47,8 @@ from engine.vocab.numbers import NUMBER, parse_number
 from engine.vocab.sections import vocab as section_vocab
 from engine.vocab.tokens import bm25, chunk_terms, idf, query_terms, term_id, tokenizer
 
-__all__ = ["QuoteAnswer", "answer_from_quotes", "candidate_sentences", "check_sentence", "select_quotes"]
+__all__ = ["QuoteAnswer", "answer_from_quotes", "candidate_sentences", "check_sentence", "content_stems",
+           "select_quotes"]
 
 _END = re.compile(r"(?<=[.!?])[\"”’)\]]*\s+(?=[\"“(\[]?[A-Z0-9$])")
 _ABBREV = re.compile(r"(?:\b(?:U\.S|Inc|Corp|Co|Ltd|No|Nos|Mr|Mrs|Ms|Dr|St|vs|approx|etc|e\.g|i\.e|Jan|Feb|Mar|Apr|"
@@ -155,6 +156,8 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
 _GOES_ON = re.compile(r"(?:This|These|That|Those|Such|The latter|The former)\s+(?:[a-z]+\s+){0,2}?"
                       r"(?:represents?|represented|was|were|is|are|reflects?|reflected|includes?|included|"
                       r"compares?|compared|amounts?|amounted|results?|resulted|consists?|consisted)\b")
+_POINTER = re.compile(r"^(?:\(?\d{1,2}\)?\s+)?(?:please\s+)?(?:refer\s+to|see)\b|\bfor\s+(?:additional|more|further)\s+"
+                      r"(?:information|details|discussion)\b", re.IGNORECASE)
 _US = re.compile(r"\bU\.\s?S\.(?:\s?A\.)?|\bUS\b|\bUSA\b")
 _HEADING_WORDS = 6  # a heading's words at the most, when it sits on the line above a paragraph
 
@@ -241,7 +244,11 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
         # passages' order
         at = {i: section_vocab().rank_of(passages[units[i][0] - 1].chunk.section, sections) for i in ids}
         rankings.append(sorted((i for i in ids if at[i] is not None), key=lambda i: (at[i], i)))
-    naming = {i for i in ids if any(rx.search(texts[i]) for rx in subject)}
+    # a sentence that only points elsewhere ("Please refer to the Glossary for …", "Refer to Note 2 … for additional
+    # information") is evidence of nothing: it is quoted only to make up the fewest quotes
+    pointers = {i for i in ids if _POINTER.search(texts[i])}
+    on_topic -= pointers
+    naming = {i for i in ids if any(rx.search(texts[i]) for rx in subject)} - pointers
     if naming:  # the sentences that name what is asked ("we acquired", "lawsuits"), in the words' order: on topic
         rankings.append([i for i in by_words if i in naming])
         on_topic |= naming
@@ -348,7 +355,7 @@ def synthesis_schema(n_quotes: int, yes_no: bool) -> dict[str, Any]:
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
 
 
-def _stems(text: str) -> set[str]:
+def content_stems(text: str) -> set[str]:
     """The stems of the content words of ``text`` (no digits, no function word: resources/reader/function_words.txt)."""
     words = " ".join(w for w in _WORD.findall(text) if w.lower() not in word_set("function_words"))
     return {s for s in tokenizer().tokenize([words], update_vocab=True, return_as="string",
@@ -397,7 +404,7 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
         if any(round(abs(k), places) == round(abs(value), places) for k in known):
             continue
         return f"it states {token.strip()}, which no quote it cites prints"
-    own = _stems(text) - _stems(question) - _VERDICT_WORDS
+    own = content_stems(text) - content_stems(question) - _VERDICT_WORDS
     if not own:
         return "it restates the question and adds nothing a quote prints"
     # its own words are content words (no function word counts), so even two must be in its quotes: "The
@@ -406,7 +413,7 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
     if len(own) >= _OWN_CHECKED:
         quoted: set[str] = set()
         for q in cited:
-            quoted |= _stems(q.text)
+            quoted |= content_stems(q.text)
         if len(own & quoted) < _SUPPORT * len(own):
             return "most of its words are in none of the quotes it cites"
     return ""
@@ -415,11 +422,13 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
 def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Passage], embedder: Embedder | None,
                        chat: ChatModel, settings: AnswerSettings, prompts: PromptSettings, *, computed: str = "",
                        known: Sequence[float] = (), searched: str = "", verdict: bool = True,
-                       cancel: Callable[[], bool] | None = None) -> QuoteAnswer:
+                       cancel: Callable[[], bool] | None = None,
+                       decided: Callable[[Sequence[Quote]], AnswerResult | None] | None = None) -> QuoteAnswer:
     """A written answer from ``passages``: the quotes, and the synthesis the checks let stand (module docstring).
     ``searched`` says where the evidence was looked for (named when the quotes do not answer). ``verdict`` False:
     a judgement the engine reads as a computation and could not compute; the synthesis gives no yes or no (a
-    sentence that does is refused), only what the quotes say."""
+    sentence that does is refused), only what the quotes say. ``decided``: what the engine computes from the quotes
+    (a revision's size: :mod:`engine.answer.revisions`); its answer, when it has one, is given without a model call."""
     about = intent.about or question
     # (a sentence may name the asked metric by its lines: "cost of products sold as a percent to sales")
     quotes = select_quotes(f"{about} {lexical_terms(intent)}".strip(), passages, embedder, settings, intent.sections,
@@ -429,6 +438,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes",
                                         reason="the passages found print no sentence to quote"
                                         + (f"; searched {searched}" if searched else "")), ())
+    if decided is not None and (engine := decided(quotes)) is not None:
+        return QuoteAnswer(engine, ())
     body = render_quotes(quotes) + (f"\n\n{computed}" if computed else "")
     messages: list[ChatMessage] = [{"role": "system", "content": prompt("evidence_system", prompts)},
                 {"role": "user", "content": f"Quotes:\n\n{body}\n\n{prompt('answer_quotes', prompts)}\n\n"
@@ -455,7 +466,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     for s in data["sentences"]:
         text = " ".join(s["text"].split())
         nums = [n for n in dict.fromkeys(s["quotes"]) if n in by_number]
-        words = _stems(text) - {"yes", "no", "also"}
+        words = content_stems(text) - {"yes", "no", "also"}
         # a sentence whose words an earlier one already says, but for a year or a figure ("… in 2022. … in 2021.")
         why = "it says the same as an earlier sentence" if any(words <= w for w in seen) else \
             "it gives a yes or no that the statement facts could not compute" if not verdict and re.match(
@@ -483,8 +494,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     said_side = re.match(r"^(yes|no)\b[\s,.;:—-]*", kept[0], flags=re.IGNORECASE)
     if side in ("yes", "no") or said_side:
         # a side must rest on quotes about what the question asks: its first sentence's quotes share a word of it
-        subject = _stems(_without_titles(about, passages)) - _VERDICT_WORDS
-        quoted = set().union(*(_stems(by_number[n].text) for n in grounds[0]))
+        subject = content_stems(_without_titles(about, passages)) - _VERDICT_WORDS
+        quoted = set().union(*(content_stems(by_number[n].text) for n in grounds[0]))
         if subject and not subject & quoted:
             said = side if side != "not stated" else said_side.group(1).lower() if said_side else ""
             why = f"the verdict ({said}) rests on quotes that share no word with what the question asks about"

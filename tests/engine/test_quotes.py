@@ -387,3 +387,17 @@ def test_a_sentence_of_few_words_of_its_own_still_needs_them_in_its_quotes():
     assert "none of the quotes" in check_sentence(
         "The tax discussion in the notes provides information about the effective tax rate.", [quote], question)
     assert check_sentence("The quarterly tax provision is subject to variation.", [quote], question) == ""
+
+
+def test_a_sentence_that_only_points_elsewhere_is_no_evidence():
+    """"Please refer to the Glossary for …" and "Refer to Note 2 … for additional information" share the question's
+    words and say nothing of it: quoted only to make up the fewest quotes, after the evidence."""
+    pointer = _passage("1 Please refer to the Glossary for the definitions of our guidance measures, including organic "
+                       "revenue growth guidance for the year.")
+    note = _passage("Refer to Note 2, Guidance, of the Notes to the Financial Statements for additional information.",
+                    cid=2, start=900)
+    answer = _passage("Given our strong start, we raised our organic revenue growth guidance to 8 percent.", cid=3,
+                      start=1900)
+    got = select_quotes("What organic revenue growth guidance did ACME give?", [pointer, note, answer], None,
+                        AnswerSettings(quotes=3))
+    assert [q.chunk_id for q in got] == [3, 1]  # the evidence, then one to make up two

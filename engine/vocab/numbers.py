@@ -52,7 +52,9 @@ def parse_number(token: str, *, dash: float | None = None) -> float | None:
     stripped = token.strip()
     if dash is not None and stripped in ("—", "–", "-"):
         return dash
-    negative = stripped.startswith("(") and stripped.endswith(")")
+    # (a unit printed outside the parentheses keeps them a negative: "(6.4)%", "$(12)", "(0.5) pts")
+    core = re.sub(r"^[\s$€£]*|(?:\s*(?:%|pts?\.?|bps|x))*\s*$", "", stripped)
+    negative = core.startswith("(") and core.endswith(")")
     try:
         value = float(re.sub(r"[^\d.\-]", "", token))
     except ValueError:

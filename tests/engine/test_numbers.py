@@ -31,6 +31,11 @@ from engine.vocab.numbers import (
     ("$ 2,019.5", 2019.5),
     ("$1,234,567", 1234567.0),
     ("12.3%", 12.3),
+    # a unit printed outside the parentheses keeps them a negative (a comparable sales change "(6.4)%")
+    ("(6.4)%", -6.4),
+    ("(6.4) %", -6.4),
+    ("$(12)", -12.0),
+    ("(0.5) pts", -0.5),
     ("0", 0.0),
     ("2022", 2022.0),
 ])

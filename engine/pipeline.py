@@ -33,7 +33,7 @@ from engine.answer.from_facts import (
 )
 from engine.answer.generate import NOT_ANSWERABLE
 from engine.answer.listing import listing_answer
-from engine.answer.parts import parts_answer
+from engine.answer.parts import mix_answer, parts_answer
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
 from engine.answer.quotes import answer_from_quotes
@@ -421,7 +421,8 @@ class HirecPipeline:
                 return
             read = replace(read, status="scope", scope=(read.parts,))
             intent = replace(intent, plan=read)
-            record = _saying(f"the annual report prints no table whose {read.parts} rows add up to its "
+            report = "the quarter's report" if intent.quarters else "the annual report"
+            record = _saying(f"{report} prints no table whose {read.parts} rows add up to its "
                              f"{read.tree.name if read.tree is not None else 'amount'}", record, run)
         if self.chat is None and stop_after not in RETRIEVAL_STAGES and not cover_asked:
             run.answer = self._no_chat() if number is None else joined_answer(number, self._no_chat(), rest, what)
@@ -644,9 +645,17 @@ class HirecPipeline:
         asked, from its annual report of that year."""
         filings = self.library.filings_of_companies(intent.issuers)
         years = asked_years(intent)
-        if not filings or not years or intent.quarters:
+        if not filings:
             return None
-        return parts_answer(read, intent, self.library, annual_reports(filings), years[-1])
+        if intent.quarters:  # a quarter's: the share table of the quarter's report (a retailer's categories)
+            quarter = intent.quarters[-1]
+            ids = [f.id for f in filings if f.identity.period == quarter]
+            return mix_answer(read, self.library, ids, 3, quarter)
+        if not years:
+            return None
+        annual = annual_reports(filings)
+        return parts_answer(read, intent, self.library, annual, years[-1]) or mix_answer(
+            read, self.library, [fid for fid, fy in annual.items() if fy == years[-1]], 12, f"FY{years[-1]}")
 
     def _fact_holders(self, intent: QueryIntent) -> Callable[[Sequence[Passage]], set[int]]:
         """Which of some passages hold a statement fact the question needs: a line item of a catalogue metric it

@@ -31,7 +31,7 @@ from engine.vocab.sections import vocab as section_vocab
 from engine.vocab.lexicon import find_metrics
 from engine.wording import format_value
 
-__all__ = ["Part", "PartsTable", "parts_answer", "parts_tables"]
+__all__ = ["MixTable", "Part", "PartsTable", "mix_answer", "mix_tables", "parts_answer", "parts_tables"]
 
 _SUM_TOLERANCE = 0.005  # the parts' sum against the total, relative (printed figures are rounded)
 _UNLABELLED = " (unlabeled total)"  # the facts reader's label of a group's total line that prints no label
@@ -312,6 +312,113 @@ def _every_part(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], year
     return AnswerResult("answered", text, method="facts", citations=_total_cited(t), inputs=refs,
                         reasoning=f"the {what} read as the {len(table.parts)} parts of '{t.fact.label}' that add up "
                                   f"to it; {plan.words}, from statement facts without a model call")
+
+
+@dataclass(frozen=True)
+class MixPart:
+    name: str
+    share: StoredFact  # its share of the total, in percent
+    change: StoredFact | None  # its change over the period a year before, from the table's change column
+
+
+@dataclass(frozen=True)
+class MixTable:
+    total: StoredFact  # the share column's total row (100%)
+    parts: tuple[MixPart, ...]
+    change_heading: str  # the change column's heading ("Comparable Sales"), "" when the table prints none
+
+
+def _heading_has(heading: str, words: Sequence[str]) -> bool:
+    return any(re.search(r"(?<![\w%])" + re.escape(w), heading, re.IGNORECASE) for w in words)
+
+
+def mix_tables(facts: Sequence[StoredFact], months: int, period_end: str) -> list[MixTable]:
+    """The tables among ``facts`` (one filing's) that print the parts' shares of a total for the period of
+    ``months`` ending ``period_end``: a percent column whose heading names a share ([mix] share), whose rows above
+    its total row add up to it, and the total is 100; with each part's change from the column of the same period
+    whose heading names a change ([mix] change), when the table prints one."""
+    data = _parts_data()["mix"]
+    cells: dict[tuple[int, int, str], list[StoredFact]] = {}
+    for s in facts:
+        if s.fact.unit == "%" and s.fact.period.months == months and s.fact.period.end == period_end:
+            cells.setdefault((s.filing_id, s.fact.page_index, s.fact.title), []).append(s)
+    out: list[MixTable] = []
+    for rows in cells.values():
+        by_column: dict[int, list[StoredFact]] = {}
+        for s in sorted(rows, key=lambda s: s.fact.char_start):
+            by_column.setdefault(s.fact.column, []).append(s)
+        changes = {c: col for c, col in by_column.items() if _heading_has(col[0].fact.period.group, data["change"])}
+        for col in by_column.values():
+            if not _heading_has(col[0].fact.period.group, data["share"]):
+                continue
+            total = next((s for s in col if s.fact.is_total or s.fact.label.lower().strip(" :") == "total"), None)
+            if total is None or abs(total.fact.value - 100) > 0.5:
+                continue
+            parts = [s for s in col if s.fact.char_start < total.fact.char_start and s is not total]
+            if len(parts) < 2 or abs(sum(p.fact.value for p in parts) - 100) > max(1.0, 0.5 * len(parts)):
+                continue  # (shares printed as whole percents: each off by up to half a point)
+            change_col = next(iter(changes.values()), [])
+            change = {s.fact.label: s for s in change_col}
+            out.append(MixTable(total, tuple(MixPart(p.fact.label, p, change.get(p.fact.label)) for p in parts),
+                                change_col[0].fact.period.group if change_col else ""))
+    return out
+
+
+def mix_answer(plan: MetricPlan, library: Library, filing_ids: Sequence[int], months: int,
+               period_label: str) -> AnswerResult | None:
+    """A choice among the parts of a share table (:func:`mix_tables`) of the asked filings' latest period of
+    ``months``: the largest or smallest change (the question asks a growth, a performance) or share; every part is
+    listed with its share and change. None when no such table names the asked amount and the parts asked."""
+    metric = plan.tree.name if plan.tree is not None else ""
+    if not metric or not filing_ids:
+        return None
+    facts = [s for s in library.facts(filing_ids=list(filing_ids), trailing=False)
+             if s.fact.period.months == months and s.fact.period.end]
+    if not facts:
+        return None
+    latest = max(str(s.fact.period.end) for s in facts)
+    words = tuple(w for kind in plan.part_kinds for w in _parts_data()["kinds"][kind])
+    page_text = lru_cache(maxsize=None)(library.page_text)
+
+    def fits(t: MixTable) -> bool:  # the share column names the asked amount; its page, the parts asked
+        heading = f"{t.total.fact.period.group} {t.change_heading}"
+        text = page_text(t.total.filing_id, t.total.fact.page_index)
+        return metric in find_metrics(heading) and bool(words) and re.search(
+            r"\b(?:" + "|".join(map(re.escape, words)) + ")", text, re.IGNORECASE) is not None
+
+    growth = plan.measure == "growth"
+    tables = [t for t in mix_tables(facts, months, latest) if fits(t)
+              and (not growth or all(p.change is not None for p in t.parts))]
+    if not tables:
+        return None
+    table = max(tables, key=lambda t: (len(t.parts), -t.total.fact.page_index))
+    excluded = [e.lower() for e in plan.excluded]
+    parts = [p for p in table.parts if not any(e in p.name.lower() for e in excluded)
+             and not _not_a_part().search(p.name)]
+    if len(parts) < 2:
+        return None
+
+    def value(p: MixPart) -> float:
+        return p.change.fact.value if growth and p.change is not None else p.share.fact.value
+
+    pick = (max if plan.choice == "largest" else min)(parts, key=value)
+    t = table.total
+
+    def said(p: MixPart) -> str:
+        change = f", {table.change_heading.lower()} {p.change.fact.value:+.1f}%" if p.change is not None else ""
+        return f"{p.name}: {p.share.fact.value:g}% of {metric}{change}"
+
+    end = "highest" if plan.choice == "largest" else "lowest"
+    what = f"{table.change_heading.lower()} change" if growth else f"share of {metric}"
+    text = (f"{pick.name}: {what} {value(pick):+.1f}%" if growth else f"{pick.name}: {what} {value(pick):g}%") + (
+        f", the {end} of the {len(parts)} {plan.parts or 'parts'} of the {t.fact.period.group.lower()} table "
+        f"({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, {period_label}, {months} months to "
+        f"{t.fact.period.end}), whose shares add up to its total. " + "; ".join(said(p) for p in parts) + ".")
+    refs = tuple(_ref(p.name, s) for p in parts for s in (p.share, p.change) if s is not None) + (_ref("total", t),)
+    return AnswerResult("answered", text, value(pick), "percent", method="facts", citations=_total_cited(t),
+                        inputs=refs, reasoning=f"the {plan.parts or 'parts'} read as the {len(table.parts)} rows of a "
+                                               f"share table adding up to 100%; {plan.words}, from the table's "
+                                               "printed figures without a model call")
 
 
 def _total_cited(t: StoredFact) -> tuple[Citation, ...]:

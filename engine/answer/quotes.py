@@ -61,6 +61,8 @@ _OWN_CHECKED = 2  # from how many words of its own (content words not in the que
 _RRF_K = 60
 _HEADLINE_WORDS = 12
 _LATIN_END = 0x24F  # the last Latin letter (Latin Extended-B): the scripts of an English filing's words
+_COPIED = 0.8  # share of a quote's words a synthesis sentence that only copies it says
+_TITLE_SHARE = 0.6  # share of a unit's longer words in capitals that makes it a headline, not a sentence
 _FEWEST_QUOTES = 2  # quotes made up with sentences that share no word of the question, when fewer share one
 _VERDICT_WORDS = frozenset({"yes", "no", "not", "inde"})  # stems: a verdict's words are not content
 
@@ -271,8 +273,9 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     # (a cause of what is asked need not name it: "Given our strong start to the year, we now expect …" is why the
     # guidance was raised; so where the question asks why, the on-topic sentences stating a cause come first, and
     # before a headline that only names the subject)
+    titles = {i for i in ids if _headline(texts[i])}
     for i in sorted(ids, key=lambda i: (i not in on_topic, bool(causes) and i not in causes,
-                                        bool(naming) and i not in naming | causes, -fused[i])):
+                                        bool(naming) and i not in naming | causes, i in titles, -fused[i])):
         if i not in on_topic and len(chosen) >= _FEWEST_QUOTES:
             break
         n, s, e = units[i]
@@ -297,6 +300,14 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
                          title=p.title, section=c.section, printed_folio=c.printed_folio,
                          score=round(fused[i], 6), header=_row_header(c.text, s, c.context)))
     return out
+
+
+def _headline(text: str) -> bool:
+    """Whether a unit is a headline ("PepsiCo Reports First-Quarter 2023 Results; Raises Full-Year Guidance", "MARY
+    N. DILLON APPOINTED AS CEO"): most of its longer words capitalised. It names a topic and states no evidence of it,
+    so it is quoted after the sentences that do."""
+    words = [w for w in _WORD.findall(text) if len(w) >= 4]
+    return len(words) >= 4 and sum(w[0].isupper() for w in words) >= _TITLE_SHARE * len(words)
 
 
 def _without_titles(question: str, passages: Sequence[Passage]) -> str:
@@ -454,6 +465,14 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     if data["insufficient"]:
         missing = " ".join(s["text"].strip() for s in data["sentences"] if s["text"].strip())
         reason = "the quoted evidence does not answer it" + (f": {missing}" if missing else "")
+        asked = content_stems(_without_titles(about, passages))
+        causes = [q for q in quotes[:_FEWEST_QUOTES + 1] if intent.relation == "explanation"
+                  and states_a_cause(q.text) and len(asked & content_stems(q.text)) >= _FEWEST_QUOTES]
+        if len(causes) >= _FEWEST_QUOTES:  # why it moved, as the filing states it of what is asked: the quotes
+            # stand (a small model's "insufficient" is no reading of them), the synthesis's doubt said
+            return QuoteAnswer(_quotes_alone(quotes, passages, f"the synthesis said {reason}; these quotes state "
+                                                               "causes of what is asked", causes[:_FEWEST_QUOTES]),
+                               (call,))
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes", quotes=tuple(quotes),
                                         reason=reason + (f"; searched {searched}" if searched else "")), (call,))
     # "did it increase or decrease": a sentence that says which has a word of its own
@@ -475,7 +494,9 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
                 and not degenerate(text):
             # a small model cites by position: a sentence its cited quotes do not bear out is cited to the quote
             # that does (its figures printed there, most of its words too), the best ranked first; none: refused
-            bearing = [q.number for q in quotes if not check_sentence(text, [q], unasked, known)]
+            # (a sentence that only copies a quote, a release's headline, is no reading of it: refused as before)
+            bearing = [q.number for q in quotes if not check_sentence(text, [q], unasked, known)
+                       and not _copies(text, q.text)]
             if bearing:
                 moved.append(f"“{text[:60]}” cited [{bearing[0]}], which bears it out, not "
                              f"[{', '.join(str(n) for n in nums)}]")
@@ -526,9 +547,17 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
                                     reason=note, quotes=tuple(quotes)), (call,))
 
 
-def _quotes_alone(quotes: Sequence[Quote], passages: Sequence[Passage], why: str) -> AnswerResult:
-    """The best quotes as the answer, when no synthesis stands: the filings' own words, with their pages."""
-    top = quotes[:2]
+def _copies(sentence: str, quote: str) -> bool:
+    """Whether ``sentence`` says nothing but ``quote`` does: its words are the quote's, and most of them."""
+    own, quoted = content_stems(sentence), content_stems(quote)
+    return bool(own) and own <= quoted and len(own) >= _COPIED * len(quoted)
+
+
+def _quotes_alone(quotes: Sequence[Quote], passages: Sequence[Passage], why: str,
+                  top: Sequence[Quote] = ()) -> AnswerResult:
+    """The best quotes (``top``, else the first two) as the answer, when no synthesis stands: the filings' own
+    words, with their pages."""
+    top = list(top) or list(quotes[:2])
     text = " ".join(f"“{' '.join(q.text.split())}” [{q.number}]" for q in top)
     cites = tuple(Citation.of(n, passages[n - 1]) for n in dict.fromkeys(q.passage_id for q in top))
     return AnswerResult("answered", text, method="quotes", citations=cites, quotes=tuple(quotes),

@@ -44,7 +44,7 @@ from engine.intent.shape import core_question, is_numeric, judges_its_number, wh
 from engine.intent.wordlists import word_list
 from engine.records import AnswerResult, IssuerRef, MetricPlan, PlanNode, QueryIntent
 from engine.settings import RESOURCES_DIR
-from engine.vocab.lexicon import lexicon_spans
+from engine.vocab.lexicon import lexicon_spans, split_metric_spans
 
 if TYPE_CHECKING:
     from engine.vocab.catalogue import Catalogue
@@ -157,6 +157,13 @@ def _tag(text: str, issuers: Sequence[IssuerRef]) -> list[_Tok]:
     for m in _YEAR.finditer(text):
         year = int(m[1]) if len(m[1]) == 4 else 2000 + int(m[1])
         claim(m.start(), m.end(), frozenset({"YEAR"}), str(year))
+    # a metric named in two pieces around the question's frame ("cash did Acme generate from operations"): its
+    # first piece is the metric, the rest read with it
+    for metric, pieces in split_metric_spans(text):
+        if not any(any(taken[a:b]) for a, b in pieces):
+            claim(*pieces[0], frozenset({"METRIC"}), metric)
+            for a, b in pieces[1:]:
+                claim(a, b, frozenset({"FILLER"}))
     # the longest of a lexicon metric and a vocabulary word wins where they overlap
     spans: list[tuple[int, int, frozenset[str], str]] = []
     for name, start, end in lexicon_spans(text):

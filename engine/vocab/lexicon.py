@@ -102,6 +102,30 @@ def lexicon_spans(text: str) -> list[tuple[str | None, int, int]]:
     return sorted(out, key=lambda x: x[1])
 
 
+# a question's frame between the words of one metric: "how much cash did Acme generate from operations" names cash
+# from operations; an auxiliary, the company (it, they, a capitalised name) and a verb of earning or spending
+_SPLIT = re.compile(
+    r"\s+(?:did|does|do|has|have|had|was|were|is|are|will)\s+(?:it|they|the\s+(?:company|firm|group)|"
+    r"[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,3}?)\s+(?:generate|earn|produce|bring\s+in|record|report|post|"
+    r"spend|incur|realize|book|deliver)(?:s|d|ed)?(?=\s)")
+
+
+def split_metric_spans(text: str) -> list[tuple[str, tuple[tuple[int, int], ...]]]:
+    """The metrics ``text`` names in two pieces with its frame between them ("cash did Acme generate from
+    operations"): (the canonical metric, its pieces as (start, end) in ``text``); a metric named in one piece is
+    :func:`lexicon_spans`'."""
+    out: list[tuple[str, tuple[tuple[int, int], ...]]] = []
+    for gap in _SPLIT.finditer(text):
+        compact = text[:gap.start()] + " " + text[gap.end():]
+        shift = gap.end() - gap.start() - 1
+        for m in _METRIC_RE.finditer(compact):
+            if m.start() < gap.start() < m.end() - 1:  # (a match across the gap)
+                name = _METRICS[_METRIC_GROUP[m.lastgroup or ""]][0]
+                if name:  # (a statement's name is no metric)
+                    out.append((name, ((m.start(), gap.start()), (gap.end(), m.end() + shift))))
+    return out
+
+
 def metric_named_by(label: str) -> str | None:
     """The canonical metric when the whole of ``label`` is one of its surface forms ("Net sales" ->
     "revenue"), else None ("Other non-current assets", "Revenue from leases" name no single metric)."""

@@ -249,3 +249,60 @@ def test_a_table_printed_in_the_segment_note_is_of_segments(unnamed) -> None:  #
     run = unnamed.run("Which segment of Beta Services had the highest revenue in FY2023?", store=False)
     assert run.answer.method == "facts" and run.answer.text.startswith("Payments: "), run.answer
     assert "Lending: " in run.answer.text and "Discount revenue" not in run.answer.text
+
+
+MIX = {"Computing": ("41 %", "42 %", "(6.4)%", "(16.6)%"), "Appliances": ("20 %", "21 %", "(16.1)%", "(1.2)%"),
+       "Entertainment": ("9 %", "7 %", "9.0 %", "(9.2)%"), "Services": ("30 %", "30 %", "7.6 %", "(8.5)%")}
+
+
+@pytest.fixture(scope="module")
+def quarter(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001, ANN201
+    """A retailer's 10-Q whose MD&A prints its revenue categories' shares ("Revenue Mix", adding up to 100%) beside
+    each category's comparable sales change, for the quarter and the quarter a year before."""
+    import pymupdf
+
+    from engine.indexing import sync_indexes
+    from engine.ingest import ingest
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from engine.store import Library
+    from tests.engine.test_identity import write_cover_pdf
+
+    tmp = tmp_path_factory.mktemp("mix")
+    pdf = write_cover_pdf(tmp / "f" / "ACMERET_2023Q2_10Q.pdf", name="ACME RETAIL INC", form="10-Q",
+                          period_text="June 30, 2023")
+    doc = pymupdf.open(pdf)
+    page = doc.new_page()
+    xs = (72, 260, 330, 410, 480)
+    lines = [("Domestic segment revenue mix and comparable sales changes by revenue category were as follows:",),
+             ("", "Revenue Mix", "", "Comparable Sales", ""),
+             ("", "Three Months Ended", "", "Three Months Ended", ""),
+             ("", "June 30, 2023", "June 30, 2022", "June 30, 2023", "June 30, 2022")]
+    lines += [(name, *cells) for name, cells in MIX.items()] + [("Total", "100 %", "100 %", "(4.3)%", "(12.7)%")]
+    for y, row in enumerate(lines):
+        for x, cell in zip(xs, row):
+            if cell:
+                page.insert_text((x, 72 + 16 * y), cell, fontsize=9)
+    doc.saveIncr()
+    settings = Settings(home=tmp / "lib", ingest={"workers": 1})
+    library = Library(settings.home)
+    ingest(library, [tmp / "f"], settings)
+    sync_indexes(library, settings, embedder)
+    return build_pipeline(settings, library, Models(embedder))
+
+
+@pytest.mark.parametrize(("question", "winner", "value"), [
+    ("Which Acme Retail product category performed the best (by top line) during Q2 of FY2023?", "Entertainment",
+     9.0),
+    ("Which revenue category of Acme Retail had the weakest sales growth in the second quarter of 2023?",
+     "Appliances", -16.1),
+    ("Which product category made up the largest share of Acme Retail's revenue in Q2 2023?", "Computing", 41.0),
+])
+def test_a_quarters_share_table_gives_the_parts_and_their_change(quarter, question, winner, value) -> None:  # noqa: ANN001
+    """A quarter's categories from the table of their shares of revenue (its rows add up to 100%) and the change
+    printed beside them, the sign of a change printed "(6.4)%" kept; no model call."""
+    run = quarter.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
+    text = run.answer.text
+    assert text.startswith(f"{winner}: ") and run.answer.value == pytest.approx(value), text
+    assert all(f"{name}: " in text for name in MIX) and "ACMERET_2023Q2_10Q" in text, text

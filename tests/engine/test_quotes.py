@@ -121,6 +121,9 @@ def test_the_sentences_naming_what_is_asked_come_first_in_any_of_its_words():
     assert select_quotes(about, [tax, suits], None, settings)[0].chunk_id == 1  # (the passage's rank)
     assert select_quotes(about, [tax, suits], None, settings, subject=subject)[0].chunk_id == 2
     assert vocab().subject_words("What are the major risks ACME highlights?") == ()  # (a place word only)
+    # a vote's item holds every vote: "vote" says where to look, what was voted on names the answer
+    assert vocab().subject_words("What was the outcome of the shareholder vote on the proposal for a report?") == ()
+    assert vocab().kinds_asked("", "What was the outcome of the shareholder vote on the proposal?")[:1] == ("vote",)
 
 
 def test_a_sentence_that_goes_on_about_the_one_before_is_quoted_with_it():
@@ -401,3 +404,37 @@ def test_a_sentence_that_only_points_elsewhere_is_no_evidence():
     got = select_quotes("What organic revenue growth guidance did ACME give?", [pointer, note, answer], None,
                         AnswerSettings(quotes=3))
     assert [q.chunk_id for q in got] == [3, 1]  # the evidence, then one to make up two
+
+
+def test_a_headline_is_quoted_after_the_sentences_and_a_copy_of_it_is_no_synthesis():
+    """A release's headline names the topic in capitals and states no evidence: quoted after the sentences; a
+    synthesis sentence that only copies a quote it did not cite is refused, not cited to it, and the quotes stand."""
+    text = ("ACME Reports First-Quarter 2023 Results; Raises Full-Year Guidance For Revenue And Earnings Per Share Growth\n\n"
+            "Given our strong start to the year, we now expect full-year revenue to grow 7 percent.")
+    got = select_quotes("Why did ACME raise its full year guidance?", [_passage(text)], None,
+                        AnswerSettings(quotes=2))
+    assert got[0].text.startswith("Given our strong start") and got[1].text.startswith("ACME Reports")
+    chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [
+        {"text": "ACME Reports First-Quarter 2023 Results; Raises Full-Year Guidance For Revenue And Earnings Per Share Growth.",
+         "quotes": [1]}], "insufficient": False})
+    a = answer_from_quotes("Why did ACME raise its full year guidance?", QueryIntent("q", relation="explanation"),
+                           [_passage(text)], None, chat, AnswerSettings(), PromptSettings()).result
+    assert "quotes stand alone" in a.reason and a.text.startswith("“Given our strong start"), a
+
+
+def test_causes_of_what_is_asked_stand_when_the_synthesis_calls_them_insufficient():
+    """"What drove the operating margin change": two quotes stating why operating margins moved are the filing's
+    answer; a small model's "insufficient" does not discard them (its doubt is said). Quotes that state no cause of
+    what is asked are not put up so."""
+    text = ("Operating income margins decreased year-on-year due to special item costs for significant litigation.\n\n"
+            "Operating income margins also decreased due to higher raw materials and logistics costs.")
+    chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [{"text": "The quotes do not answer it.",
+                                                                     "quotes": [1]}], "insufficient": True})
+    question = "What drove the operating margin change in FY2022?"
+    why = QueryIntent("q", relation="explanation")
+    a = answer_from_quotes(question, why, [_passage(text)], None, chat, AnswerSettings(), PromptSettings()).result
+    assert a.status == "answered" and "litigation" in a.text and "raw materials" in a.text, a
+    assert "do not answer" in a.reason and "state causes" in a.reason
+    other = "Revenue rose in every segment as new products launched in the year.\n\nThe Company has 12,000 employees."
+    a = answer_from_quotes(question, why, [_passage(other)], None, chat, AnswerSettings(), PromptSettings()).result
+    assert a.status == "not_answerable"

@@ -82,7 +82,7 @@ METRICS: dict[str, tuple[tuple[str, ...], Callable[[T, int], float], str]] = {
                        / ((t("Total assets", y) + t("Total assets", y - 1)) / 2), "avg"),
     "dio": (("days inventory outstanding", "DIO"), lambda t, y: 365 * (t("Inventories", y) + t("Inventories", y - 1))
             / 2 / t("Cost of revenue", y), "avg"),
-    "dso": (("days sales outstanding", "DSO"), lambda t, y: 365 * (t("Accounts receivable", y)
+    "dso": (("days sales outstanding", "DSO", "days of sales outstanding"), lambda t, y: 365 * (t("Accounts receivable", y)
             + t("Accounts receivable", y - 1)) / 2 / t("Total revenue", y), "avg"),
     "roa": (("return on assets", "ROA"), lambda t, y: t("Net income", y) / ((t("Total assets", y)
             + t("Total assets", y - 1)) / 2) * 100, "avg"),
@@ -93,7 +93,10 @@ METRICS: dict[str, tuple[tuple[str, ...], Callable[[T, int], float], str]] = {
 VALUE = ("What is {co}'s FY{y} {m}?", "What was the {m} of {co} in fiscal {y}?", "{co} FY{y} {m}?",
          "Calculate {co}'s {m} for FY{y}.")
 CHANGE = ("How much did {co}'s {m} change from FY{p} to FY{y}?", "What is the change in {co}'s {m} between FY{p} and "
-          "FY{y}?")
+          "FY{y}?", "How did {co}'s {m} trend from FY{p} to FY{y}?")
+# a metric named in two pieces around the question's frame ("how much cash did X generate from operations")
+SPLIT = ("How much cash did {co} generate from operations in FY{y}?",
+         "How much cash did it generate from operating activities in FY{y}, for {co}?")
 # one metric at two periods set side by side: its change, stated with both values
 COMPARE = ("How does {co}'s {m} in FY{y} compare to FY{p}?", "What was {co}'s {m} in FY{y} compared with FY{p}?",
            "{co}'s {m}: FY{y} versus FY{p}?", "How did {co}'s FY{y} {m} compare with its FY{p} {m}?",
@@ -108,10 +111,12 @@ SHARE = ("What is {co}'s FY{y} {a} as a % of {b}?", "What was {a} as a percentag
          "{co}: FY{y} {a} over {b}, in percent?", "What was {co}'s {a} as a share of {b} in FY{y}?",
          "{co}'s {a} as a proportion of {b}, FY{y}?",
          # the whole named first, the part after it
-         "What percentage of {co}'s FY{y} {b} was {a}?", "What share of {co}'s FY{y} {b} went to {a}?")
+         "What percentage of {co}'s FY{y} {b} was {a}?", "What share of {co}'s FY{y} {b} went to {a}?",
+         "What proportion of its FY{y} {b} did {co} convert into {a}?")
 DEFINED = ("Define cash coverage as {a} divided by {b}. What was {co}'s FY{y} cash coverage?",
            "What is {co}'s FY{y} cash coverage, defined as {a} / {b}?",
-           "What is {co}'s FY{y} cash coverage (cash coverage = {a} over {b})?")
+           "What is {co}'s FY{y} cash coverage (cash coverage = {a} over {b})?",
+           "Work out {co}'s FY{y} cash coverage, i.e. {a} divided by {b}.")
 PAIRS = (("capex", "revenue"), ("d&a", "revenue"), ("dividends", "net income"), ("ocf", "net income"),
          ("inventory", "total assets"), ("receivables", "revenue"), ("gross profit", "revenue"))
 # clauses that only say where to look, written before the question (the metric is not in them)
@@ -157,6 +162,7 @@ def _cases() -> list[tuple[str, str, str, Callable[[T], float] | None]]:
                 for tpl in CAGR:
                     out.append(("cagr", key, tpl.format(co=CO, m=w),
                                 lambda t, f=f: ((f(t, 2023) / f(t, 2021)) ** 0.5 - 1) * 100))
+    out += [("value", "ocf", tpl.format(co=CO, y=2023), lambda t: METRICS["ocf"][1](t, 2023)) for tpl in SPLIT]
     for a, b in PAIRS:
         fa, fb = METRICS[a][1], METRICS[b][1]
         for k, tpl in enumerate(SHARE):
@@ -258,6 +264,8 @@ QUALITIES = (("Is {co} a capital-intensive business based on FY{y} data?", "cape
              ("Are {co}'s FY{y} financials those of a high-growth company?", "growth >= 15"),
              ("Is {co} a fast-growing company, with growth above 5% in FY{y}?", "growth >= 5"),
              ("Was {co} profitable in FY{y}?", "net income > 0"), ("Was {co} loss-making in FY{y}?", "net income < 0"),
+             ("Did {co} post a net loss in FY{y}?", "net income < 0"), ("Was {co} in the black in FY{y}?",
+                                                                         "net income > 0"),
              # a yes/no of one amount: was any reported
              ("Has {co} paid dividends to its shareholders in FY{y}?", "dividends > 0"),
              ("Did {co} have any long-term debt at the end of FY{y}?", "debt > 0"),
@@ -477,6 +485,11 @@ def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, mont
     ("Using the balance sheet and the P&L statement, what is the FY2023 asset turnover ratio for Acme?", True),
     ("What is Acme's FY2023 net profit margin (as a percentage)?", True),
     ("What is the quantity of restructuring costs directly outlined in Acme's income statements for FY2023?", True),
+    # instructions and the verbs of a share ("work out", "convert into"); a definition after "i.e."
+    ("Using the income statement, work out Acme's FY2023 EBITDA margin (EBITDA = operating income + D&A).", True),
+    ("What proportion of its FY2023 revenue did Acme convert into free cash flow?", True),
+    ("Give me the dividend payout ratio for Acme in FY2023, i.e. dividends divided by net income.", True),
+    ("What was Acme's total debt to equity at the end of FY2023?", True),
     ("How much did Acme spend on restructuring charges, as explicitly stated, in FY2023?", True),
 ])
 def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(question: str, read: bool) -> None:

@@ -650,12 +650,13 @@ class HirecPipeline:
         if intent.quarters:  # a quarter's: the share table of the quarter's report (a retailer's categories)
             quarter = intent.quarters[-1]
             ids = [f.id for f in filings if f.identity.period == quarter]
-            return mix_answer(read, self.library, ids, 3, quarter)
+            return mix_answer(read, self.library, ids, 3, quarter, intent.question)
         if not years:
             return None
         annual = annual_reports(filings)
         return parts_answer(read, intent, self.library, annual, years[-1]) or mix_answer(
-            read, self.library, [fid for fid, fy in annual.items() if fy == years[-1]], 12, f"FY{years[-1]}")
+            read, self.library, [fid for fid, fy in annual.items() if fy == years[-1]], 12, f"FY{years[-1]}",
+            intent.question)
 
     def _fact_holders(self, intent: QueryIntent) -> Callable[[Sequence[Passage]], set[int]]:
         """Which of some passages hold a statement fact the question needs: a line item of a catalogue metric it

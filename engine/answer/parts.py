@@ -365,7 +365,7 @@ def mix_tables(facts: Sequence[StoredFact], months: int, period_end: str) -> lis
 
 
 def mix_answer(plan: MetricPlan, library: Library, filing_ids: Sequence[int], months: int,
-               period_label: str) -> AnswerResult | None:
+               period_label: str, question: str = "") -> AnswerResult | None:
     """A choice among the parts of a share table (:func:`mix_tables`) of the asked filings' latest period of
     ``months``: the largest or smallest change (the question asks a growth, a performance) or share; every part is
     listed with its share and change. None when no such table names the asked amount and the parts asked."""
@@ -391,7 +391,17 @@ def mix_answer(plan: MetricPlan, library: Library, filing_ids: Sequence[int], mo
               and (not growth or all(p.change is not None for p in t.parts))]
     if not tables:
         return None
-    table = max(tables, key=lambda t: (len(t.parts), -t.total.fact.page_index))
+    # (the company's own name is printed everywhere and says nothing of which table: "Best Buy")
+    named = {w for fid in filing_ids for w in re.findall(r"[a-z]{4,}", (library.filing(fid).identity.registrant
+                                                                         or "").lower())}
+    asked = {w for w in re.findall(r"[a-z]{4,}", question.lower())} - named
+
+    def heading_says(t: MixTable) -> int:  # the lines above the table name what the question does ("Domestic")
+        text = page_text(t.total.filing_id, t.total.fact.page_index)
+        start = min(p.share.fact.char_start for p in t.parts)
+        return len(asked & set(re.findall(r"[a-z]{4,}", text[max(0, start - _HEAD_CHARS):start].lower())))
+
+    table = max(tables, key=lambda t: (heading_says(t), len(t.parts), -t.total.fact.page_index))
     excluded = [e.lower() for e in plan.excluded]
     parts = [p for p in table.parts if not any(e in p.name.lower() for e in excluded)
              and not _not_a_part().search(p.name)]
@@ -411,7 +421,7 @@ def mix_answer(plan: MetricPlan, library: Library, filing_ids: Sequence[int], mo
     end = "highest" if plan.choice == "largest" else "lowest"
     what = f"{table.change_heading.lower()} change" if growth else f"share of {metric}"
     text = (f"{pick.name}: {what} {value(pick):+.1f}%" if growth else f"{pick.name}: {what} {value(pick):g}%") + (
-        f", the {end} of the {len(parts)} {plan.parts or 'parts'} of the {t.fact.period.group.lower()} table "
+        f", the {end} of the {len(parts)} parts of the {t.fact.period.group.lower()} table "
         f"({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, {period_label}, {months} months to "
         f"{t.fact.period.end}), whose shares add up to its total. " + "; ".join(said(p) for p in parts) + ".")
     refs = tuple(_ref(p.name, s) for p in parts for s in (p.share, p.change) if s is not None) + (_ref("total", t),)

@@ -253,6 +253,8 @@ def test_a_table_printed_in_the_segment_note_is_of_segments(unnamed) -> None:  #
 
 MIX = {"Computing": ("41 %", "42 %", "(6.4)%", "(16.6)%"), "Appliances": ("20 %", "21 %", "(16.1)%", "(1.2)%"),
        "Entertainment": ("9 %", "7 %", "9.0 %", "(9.2)%"), "Services": ("30 %", "30 %", "7.6 %", "(8.5)%")}
+ABROAD = {"Computing": ("45 %", "43 %", "3.1 %", "(6.6)%"), "Appliances": ("15 %", "16 %", "(2.0)%", "(1.2)%"),
+          "Entertainment": ("12 %", "12 %", "(0.5)%", "(9.2)%"), "Services": ("28 %", "29 %", "1.5 %", "(8.5)%")}
 
 
 @pytest.fixture(scope="module")
@@ -274,15 +276,17 @@ def quarter(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001
     doc = pymupdf.open(pdf)
     page = doc.new_page()
     xs = (72, 260, 330, 410, 480)
-    lines = [("Domestic segment revenue mix and comparable sales changes by revenue category were as follows:",),
-             ("", "Revenue Mix", "", "Comparable Sales", ""),
-             ("", "Three Months Ended", "", "Three Months Ended", ""),
-             ("", "June 30, 2023", "June 30, 2022", "June 30, 2023", "June 30, 2022")]
-    lines += [(name, *cells) for name, cells in MIX.items()] + [("Total", "100 %", "100 %", "(4.3)%", "(12.7)%")]
-    for y, row in enumerate(lines):
-        for x, cell in zip(xs, row):
-            if cell:
-                page.insert_text((x, 72 + 16 * y), cell, fontsize=9)
+    for segment, table, total in (("Domestic", MIX, "(4.3)%"), ("International", ABROAD, "1.1 %")):
+        lines = [(f"{segment} segment revenue mix and comparable sales changes by revenue category were as follows:",),
+                 ("", "Revenue Mix", "", "Comparable Sales", ""),
+                 ("", "Three Months Ended", "", "Three Months Ended", ""),
+                 ("", "June 30, 2023", "June 30, 2022", "June 30, 2023", "June 30, 2022")]
+        lines += [(name, *cells) for name, cells in table.items()] + [("Total", "100 %", "100 %", total, "(12.7)%")]
+        page = doc.new_page() if segment != "Domestic" else page
+        for y, row in enumerate(lines):
+            for x, cell in zip(xs, row):
+                if cell:
+                    page.insert_text((x, 72 + 16 * y), cell, fontsize=9)
     doc.saveIncr()
     settings = Settings(home=tmp / "lib", ingest={"workers": 1})
     library = Library(settings.home)
@@ -297,6 +301,10 @@ def quarter(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001
     ("Which revenue category of Acme Retail had the weakest sales growth in the second quarter of 2023?",
      "Appliances", -16.1),
     ("Which product category made up the largest share of Acme Retail's revenue in Q2 2023?", "Computing", 41.0),
+    # the segment the question names: the table whose heading names it
+    ("Which Acme Retail product category had the best sales performance in the international market in Q2 2023?",
+     "Computing",
+     3.1),
 ])
 def test_a_quarters_share_table_gives_the_parts_and_their_change(quarter, question, winner, value) -> None:  # noqa: ANN001
     """A quarter's categories from the table of their shares of revenue (its rows add up to 100%) and the change

@@ -304,8 +304,11 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
 
 def _headline(text: str) -> bool:
     """Whether a unit is a headline ("PepsiCo Reports First-Quarter 2023 Results; Raises Full-Year Guidance", "MARY
-    N. DILLON APPOINTED AS CEO"): most of its longer words capitalised. It names a topic and states no evidence of it,
-    so it is quoted after the sentences that do."""
+    N. DILLON APPOINTED AS CEO"): no sentence's end, and most of its longer words capitalised (a sentence naming
+    companies, "we acquired Current Health Ltd. and Two Peaks, LLC d/b/a Yardbird Furniture.", ends as one). It names
+    a topic and states no evidence of it, so it is quoted after the sentences that do."""
+    if text.rstrip(" ”’\"')").endswith((".", "!", "?")):
+        return False
     words = [w for w in _WORD.findall(text) if len(w) >= 4]
     return len(words) >= 4 and sum(w[0].isupper() for w in words) >= _TITLE_SHARE * len(words)
 

@@ -438,3 +438,14 @@ def test_causes_of_what_is_asked_stand_when_the_synthesis_calls_them_insufficien
     other = "Revenue rose in every segment as new products launched in the year.\n\nThe Company has 12,000 employees."
     a = answer_from_quotes(question, why, [_passage(other)], None, chat, AnswerSettings(), PromptSettings()).result
     assert a.status == "not_answerable"
+
+
+def test_a_sentence_naming_companies_is_no_headline():
+    """"In fiscal 2022, we acquired Current Health Ltd. and Two Peaks, LLC d/b/a Yardbird Furniture.": most of its
+    words capitalised, but it ends as a sentence does; it ranks as any sentence, not after the others."""
+    plan = _passage("ACME acquired several companies during fiscal 2021 as part of its strategy for growth.")
+    names = _passage("In fiscal 2022, we acquired all outstanding shares of Current Health Ltd. (“Current Health”) and "
+                     "Two Peaks, LLC d/b/a Yardbird Furniture (“Yardbird”).", cid=2, start=900)
+    got = select_quotes("Which companies did ACME acquire in fiscal 2022?", [plan, names], None,
+                        AnswerSettings(quotes=1), years=(2022,))
+    assert got[0].chunk_id == 2

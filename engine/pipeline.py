@@ -466,7 +466,7 @@ class HirecPipeline:
             got = answer_from_quotes(question, intent, passages, self.retriever.embedder, self.chat, s.answer,
                                      s.prompts, computed=render_metric_lines(metrics),
                                      known=[m.value for m in metrics], searched=searched, verdict=not undecided,
-                                     cancel=cancel, decided=lambda quotes: revision_answer(question, quotes, passages))
+                                     cancel=cancel, decided=lambda quotes: revision_answer(intent, quotes, passages))
             run.answer = got.result if number is None else joined_answer(number, got.result, rest, what)
             refs = tuple(PassageRef.of(i, p) for i, p in enumerate(passages, start=1))
             yield record(StageTrace(0, AnswerPayload(run.answer, refs), time.perf_counter() - t, got.calls))
@@ -650,13 +650,13 @@ class HirecPipeline:
         if intent.quarters:  # a quarter's: the share table of the quarter's report (a retailer's categories)
             quarter = intent.quarters[-1]
             ids = [f.id for f in filings if f.identity.period == quarter]
-            return mix_answer(read, self.library, ids, 3, quarter, intent.question)
+            return mix_answer(read, self.library, ids, 3, quarter, intent.keywords)
         if not years:
             return None
         annual = annual_reports(filings)
         return parts_answer(read, intent, self.library, annual, years[-1]) or mix_answer(
             read, self.library, [fid for fid, fy in annual.items() if fy == years[-1]], 12, f"FY{years[-1]}",
-            intent.question)
+            intent.keywords)
 
     def _fact_holders(self, intent: QueryIntent) -> Callable[[Sequence[Passage]], set[int]]:
         """Which of some passages hold a statement fact the question needs: a line item of a catalogue metric it

@@ -277,6 +277,7 @@ class QueryIntent:
     about: str = ""
     offered: str = ""  # the directions it offers as its answer, as written ("increase or decrease"); "" for none
     looks_ahead: bool = False  # it asks what is expected, planned or guided (a year no filing reports yet)
+    revised: str = ""  # it asks by how much a figure was revised: the words of what was, "" when it asks none
 
 
 # --- statement facts ----------------------------------------------------------------------------------------

@@ -365,10 +365,12 @@ def mix_tables(facts: Sequence[StoredFact], months: int, period_end: str) -> lis
 
 
 def mix_answer(plan: MetricPlan, library: Library, filing_ids: Sequence[int], months: int,
-               period_label: str, question: str = "") -> AnswerResult | None:
+               period_label: str, keywords: Sequence[str] = ()) -> AnswerResult | None:
     """A choice among the parts of a share table (:func:`mix_tables`) of the asked filings' latest period of
     ``months``: the largest or smallest change (the question asks a growth, a performance) or share; every part is
-    listed with its share and change. None when no such table names the asked amount and the parts asked."""
+    listed with its share and change. None when no such table names the asked amount and the parts asked.
+    ``keywords``: the question's words as the reader read them (``QueryIntent.keywords``); of two tables, the one
+    whose heading prints more of them ("Domestic", "International")."""
     metric = plan.tree.name if plan.tree is not None else ""
     if not metric or not filing_ids:
         return None
@@ -394,7 +396,7 @@ def mix_answer(plan: MetricPlan, library: Library, filing_ids: Sequence[int], mo
     # (the company's own name is printed everywhere and says nothing of which table: "Best Buy")
     named = {w for fid in filing_ids for w in re.findall(r"[a-z]{4,}", (library.filing(fid).identity.registrant
                                                                          or "").lower())}
-    asked = {w for w in re.findall(r"[a-z]{4,}", question.lower())} - named
+    asked = {w for w in keywords if len(w) >= 4} - named
 
     def heading_says(t: MixTable) -> int:  # the lines above the table name what the question does ("Domestic")
         text = page_text(t.total.filing_id, t.total.fact.page_index)

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from engine.answer.quotes import content_stems
-from engine.records import AnswerResult, Citation, Passage, Quote
+from engine.records import AnswerResult, Citation, Passage, QueryIntent, Quote
 from engine.settings import RESOURCES_DIR
 from engine.vocab.numbers import MENTION, SCALE_EXPONENTS, scale_word
 
-__all__ = ["Revision", "asks_revision", "revision_answer", "revisions_in"]
+__all__ = ["Revision", "revision_answer", "revisions_in"]
 
 _GAP = 80  # characters at most between a figure and the marker of the figure it replaced
 _LEAST_SHARED = 2  # words of the question a revision's words must share to be the one asked
@@ -54,23 +54,16 @@ class Revision:
 
 
 @lru_cache(maxsize=1)
-def _markers() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+def _markers() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The filing's words: the verbs of revising ("raised … to B from A") and the marks of the earlier figure."""
     data = tomllib.loads((RESOURCES_DIR / "reader" / "revisions.toml").read_text(encoding="utf-8"))
 
     def alt(forms: list[str]) -> str:
         return "|".join(f.replace(" ", r"\s+") for f in sorted(forms, key=len, reverse=True))
 
-    asks = re.compile(rf"\b(?:{alt(data['asks'])})\b", re.IGNORECASE)
-    frame = re.compile(rf"\b(?:{alt(data['frame'] + data['verbs'])})\b", re.IGNORECASE)
     verbs = re.compile(rf"\b(?:{alt(data['verbs'])})\b", re.IGNORECASE)
     previous = re.compile(rf"[(,;]?\s*\b(?:{alt(data['previous'])})\b\s*:?\s*$", re.IGNORECASE)
-    return asks, verbs, previous, frame
-
-
-def asks_revision(question: str) -> bool:
-    """Whether ``question`` asks by how much a figure was raised or lowered."""
-    asks, verbs, _, _ = _markers()
-    return asks.search(question) is not None and verbs.search(question) is not None
+    return verbs, previous
 
 
 def _figure(m: re.Match[str]) -> tuple[float, bool, str, str]:
@@ -85,7 +78,7 @@ def _figure(m: re.Match[str]) -> tuple[float, bool, str, str]:
 def revisions_in(text: str) -> list[Revision]:
     """The revisions ``text`` prints: a figure followed by a marker of the earlier one and that figure ("8 percent
     (previously 6 percent)"), or a verb of revising with "from A to B" / "to B from A"."""
-    _, verbs, previous, _ = _markers()
+    verbs, previous = _markers()
     found = list(MENTION.finditer(text))
     out: list[Revision] = []
     last_end = 0
@@ -125,13 +118,13 @@ def _clause_start(text: str, at: int) -> int:
     return cut + 2 if cut >= 0 else 0
 
 
-def revision_answer(question: str, quotes: Sequence[Quote], passages: Sequence[Passage]) -> AnswerResult | None:
-    """The answer to a question asking by how much a figure was revised, from the revision the quotes print whose
-    words share most of the question's (module docstring); None when the question asks no revision, or no quote
-    prints one that it names, or two name it as well."""
-    if not asks_revision(question):
+def revision_answer(intent: QueryIntent, quotes: Sequence[Quote], passages: Sequence[Passage]) -> AnswerResult | None:
+    """The answer to a question asking by how much a figure was revised (``intent.revised``: what, as the reader
+    read it), from the revision the quotes print whose words share most of it (module docstring); None when the
+    question asks no revision, or no quote prints one that it names, or two name it as well."""
+    if not intent.revised:
         return None
-    asked = content_stems(_markers()[3].sub(" ", question))  # (what was revised: not the revising words)
+    asked = content_stems(intent.revised)
     scored: list[tuple[int, Revision, Quote]] = []
     for q in quotes:
         for r in revisions_in(" ".join(q.text.split())):

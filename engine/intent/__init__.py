@@ -22,6 +22,7 @@ from engine.intent.shape import (
     is_numeric,
     is_yes_no,
     needs_calculation,
+    revision_asked,
     which_way,
 )
 from engine.intent.topics import entities_in, relation_of, statements_in, temporal_scope, topic_of
@@ -98,6 +99,7 @@ def parse_intent(
         about=_without_companies(section_vocab().without_place_words(asked), text, issuers),
         offered=offered.group(0) if offered else "",
         looks_ahead=looks_ahead(text),
+        revised=revision_asked(text),
     )
 
 

@@ -171,3 +171,26 @@ def needs_calculation(core: str, text: str, metrics: Sequence[str]) -> bool:
     never for a question that asks why."""
     return not _EXPLAIN.search(core) and bool(
         _CALC.search(core) or _DEFINITION.search(text) or _DERIVED.intersection(metrics))
+
+
+@lru_cache(maxsize=1)
+def _revision_words() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    data = tomllib.loads((RESOURCES_DIR / "reader" / "revisions.toml").read_text(encoding="utf-8"))
+
+    def alt(forms: list[str]) -> str:
+        return "|".join(f.replace(" ", r"\s+") for f in sorted(forms, key=len, reverse=True))
+
+    return (re.compile(rf"\b(?:{alt(data['asks'])})\b", re.IGNORECASE),
+            re.compile(rf"\b(?:{alt(data['verbs'])})\b", re.IGNORECASE),
+            re.compile(rf"\b(?:{alt(data['frame'] + data['verbs'])})\b", re.IGNORECASE))
+
+
+def revision_asked(text: str) -> str:
+    """What a question asks the size of a revision of ("by how many points did X raise its EPS growth guidance":
+    "did X its EPS growth", its revising words left out; ``resources/reader/revisions.toml``), or "" when it asks
+    none. The answer compares these words with those of the revisions a filing prints (engine.answer.revisions)."""
+    asks, verbs, frame = _revision_words()
+    if asks.search(text) is None or verbs.search(text) is None:
+        return ""
+    return " ".join(frame.sub(" ", text).split())
+

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from engine.answer.quotes import answer_from_quotes
-from engine.answer.revisions import asks_revision, revision_answer, revisions_in
-from engine.records import Chunk, Passage, QueryIntent
+from engine.answer.revisions import revision_answer, revisions_in
+from engine.intent import parse_intent
+from engine.records import Chunk, Passage
 from engine.settings import AnswerSettings, PromptSettings
 from tests.engine.scripted import ScriptedChat
 
@@ -40,7 +41,7 @@ def test_a_revision_is_read_with_what_was_revised_either_way_it_is_printed():
     ("What EPS growth does ACME expect for 2023?", False),
 ])
 def test_a_question_asking_a_revisions_size(question: str, asks: bool) -> None:
-    assert asks_revision(question) is asks
+    assert bool(parse_intent(question).revised) is asks  # (the reader's reading, carried on the intent)
 
 
 @pytest.mark.parametrize(("question", "answer", "value"), [
@@ -55,8 +56,9 @@ def test_the_size_of_a_revision_is_computed_by_the_engine_without_a_model_call(q
                                                                               value: float) -> None:
     chat = ScriptedChat(lambda purpose, messages, n: pytest.fail("no model call: the engine computes a revision"))
     passage = _passage(RELEASE)
-    got = answer_from_quotes(question, QueryIntent(question), [passage], None, chat, AnswerSettings(),
-                             PromptSettings(), decided=lambda quotes: revision_answer(question, quotes, [passage]))
+    intent = parse_intent(question)
+    got = answer_from_quotes(question, intent, [passage], None, chat, AnswerSettings(),
+                             PromptSettings(), decided=lambda quotes: revision_answer(intent, quotes, [passage]))
     a = got.result
     assert got.calls == () and a.method == "revision" and a.status == "answered"
     assert a.text.startswith(answer), a.text
@@ -72,6 +74,7 @@ def test_a_revision_the_question_does_not_name_alone_is_left_to_the_written_answ
     chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [
         {"text": "ACME raised its organic revenue and EPS growth guidance.", "quotes": [1]}], "insufficient": False})
     question = "By how much did ACME raise its full-year guidance?"
-    got = answer_from_quotes(question, QueryIntent(question), [passage], None, chat, AnswerSettings(),
-                             PromptSettings(), decided=lambda quotes: revision_answer(question, quotes, [passage]))
+    intent = parse_intent(question)
+    got = answer_from_quotes(question, intent, [passage], None, chat, AnswerSettings(),
+                             PromptSettings(), decided=lambda quotes: revision_answer(intent, quotes, [passage]))
     assert got.result.method == "quotes" and len(got.calls) == 1

@@ -38,13 +38,23 @@ from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
 from engine.answer.quotes import answer_from_quotes
 from engine.answer.revisions import revision_answer
+from engine.answer.series import QuarterFigure, series_answer
 from engine.answer.respond import answer_question
 from engine.curation import curate
 from engine.errors import Cancelled, EngineError
 from engine.indexing import SharedIndexes, open_indexes
 from engine.intent import lexical_query, parse_intent
 from engine.intent.issuers import issuer_refs as issuer_refs  # the question path's company refs (re-exported)
-from engine.intent.reader import asked_years, asks_a_number, finish_plan, metric_node, read_plan, unread_answer
+from engine.intent.reader import (
+    asked_years,
+    asks_a_number,
+    dimension_of,
+    finish_plan,
+    metric_node,
+    plan_words,
+    read_plan,
+    unread_answer,
+)
 from engine.intent.shape import compound_parts
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
 from engine.prompts import prompt
@@ -352,6 +362,11 @@ class HirecPipeline:
             # the metric's years are placed again at the period taken
             intent = replace(intent, plan=read_plan(intent, self.catalogue, list(self.refs.values())))
         read = intent.plan
+        if _a_run(intent) and s.answer.from_facts and stop_after not in RETRIEVAL_STAGES:
+            # one metric over a run of quarters ("in each of the last four quarters", "across these quarters"):
+            # each quarter computed from its 10-Q's facts, set side by side
+            yield from self._series(run, record, intent, check.note, cancel)
+            return
         number: AnswerResult | None = None  # a compound question's number, computed before its words are answered
         rest = what = ""
         if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
@@ -362,7 +377,11 @@ class HirecPipeline:
             own = read_plan(first, self.catalogue, list(self.refs.values()))
             first = replace(first, plan=own)
             part = plan_metric(first, self.library, self.catalogue) if own.status == "complete" else None
-            if part is not None:
+            if _a_run(first):  # "how did inventory change across these quarters, and what does it indicate?"
+                yield from self._series(run, record, first, check.note, cancel)
+                number, rest = run.answer, split[1]
+                intent, read = replace(intent, numeric=False, plan=None), None
+            elif part is not None:
                 yield from self._facts(run, record, first, part, check.note, cancel)
                 number, rest = run.answer, split[1]
                 what = f"{part.metric.words}, {part.period}"
@@ -640,6 +659,36 @@ class HirecPipeline:
         run.answer = shape or facts_answer(plan, got, intent)
         yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
 
+    def _series(self, run: Run, record: Callable[[StageTrace], StageTrace], intent: QueryIntent,
+                company_check: str, cancel: Callable[[], bool] | None) -> Generator[StageTrace, None, None]:
+        """One metric in each of the quarters asked, each read and computed as a question of that quarter alone; a
+        change asked over the run ("how has it changed") is the move from the first quarter to the last, so each
+        quarter is read for the metric's value (engine.answer.series)."""
+        figures: list[QuarterFigure] = []
+        what = ""
+        for quarter in intent.quarters:
+            _raise_if_cancelled(cancel)
+            one = replace(intent, quarters=(quarter,), fiscal_years=(int(quarter[:4]),), annual_years=(),
+                          temporal=(quarter,), quarter_run=0, comparison=False, plan=None)
+            own = read_plan(one, self.catalogue, list(self.refs.values()))
+            if own.status == "complete" and own.tree is not None and own.tree.kind in ("change", "growth"):
+                inner = own.tree.args[0]
+                own = replace(own, tree=inner, unit=dimension_of(inner, self.catalogue).unit or own.unit,
+                              words=plan_words(inner, self.catalogue))
+            one = replace(one, plan=own)
+            plan = plan_metric(one, self.library, self.catalogue) if own.status == "complete" else None
+            if plan is None:
+                why = own.note or "the quarter's metric could not be read from its 10-Q's statements"
+                figures.append(QuarterFigure(quarter, "", AnswerResult("not_answerable", NOT_ANSWERABLE, reason=why)))
+                continue
+            what = what or plan.metric.words
+            yield from self._facts(run, record, one, plan, company_check, cancel)
+            # the periods its inputs were read over, as their columns print them ("3M to 2023-07-01", "as of …")
+            period = ", ".join(dict.fromkeys(i.period for i in run.answer.inputs if i.period))
+            figures.append(QuarterFigure(quarter, period, run.answer))
+        run.answer = series_answer(what or (intent.plan.words if intent.plan else "the metric"), figures)
+        yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
+
     def _parts(self, intent: QueryIntent, read: MetricPlan) -> AnswerResult | None:
         """A choice among the parts of a total (engine.answer.parts) of the one company asked, for the latest year
         asked, from its annual report of that year."""
@@ -748,6 +797,14 @@ def scope_note(plan: MetricPlan | None) -> str:
 
 class _Stop(Exception):
     """Raised by the recorder after the stage a run was asked to stop after."""
+
+
+def _a_run(intent: QueryIntent) -> bool:
+    """Whether a question asks one metric over several quarters (engine.answer.series): a complete plan, no
+    judgement or choice, quarters of more than one quarter number ("each of the last four quarters")."""
+    read = intent.plan
+    return (read is not None and read.status == "complete" and not read.judge and not read.choice
+            and len({q[4:] for q in intent.quarters}) > 1)
 
 
 def _raise_if_cancelled(cancel: Callable[[], bool] | None) -> None:

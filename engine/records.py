@@ -268,6 +268,10 @@ class QueryIntent:
     margin: bool = False  # a margin ("D&A margin": an amount as a share of revenue)
     as_of: str | None = None  # ISO day the question asks about ("as of August 30, 2023")
     ytd_months: int = 0  # a quarter's year to date asked ("H1": 6, "nine months", "YTD Q3": 9); 0: not asked
+    # several quarters asked without naming them (engine.intent.periods.quarter_run): how many of the latest ("the
+    # last four quarters": 4), -1 every one loaded ("these quarters", "each quarter"), 0 none; the company check
+    # names them from the library's 10-Qs (engine.retrieval.companies.resolve_latest)
+    quarter_run: int = 0
     item_words: tuple[str, ...] = ()  # its words that may name a line item (engine.intent.wordlists.item_words)
     yes_no: bool = False  # a yes/no question ("does …", "is …", "has …"): it may ask a judgement of a metric
     sections: tuple[str, ...] = ()  # the section kinds its words ask of, best first (engine.vocab.sections); the

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date
 from itertools import product
 
 from engine.answer.evaluator import ProgramFailed, ProgramRejected, run_program
@@ -86,6 +87,7 @@ class FactPlan:
     judge: str = ""
     bar: float | None = None
     criterion: str = ""
+    note: str = ""  # what the answer must say of how the period was read (a 10-Q's year to date for its quarter)
 
     @property
     def quarterly(self) -> bool:
@@ -233,10 +235,15 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
     if not (same or yoy):
         return None  # an average or balances over quarters: not read here
     if len(set(tenq.values())) == 1:
+        end = next(iter(tenq.values()))
+        months, note = read.flow_months or 3, ""
+        if not read.flow_months and (ytd := _to_date_only(library, tuple(tenq), end, options or (metric,), catalogue)):
+            months, note = ytd, (f"the {quarter} 10-Q prints its {ytd_statements(options or (metric,), catalogue)} "
+                                 f"for the {ytd} months to {end} only (year to date, as 10-Qs do): the figure is "
+                                 f"of those {ytd} months, not of the quarter's 3")
         return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span,
-                        dict.fromkeys(tenq, years[-1]), quarter_end=next(iter(tenq.values())),
-                        flow_months=read.flow_months or 3, options=options, largest=largest, judge=read.judge,
-                        bar=read.bar, criterion=read.criterion)
+                        dict.fromkeys(tenq, years[-1]), quarter_end=end, flow_months=months, options=options,
+                        largest=largest, judge=read.judge, bar=read.bar, criterion=read.criterion, note=note)
     # no 10-Q of that quarter: its earnings releases, whose statements print the quarter beside the year before's
     releases = tuple(f.id for f in filings if f.identity.period == quarter and f.identity.form == "EARNINGS")
     if tenq or not releases:
@@ -245,6 +252,38 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
                     dict.fromkeys(releases, years[-1]), flow_months=read.flow_months or 3, options=options,
                     largest=largest, judge=read.judge, bar=read.bar, criterion=read.criterion,
                     release_ids=releases, quarter=quarter)
+
+
+_ANCHORS = {"balance sheet": "Assets", "cash flows": "NetCashProvidedByUsedInOperatingActivities",
+            "income statement": "Revenues"}  # a row every such statement prints: it tells which columns were read
+
+
+def _flow_statements(metrics: Sequence[Metric], catalogue: Catalogue) -> set[str]:
+    return {catalogue.items[t.item].statement for m in metrics for f in m.formulas for t in formula_terms(f)
+            if catalogue.items[t.item].kind == "duration"}
+
+
+def ytd_statements(metrics: Sequence[Metric], catalogue: Catalogue) -> str:
+    """The statements of the metrics' flows, as named in an answer ("cash flows")."""
+    return " and ".join(sorted(_flow_statements(metrics, catalogue)))
+
+
+def _to_date_only(library: Library, tenq: Sequence[int], end: str, metrics: Sequence[Metric],
+                  catalogue: Catalogue) -> int:
+    """The months of the year to date a quarter's 10-Q prints a flow of the metrics over, where one of their
+    statements prints no column of the quarter's 3 months (a 10-Q's cash flow statement runs from the start of
+    the fiscal year: "Nine Months Ended June 25, 2022"); 0 where each prints the quarter. Every flow of the answer
+    is then read over those months, so a ratio does not set nine months against three."""
+    longest = 0
+    for statement in _flow_statements(metrics, catalogue):
+        anchor = _ANCHORS.get(statement)
+        if anchor is None:
+            continue
+        printed = {s.fact.period.months for s in library.facts(filing_ids=list(tenq), concepts=[anchor], end=end,
+                                                                trailing=False)}
+        if 3 not in printed and (longer := [m for m in printed if m and 3 < m < 12]):
+            longest = max(longest, *longer)
+    return longest
 
 
 _MAX_FORMULAS = 8  # alternatives of one plan (a metric with two formulas inside another with two: four)
@@ -386,26 +425,39 @@ def _months(item: LineItem, flow_months: int = 12) -> list[int]:
 
 def _candidates(library: Library, plan: FactPlan, item: LineItem, year: int) -> list[StoredFact]:
     filings, end = list(plan.filing_ids), plan.quarter_end
+    fiscal_year: int | None = year
     if plan.release_ids:  # the quarter's release: its column of the year asked, and of the year before
         filings = list(plan.release_ids)
-    elif plan.quarter_end is not None and year != plan.fiscal_year:  # the same quarter a year before: the comparative
-        filings, end = list(plan.annual_years), None  # column of the quarter's own 10-Q
+    elif plan.quarter_end is not None:  # a quarter: its 10-Q's columns, known by the date they end, not by a year
+        # (a column's year is its calendar year: Apple's fiscal Q1 2024 ends on 2023-12-30)
+        fiscal_year = None
+        if year != plan.fiscal_year:  # the same quarter a year before: the 10-Q's comparative column
+            filings, end = list(plan.annual_years), None
     for concept in item.concepts:  # the first concept the company's statements print
-        found = [s for s in library.facts(filing_ids=filings, concepts=[concept], fiscal_year=year,
+        found = [s for s in library.facts(filing_ids=filings, concepts=[concept], fiscal_year=fiscal_year,
                                           months=_months(item, plan.flow_months), end=end, trailing=False)
-                 if s.fact.unit == "USD"]
+                 if s.fact.unit == "USD" and (end is not None or fiscal_year is not None
+                                              or _year_before(s.fact.period.end, plan.quarter_end))]
         if found:
             return found
     return []
 
 
+def _year_before(end: str | None, quarter_end: str | None) -> bool:
+    """Whether a column ending ``end`` is the same quarter a year before the one ending ``quarter_end`` (fiscal
+    quarters end on a weekday: 52- and 53-week years move the day by up to a week)."""
+    if end is None or quarter_end is None:
+        return False
+    return 357 <= (date.fromisoformat(quarter_end) - date.fromisoformat(end)).days <= 373
+
+
 def _statement_read(library: Library, plan: FactPlan, item: LineItem, year: int) -> bool:
     """Whether the company's statement the item belongs on was read for that date (so a row it lacks is absent,
     not missed): its total assets (a balance sheet) or its net cash from operations (a cash-flow statement)."""
-    anchor = {"balance sheet": "Assets", "cash flows": "NetCashProvidedByUsedInOperatingActivities"}.get(
-        item.statement, "Revenues")
+    anchor = _ANCHORS.get(item.statement, "Revenues")
     return bool(library.facts(filing_ids=list(plan.release_ids or plan.filing_ids), concepts=[anchor],
-                              fiscal_year=year, months=_months(item, plan.flow_months), end=plan.quarter_end,
+                              fiscal_year=None if plan.quarter_end else year,
+                              months=_months(item, plan.flow_months), end=plan.quarter_end,
                               trailing=False,
                               limit=1))
 
@@ -736,5 +788,6 @@ def facts_answer(plan: FactPlan, got: Gathered, intent: QueryIntent) -> AnswerRe
     how = "the model choosing rows, the engine computing" if model else "without a model call"
     return AnswerResult(
         "answered", c.text, c.value, c.unit, method="facts", citations=tuple(citations), program=c.program,
+        reason=plan.note,
         computed=Computation(c.value, {ref.variable: ref.value for ref in refs}), inputs=refs,
         reasoning=f"{plan.company} {plan.period}: {what}, computed from statement facts {how}.\n{inputs}")

@@ -75,6 +75,7 @@ class AskedPeriods:
     fiscal_years: tuple[int, ...]
     stated_quarters: tuple[int, ...]  # the quarter numbers written in the question, with or without a year
     ytd_months: int = 0  # a year to date asked: 6 (H1, six months), 9 (nine months, YTD Q3); 0: not asked
+    quarter_run: int = 0  # several quarters asked without naming them (quarter_run below); 0: not asked
 
 
 def _year(y: str | None, yy: str | None) -> int | None:
@@ -140,8 +141,38 @@ def asked_periods(text: str, today_year: int | None = None) -> AskedPeriods:
     return AskedPeriods(
         annual=annual, quarters=tuple(sorted({f"{y}Q{q}" for y, q in quarters})),
         fiscal_years=tuple(sorted(set(annual) | {y for y, _ in quarters})),
-        stated_quarters=tuple(q for _, q in raw_quarters), ytd_months=ytd,
+        stated_quarters=tuple(q for _, q in raw_quarters), ytd_months=ytd, quarter_run=quarter_run(text),
     )
+
+
+# Several quarters asked without naming them: "the last four quarters", "the three most recent 10-Qs" (their count),
+# "these quarters", "each quarter", "quarter by quarter", "compared to previous quarters" (every quarter the library
+# holds: EVERY_QUARTER). "the first two quarters" is a year to date (_YTD), and "the previous quarter" one quarter.
+EVERY_QUARTER = -1
+_COUNT = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+_N = r"(?P<n>[2-8]|two|three|four|five|six|seven|eight)"
+_QUARTERS = r"(?:fiscal\s+)?(?:quarters|10-?qs|quarterly\s+(?:reports|filings|periods|results))\b"
+_RECENT = r"(?:last|past|previous|prior|preceding|latest|most\s+recent|recent|trailing)"
+_RUN_RES = (
+    re.compile(rf"\b(?:the\s+)?{_RECENT}\s+{_N}\s+{_QUARTERS}", re.IGNORECASE),
+    re.compile(rf"\b(?:the\s+)?{_N}\s+{_RECENT}\s+{_QUARTERS}", re.IGNORECASE),
+    re.compile(rf"\b(?:(?:each|every|all)\s+of\s+)?(?:these|those|the|all|all\s+the|{_RECENT})\s+(?:various\s+)?"
+               rf"{_QUARTERS}", re.IGNORECASE),
+    re.compile(r"\b(?:each|every)\s+(?:fiscal\s+)?quarter\b|\bquarter[\s-]+by[\s-]+quarter\b", re.IGNORECASE),
+)
+# the words that only say the run is compared ("how does it compare across the periods"), read as the run's
+_ACROSS = re.compile(r"\b(?:across|throughout|over)\s+(?:(?:each|all)\s+of\s+)?(?:these|those|the|all)?\s*"
+                     r"(?:various\s+)?(?:periods|quarters)\b", re.IGNORECASE)
+
+
+def quarter_run(text: str) -> int:
+    """How many of the latest quarters a question asks without naming them: the count it writes ("the last four
+    quarters": 4), EVERY_QUARTER where it writes none ("these quarters", "each quarter"), 0 where it asks no run."""
+    for rx in _RUN_RES:
+        if m := rx.search(text):
+            n = m.groupdict().get("n")
+            return EVERY_QUARTER if not n else int(n) if n.isdigit() else _COUNT[n.lower()]
+    return 0
 
 
 def _ytd_months(text: str, quarters: list[int]) -> int:
@@ -160,7 +191,7 @@ def period_spans(text: str) -> list[tuple[int, int]]:
     of the metric (a bare year it reads itself: "FY2019 revenue minus FY2018 revenue")."""
     found = [(m.start(), m.end()) for rx in (*_QUARTER_RES, _DATE, _DATE_DAY_FIRST, *(rx for _, rx in _YTD))
              for m in rx.finditer(text)]
-    found += [(m.start(), m.end()) for m in _BARE_PERIOD.finditer(text)]
+    found += [(m.start(), m.end()) for rx in (_BARE_PERIOD, *_RUN_RES, _ACROSS) for m in rx.finditer(text)]
     spans: list[tuple[int, int]] = []
     for start, end in sorted(found):
         lead = _PERIOD_WORDS.search(text, max(0, start - 40), start)

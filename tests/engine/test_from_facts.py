@@ -706,3 +706,75 @@ def test_a_second_amount_is_not_a_second_question() -> None:
                 ("What was Acme's revenue in FY2022 and how much did it grow?"),
                 "What drove Acme's gross margin change in FY2022?", "Has Acme increased its debt?"):
         assert compound_parts(one) is None, one
+
+
+def _hrbr_quarters(demo_truth: list[dict]) -> list[str]:
+    return sorted({f["period"] for f in demo_truth if f["ticker"] == "HRBR" and f["form"] == "10-Q"})
+
+
+@pytest.mark.parametrize("asked", [
+    "What was Harborview Therapeutics' gross margin in each of the last {n} quarters?",
+    "How has Harborview Therapeutics' gross margin moved over the past {n} quarters?",
+    "Give me Harborview Therapeutics' gross margin for the {n} most recent 10-Qs.",
+])
+def test_a_run_of_quarters_is_each_quarter_computed_side_by_side(pipeline, demo_truth, asked) -> None:  # noqa: ANN001
+    """"The last N quarters" names no quarter: they are the company's latest N loaded 10-Qs, each computed from its
+    own three months, listed oldest first with its page, and the move from the first to the last; no model call."""
+    quarters = _hrbr_quarters(demo_truth)[-3:]
+    words = {3: "three"}
+    run, _ = ask(pipeline, asked.format(n=words[len(quarters)]))
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer.text
+    assert f"read as {', '.join(quarters)}" in run.answer.reason
+    margins = []
+    for quarter in quarters:
+        def q(metric: str, quarter: str = quarter) -> float:
+            return next(float(f["value"]) for f in demo_truth if f["doc_name"] == f"HRBR_{quarter}_10Q"
+                        and f["metric"] == metric and f["fiscal_year_column"] == quarter[:4]
+                        and f["column_label"].startswith("Three Months"))
+        margins.append(100 * q("Gross profit") / q("Total revenue"))
+        line = next(x for x in run.answer.text.splitlines() if x.startswith(f"- {quarter} "))
+        assert f"{margins[-1]:.2f}%" in line, line
+    assert f"{margins[-1] - margins[0]:+.2f} percentage points" in run.answer.text
+    assert len({(c.doc_name, c.page_index) for c in run.answer.citations}) == len(quarters)
+    assert {c.doc_name for c in run.answer.citations} == {f"HRBR_{q}_10Q" for q in quarters}
+
+
+def test_a_balance_across_these_quarters_is_read_at_each_quarter_end(pipeline, demo_truth) -> None:  # noqa: ANN001
+    quarters = _hrbr_quarters(demo_truth)
+    run, _ = ask(pipeline, "How have Harborview Therapeutics' inventories changed across these quarters?")
+    assert run.status == "answered" and run.llm_calls == 0, run.answer.text
+    taken = quarters[-4:]
+    for quarter in taken:
+        value = next(float(f["value"]) for f in demo_truth if f["doc_name"] == f"HRBR_{quarter}_10Q"
+                     and f["metric"] == "Inventories" and f["fiscal_year_column"] == quarter[:4])
+        line = next(x for x in run.answer.text.splitlines() if x.startswith(f"- {quarter} "))
+        assert f"{value:,.0f} USD millions" in line and "as of" in line, line
+
+
+def test_a_quarters_cash_flow_is_its_10qs_year_to_date_said_as_such(pipeline, demo_truth) -> None:  # noqa: ANN001
+    """A 10-Q prints its cash flow statement from the start of the fiscal year: the quarter's operating cash flow
+    asked is the nine months its Q3 10-Q prints, and the answer says so (never a gap, never another period)."""
+    quarter = next(q for q in reversed(_hrbr_quarters(demo_truth)) if q.endswith("Q3"))
+    nine = next(float(f["value"]) for f in demo_truth if f["doc_name"] == f"HRBR_{quarter}_10Q"
+                and f["metric"] == "Net cash provided by operating activities"
+                and f["fiscal_year_column"] == quarter[:4])
+    run, facts = ask(pipeline, f"What was Harborview Therapeutics' cash flow from operations as reported in its "
+                               f"Q3 {quarter[:4]} 10-Q?")
+    assert run.status == "answered" and run.llm_calls == 0, run.answer.text
+    assert run.answer.value == pytest.approx(nine)
+    assert {i.period for i in facts.inputs} == {f"9M to {quarter[:4]}-09-30"}
+    assert "for the 9 months to" in run.answer.reason and "year to date" in run.answer.reason
+    # the income statement prints the quarter's three months: a margin stays the quarter's
+    run, facts = ask(pipeline, f"What was Harborview Therapeutics' operating margin in Q3 {quarter[:4]}?")
+    assert {i.period for i in facts.inputs} == {f"3M to {quarter[:4]}-09-30"} and "year to date" not in run.answer.reason
+
+
+def test_a_run_whose_quarters_cannot_be_computed_says_so_for_each(pipeline, demo_truth) -> None:  # noqa: ANN001
+    """An average of balances over two year-ends is no quarter's metric: each quarter is listed as not computed,
+    and no number stands for the run."""
+    quarters = _hrbr_quarters(demo_truth)[-2:]
+    run, _ = ask(pipeline, "What was Harborview Therapeutics' inventory turnover in each of the last two quarters?")
+    assert run.status == "not_answerable" and run.answer.value is None and run.llm_calls == 0, run.answer.text
+    for quarter in quarters:
+        assert any(x.startswith(f"- {quarter}: not computed") for x in run.answer.text.splitlines()), run.answer.text
+    assert "0 of the 2 quarters could be computed" in run.answer.reason

@@ -224,6 +224,33 @@ def test_a_year_to_date_is_read_with_the_quarter_that_reports_it(question: str, 
     assert (it.quarters, it.ytd_months) == (quarters, months)
 
 
+@pytest.mark.parametrize(
+    ("question", "run"),
+    [
+        ("What was the effective tax rate in each of the last four quarters?", 4),
+        ("How has inventory moved over the past three quarters?", 3),
+        ("Show gross margin for the trailing 2 quarters.", 2),
+        ("List operating income for the three most recent 10-Qs.", 3),
+        ("What is the effective tax rate in these quarters and how does it compare across the periods?", -1),
+        ("How does R&D in the most recent quarter compare to previous quarters?", -1),
+        ("What was revenue in each quarter of 2023?", -1),
+        ("Give me gross margin quarter by quarter.", -1),
+        ("How did margins move across all of the quarterly reports?", -1),
+        # one quarter, or a year to date, is no run
+        ("What was revenue in the previous quarter?", 0),
+        ("What was revenue in the first two quarters of 2023?", 0),
+        ("What was revenue in Q3 2023 compared to Q2 2023?", 0),
+    ],
+)
+def test_a_run_of_quarters_not_named_is_read_with_its_count(question: str, run: int) -> None:
+    """"The last four quarters", "these quarters": the reader claims the words as a period (nothing is left
+    unread) and says how many of the latest quarters are asked; the company check names them."""
+    it = intent(question)
+    assert it.quarter_run == run
+    if run:
+        assert (f"latest {run} quarters" if run > 0 else "each quarter") in it.temporal
+
+
 def test_period_labels_separate_annual_from_quarterly_periods() -> None:
     assert period_labels(intent("What was FY2018 capex?")) == ["2018"]
     quarterly = intent("What was revenue in Q2 2023?")

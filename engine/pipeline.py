@@ -33,7 +33,7 @@ from engine.answer.from_facts import (
 )
 from engine.answer.generate import NOT_ANSWERABLE
 from engine.answer.listing import listing_answer
-from engine.answer.parts import mix_answer, parts_answer
+from engine.answer.parts import PartsPeriod, mix_answer, parts_answer
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
 from engine.answer.quotes import answer_from_quotes
@@ -696,10 +696,17 @@ class HirecPipeline:
         years = asked_years(intent)
         if not filings:
             return None
-        if intent.quarters:  # a quarter's: the share table of the quarter's report (a retailer's categories)
+        if intent.quarters:  # a quarter's: the parts its 10-Q prints of the quarter's three months (a segment note),
+            # or its share table (a retailer's categories)
             quarter = intent.quarters[-1]
             ids = [f.id for f in filings if f.identity.period == quarter]
-            return mix_answer(read, self.library, ids, 3, quarter, intent.keywords)
+            tenq = {f.id: f.identity.period_end for f in filings
+                    if f.id in ids and f.identity.form == "10-Q" and f.identity.period_end}
+            ends = set(tenq.values())
+            chosen = parts_answer(read, intent, self.library, dict.fromkeys(tenq, int(quarter[:4])), PartsPeriod(
+                int(quarter[:4]), next(iter(ends)), f"{quarter} (3 months to {next(iter(ends))})")) \
+                if len(ends) == 1 else None
+            return chosen or mix_answer(read, self.library, ids, 3, quarter, intent.keywords)
         if not years:
             return None
         annual = annual_reports(filings)

@@ -20,6 +20,7 @@ import re
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 
 from engine.intent.topics import names_a_geography
@@ -31,13 +32,13 @@ from engine.vocab.sections import vocab as section_vocab
 from engine.vocab.lexicon import find_metrics
 from engine.wording import format_value
 
-__all__ = ["MixTable", "Part", "PartsTable", "mix_answer", "mix_tables", "parts_answer", "parts_tables"]
+__all__ = ["MixTable", "Part", "PartsPeriod", "PartsTable", "mix_answer", "mix_tables", "parts_answer", "parts_tables"]
 
 _SUM_TOLERANCE = 0.005  # the parts' sum against the total, relative (printed figures are rounded)
 _UNLABELLED = " (unlabeled total)"  # the facts reader's label of a group's total line that prints no label
 _NOT_AN_AMOUNT = re.compile(r"\b(?:change|growth|increase|decrease|percent|margin|ratio)\b|%", re.IGNORECASE)
-_HEAD_CHARS = 360  # how far above a table's first row its headings are looked for
-_HEAD_LINES = 6  # and how many lines
+_HEAD_CHARS = 480  # how far above a table's first row its headings are looked for
+_HEAD_LINES = 8  # and how many lines
 
 
 @dataclass(frozen=True)
@@ -65,33 +66,65 @@ def _adds_up(parts: Sequence[StoredFact], total: StoredFact) -> bool:
     return len(parts) >= 2 and abs(sum(p.fact.scaled_value for p in parts) - t) <= _SUM_TOLERANCE * abs(t) + 1e-9
 
 
-def parts_tables(facts: Sequence[StoredFact], metric: str, year: int,
+@dataclass(frozen=True)
+class PartsPeriod:
+    """The period a table's parts are read for: a fiscal year (``year``), or a quarter's three months to the date
+    its 10-Q's cover states (``quarter_end``), whose columns are known by that date (a column's year is its calendar
+    year: a fiscal quarter may end in the year before its fiscal year)."""
+
+    year: int
+    quarter_end: str | None = None
+    label: str = ""  # as the answer says it ("FY2022", "2023Q3"); "" : FY<year>
+
+    @property
+    def said(self) -> str:
+        return self.label or f"FY{self.year}"
+
+    @property
+    def before_said(self) -> str:
+        return "the same quarter a year before" if self.quarter_end else f"FY{self.year - 1}"
+
+    def months(self) -> tuple[int | None, ...]:
+        return (0, 3) if self.quarter_end else (None, 0, 12)  # (0: a balance, at the period's end)
+
+    def now(self, s: StoredFact) -> bool:
+        if self.quarter_end:
+            return s.fact.period.end == self.quarter_end
+        return s.fact.period.fiscal_year == self.year
+
+    def before(self, s: StoredFact) -> bool:
+        if self.quarter_end:
+            end = s.fact.period.end
+            return end is not None and 357 <= (date.fromisoformat(self.quarter_end) - date.fromisoformat(end)).days <= 373
+        return s.fact.period.fiscal_year == self.year - 1
+
+
+def parts_tables(facts: Sequence[StoredFact], metric: str, year: int | PartsPeriod,
                  page_text: Callable[[int, int], str] | None = None) -> list[PartsTable]:
     """The totals among ``facts`` (one filing's) of ``metric`` whose parts the table prints, for the fiscal year
-    ``year`` (see the module's docstring). A total names the metric in its label ("Total net sales") or, a label
+    ``year`` or a quarter (see the module's docstring). A total names the metric in its label ("Total net sales") or, a label
     that names no amount ("Total Company"), in the lines printed just above its parts (a column heading "Net
     Sales 2022 2021", read from ``page_text(filing id, page index)``); it is an amount of at least a million
     dollars, not a change or a rate ("Total sales change" is none)."""
+    when = year if isinstance(year, PartsPeriod) else PartsPeriod(year)
     tables: dict[tuple[int, int, str], list[StoredFact]] = {}
     for s in facts:
-        if s.fact.unit == "USD" and s.fact.period.months in (None, 0, 12):  # (0: a balance, at the year end)
+        if s.fact.unit == "USD" and s.fact.period.months in when.months():
             tables.setdefault((s.filing_id, s.fact.page_index, s.fact.title), []).append(s)
     out: list[PartsTable] = []
     for table_rows in tables.values():
-        for column in sorted({s.fact.column for s in table_rows if s.fact.period.fiscal_year == year}):
-            out += _column_totals(table_rows, column, metric, year, page_text)
+        for column in sorted({s.fact.column for s in table_rows if when.now(s)}):
+            out += _column_totals(table_rows, column, metric, when, page_text)
     return out
 
 
-def _column_totals(rows: Sequence[StoredFact], column: int, metric: str, year: int,
+def _column_totals(rows: Sequence[StoredFact], column: int, metric: str, when: PartsPeriod,
                    page_text: Callable[[int, int], str] | None) -> list[PartsTable]:
     """The totals of one column of a table (a table may print several amounts side by side: net sales and PP&E by
     region) with their parts, and the year before from the column beside it."""
     out: list[PartsTable] = []
-    now = sorted((s for s in rows if s.fact.period.fiscal_year == year and s.fact.column == column),
-                 key=lambda s: s.fact.char_start)
-    beside = [[s for s in rows if s.fact.period.fiscal_year == year - 1 and s.fact.column == c]
-              for c in (column + 1, column - 1)]
+    now = sorted((s for s in rows if when.now(s) and s.fact.column == column), key=lambda s: s.fact.char_start)
+    beside = [[s for s in rows if when.before(s) and s.fact.column == c] for c in (column + 1, column - 1)]
     before = {(s.fact.parent, s.fact.label): s for s in max(beside, key=len)}
     for k, total in enumerate(now):
         label = total.fact.label
@@ -126,13 +159,15 @@ def _column_totals(rows: Sequence[StoredFact], column: int, metric: str, year: i
             elif s.fact.parent and s.fact.parent not in seen and s.fact.is_total:
                 seen.add(s.fact.parent)
                 mixed.insert(0, s)
-        for found in (list(groups.values()), flat, mixed):
+        for nested, found in ((True, list(groups.values())), (False, flat), (False, mixed)):
             if not _adds_up(found, total):
                 continue
             head = ""
-            if page_text is not None:  # the lines printed just above the table's first row: its headings
+            if page_text is not None:  # the lines printed just above the table's first row: its headings (a flat
+                # table's first row is its first part: a page may print several tables of one total, segments then
+                # products; a nested table's first group prints its lines before its total)
                 text = page_text(total.filing_id, total.fact.page_index)
-                start = min(now[0].fact.char_start, found[0].fact.char_start)
+                start = min(now[0].fact.char_start, found[0].fact.char_start) if nested else found[0].fact.char_start
                 lines = [x for x in text[max(0, start - _HEAD_CHARS):start].splitlines() if x.strip()]
                 head = "\n".join(lines[-_HEAD_LINES:])
             # a total that names no amount: the nearest heading above the table that names one must name it
@@ -167,16 +202,19 @@ def _ref(name: str, s: StoredFact) -> FactInputRef:
 
 
 def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual: dict[int, int],
-                 year: int) -> AnswerResult | None:
+                 year: int | PartsPeriod) -> AnswerResult | None:
     """The answer to a choice among a total's parts (``plan.status == "parts"``) from the company's annual report
-    for ``year`` (``annual``: filing id -> fiscal year of its 10-Ks), or None when it prints no table of the asked
+    for ``year`` (``annual``: filing id -> fiscal year of its 10-Ks), or from a quarter's 10-Q (``annual``: its id
+    -> the quarter's year, ``year`` the quarter's :class:`PartsPeriod`), or None when it prints no table of the asked
     amount's parts (the written answer reads the filing instead)."""
+    when = year if isinstance(year, PartsPeriod) else PartsPeriod(year)
+    year = when.year
     metric = plan.tree.name if plan.tree is not None else ""
     filing_ids = [fid for fid, fy in annual.items() if fy == year]
     if not metric or not filing_ids:
         return None
     page_text = lru_cache(maxsize=None)(library.page_text)  # (each page read once: tables share pages)
-    tables = parts_tables(library.facts(filing_ids=filing_ids, trailing=False), metric, year, page_text)
+    tables = parts_tables(library.facts(filing_ids=filing_ids, trailing=False), metric, when, page_text)
     growth = plan.measure == "growth"
 
     def usable(t: PartsTable) -> bool:
@@ -210,7 +248,11 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
         section of their kind (the segment note) (1); 0: nothing of it says what its rows are."""
         if placed(t):
             return 2
-        text = " ".join([t.total.fact.label, t.head, *(p.now.fact.parent for p in t.parts)])
+        lead = _lead_in(t.head)
+        others = [w for kind, stems in _parts_data()["kinds"].items() if kind not in plan.part_kinds for w in stems]
+        if not _says(lead, words) and not _says(lead, ("segment",)) and _says(lead, others):
+            return 0  # its lead-in says its rows are parts of another kind ("by groups of similar products")
+        text = " ".join([t.total.fact.label, lead, *(p.now.fact.parent for p in t.parts)])
         for score, said in ((2, words), (1, ("segment",))):
             if re.search(r"\b(?:" + "|".join(map(re.escape, said)) + ")", text, re.IGNORECASE):
                 return score
@@ -231,9 +273,9 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
     if len(parts) < 2:
         return None
     if plan.measure == "share":
-        return _shares_answer(plan, table, parts, year)
+        return _shares_answer(plan, table, parts, when)
     if plan.choice == "all":
-        return _every_part(plan, table, parts, year, metric, intent.decimals)
+        return _every_part(plan, table, parts, when, metric, intent.decimals)
     value = {p.name: (_growth(p) if growth else p.now.fact.scaled_value / 1e6) or 0.0 for p in parts}
     pick = (max if plan.choice == "largest" else min)(parts, key=lambda p: value[p.name])
 
@@ -242,7 +284,7 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
             return format_value(value[p.name], "USD millions", intent.decimals)
         assert p.before is not None
         return (f"{value[p.name]:+.2f}% ({format_value(p.before.fact.scaled_value / 1e6, 'USD millions', None)} in "
-                f"FY{year - 1} to {format_value(p.now.fact.scaled_value / 1e6, 'USD millions', None)} in FY{year})")
+                f"{when.before_said} to {format_value(p.now.fact.scaled_value / 1e6, 'USD millions', None)} in {when.said})")
 
     what = f"{metric} growth against the year before" if growth else metric
     end = "highest" if plan.choice == "largest" else "lowest"
@@ -250,7 +292,7 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
     left = f"; left out as asked: {', '.join(plan.excluded)}" if plan.excluded else ""
     lead = f"{what} {said(pick)}" if growth else f"{said(pick)} of {what}"
     text = (f"{pick.name}: {lead}, the {end} of the {len(parts)} parts of "
-            f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, FY{year}), which they add "
+            f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, {when.said}), which they add "
             f"up to{left}. "
             + "; ".join(f"{p.name}: {said(p)}" for p in parts) + ".")
     refs = tuple(_ref(p.name, s) for p in parts for s in (p.now, p.before) if s is not None) + (_ref("total", t),)
@@ -262,7 +304,25 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
                                   "without a model call")
 
 
-def _shares_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], year: int) -> AnswerResult:
+def _says(text: str, stems: Sequence[str]) -> bool:
+    return bool(stems) and re.search(r"\b(?:" + "|".join(map(re.escape, stems)) + ")", text, re.IGNORECASE) is not None
+
+
+_INTRO = re.compile(r"(?:^|[.;]\s)([^.;]*?):\s*$", re.MULTILINE | re.DOTALL)
+
+
+def _lead_in(head: str) -> str:
+    """The sentence that introduces a table, as its headings end ("Segment revenue and operating income were as
+    follows during the periods presented:"; "Revenue, classified by significant product and service offerings, was
+    as follows:"), back to the sentence before it: the words that say what the table's rows are. The lines above
+    it belong to other text ("… the nature of these businesses …"); a line of column headings prints years. The
+    whole head when no sentence ends in a colon."""
+    found = [m for m in _INTRO.finditer(head) if len(m.group(1).split()) >= 3
+             and not re.search(r"\b(?:19|20)\d\d\b", m.group(1))]  # (a column heading prints years)
+    return found[-1].group(1) if found else head
+
+
+def _shares_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], when: PartsPeriod) -> AnswerResult:
     """Which parts have a share of the total above (below) the bar the question writes: yes, naming each with its
     share, or no, naming the nearest; every part's share is listed."""
     t = table.total
@@ -270,7 +330,7 @@ def _shares_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], y
     assert plan.bar is not None
     meets = [p for p in sorted(parts, key=lambda p: -share[p.name])
              if (share[p.name] >= plan.bar if plan.judge == ">=" else share[p.name] <= plan.bar)]
-    where = f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, FY{year})"
+    where = f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, {when.said})"
 
     def said(p: Part) -> str:
         return f"{p.name} {share[p.name]:.1f}% ({format_value(p.now.fact.scaled_value / 1e6, 'USD millions', None)})"
@@ -292,7 +352,7 @@ def _shares_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], y
                                   "from statement facts without a model call")
 
 
-def _every_part(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], year: int, metric: str,
+def _every_part(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], when: PartsPeriod, metric: str,
                 decimals: int | None) -> AnswerResult:
     """Every part the table prints of the total ("what are its geographies"), largest first, each with its amount
     and share of the total they add up to."""
@@ -305,8 +365,9 @@ def _every_part(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], year
         return f"{p.name} ({format_value(p.now.fact.scaled_value / 1e6, 'USD millions', decimals)}, {share:.1f}%)"
 
     what = plan.parts or "parts"
+    what = what if what.endswith("s") else f"{what}s"  # ("revenue by segment": 3 segments)
     text = (f"{len(ranked)} {what}, by {metric}: {'; '.join(said(p) for p in ranked)} — the parts of "
-            f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, FY{year}), which they add up "
+            f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, {when.said}), which they add up "
             "to.")
     refs = tuple(_ref(p.name, p.now) for p in ranked) + (_ref("total", t),)
     return AnswerResult("answered", text, method="facts", citations=_total_cited(t), inputs=refs,

@@ -1122,6 +1122,18 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
                       else "value", excluded=tuple(excluded))
 
 
+def _every_part_asked(toks: list[_Tok], member: _Tok) -> bool:
+    """Whether the words ask for every part, however the part's noun is said: "revenue by segment", "per region",
+    "each segment", "across its service offerings", "the revenue breakdown", "the distribution of sales"
+    (``resources/reader/parts.toml`` [every])."""
+    every = _parts_toml()["every"]
+    at = toks.index(member)
+    if at and toks[at - 1].text.lower() in every["before"]:
+        return True
+    said = " ".join(t.text.lower() for t in toks)
+    return any(re.search(rf"\b{re.escape(w)}\b", said) for w in every["words"])
+
+
 def _parts_list(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPlan | None:
     """"What are the geographies X operates in", "which segments does X report": the parts of a total the filing
     prints, every one, by the amount named or else by revenue (what a company's parts are read by), with each part's
@@ -1130,7 +1142,8 @@ def _parts_list(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPlan
     or more than one amount."""
     toks = [t for sent in sentences for t in sent]
     member = next((t for t in toks if "MEMBER" in t.kinds), None)
-    if member is None or not any("WHICH" in t.kinds for t in toks) or not member.text.lower().endswith("s") \
+    if member is None or not (_every_part_asked(toks, member)
+                              or any("WHICH" in t.kinds for t in toks) and member.text.lower().endswith("s")) \
             or any(t.kinds & {"MOST", "LEAST", "BEST", "WORST", "PCT", "ABOVE", "BELOW", "NUMBER", "CHANGE", "GROWTH",
                               "PERFORMANCE", "UP", "DOWN", "MARGIN", "RATIO", "YOY"} for t in toks):
         return None  # (a choice, a bar, or the parts' change: "the drivers of revenue growth in the segments")

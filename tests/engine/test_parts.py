@@ -257,17 +257,35 @@ ABROAD = {"Computing": ("45 %", "43 %", "3.1 %", "(6.6)%"), "Appliances": ("15 %
           "Entertainment": ("12 %", "12 %", "(0.5)%", "(9.2)%"), "Services": ("28 %", "29 %", "1.5 %", "(8.5)%")}
 
 
+def _write_rows(page, lines, xs, step: int) -> None:  # noqa: ANN001
+    """Each line's cells printed at the columns ``xs``, one line every ``step`` points from the top margin."""
+    for y, row in enumerate(lines):
+        for x, cell in zip(xs, row):
+            if cell:
+                page.insert_text((x, 72 + step * y), cell, fontsize=9)
+
+
+def _pipeline_of(tmp: Path, embedder):  # noqa: ANN001, ANN202
+    """The filings written under ``tmp / "f"``, ingested and indexed, behind a pipeline with no chat model."""
+    from engine.indexing import sync_indexes
+    from engine.ingest import ingest
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from engine.store import Library
+
+    settings = Settings(home=tmp / "lib", ingest={"workers": 1})
+    library = Library(settings.home)
+    ingest(library, [tmp / "f"], settings)
+    sync_indexes(library, settings, embedder)
+    return build_pipeline(settings, library, Models(embedder))
+
+
 @pytest.fixture(scope="module")
 def quarter(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001, ANN201
     """A retailer's 10-Q whose MD&A prints its revenue categories' shares ("Revenue Mix", adding up to 100%) beside
     each category's comparable sales change, for the quarter and the quarter a year before."""
     import pymupdf
 
-    from engine.indexing import sync_indexes
-    from engine.ingest import ingest
-    from engine.pipeline import Models, build_pipeline
-    from engine.settings import Settings
-    from engine.store import Library
     from tests.engine.test_identity import write_cover_pdf
 
     tmp = tmp_path_factory.mktemp("mix")
@@ -283,16 +301,9 @@ def quarter(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001
                  ("", "June 30, 2023", "June 30, 2022", "June 30, 2023", "June 30, 2022")]
         lines += [(name, *cells) for name, cells in table.items()] + [("Total", "100 %", "100 %", total, "(12.7)%")]
         page = doc.new_page() if segment != "Domestic" else page
-        for y, row in enumerate(lines):
-            for x, cell in zip(xs, row):
-                if cell:
-                    page.insert_text((x, 72 + 16 * y), cell, fontsize=9)
+        _write_rows(page, lines, xs, 16)
     doc.saveIncr()
-    settings = Settings(home=tmp / "lib", ingest={"workers": 1})
-    library = Library(settings.home)
-    ingest(library, [tmp / "f"], settings)
-    sync_indexes(library, settings, embedder)
-    return build_pipeline(settings, library, Models(embedder))
+    return _pipeline_of(tmp, embedder)
 
 
 @pytest.mark.parametrize(("question", "winner", "value"), [
@@ -314,3 +325,81 @@ def test_a_quarters_share_table_gives_the_parts_and_their_change(quarter, questi
     text = run.answer.text
     assert text.startswith(f"{winner}: ") and run.answer.value == pytest.approx(value), text
     assert all(f"{name}: " in text for name in MIX) and "ACMERET_2023Q2_10Q" in text, text
+
+
+QSEGMENTS = {"Cloud": (5200, 4800), "Devices": (2300, 2500), "Services": (1500, 1200)}
+QPRODUCTS = {"Subscriptions": (4100, 3700), "Hardware": (2300, 2500), "Licenses": (1600, 1400), "Support": (1000, 900)}
+
+
+@pytest.fixture(scope="module")
+def segment_quarter(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001, ANN201
+    """A 10-Q whose segment note prints, on one page, the quarter's revenue by segment and then by product offering
+    (both adding up to the same total), each introduced by its own sentence, after a paragraph that speaks of
+    "businesses"."""
+    import pymupdf
+
+    from tests.engine.test_identity import write_cover_pdf
+
+    tmp = tmp_path_factory.mktemp("segq")
+    pdf = write_cover_pdf(tmp / "f" / "ACMESOFT_2023Q2_10Q.pdf", name="ACME SOFTWARE INC", form="10-Q",
+                          period_text="June 30, 2023")
+    doc = pymupdf.open(pdf)
+    page = doc.new_page()
+    xs = (72, 330, 420)
+    lines: list[tuple[str, ...]] = [("NOTE 12 — SEGMENT INFORMATION",),
+                                    ("Segment revenue was as follows during the periods presented:",),
+                                    ("(In millions)",), ("", "Three Months Ended June 30,"), ("", "2023", "2022")]
+    lines += [(name, f"{a:,}", f"{b:,}") for name, (a, b) in QSEGMENTS.items()]
+    lines += [("Total", "9,000", "8,500"), ("",),
+              ("No sales to an individual customer were 10% of revenue, given the nature of these businesses.",),
+              ("Revenue, classified by significant product offerings, was as follows:",),
+              ("(In millions)",), ("", "Three Months Ended June 30,"), ("", "2023", "2022")]
+    lines += [(name, f"{a:,}", f"{b:,}") for name, (a, b) in QPRODUCTS.items()]
+    lines += [("Total", "9,000", "8,500")]
+    _write_rows(page, lines, xs, 15)
+    doc.saveIncr()
+    return _pipeline_of(tmp, embedder)
+
+
+BY_SEGMENT = ("What was Acme Software's revenue by segment in Q2 2023?",
+              "Give me Acme Software's revenue per segment for the second quarter of 2023.",
+              "What was each segment's revenue at Acme Software in Q2 2023?")
+BY_OFFERING = ("In Q2 2023, what was the revenue breakdown across Acme Software's product offerings?",)
+
+
+@pytest.mark.parametrize("question", BY_SEGMENT + BY_OFFERING)
+def test_a_quarters_parts_are_read_from_its_10q_the_table_its_lead_in_names(segment_quarter, question) -> None:  # noqa: ANN001
+    """"Revenue by segment", "the breakdown across its product offerings" ask for every part, the noun said in the
+    singular or after "by"/"per"/"each"/"across"; a quarter's parts are its 10-Q's three months, and of two tables
+    on one page the one whose own lead-in sentence names the parts asked is taken (the paragraph above it speaking
+    of "businesses" says nothing of its rows)."""
+    table = QSEGMENTS if question in BY_SEGMENT else QPRODUCTS
+    run = segment_quarter.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
+    text = run.answer.text
+    for name, (now, _) in table.items():
+        assert f"{name} ({now:,} USD millions, {now / 9000 * 100:.1f}%)" in text, text
+    other = QPRODUCTS if table is QSEGMENTS else QSEGMENTS
+    assert not any(f"{name} (" in text for name in other if name not in table), text
+    assert "2023Q2 (3 months to 2023-06-30)" in text and text.startswith(f"{len(table)} "), text
+
+
+@pytest.mark.parametrize(("question", "parts"), [
+    ("What was Acme's revenue by segment in FY2023?", "segment"),
+    ("Show Acme's operating income per region for FY2023.", "region"),
+    ("How is Acme's revenue distributed among its regions in FY2023?", "regions"),
+    ("What was the revenue breakdown across Acme's service offerings in FY2023?", "service offerings"),
+    ("What was Acme's revenue breakdown by geography in FY2023?", "geography"),
+    # no part named: a breakdown of what is not said, left unread (never the total alone)
+    ("What was Acme's revenue breakdown in FY2023?", None),
+])
+def test_every_part_is_asked_however_the_parts_noun_is_said(question, parts) -> None:  # noqa: ANN001
+    from engine.intent import parse_intent
+    from engine.intent.reader import read_plan
+    from engine.vocab.catalogue import load_catalogue
+
+    plan = read_plan(parse_intent(question), load_catalogue())
+    if parts is None:
+        assert plan.status == "unread" and "breakdown" in plan.unread, plan
+    else:
+        assert (plan.status, plan.choice, plan.parts) == ("parts", "all", parts), plan

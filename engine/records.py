@@ -215,7 +215,8 @@ class MetricPlan:
     scope: tuple[str, ...] = ()  # words that ask for a part of the company or a company-defined measure
     definitions: tuple[str, ...] = ()  # definitions the question writes, as read
     reader: str = "grammar"  # grammar | model
-    choice: str = ""  # "largest" | "smallest": which of the amounts in ``tree.args`` is asked for; "all": every part
+    choice: str = ""  # "largest" | "smallest": which of the amounts in ``tree.args`` is asked for; "all": every part;
+    # "named": the part the question names (``included``)
     flow_months: int = 0  # a quarter's year to date asked ("H1": 6, "nine months": 9); 0: not stated
     suggestions: tuple[str, ...] = ()  # the closest catalogue metrics, for an answer that could not be read
     # the metrics the asked words name that a model's plan must keep (catalogue metrics, status "unread") or a
@@ -234,6 +235,7 @@ class MetricPlan:
     part_kinds: tuple[str, ...] = ()
     measure: str = ""
     excluded: tuple[str, ...] = ()
+    included: tuple[str, ...] = ()  # choice "named": the part the question names ("Personal Computing", "Americas")
 
 
 @dataclass(frozen=True)

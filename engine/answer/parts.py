@@ -250,9 +250,9 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
             return 2
         lead = _lead_in(t.head)
         others = [w for kind, stems in _parts_data()["kinds"].items() if kind not in plan.part_kinds for w in stems]
-        if not _says(lead, words) and not _says(lead, ("segment",)) and _says(lead, others):
+        if lead and not _says(lead, words) and not _says(lead, ("segment",)) and _says(lead, others):
             return 0  # its lead-in says its rows are parts of another kind ("by groups of similar products")
-        text = " ".join([t.total.fact.label, lead, *(p.now.fact.parent for p in t.parts)])
+        text = " ".join([t.total.fact.label, lead or t.head, *(p.now.fact.parent for p in t.parts)])
         for score, said in ((2, words), (1, ("segment",))):
             if re.search(r"\b(?:" + "|".join(map(re.escape, said)) + ")", text, re.IGNORECASE):
                 return score
@@ -261,7 +261,11 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
     # a table that says nothing of what its rows are (no heading or total naming them, no segment, no geography)
     # is not taken for them because its page names them elsewhere: "Discount revenue, Net card fees" on a page that
     # speaks of international card members are no regions
-    tables = [t for t in tables if own(t) > 0]
+    if plan.choice == "named":  # the tables that print the part named as one of their rows (the name the question
+        # gives says what the rows are, where the table says nothing of them)
+        tables = [t for t in tables if _named(t.parts, plan.included) is not None]
+    else:
+        tables = [t for t in tables if own(t) > 0]
     if not tables:
         return None
     # the table that names them, of the largest total (the whole company's, not one segment's lines), most parts
@@ -276,6 +280,8 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
         return _shares_answer(plan, table, parts, when)
     if plan.choice == "all":
         return _every_part(plan, table, parts, when, metric, intent.decimals)
+    if plan.choice == "named":
+        return _named_answer(plan, table, parts, when, metric, intent.decimals)
     value = {p.name: (_growth(p) if growth else p.now.fact.scaled_value / 1e6) or 0.0 for p in parts}
     pick = (max if plan.choice == "largest" else min)(parts, key=lambda p: value[p.name])
 
@@ -315,11 +321,11 @@ def _lead_in(head: str) -> str:
     """The sentence that introduces a table, as its headings end ("Segment revenue and operating income were as
     follows during the periods presented:"; "Revenue, classified by significant product and service offerings, was
     as follows:"), back to the sentence before it: the words that say what the table's rows are. The lines above
-    it belong to other text ("… the nature of these businesses …"); a line of column headings prints years. The
-    whole head when no sentence ends in a colon."""
+    it belong to other text ("… the nature of these businesses …"); a line of column headings prints years. ""
+    when no sentence ends in a colon."""
     found = [m for m in _INTRO.finditer(head) if len(m.group(1).split()) >= 3
              and not re.search(r"\b(?:19|20)\d\d\b", m.group(1))]  # (a column heading prints years)
-    return found[-1].group(1) if found else head
+    return found[-1].group(1) if found else ""
 
 
 def _shares_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], when: PartsPeriod) -> AnswerResult:
@@ -350,6 +356,45 @@ def _shares_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], w
                         reasoning=f"the {plan.parts or 'parts'} read as the {len(table.parts)} parts of "
                                   f"'{t.fact.label}' that add up to it; {plan.words}, each part's share computed "
                                   "from statement facts without a model call")
+
+
+def _words(name: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", name.lower())) - {"the", "of", "and", "segment", "segments", "region"}
+
+
+def _named(parts: Sequence[Part], names: Sequence[str]) -> Part | None:
+    """The one part whose name holds every word of a name the question gives ("Personal Computing": "More Personal
+    Computing"), or None when no part or more than one does."""
+    found = {p.name: p for name in names if (words := _words(name)) for p in parts if words <= _words(p.name)}
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _named_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], when: PartsPeriod, metric: str,
+                  decimals: int | None) -> AnswerResult | None:
+    """The amount of the part the question names, as the table of the total's parts prints it, with its share of
+    the total they add up to and the year before's where the table prints it."""
+    part = _named(parts, plan.included)
+    if part is None:
+        return None
+    t = table.total
+    now = part.now.fact.scaled_value / 1e6
+    share = part.now.fact.scaled_value / t.fact.scaled_value * 100 if t.fact.scaled_value else 0.0
+    before = ""
+    if part.before is not None:
+        then = part.before.fact.scaled_value / 1e6
+        before = (f"; {format_value(then, 'USD millions', decimals)} in {when.before_said}"
+                  + (f" ({(now / then - 1) * 100:+.1f}%)" if then else ""))
+    what = plan.parts if plan.parts.endswith("s") else f"{plan.parts}s"
+    text = (f"{part.name}: {format_value(now, 'USD millions', decimals)} of {metric} in {when.said}, {share:.1f}% of "
+            f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}), which its {len(parts)} "
+            f"{what} add up to{before}. The others: "
+            + "; ".join(f"{p.name} {format_value(p.now.fact.scaled_value / 1e6, 'USD millions', decimals)}"
+                        for p in parts if p is not part) + ".")
+    refs = tuple(_ref(part.name, s) for s in (part.now, part.before) if s is not None) + (_ref("total", t),)
+    return AnswerResult("answered", text, now, "USD millions", method="facts", citations=_total_cited(t),
+                        inputs=refs, reasoning=f"'{' / '.join(plan.included)}' read as the row “{part.name}” of the "
+                                               f"{len(table.parts)} parts of '{t.fact.label}' that add up to it; "
+                                               f"{plan.words}, from statement facts without a model call")
 
 
 def _every_part(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], when: PartsPeriod, metric: str,

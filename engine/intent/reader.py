@@ -41,6 +41,7 @@ from lark.exceptions import LarkError, VisitError
 from engine.intent.issuers import issuer_spans
 from engine.intent.periods import period_spans
 from engine.intent.shape import core_question, is_numeric, judges_its_number, which_way
+from engine.intent.topics import names_a_geography
 from engine.intent.wordlists import word_list
 from engine.records import AnswerResult, IssuerRef, MetricPlan, PlanNode, QueryIntent
 from engine.settings import RESOURCES_DIR
@@ -1081,6 +1082,33 @@ def _part_kinds(noun: str) -> tuple[str, ...]:
                  if any(re.search(rf"\b{re.escape(w)}", noun, re.IGNORECASE) for w in words))
 
 
+def _named_part(phrase: list[_Tok], scope: list[str], entities: Sequence[str],
+                catalogue: Catalogue) -> MetricPlan | None:
+    """"How much revenue did the Health Care segment generate", "net sales of the North America segment", "revenue
+    in the Americas": one amount of the catalogue, of a part the question names (engine.intent.topics.entities_in),
+    read from the table of the total's parts the filing prints (engine.answer.parts). None when a scope word asks
+    for something else than the part (an adjusted measure, guidance), or no one amount is named."""
+    said = [w for w in scope if w.lower() in _parts_toml()["named"]["scope"]]  # "domestic revenue"
+    names = [e for e in entities if e.lower() not in ("u.s.", "us")] + said
+    nouns = [w for w in scope if _part_kinds(w) and w not in said]
+    placed = [w for w in scope if names_a_geography(w)]
+    named = " ".join(names).lower()
+    if not names or any(w not in nouns and w not in placed and w not in said and w.lower() not in named
+                        for w in scope):
+        return None
+    metrics = list(dict.fromkeys(t.value for t in phrase if "METRIC" in t.kinds))
+    if len(metrics) != 1 or metrics[0] not in catalogue.metrics or catalogue.metrics[metrics[0]].unit != "USD":
+        return None
+    noun = nouns[0].lower() if nouns else "region" if placed else "segment"
+    tree = metric_node(metrics[0], catalogue, {})
+    # a name written with the company's possessive ("Amazon's North America"): the part's words follow it
+    shown = tuple(dict.fromkeys(re.sub(r"^.*?\w['’]s?\s+", "", n) for n in names))
+    return MetricPlan("parts", tree, "USD", f"{metrics[0]} of the {noun} {' / '.join(shown)}",
+                      read=(f"{' / '.join(shown)}: a {noun} the question names, one of the parts of a total the "
+                            "filing prints", f"{metrics[0]}: {_metric_words(tree, catalogue)}"),
+                      choice="named", parts=noun, part_kinds=_part_kinds(noun), measure="value", included=shown)
+
+
 def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPlan | None:
     """"Which segment had the lowest net revenue", "which region had the worst topline performance", "in which
     reporting segment did sales increase the most, excluding Embedded": a choice among the parts of a total the
@@ -1347,6 +1375,8 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if not phrase or not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
         # no metric of the lexicon named ("how many stores"): not a statement metric; the passages answer it
         return MetricPlan("none", unread=tuple(unread), scope=tuple(scope), note="no metric named")
+    if scope and (one := _named_part(phrase, scope, intent.entities, catalogue)) is not None and not unread:
+        return one  # "the Personal Computing segment's revenue": that part's row of the table of the total's parts
     if scope:
         return MetricPlan("scope", scope=tuple(scope), unread=tuple(unread),
                           note=f"'{' '.join(scope)}' asks for part of the company or its own measure, which the "

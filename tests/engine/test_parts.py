@@ -403,3 +403,30 @@ def test_every_part_is_asked_however_the_parts_noun_is_said(question, parts) -> 
         assert plan.status == "unread" and "breakdown" in plan.unread, plan
     else:
         assert (plan.status, plan.choice, plan.parts) == ("parts", "all", parts), plan
+
+
+@pytest.mark.parametrize(("question", "name", "now", "before", "of"), [
+    ("How much revenue did Acme Industries' Healthcare segment generate in FY2023?", "Healthcare", 2100, 2300, 9000),
+    ("What was the operating income of Acme Industries' Consumer segment in FY2023?", "Consumer", 400, 280, None),
+    ("What were Acme Industries' net sales in China in FY2023?", "China", 2500, 2200, 9000),
+])
+def test_a_part_the_question_names_is_its_row_of_the_table_of_parts(pipeline, question, name, now, before, of) -> None:  # noqa: ANN001
+    """"The Healthcare segment's revenue", "net sales in China": the row of that name among the parts the filing
+    prints of the total, with its share and the year before; from the facts, no model."""
+    run = pipeline.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
+    text = run.answer.text
+    assert run.answer.value == pytest.approx(now) and text.startswith(f"{name}: {now:,} USD millions"), text
+    assert f"{before:,} USD millions in FY2022 ({(now / before - 1) * 100:+.1f}%)" in text, text
+    if of:
+        assert f"{now / of * 100:.1f}% of" in text, text
+
+
+def test_a_quarters_named_part_and_a_name_no_row_prints(segment_quarter) -> None:  # noqa: ANN001
+    run = segment_quarter.run("How much of Acme Software's revenue was attributed to its Cloud segment in Q2 2023?",
+                              store=False)
+    assert run.status == "answered" and run.answer.value == pytest.approx(5200), run.answer
+    assert "the same quarter a year before (+8.3%)" in run.answer.text and "2023Q2" in run.answer.text
+    # a segment no table prints: not a row of another name, and no consolidated figure either
+    run = segment_quarter.run("What was the revenue of Acme Software's Gaming segment in Q2 2023?", store=False)
+    assert run.answer.method != "facts" and run.answer.value is None, run.answer

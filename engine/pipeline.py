@@ -453,7 +453,10 @@ class HirecPipeline:
         # answered in words from the passages, never computed from statement facts or figures of the text
         scoped = (intent.plan is not None and intent.plan.status == "scope" and s.answer.from_facts
                   and stop_after not in RETRIEVAL_STAGES)
-        if s.answer.written == "quotes" and (not intent.numeric or scoped):
+        # a number no statement line names ("the gain on the separation", "the cash proceeds"): the filing's sentence
+        # that prints it, quoted, is the evidence (no model picks a figure out of a passage)
+        in_words = intent.plan is not None and intent.plan.status == "none" and intent.numeric
+        if s.answer.written == "quotes" and (not intent.numeric or scoped or in_words):
             # a written question: one retrieval, the evidence sentences of its passages quoted, and one short
             # synthesis the model may write only from them (engine.answer.quotes); no passage is kept or dropped
             # by a model, so the answer cites only passages of the answer stage's list

@@ -197,16 +197,24 @@ def _lists_joined(text: str, units: list[tuple[int, int]]) -> list[tuple[int, in
     return out
 
 
+# an amount of money as a sentence prints it: "$20 billion", "$400,000,000", "USD 1.2 million"
+_AMOUNT = re.compile(r"(?:\$|\bUSD\s?)\s?\d[\d,.]*(?:\s?(?:million|billion|thousand|trillion|bn|mn)\b)?",
+                     re.IGNORECASE)
+
+
 def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | None,
                   settings: AnswerSettings, sections: Sequence[str] = (), explain: bool = False,
-                  subject: Sequence[re.Pattern[str]] = (), years: Sequence[int] = ()) -> list[Quote]:
+                  subject: Sequence[re.Pattern[str]] = (), years: Sequence[int] = (),
+                  amount: bool = False) -> list[Quote]:
     """The evidence sentences of ``passages`` best fit to ``about`` (what the question asks about:
     ``QueryIntent.about``), ranked (see the module's docstring); ``sections``: the section kinds the question asks
     of, best first, whose sentences are one more ranking; ``explain``: the question asks why or what drove a change,
     and the sentences that state a cause (``resources/reader/causal.txt``) are one more ranking, and come first;
     ``subject``: the words that name what is asked (:meth:`~engine.vocab.sections.SectionVocab.subject_words`): the
     sentences naming it come first; ``years``: the fiscal years the question asks of, and the sentences that print
-    one are one more ranking (a ten-year growth rate is not the year's growth)."""
+    one are one more ranking (a ten-year growth rate is not the year's growth); ``amount``: the question asks an
+    amount no statement prints (a gain, proceeds, a credit line), and the on-topic sentences that print one come
+    first."""
     units: list[tuple[int, int, int]] = []  # (passage number, start, end)
     for n, p in enumerate(passages, start=1):
         units += [(n, s, e) for s, e in candidate_sentences(p)]
@@ -262,6 +270,7 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
         # disclaimer's "as a result of new information" states a cause of nothing asked)
         causes = {i for i in ids if states_a_cause(texts[i])}
         rankings.append([i for i in by_words if i in causes])
+    amounts = {i for i in ids if _AMOUNT.search(texts[i])} if amount else set()
     fused = dict(rrf(rankings, k=_RRF_K)) if rankings else {i: 0.0 for i in ids}
     for i in ids:  # the passage's own rank: every sentence of a passage shares it
         fused[i] = fused.get(i, 0.0) + 1.0 / (_RRF_K + units[i][0])
@@ -274,7 +283,8 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     # guidance was raised; so where the question asks why, the on-topic sentences stating a cause come first, and
     # before a headline that only names the subject)
     titles = {i for i in ids if _headline(texts[i])}
-    for i in sorted(ids, key=lambda i: (i not in on_topic, bool(causes) and i not in causes,
+    for i in sorted(ids, key=lambda i: (i not in on_topic, bool(amounts) and i not in amounts,
+                                        bool(causes) and i not in causes,
                                         bool(naming) and i not in naming | causes, i in titles, -fused[i])):
         if i not in on_topic and len(chosen) >= _FEWEST_QUOTES:
             break
@@ -445,9 +455,10 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     (a revision's size: :mod:`engine.answer.revisions`); its answer, when it has one, is given without a model call."""
     about = intent.about or question
     # (a sentence may name the asked metric by its lines: "cost of products sold as a percent to sales")
+    amount = intent.numeric and intent.dimension in (None, "amount") and not intent.as_percentage
     quotes = select_quotes(f"{about} {lexical_terms(intent)}".strip(), passages, embedder, settings, intent.sections,
                            intent.relation == "explanation", section_vocab().subject_words(question),
-                           intent.fiscal_years)
+                           intent.fiscal_years, amount)
     if not quotes:
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes",
                                         reason="the passages found print no sentence to quote"

@@ -449,3 +449,37 @@ def test_a_sentence_naming_companies_is_no_headline():
     got = select_quotes("Which companies did ACME acquire in fiscal 2022?", [plan, names], None,
                         AnswerSettings(quotes=1), years=(2022,))
     assert got[0].chunk_id == 2
+
+
+def test_an_amount_asked_of_the_text_quotes_the_sentence_that_prints_one():
+    """"What is the amount of the gain on the separation": no statement line names it; of the sentences on the
+    separation, the one printing an amount comes first (it is the answer), ahead of those sharing more words."""
+    about = "the amount of the gain accruing to the Company as a result of the separation of Consumer Health"
+    words = _passage("The separation of Consumer Health was a result of the Company's plan to create two companies; "
+                     "the separation of Consumer Health completed the plan.", cid=1)
+    amount = _passage("The Company expects to record a gain of approximately $20 billion in the third quarter.",
+                      cid=2)
+    settings = AnswerSettings(quotes=2, quotes_per_passage=1)
+    assert select_quotes(about, [words, amount], None, settings)[0].chunk_id == 1
+    assert select_quotes(about, [words, amount], None, settings, amount=True)[0].chunk_id == 2
+
+
+def test_a_number_no_statement_line_names_is_answered_from_the_sentence_that_prints_it(ingested_demo, demo_truth,
+                                                                                       embedder):
+    """A numeric question whose words name no statement metric (the reader: "no metric named") is answered from
+    the filing's sentences, the one printing an amount first; no curation round, one model call."""
+    library, settings, _ = ingested_demo
+    company = next(f["company"] for f in demo_truth if f["form"] == "10-K" and f["period"] == "2023")
+    seen: list[str] = []
+
+    def script(purpose, messages, n):  # noqa: ANN001
+        seen.append(purpose)
+        shown = quoted(messages)
+        first = shown[min(shown)]
+        assert "$" in first and "hypothetical" in first, shown
+        return {"sentences": [{"text": first, "quotes": [min(shown)]}], "insufficient": False}
+
+    run = build_pipeline(settings, library, Models(embedder, ScriptedChat(script))).run(
+        f"What is the amount of the hypothetical rate sensitivity {company} disclosed for 2023?", store=False)
+    assert [t.stage for t in run.traces] == ["intent", "documents", "passages", "answer"] and seen == ["quotes"]
+    assert run.answer.method == "quotes" and run.answer.quotes and "$" in run.answer.quotes[0].text, run.answer

@@ -145,6 +145,8 @@ def temporal_scope(text: str, annual_years: Sequence[int], quarters: Sequence[st
     out = [f"FY{y}" for y in annual_years] + list(quarters)
     if quarter_run:
         out.append(f"latest {quarter_run} quarters" if quarter_run > 0 else "each quarter")
+        if not quarters and not annual_years and _LATEST_Q.search(text):  # "the latest 10-Q relative to past quarters"
+            out.append("latest quarter")
     if not out:
         if _LATEST_Q.search(text):
             out.append("latest quarter")

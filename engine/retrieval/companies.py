@@ -288,7 +288,10 @@ def resolve_latest(intent: QueryIntent, library: Library) -> tuple[QueryIntent, 
     """A question of the company's "latest quarter" or "most recent 10-K" (no period named) asks of the latest
     such filing the library holds for it: the intent then names that period, and the note says which filing was
     taken. Unchanged ("" note) when a period is named, no company is, or none of its filings is of that kind."""
-    if intent.quarter_run and intent.issuers:
+    # a written question of the latest 10-Q "relative to past quarters" asks of that 10-Q, whose text tells the
+    # change against the quarters before; a number of it is set beside theirs (engine.answer.series)
+    written = not intent.numeric
+    if intent.quarter_run and intent.issuers and not (written and "latest quarter" in intent.temporal):
         return _quarter_run(intent, library)
     latest = [t for t in intent.temporal if t in ("latest quarter", "latest year")]
     judged = intent.plan is not None and (bool(intent.plan.judge) or intent.plan.status == "parts")

@@ -778,3 +778,21 @@ def test_a_run_whose_quarters_cannot_be_computed_says_so_for_each(pipeline, demo
     for quarter in quarters:
         assert any(x.startswith(f"- {quarter}: not computed") for x in run.answer.text.splitlines()), run.answer.text
     assert "0 of the 2 quarters could be computed" in run.answer.reason
+
+
+def test_a_written_question_of_the_latest_10q_against_past_quarters_reads_that_10q(pipeline, demo_truth) -> None:  # noqa: ANN001
+    """"What drove the gross margin change in the latest 10-Q relative to past quarters": the latest 10-Q's own text
+    tells the change; the run of quarters is for a number set side by side."""
+    from dataclasses import replace
+
+    from engine.intent import parse_intent
+    from engine.retrieval.companies import resolve_latest
+
+    latest = _hrbr_quarters(demo_truth)[-1]
+    company = ask(pipeline, "What was Harborview Therapeutics' gross margin in FY2023?")[0].traces[0].payload.intent.issuers
+    written = replace(parse_intent("What factors changed Harborview Therapeutics' gross margin in the latest 10-Q "
+                                   "relative to past quarters?"), issuers=company)
+    assert not written.numeric and resolve_latest(written, pipeline.library)[0].quarters == (latest,)
+    number = replace(parse_intent("How did Harborview Therapeutics' gross margin in the latest 10-Q compare to past "
+                                  "quarters?"), issuers=company)
+    assert len(resolve_latest(number, pipeline.library)[0].quarters) > 1

@@ -491,6 +491,9 @@ def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, mont
     ("Give me the dividend payout ratio for Acme in FY2023, i.e. dividends divided by net income.", True),
     ("What was Acme's total debt to equity at the end of FY2023?", True),
     ("How much did Acme spend on restructuring charges, as explicitly stated, in FY2023?", True),
+    # the verbs of spending on a line ("invested in R&D"), and "levels" of a balance
+    ("How much has Acme invested in research and development in FY2023?", True),
+    ("What were Acme's inventory levels at the end of FY2023?", True),
 ])
 def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(question: str, read: bool) -> None:
     from engine.intent.reader import unread_answer

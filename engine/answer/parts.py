@@ -37,8 +37,8 @@ __all__ = ["MixTable", "Part", "PartsPeriod", "PartsTable", "mix_answer", "mix_t
 _SUM_TOLERANCE = 0.005  # the parts' sum against the total, relative (printed figures are rounded)
 _UNLABELLED = " (unlabeled total)"  # the facts reader's label of a group's total line that prints no label
 _NOT_AN_AMOUNT = re.compile(r"\b(?:change|growth|increase|decrease|percent|margin|ratio)\b|%", re.IGNORECASE)
-_HEAD_CHARS = 480  # how far above a table's first row its headings are looked for
-_HEAD_LINES = 8  # and how many lines
+_HEAD_CHARS = 360  # how far above a table's first row its headings are looked for
+_HEAD_LINES = 6  # and how many lines
 
 
 @dataclass(frozen=True)
@@ -250,6 +250,8 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
             return 2
         lead = _lead_in(t.head)
         others = [w for kind, stems in _parts_data()["kinds"].items() if kind not in plan.part_kinds for w in stems]
+        if all(_says(p.name, others) and not _says(p.name, words) for p in t.parts):
+            return 0  # its rows are named as parts of another kind ("Domestic", "International" for categories)
         if lead and not _says(lead, words) and not _says(lead, ("segment",)) and _says(lead, others):
             return 0  # its lead-in says its rows are parts of another kind ("by groups of similar products")
         text = " ".join([t.total.fact.label, lead or t.head, *(p.now.fact.parent for p in t.parts)])

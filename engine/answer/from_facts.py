@@ -50,7 +50,7 @@ from engine.vocab.numbers import SCALE_FACTORS
 from engine.wording import format_value
 
 __all__ = ["FactInput", "FactPlan", "Gap", "Gathered", "compiled", "compute", "facts_answer", "facts_payload",
-           "gap_facts", "gap_query", "gather", "not_reported", "pick", "plan_metric"]
+           "gap_facts", "gap_query", "gather", "not_reported", "pick", "plan_metric", "year_before"]
 
 CHOSEN = "the model's choice among the rows printed"  # FactInput.found_by of a row the model chose
 
@@ -437,13 +437,13 @@ def _candidates(library: Library, plan: FactPlan, item: LineItem, year: int) -> 
         found = [s for s in library.facts(filing_ids=filings, concepts=[concept], fiscal_year=fiscal_year,
                                           months=_months(item, plan.flow_months), end=end, trailing=False)
                  if s.fact.unit == "USD" and (end is not None or fiscal_year is not None
-                                              or _year_before(s.fact.period.end, plan.quarter_end))]
+                                              or year_before(s.fact.period.end, plan.quarter_end))]
         if found:
             return found
     return []
 
 
-def _year_before(end: str | None, quarter_end: str | None) -> bool:
+def year_before(end: str | None, quarter_end: str | None) -> bool:
     """Whether a column ending ``end`` is the same quarter a year before the one ending ``quarter_end`` (fiscal
     quarters end on a weekday: 52- and 53-week years move the day by up to a week)."""
     if end is None or quarter_end is None:

@@ -20,9 +20,9 @@ import re
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date
 from functools import lru_cache
 
+from engine.answer.from_facts import year_before
 from engine.intent.topics import names_a_geography
 from engine.pages import cite
 from engine.records import AnswerResult, Citation, FactInputRef, MetricPlan, QueryIntent, StoredFact
@@ -94,8 +94,7 @@ class PartsPeriod:
 
     def before(self, s: StoredFact) -> bool:
         if self.quarter_end:
-            end = s.fact.period.end
-            return end is not None and 357 <= (date.fromisoformat(self.quarter_end) - date.fromisoformat(end)).days <= 373
+            return year_before(s.fact.period.end, self.quarter_end)
         return s.fact.period.fiscal_year == self.year - 1
 
 

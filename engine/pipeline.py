@@ -689,7 +689,11 @@ class HirecPipeline:
             # the periods its inputs were read over, as their columns print them ("3M to 2023-07-01", "as of …")
             period = ", ".join(dict.fromkeys(i.period for i in run.answer.inputs if i.period))
             figures.append(QuarterFigure(quarter, period, run.answer))
-        run.answer = series_answer(what or (intent.plan.words if intent.plan else "the metric"), figures)
+        what = what or (intent.plan.words if intent.plan else "the metric")
+        if intent.plan is not None:  # the question as read: the metric in each quarter (not the change its words ask)
+            yield record(StageTrace(1, IntentPayload(replace(intent, plan=replace(
+                intent.plan, words=f"{what} in each of {', '.join(intent.quarters)}"))), 0.0))
+        run.answer = series_answer(what, figures)
         yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
 
     def _parts(self, intent: QueryIntent, read: MetricPlan) -> AnswerResult | None:

@@ -34,9 +34,13 @@ _NEXT_SENTENCE = re.compile(r"\s+(?=[A-Z0-9\"“'‘(\[$+\-−])")
 def lead_sentence(text: str) -> tuple[str, str]:
     """(the first sentence, the rest) of an answer: split at the first ". ", "? " or "! " outside brackets that
     ends a word of its own — not an initial or a short capitalised abbreviation after a word ("Inc.", "Co.",
-    "U.S.", "p.") — and is followed by what can start a sentence. ``(text, "")`` when it is one sentence."""
+    "U.S.", "p.") — and is followed by what can start a sentence; or at the first line break outside brackets (a
+    heading line, then its lines: "Effective tax rate, quarter by quarter:" and one line a quarter).
+    ``(text, "")`` when it is one sentence."""
     depth = 0
     for i, ch in enumerate(text):
+        if ch == "\n" and depth == 0 and text[:i].strip():
+            return text[:i].strip(), text[i + 1:].strip()
         if ch in "([":
             depth += 1
         elif ch in ")]":

@@ -112,7 +112,8 @@ def answer_html(question: str, answer: AnswerResult | None, status: str, cost: R
     parts.append(f"<p style='font-size:16pt;font-weight:600;margin:6px 0'>"
                  f"{_linked(html.escape(head or '(no answer)'), a)}</p>")
     if rest:  # the headline is the answer's first sentence; the rest (each part, each year) reads below it
-        parts.append(f"<p style='font-size:11pt;margin:2px 0 6px 0'>{_linked(html.escape(rest), a)}</p>")
+        parts.append(f"<p style='font-size:11pt;margin:2px 0 6px 0'>"
+                     f"{_linked(html.escape(rest), a).replace(chr(10), '<br>')}</p>")  # (its lines kept)
     facts = []
     if a.value is not None:  # as the answer states it ("22.41%", "1,577.00 USD millions"), not every digit
         facts.append(f"value <b>{html.escape(format_value(a.value, a.unit, None))}</b>")

@@ -83,4 +83,6 @@ def series_answer(what: str, figures: Sequence[QuarterFigure]) -> AnswerResult:
         reasons.setdefault(f"{len(done)} of the {len(figures)} quarters could be computed", None)
     return AnswerResult(status, text, None, done[0].answer.unit if done else None, method="facts",
                         citations=tuple(citations), inputs=tuple(inputs), reason="; ".join(reasons),
-                        reasoning="\n\n".join(f.answer.reasoning for f in done if f.answer.reasoning))
+                        reasoning="\n\n".join([f"{what} in each of {len(figures)} quarters, each computed from its own "
+                                                 "10-Q's statement facts without a model call",
+                                                 *(f.answer.reasoning for f in done if f.answer.reasoning)]))

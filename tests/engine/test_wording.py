@@ -24,3 +24,8 @@ def test_an_answer_s_lead_sentence_is_its_first_whole_sentence() -> None:
     head, rest = lead_sentence("Apple Inc. reported 3.5 billion in U.S. sales. The rest followed.")
     assert head == "Apple Inc. reported 3.5 billion in U.S. sales." and rest == "The rest followed."
     assert lead_sentence("Revenue was 1,577 USD millions (see p. 38. Note 4).")[1] == ""
+    # a heading line and its lines (a metric quarter by quarter): the heading leads, the lines stay lines
+    assert lead_sentence("Effective tax rate, quarter by quarter:\n- 2023Q3 (3M to 2023-07-01): 12.55% [1]\n"
+                         "- 2024Q1 (3M to 2023-12-30): 15.89% [2]") == (
+        "Effective tax rate, quarter by quarter:", "- 2023Q3 (3M to 2023-07-01): 12.55% [1]\n"
+                                                   "- 2024Q1 (3M to 2023-12-30): 15.89% [2]")

@@ -34,7 +34,7 @@ _NEXT_SENTENCE = re.compile(r"\s+(?=[A-Z0-9\"“'‘(\[$+\-−])")
 def lead_sentence(text: str) -> tuple[str, str]:
     """(the first sentence, the rest) of an answer: split at the first ". ", "? " or "! " outside brackets that
     ends a word of its own — not an initial or a short capitalised abbreviation after a word ("Inc.", "Co.",
-    "U.S.", "p.") — and is followed by what can start a sentence; or at the first line break outside brackets (a
+    "U.S.", "p."; a bracket or a percent sign before it ends one) — and is followed by what can start a sentence; or at the first line break outside brackets (a
     heading line, then its lines: "Effective tax rate, quarter by quarter:" and one line a quarter).
     ``(text, "")`` when it is one sentence."""
     depth = 0
@@ -49,7 +49,9 @@ def lead_sentence(text: str) -> tuple[str, str]:
             word = re.search(r"[\w.]*$", text[:i])
             w = word.group() if word else ""
             after_a_word = bool(text[: i - len(w)].strip())  # "Yes." alone is a sentence; "Apple Inc." is not one
-            if ch == "." and (len(w) <= 1 or "." in w or (after_a_word and len(w) <= 4 and w[:1].isupper())):
+            # a bracket, a percent sign or a quote before the stop ends the sentence ("(+2.5%). The others")
+            if ch == "." and w and ((len(w) == 1 and w.isalpha()) or "." in w
+                                    or (after_a_word and len(w) <= 4 and w[:1].isupper())):
                 continue
             return text[: i + 1].strip(), text[m.end():].strip()
     return text.strip(), ""

@@ -251,6 +251,33 @@ def test_a_table_printed_in_the_segment_note_is_of_segments(unnamed) -> None:  #
     assert "Lending: " in run.answer.text and "Discount revenue" not in run.answer.text
 
 
+@pytest.fixture(scope="module")
+def regions_under_categories(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001, ANN201
+    """A 10-K whose only table of revenue's parts is headed by product category but prints its regions
+    (a retailer's "Domestic" and "International" segments under a heading that speaks of its categories)."""
+    from tests.engine.test_identity import add_table_page, write_cover_pdf
+
+    tmp = tmp_path_factory.mktemp("parts-kind")
+    pdf = write_cover_pdf(tmp / "f" / "GAMMARET_2023_10K.pdf", name="GAMMA RETAIL CORP", form="10-K",
+                          period_text="December 31, 2023")
+    add_table_page(pdf, [("Item 8. Financial Statements and Supplementary Data", "", ""),
+                         ("Consolidated Statements of Income", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Revenue", "7,000", "6,400"), ("Operating expenses", "(6,000)", "(5,500)"),
+                         ("Net income", "700", "650")])
+    add_table_page(pdf, [("Revenue by product category", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Domestic", "6,000", "5,500"), ("International", "1,000", "900"),
+                         ("Total revenue", "7,000", "6,400")])
+    return _pipeline_of(tmp, embedder)
+
+
+def test_a_table_whose_rows_are_parts_of_another_kind_is_not_taken(regions_under_categories) -> None:  # noqa: ANN001
+    """Rows all named as regions are no product categories, whatever the heading above them says: no category is
+    chosen from them (the written answer reads the filing instead)."""
+    run = regions_under_categories.run("Which product category had the highest revenue for Gamma Retail in FY2023?",
+                                       store=False)
+    assert run.answer.method != "facts" and not run.answer.text.startswith("Domestic"), run.answer
+
+
 MIX = {"Computing": ("41 %", "42 %", "(6.4)%", "(16.6)%"), "Appliances": ("20 %", "21 %", "(16.1)%", "(1.2)%"),
        "Entertainment": ("9 %", "7 %", "9.0 %", "(9.2)%"), "Services": ("30 %", "30 %", "7.6 %", "(8.5)%")}
 ABROAD = {"Computing": ("45 %", "43 %", "3.1 %", "(6.6)%"), "Appliances": ("15 %", "16 %", "(2.0)%", "(1.2)%"),

@@ -24,6 +24,10 @@ def test_an_answer_s_lead_sentence_is_its_first_whole_sentence() -> None:
     head, rest = lead_sentence("Apple Inc. reported 3.5 billion in U.S. sales. The rest followed.")
     assert head == "Apple Inc. reported 3.5 billion in U.S. sales." and rest == "The rest followed."
     assert lead_sentence("Revenue was 1,577 USD millions (see p. 38. Note 4).")[1] == ""
+    # a sentence that ends in a bracket or a percent sign ends there (a named part's headline, then the others)
+    assert lead_sentence("Personal Computing: 13,666 USD millions (24.2% of 56,517). The others: Cloud.") == (
+        "Personal Computing: 13,666 USD millions (24.2% of 56,517).", "The others: Cloud.")
+    assert lead_sentence("Margin rose to 22.5%. It was 21.4% before.")[0] == "Margin rose to 22.5%."
     # a heading line and its lines (a metric quarter by quarter): the heading leads, the lines stay lines
     assert lead_sentence("Effective tax rate, quarter by quarter:\n- 2023Q3 (3M to 2023-07-01): 12.55% [1]\n"
                          "- 2024Q1 (3M to 2023-12-30): 15.89% [2]") == (

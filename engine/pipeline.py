@@ -38,7 +38,7 @@ from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
 from engine.answer.quotes import answer_from_quotes
 from engine.answer.revisions import revision_answer
-from engine.answer.series import QuarterFigure, series_answer
+from engine.answer.series import PeriodFigure, series_answer
 from engine.answer.respond import answer_question
 from engine.curation import curate
 from engine.errors import Cancelled, EngineError
@@ -664,15 +664,19 @@ class HirecPipeline:
 
     def _series(self, run: Run, record: Callable[[StageTrace], StageTrace], intent: QueryIntent,
                 company_check: str, cancel: Callable[[], bool] | None) -> Generator[StageTrace, None, None]:
-        """One metric in each of the quarters asked, each read and computed as a question of that quarter alone; a
-        change asked over the run ("how has it changed") is the move from the first quarter to the last, so each
-        quarter is read for the metric's value (engine.answer.series)."""
-        figures: list[QuarterFigure] = []
+        """One metric in each of the quarters (or whole years) asked, each read and computed as a question of that
+        period alone; a change asked over the run ("how has it changed") is the move from the first period to the
+        last, so each period is read for the metric's value (engine.answer.series)."""
+        figures: list[PeriodFigure] = []
         what = ""
-        for quarter in intent.quarters:
+        quarterly = bool(intent.quarters)
+        labels = intent.quarters if quarterly else tuple(f"FY{y}" for y in sorted(set(intent.annual_years or ())))
+        for label in labels:
             _raise_if_cancelled(cancel)
-            one = replace(intent, quarters=(quarter,), fiscal_years=(int(quarter[:4]),), annual_years=(),
-                          temporal=(quarter,), quarter_run=0, comparison=False, plan=None)
+            year = int(label[:4]) if quarterly else int(label[2:])
+            one = replace(intent, quarters=(label,) if quarterly else (), fiscal_years=(year,),
+                          annual_years=() if quarterly else (year,), temporal=(label,), quarter_run=0, year_run=0,
+                          comparison=False, plan=None)
             own = read_plan(one, self.catalogue, list(self.refs.values()))
             if own.status == "complete" and own.tree is not None and own.tree.kind in ("change", "growth"):
                 inner = own.tree.args[0]
@@ -681,19 +685,20 @@ class HirecPipeline:
             one = replace(one, plan=own)
             plan = plan_metric(one, self.library, self.catalogue) if own.status == "complete" else None
             if plan is None:
-                why = own.note or "the quarter's metric could not be read from its 10-Q's statements"
-                figures.append(QuarterFigure(quarter, "", AnswerResult("not_answerable", NOT_ANSWERABLE, reason=why)))
+                why = own.note or (f"the quarter's metric could not be read from its 10-Q's statements" if quarterly
+                                   else "the year's metric could not be read from its annual report's statements")
+                figures.append(PeriodFigure(label, "", AnswerResult("not_answerable", NOT_ANSWERABLE, reason=why)))
                 continue
             what = what or plan.metric.words
             yield from self._facts(run, record, one, plan, company_check, cancel)
             # the periods its inputs were read over, as their columns print them ("3M to 2023-07-01", "as of …")
-            period = ", ".join(dict.fromkeys(i.period for i in run.answer.inputs if i.period))
-            figures.append(QuarterFigure(quarter, period, run.answer))
+            period = ", ".join(dict.fromkeys(i.period for i in run.answer.inputs if i.period)) if quarterly else ""
+            figures.append(PeriodFigure(label, period, run.answer))
         what = what or (intent.plan.words if intent.plan else "the metric")
-        if intent.plan is not None:  # the question as read: the metric in each quarter (not the change its words ask)
+        if intent.plan is not None:  # the question as read: the metric in each period (not the change its words ask)
             yield record(StageTrace(1, IntentPayload(replace(intent, plan=replace(
-                intent.plan, words=f"{what} in each of {', '.join(intent.quarters)}"))), 0.0))
-        run.answer = series_answer(what, figures)
+                intent.plan, words=f"{what} in each of {', '.join(labels)}"))), 0.0))
+        run.answer = series_answer(what, figures, "quarter" if quarterly else "year")
         yield record(StageTrace(0, AnswerPayload(run.answer), 0.0))
 
     def _parts(self, intent: QueryIntent, read: MetricPlan) -> AnswerResult | None:
@@ -814,11 +819,19 @@ class _Stop(Exception):
 
 
 def _a_run(intent: QueryIntent) -> bool:
-    """Whether a question asks one metric over several quarters (engine.answer.series): a complete plan, no
-    judgement or choice, quarters of more than one quarter number ("each of the last four quarters")."""
+    """Whether a question asks one metric over a run of periods (engine.answer.series): a complete plan, no
+    judgement or choice, and quarters of more than one quarter number ("each of the last four quarters"), or whole
+    years asked as a run ("each of the last three fiscal years") or one value at three years or more ("revenue in
+    FY2020, FY2021 and FY2022": a table of values, not one computation)."""
     read = intent.plan
-    return (read is not None and read.status == "complete" and not read.judge and not read.choice
-            and len({q[4:] for q in intent.quarters}) > 1)
+    if read is None or read.status != "complete" or read.judge or read.choice or read.tree is None:
+        return False
+    if intent.quarters:
+        return len({q[4:] for q in intent.quarters}) > 1
+    years = set(intent.annual_years or ())
+    if intent.year_run and len(years) >= 2:
+        return read.tree.kind not in ("average", "cagr")
+    return len(years) >= 3 and read.tree.kind not in ("average", "cagr", "change", "growth")
 
 
 def _raise_if_cancelled(cancel: Callable[[], bool] | None) -> None:

@@ -274,6 +274,11 @@ class QueryIntent:
     # last four quarters": 4), -1 every one loaded ("these quarters", "each quarter"), 0 none; the company check
     # names them from the library's 10-Qs (engine.retrieval.companies.resolve_latest)
     quarter_run: int = 0
+    # several whole years asked as a run (engine.intent.periods.year_run): how many of the latest ("each of the last
+    # three fiscal years": 3), -1 those named or the latest held ("each year from 2020 to 2022"), 0 none; the company
+    # check names them from the company's latest loaded 10-K (engine.retrieval.companies.resolve_latest)
+    year_run: int = 0
+    since: int = 0  # the year a run "since FY2021" starts in (engine.intent.periods.since_year); 0: not asked
     item_words: tuple[str, ...] = ()  # its words that may name a line item (engine.intent.wordlists.item_words)
     yes_no: bool = False  # a yes/no question ("does …", "is …", "has …"): it may ask a judgement of a metric
     sections: tuple[str, ...] = ()  # the section kinds its words ask of, best first (engine.vocab.sections); the

@@ -1,8 +1,9 @@
-"""One metric over a run of quarters ("the effective tax rate in each of the last four quarters", "how has inventory
-changed across these quarters", "R&D this quarter against the previous quarters"): each quarter computed on its own
-from the statement facts of its 10-Q (:mod:`engine.answer.from_facts`, no model), then set side by side in one
-answer with the move from the first quarter to the last. The quarters are the company's loaded 10-Qs the question's
-words pick (:func:`engine.retrieval.companies.resolve_latest`). A quarter whose figure could not be computed is
+"""One metric over a run of periods — quarters ("the effective tax rate in each of the last four quarters", "how has
+inventory changed across these quarters", "R&D this quarter against the previous quarters") or whole years ("the
+operating margin in each of the last three fiscal years", "revenue in FY2020, FY2021 and FY2022"): each period
+computed on its own from the statement facts of its filing (:mod:`engine.answer.from_facts`, no model), then set
+side by side in one answer with the move from the first period to the last. The periods are those the question's
+words pick (:func:`engine.retrieval.companies.resolve_latest`). A period whose figure could not be computed is
 listed as such, with what is missing; the others stand.
 """
 
@@ -14,14 +15,15 @@ from dataclasses import dataclass, replace
 from engine.records import AnswerResult, Citation, FactInputRef
 from engine.wording import format_value
 
-__all__ = ["QuarterFigure", "series_answer"]
+__all__ = ["PeriodFigure", "series_answer"]
 
 
 @dataclass(frozen=True)
-class QuarterFigure:
-    """One quarter of the run: its label ("2023Q3"), the period as read ("3 months to 2023-07-01") and its answer."""
+class PeriodFigure:
+    """One period of the run: its label ("2023Q3", "FY2022"), the period as read ("3 months to 2023-07-01"; "" for
+    a whole year) and its answer."""
 
-    quarter: str
+    label: str
     period: str
     answer: AnswerResult
 
@@ -41,19 +43,19 @@ def _move(first: AnswerResult, last: AnswerResult) -> str:
     return moved
 
 
-def series_answer(what: str, figures: Sequence[QuarterFigure]) -> AnswerResult:
-    """The run's answer: "<what>, quarter by quarter:" then one line per quarter, oldest first, each citing its
-    own cells' pages; then the move from the first computed quarter to the last. Answered when two quarters or
-    more were computed; the quarters not computed say why."""
+def series_answer(what: str, figures: Sequence[PeriodFigure], each: str = "quarter") -> AnswerResult:
+    """The run's answer: "<what>, quarter by quarter:" (or "year by year", ``each``) then one line per period,
+    oldest first, each citing its own cells' pages; then the move from the first computed period to the last.
+    Answered when two periods or more were computed; the periods not computed say why."""
     lines: list[str] = []
     citations: list[Citation] = []
     inputs: list[FactInputRef] = []
     reasons: dict[str, None] = {}
     done = [f for f in figures if f.answer.status == "answered" and f.answer.value is not None]
-    # what every quarter's answer says is the run's own note (how its quarters were read), said once by the caller
+    # what every period's answer says is the run's own note (how its periods were read), said once by the caller
     said = [set(f.answer.reason.split("; ")) for f in figures]
     shared = set.intersection(*said) if len(said) > 1 else set()
-    for f in sorted(figures, key=lambda f: f.quarter):
+    for f in sorted(figures, key=lambda f: f.label):
         a = f.answer
         marks = []
         for c in a.citations:
@@ -62,7 +64,7 @@ def series_answer(what: str, figures: Sequence[QuarterFigure]) -> AnswerResult:
                 same = replace(c, passage_id=len(citations) + 1)
                 citations.append(same)
             marks.append(f"[{same.passage_id}]")
-        when = f"{f.quarter} ({f.period})" if f.period else f.quarter
+        when = f"{f.label} ({f.period})" if f.period else f.label
         if f in done:
             lines.append(f"- {when}: {a.text} {''.join(marks)}".rstrip())
             inputs += a.inputs
@@ -71,18 +73,19 @@ def series_answer(what: str, figures: Sequence[QuarterFigure]) -> AnswerResult:
             lines.append(f"- {when}: not computed ({why})")
         for r in a.reason.split("; "):
             if r and f in done and r not in shared:
-                reasons.setdefault(f"{f.quarter}: {r}", None)
-    text = f"{what[:1].upper()}{what[1:]}, quarter by quarter:\n" + "\n".join(lines)
+                reasons.setdefault(f"{f.label}: {r}", None)
+    text = f"{what[:1].upper()}{what[1:]}, {each} by {each}:\n" + "\n".join(lines)
     if len(done) >= 2:
-        first, last = min(done, key=lambda f: f.quarter), max(done, key=lambda f: f.quarter)
+        first, last = min(done, key=lambda f: f.label), max(done, key=lambda f: f.label)
         if move := _move(first.answer, last.answer):
-            text += (f"\nFrom {first.quarter} to {last.quarter}: {first.answer.text} to {last.answer.text}, "
+            text += (f"\nFrom {first.label} to {last.label}: {first.answer.text} to {last.answer.text}, "
                      f"{move}.")
     status = "answered" if len(done) >= 2 else "not_answerable"
     if status != "answered":
-        reasons.setdefault(f"{len(done)} of the {len(figures)} quarters could be computed", None)
+        reasons.setdefault(f"{len(done)} of the {len(figures)} {each}s could be computed", None)
     return AnswerResult(status, text, None, done[0].answer.unit if done else None, method="facts",
                         citations=tuple(citations), inputs=tuple(inputs), reason="; ".join(reasons),
-                        reasoning="\n\n".join([f"{what} in each of {len(figures)} quarters, each computed from its own "
-                                                 "10-Q's statement facts without a model call",
+                        reasoning="\n\n".join([f"{what} in each of {len(figures)} {each}s, each computed from its own "
+                                                 f"{'10-Q' if each == 'quarter' else 'annual report'}'s statement "
+                                                 "facts without a model call",
                                                  *(f.answer.reasoning for f in done if f.answer.reasoning)]))

@@ -76,6 +76,8 @@ class AskedPeriods:
     stated_quarters: tuple[int, ...]  # the quarter numbers written in the question, with or without a year
     ytd_months: int = 0  # a year to date asked: 6 (H1, six months), 9 (nine months, YTD Q3); 0: not asked
     quarter_run: int = 0  # several quarters asked without naming them (quarter_run below); 0: not asked
+    year_run: int = 0  # several whole years asked as a run (year_run below); 0: not asked
+    since: int = 0  # the year a run "since FY2021" starts in (since_year below); 0: not asked
 
 
 def _year(y: str | None, yy: str | None) -> int | None:
@@ -142,6 +144,7 @@ def asked_periods(text: str, today_year: int | None = None) -> AskedPeriods:
         annual=annual, quarters=tuple(sorted({f"{y}Q{q}" for y, q in quarters})),
         fiscal_years=tuple(sorted(set(annual) | {y for y, _ in quarters})),
         stated_quarters=tuple(q for _, q in raw_quarters), ytd_months=ytd, quarter_run=quarter_run(text),
+        year_run=0 if quarters else year_run(text), since=0 if quarters else since_year(text),
     )
 
 
@@ -153,26 +156,70 @@ _COUNT = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eig
 _N = r"(?P<n>[2-8]|two|three|four|five|six|seven|eight)"
 _QUARTERS = r"(?:fiscal\s+)?(?:quarters|10-?qs|quarterly\s+(?:reports|filings|periods|results))\b"
 _RECENT = r"(?:last|past|previous|prior|preceding|latest|most\s+recent|recent|trailing)"
-_RUN_RES = (
-    re.compile(rf"\b(?:the\s+)?{_RECENT}\s+{_N}\s+{_QUARTERS}", re.IGNORECASE),
-    re.compile(rf"\b(?:the\s+)?{_N}\s+{_RECENT}\s+{_QUARTERS}", re.IGNORECASE),
-    re.compile(rf"\b(?:(?:each|every|all)\s+of\s+)?(?:these|those|the|all|all\s+the|{_RECENT})\s+(?:various\s+)?"
-               rf"{_QUARTERS}", re.IGNORECASE),
-    re.compile(r"\b(?:each|every)\s+(?:fiscal\s+)?quarter\b|\bquarter[\s-]+by[\s-]+quarter\b", re.IGNORECASE),
-)
+
+
+def _runs(noun: str, unit: str) -> tuple[re.Pattern[str], ...]:
+    """The wordings of a run of ``noun`` (plural pattern) by their count ("the last four quarters", "the three most
+    recent fiscal years", "each of the past 3 years") and with none ("each quarter", "year by year")."""
+    return (
+        re.compile(rf"\b(?:(?:each|every|all)\s+of\s+)?(?:the\s+)?{_RECENT}\s+{_N}\s+{noun}", re.IGNORECASE),
+        re.compile(rf"\b(?:(?:each|every|all)\s+of\s+)?(?:the\s+)?{_N}\s+{_RECENT}\s+{noun}", re.IGNORECASE),
+        re.compile(rf"\b(?:each|every)\s+(?:fiscal\s+)?{unit}\b|\b{unit}[\s-]+by[\s-]+{unit}\b", re.IGNORECASE),
+    )
+
+
+_RUN_RES = (*_runs(_QUARTERS, "quarter"), re.compile(
+    rf"\b(?:(?:each|every|all)\s+of\s+)?(?:these|those|the|all|all\s+the|{_RECENT})\s+(?:various\s+)?{_QUARTERS}",
+    re.IGNORECASE))
 # the words that only say the run is compared ("how does it compare across the periods"), read as the run's
 _ACROSS = re.compile(r"\b(?:across|throughout|over)\s+(?:(?:each|all)\s+of\s+)?(?:these|those|the|all)?\s*"
                      r"(?:various\s+)?(?:periods|quarters)\b", re.IGNORECASE)
 
 
+# Several whole years asked as a run: "each of the last three fiscal years", "the past 3 years", "the three most
+# recent years" (their count), "each year", "year by year", "each of these years" (EVERY_YEAR: the years the
+# question names, or EVERY_YEAR_HELD of the latest). "the last year", "the prior year" are one year (_RELATIVE), and
+# "a 3-year CAGR" or "3-year average" one computation (_NYEAR).
+EVERY_YEAR = -1
+_YEARS = r"(?:fiscal\s+|financial\s+)?years\b"
+_YEAR_RUN_RES = (*_runs(_YEARS, "year"), re.compile(
+    r"\b(?:each|every|all)\s+of\s+(?:these|those|the)\s+(?:fiscal\s+)?years\b", re.IGNORECASE))
+
+
+# A run from a year to the latest ("since FY2021", "since fiscal 2020", "since the end of 2019"): the year it
+# starts in; the company check ends it at the company's latest loaded 10-K
+_SINCE = re.compile(rf"\bsince\s+(?:the\s+end\s+of\s+)?(?:(?:{_FISC}|fiscal)\s*'?)?(?:(?P<y>{_Y4})\b|(?P<yy>\d\d)\b)",
+                    re.IGNORECASE)
+
+
+def since_year(text: str) -> int:
+    """The year a run "since FY2021" starts in (0: none asked); a two-digit year needs its prefix ("since FY21")."""
+    m = _SINCE.search(text)
+    if m is None or (m["yy"] and not re.search(r"(?:FY|fiscal)\s*'?\d\d$", m.group(0), re.IGNORECASE)):
+        return 0
+    return _year(m["y"], m["yy"]) or 0
+
+
+def _run_count(res: tuple[re.Pattern[str], ...], text: str) -> int:
+    """The count the first run wording that ``text`` writes gives (-1: a run with no count), 0: none written."""
+    for rx in res:
+        if m := rx.search(text):
+            n = m.groupdict().get("n")
+            return -1 if not n else int(n) if n.isdigit() else _COUNT[n.lower()]
+    return 0
+
+
+def year_run(text: str) -> int:
+    """How many of the latest fiscal years a question asks as a run without naming them ("the last three fiscal
+    years": 3), EVERY_YEAR where it writes no count ("each year from 2020 to 2022", "year by year", "since
+    FY2021"), 0 where it asks no run of years."""
+    return _run_count(_YEAR_RUN_RES, text) or (EVERY_YEAR if since_year(text) else 0)
+
+
 def quarter_run(text: str) -> int:
     """How many of the latest quarters a question asks without naming them: the count it writes ("the last four
     quarters": 4), EVERY_QUARTER where it writes none ("these quarters", "each quarter"), 0 where it asks no run."""
-    for rx in _RUN_RES:
-        if m := rx.search(text):
-            n = m.groupdict().get("n")
-            return EVERY_QUARTER if not n else int(n) if n.isdigit() else _COUNT[n.lower()]
-    return 0
+    return _run_count(_RUN_RES, text)
 
 
 def _ytd_months(text: str, quarters: list[int]) -> int:
@@ -191,7 +238,8 @@ def period_spans(text: str) -> list[tuple[int, int]]:
     of the metric (a bare year it reads itself: "FY2019 revenue minus FY2018 revenue")."""
     found = [(m.start(), m.end()) for rx in (*_QUARTER_RES, _DATE, _DATE_DAY_FIRST, *(rx for _, rx in _YTD))
              for m in rx.finditer(text)]
-    found += [(m.start(), m.end()) for rx in (_BARE_PERIOD, *_RUN_RES, _ACROSS) for m in rx.finditer(text)]
+    found += [(m.start(), m.end()) for rx in (_BARE_PERIOD, *_RUN_RES, _ACROSS, *_YEAR_RUN_RES, _SINCE)
+              for m in rx.finditer(text)]
     spans: list[tuple[int, int]] = []
     for start, end in sorted(found):
         lead = _PERIOD_WORDS.search(text, max(0, start - 40), start)

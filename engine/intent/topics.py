@@ -138,11 +138,14 @@ def entities_in(text: str) -> tuple[str, ...]:
 
 
 def temporal_scope(text: str, annual_years: Sequence[int], quarters: Sequence[str],
-                   quarter_run: int = 0) -> tuple[str, ...]:
+                   quarter_run: int = 0, year_run: int = 0, since: int = 0) -> tuple[str, ...]:
     """Normalised periods: "FY2022" per whole year asked, the quarters ("2023Q2"), or "latest quarter" /
     "latest year" when the question asks for the most recent period without naming it; a run of quarters not named
-    ("the last four quarters", "these quarters") adds "latest 4 quarters" / "each quarter"."""
+    ("the last four quarters", "these quarters") adds "latest 4 quarters" / "each quarter", a run of years ("the
+    last three fiscal years", "each year", "since FY2021") "latest 3 years" / "each year" / "since FY2021"."""
     out = [f"FY{y}" for y in annual_years] + list(quarters)
+    if year_run:
+        out.append(f"since FY{since}" if since else f"latest {year_run} years" if year_run > 0 else "each year")
     if quarter_run:
         out.append(f"latest {quarter_run} quarters" if quarter_run > 0 else "each quarter")
         if not quarters and not annual_years and _LATEST_Q.search(text):  # "the latest 10-Q relative to past quarters"

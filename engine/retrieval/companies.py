@@ -272,6 +272,39 @@ def _quarter_run(intent: QueryIntent, library: Library) -> tuple[QueryIntent, st
     return resolved, f"{asked}: read as {', '.join(taken)}, the quarters of {who}'s loaded 10-Qs{short}{gaps}"
 
 
+EVERY_YEAR_HELD = 3  # "each year", "year by year" with no year named: the latest this many fiscal years
+
+
+def _year_run(intent: QueryIntent, library: Library) -> tuple[QueryIntent, str]:
+    """A run of whole years ("each of the last three fiscal years", "the past 3 years", "each year from 2020 to
+    2022") as fiscal years: those the question names (a range, a list), else the latest N (or
+    :data:`EVERY_YEAR_HELD`) up to the year it names or the company's latest loaded 10-K. A 10-K prints its year
+    beside the years before, so an earlier year needs no 10-K of its own; what a year's statements lack is said
+    with that year's figure. The note says which years were taken and from what."""
+    tenks = [f for f in library.filings_of_companies(intent.issuers)
+             if (f.identity.form or "").upper().replace("-", "") == "10K" and f.identity.fiscal_year]
+    named = sorted(set(intent.annual_years or ()) - {intent.since})
+    if intent.year_run < 0 and len(named) >= 2:
+        return intent, ""  # the years are named ("each year from 2020 to 2022"): read as they are
+    if not tenks and not named:
+        return intent, ""
+    who = next((f.identity.registrant or f.identity.issuer_key for f in tenks), intent.issuers[0])
+    last = named[-1] if named else max(f.identity.fiscal_year or 0 for f in tenks)
+    upto = f"to FY{last}, the year asked" if named else f"to FY{last}, the year of {who}'s latest loaded 10-K"
+    if intent.since:  # "since FY2021": from that year to the latest
+        if last <= intent.since:
+            return intent, ""
+        years = tuple(range(intent.since, last + 1))
+        asked = f"since FY{intent.since}"
+    else:
+        n = intent.year_run if intent.year_run > 0 else EVERY_YEAR_HELD
+        years = tuple(range(last - n + 1, last + 1))
+        asked = f"the latest {intent.year_run} years" if intent.year_run > 0 else "each year"
+    resolved = replace(intent, fiscal_years=years, annual_years=years, quarters=(),
+                       temporal=tuple(f"FY{y}" for y in years))
+    return resolved, f"{asked}: read as {', '.join(f'FY{y}' for y in years)}, the fiscal years {upto}"
+
+
 def _quarters_between(a: str, b: str) -> list[str]:
     """The quarter labels strictly between two ("2022Q3", "2023Q2" -> ["2022Q4", "2023Q1"])."""
     y, q = int(a[:4]), int(a[5])
@@ -293,6 +326,10 @@ def resolve_latest(intent: QueryIntent, library: Library) -> tuple[QueryIntent, 
     written = not intent.numeric
     if intent.quarter_run and intent.issuers and not (written and "latest quarter" in intent.temporal):
         return _quarter_run(intent, library)
+    computed = intent.plan is not None and intent.plan.status == "complete"
+    if intent.year_run and intent.issuers and (computed or intent.numeric):  # a metric over the years: they are
+        # named here ("Show its operating margin over the past 3 years" is no written question of those years)
+        return _year_run(intent, library)
     latest = [t for t in intent.temporal if t in ("latest quarter", "latest year")]
     judged = intent.plan is not None and (bool(intent.plan.judge) or intent.plan.status == "parts")
     if not latest and judged:  # "does it have an improving gross margin?", "which segment has the highest revenue":

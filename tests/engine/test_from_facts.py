@@ -739,6 +739,60 @@ def test_a_run_of_quarters_is_each_quarter_computed_side_by_side(pipeline, demo_
     assert {c.doc_name for c in run.answer.citations} == {f"HRBR_{q}_10Q" for q in quarters}
 
 
+@pytest.mark.parametrize("asked", [
+    "What was Harborview Therapeutics' operating margin in each of the last three fiscal years?",
+    "Show Harborview Therapeutics' operating margin over the past 3 years.",
+    "What was Harborview Therapeutics' operating margin in FY2021, FY2022 and FY2023?",
+    "Give me Harborview Therapeutics' operating margin for each year from 2021 to 2023.",
+    "How has Harborview Therapeutics' operating margin changed over the last three years?",
+])
+def test_a_run_of_years_is_each_year_computed_side_by_side(pipeline, demo_truth, asked) -> None:  # noqa: ANN001
+    """"The last three fiscal years" names no year: they end at the company's latest loaded 10-K; named years (a
+    list, a range "each year from … to …") are read as written. Each year is computed from its annual report's
+    facts (an earlier year from the comparative column of the next 10-K), listed oldest first with its page, then
+    the move from the first to the last; no model call, no year left out for being one of three."""
+    years = (2021, 2022, 2023)
+    run, _ = ask(pipeline, asked)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer.text
+    assert run.answer.text.startswith("Operating margin, year by year:"), run.answer.text
+    margins = []
+    for year in years:
+        margins.append(100 * truth(demo_truth, "HRBR", "Operating income", year)
+                       / truth(demo_truth, "HRBR", "Total revenue", year))
+        line = next(x for x in run.answer.text.splitlines() if x.startswith(f"- FY{year}:"))
+        assert f"{margins[-1]:.2f}%" in line and "[" in line, line
+    assert f"From FY2021 to FY2023:" in run.answer.text
+    assert f"{margins[-1] - margins[0]:+.2f} percentage points" in run.answer.text
+    assert {c.doc_name for c in run.answer.citations} <= {"HRBR_2022_10K", "HRBR_2023_10K"}
+
+
+@pytest.mark.parametrize(("asked", "start"), [
+    ("How has Harborview Therapeutics' revenue changed since FY2021?", 2021),
+    ("What has happened to Harborview Therapeutics' revenue since 2022?", 2022),
+    ("How much has Harborview Therapeutics' revenue grown since fiscal 2021?", 2021),
+])
+def test_since_a_year_is_a_run_to_the_latest_annual_report(pipeline, demo_truth, asked, start) -> None:  # noqa: ANN001
+    """"Since FY2021" runs from that year to the company's latest loaded 10-K: each year's figure, then the move
+    from the year named to the latest (not the change over one year, not a model's words)."""
+    run, _ = ask(pipeline, asked)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer.text
+    assert f"since FY{start}: read as " in run.answer.reason and "FY2023" in run.answer.reason
+    first, last = truth(demo_truth, "HRBR", "Total revenue", start), truth(demo_truth, "HRBR", "Total revenue", 2023)
+    assert f"From FY{start} to FY2023: {first:,.0f} USD millions to {last:,.0f} USD millions" in run.answer.text
+    assert f"({(last - first) / first * 100:+.1f}%)" in run.answer.text, run.answer.text
+
+
+def test_a_year_of_the_run_no_filing_reports_is_said_and_the_others_stand(pipeline, demo_truth) -> None:  # noqa: ANN001
+    run, _ = ask(pipeline, "What was Harborview Therapeutics' revenue in each of the last four fiscal years?")
+    assert run.status == "answered" and run.llm_calls == 0, run.answer.text
+    assert "read as FY2020, FY2021, FY2022, FY2023" in run.answer.reason, run.answer.reason
+    lines = run.answer.text.splitlines()
+    assert any(x.startswith("- FY2020: not computed") for x in lines), run.answer.text
+    for year in (2021, 2022, 2023):
+        value = truth(demo_truth, "HRBR", "Total revenue", year)
+        assert any(x.startswith(f"- FY{year}:") and f"{value:,.0f}" in x for x in lines), run.answer.text
+
+
 def test_a_balance_across_these_quarters_is_read_at_each_quarter_end(pipeline, demo_truth) -> None:  # noqa: ANN001
     quarters = _hrbr_quarters(demo_truth)
     run, _ = ask(pipeline, "How have Harborview Therapeutics' inventories changed across these quarters?")

@@ -224,31 +224,55 @@ def test_a_year_to_date_is_read_with_the_quarter_that_reports_it(question: str, 
     assert (it.quarters, it.ytd_months) == (quarters, months)
 
 
-@pytest.mark.parametrize(
-    ("question", "run"),
-    [
-        ("What was the effective tax rate in each of the last four quarters?", 4),
-        ("How has inventory moved over the past three quarters?", 3),
-        ("Show gross margin for the trailing 2 quarters.", 2),
-        ("List operating income for the three most recent 10-Qs.", 3),
-        ("What is the effective tax rate in these quarters and how does it compare across the periods?", -1),
-        ("How does R&D in the most recent quarter compare to previous quarters?", -1),
-        ("What was revenue in each quarter of 2023?", -1),
-        ("Give me gross margin quarter by quarter.", -1),
-        ("How did margins move across all of the quarterly reports?", -1),
-        # one quarter, or a year to date, is no run
-        ("What was revenue in the previous quarter?", 0),
-        ("What was revenue in the first two quarters of 2023?", 0),
-        ("What was revenue in Q3 2023 compared to Q2 2023?", 0),
-    ],
-)
-def test_a_run_of_quarters_not_named_is_read_with_its_count(question: str, run: int) -> None:
-    """"The last four quarters", "these quarters": the reader claims the words as a period (nothing is left
-    unread) and says how many of the latest quarters are asked; the company check names them."""
+QUARTER_RUNS = [
+    ("What was the effective tax rate in each of the last four quarters?", 4),
+    ("How has inventory moved over the past three quarters?", 3),
+    ("Show gross margin for the trailing 2 quarters.", 2),
+    ("List operating income for the three most recent 10-Qs.", 3),
+    ("What is the effective tax rate in these quarters and how does it compare across the periods?", -1),
+    ("How does R&D in the most recent quarter compare to previous quarters?", -1),
+    ("What was revenue in each quarter of 2023?", -1),
+    ("Give me gross margin quarter by quarter.", -1),
+    ("How did gross margin move across all of the quarterly reports?", -1),
+    # one quarter, or a year to date, is no run
+    ("What was revenue in the previous quarter?", 0),
+    ("What was revenue in the first two quarters of 2023?", 0),
+    ("What was revenue in Q3 2023 compared to Q2 2023?", 0),
+]
+YEAR_RUNS = [
+    ("What was the operating margin in each of the last three fiscal years?", 3),
+    ("Show free cash flow over the past 3 years.", 3),
+    ("List net income for the two most recent fiscal years.", 2),
+    ("How has gross margin moved over the previous five years?", 5),
+    ("Give me capital expenditures year by year.", -1),
+    ("What was net income for each year from 2020 to 2022?", -1),
+    ("What was revenue in each of these years?", -1),
+    ("How has revenue changed since FY2021?", -1),
+    ("What has happened to gross margin since 2020?", -1),
+    # one year, a year-over-year change, an N-year computation, or quarters: no run of years
+    ("What was revenue last year?", 0),
+    ("What was the year-over-year change in revenue in FY2023?", 0),
+    ("What is the 3-year revenue CAGR as of FY2023?", 0),
+    ("What was revenue in each of the last four quarters?", 0),
+    ("Has revenue grown since the acquisition?", 0),
+]
+
+
+@pytest.mark.parametrize(("question", "run", "unit"), [(q, n, "quarter") for q, n in QUARTER_RUNS]
+                         + [(q, n, "year") for q, n in YEAR_RUNS])
+def test_a_run_of_periods_not_named_is_read_with_its_count(question: str, run: int, unit: str) -> None:
+    """"The last four quarters", "these quarters", "the last three fiscal years", "year by year", "since FY2021":
+    the reader claims the words as a period (nothing is left unread) and says how many of the latest quarters or
+    years are asked; the company check names them."""
+    from engine.intent.reader import read_plan
+    from engine.vocab.catalogue import load_catalogue
+
     it = intent(question)
-    assert it.quarter_run == run
+    assert (it.quarter_run if unit == "quarter" else it.year_run) == run
     if run:
-        assert (f"latest {run} quarters" if run > 0 else "each quarter") in it.temporal
+        every = f"since FY{it.since}" if it.since else f"each {unit}"
+        assert (f"latest {run} {unit}s" if run > 0 else every) in it.temporal
+        assert read_plan(it, load_catalogue()).status == "complete", question
 
 
 def test_period_labels_separate_annual_from_quarterly_periods() -> None:

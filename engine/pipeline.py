@@ -685,7 +685,7 @@ class HirecPipeline:
             one = replace(one, plan=own)
             plan = plan_metric(one, self.library, self.catalogue) if own.status == "complete" else None
             if plan is None:
-                why = own.note or (f"the quarter's metric could not be read from its 10-Q's statements" if quarterly
+                why = own.note or ("the quarter's metric could not be read from its 10-Q's statements" if quarterly
                                    else "the year's metric could not be read from its annual report's statements")
                 figures.append(PeriodFigure(label, "", AnswerResult("not_answerable", NOT_ANSWERABLE, reason=why)))
                 continue

@@ -55,7 +55,7 @@ __all__ = ["Dimension", "asked_years", "asks_a_number", "dimension_of", "finish_
 
 _READER = RESOURCES_DIR / "reader"
 _STRUCTURAL = ("DIV", "TIMES", "PLUS", "MINUS", "LPAR", "RPAR", "PCT", "MARGIN", "RATIO", "OF", "AS", "TO", "AND",
-               "AVG", "CHANGE", "GROWTH", "CAGR", "YOY", "SUM", "ONE", "NYEAR")
+               "AVG", "CHANGE", "GROWTH", "CAGR", "YOY", "SUM", "ONE", "NYEAR", "DIFF")
 _FRAME = frozenset({"FILLER", "QUALIFIER", "COMPANY", "PERIOD", "UNIT", "STATEMENT", "NAME"})
 _SOFT = frozenset({"OF", "AND", "TO", "AS", "EQ", "USING", "DEFINE", "WHICH", "SUM", "OR", "COMMA", "YOY", "DIV"})
 
@@ -337,6 +337,12 @@ class _ToTree(Transformer):
 
     def sub(self, a: list) -> PlanNode:
         return PlanNode("sub", args=(a[0], a[2]))
+
+    def difference(self, a: list) -> PlanNode:
+        nodes = [x for x in a if isinstance(x, PlanNode)]
+        if nodes[0] == nodes[-1]:  # "the difference in revenue and revenue": one metric is a change over years
+            raise _NotOneMetric
+        return PlanNode("sub", args=(nodes[0], nodes[-1]))
 
     def mul(self, a: list) -> PlanNode:
         return PlanNode("mul", args=(a[0], a[2]))

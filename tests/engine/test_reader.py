@@ -113,6 +113,10 @@ SHARE = ("What is {co}'s FY{y} {a} as a % of {b}?", "What was {a} as a percentag
          # the whole named first, the part after it
          "What percentage of {co}'s FY{y} {b} was {a}?", "What share of {co}'s FY{y} {b} went to {a}?",
          "What proportion of its FY{y} {b} did {co} convert into {a}?")
+# two metrics named after "the difference", "the gap": the first less the second
+DIFFERENCE = ("What is the difference between {co}'s FY{y} {a} and {b}?",
+              "What was the gap between {a} and {b} for {co} in FY{y}?",
+              "Calculate the difference between {a} and {b} at {co} in fiscal {y}.")
 DEFINED = ("Define cash coverage as {a} divided by {b}. What was {co}'s FY{y} cash coverage?",
            "What is {co}'s FY{y} cash coverage, defined as {a} / {b}?",
            "What is {co}'s FY{y} cash coverage (cash coverage = {a} over {b})?",
@@ -169,6 +173,10 @@ def _cases() -> list[tuple[str, str, str, Callable[[T], float] | None]]:
             out.append(("share", f"{a}/{b}", tpl.format(co=CO, y=2023, a=METRICS[a][0][k % len(METRICS[a][0])],
                                                          b=METRICS[b][0][0]),
                         lambda t, fa=fa, fb=fb: fa(t, 2023) / fb(t, 2023) * 100))
+        for k, tpl in enumerate(DIFFERENCE):
+            out.append(("difference", f"{a}-{b}", tpl.format(co=CO, y=2023, a=METRICS[a][0][k % len(METRICS[a][0])],
+                                                             b=METRICS[b][0][0]),
+                        lambda t, fa=fa, fb=fb: fa(t, 2023) - fb(t, 2023)))
         for k, tpl in enumerate(DEFINED):
             out.append(("defined", f"{a}/{b}", tpl.format(co=CO, y=2023, a=METRICS[a][0][0], b=METRICS[b][0][-1]),
                         lambda t, fa=fa, fb=fb: fa(t, 2023) / fb(t, 2023)))
@@ -185,7 +193,7 @@ CASES = _cases()
 def test_the_suite_is_large_and_covers_every_operation() -> None:
     ops = Counter(op for op, *_ in CASES)
     assert len(CASES) >= 300 and set(ops) == {"value", "change", "compare", "growth", "average", "cagr", "share",
-                                              "defined", "framed", "refused"}
+                                              "defined", "difference", "framed", "refused"}
 
 
 @pytest.fixture(scope="module")
@@ -266,6 +274,9 @@ QUALITIES = (("Is {co} a capital-intensive business based on FY{y} data?", "cape
              ("Was {co} profitable in FY{y}?", "net income > 0"), ("Was {co} loss-making in FY{y}?", "net income < 0"),
              ("Did {co} post a net loss in FY{y}?", "net income < 0"), ("Was {co} in the black in FY{y}?",
                                                                          "net income > 0"),
+             ("Did {co} swing to a loss in FY{y}?", "net income < 0"),
+             ("Did {co} return to profitability in fiscal {y}?", "net income > 0"),
+             ("Did {co}'s operating income turn negative in FY{y}?", "operating income < 0"),
              # a yes/no of one amount: was any reported
              ("Has {co} paid dividends to its shareholders in FY{y}?", "dividends > 0"),
              ("Did {co} have any long-term debt at the end of FY{y}?", "debt > 0"),
@@ -319,7 +330,8 @@ def _judged_cases() -> list[tuple[str, Callable[[T], tuple[float, str]]]]:
             name, op, bar = test.rsplit(" ", 2)
             v = {"capex/revenue": lambda: abs(t("Capital expenditures", y)) / t("Total revenue", y) * 100,
                  "growth": lambda: (t("Total revenue", y) / t("Total revenue", p) - 1) * 100,
-                 "net income": lambda: t("Net income", y), "dividends": lambda: abs(t("Dividends paid", y)),
+                 "net income": lambda: t("Net income", y), "operating income": lambda: t("Operating income", y),
+                 "dividends": lambda: abs(t("Dividends paid", y)),
                  "debt": lambda: t("Long-term debt", y), "capex": lambda: abs(t("Capital expenditures", y))}[name]()
             ok = {">=": v >= float(bar), ">": v > float(bar), "<": v < float(bar)}[op]
             return v, "Yes" if ok else "No"

@@ -22,7 +22,6 @@ from engine.answer.choose import choose_facts
 from engine.answer.compound import joined_answer
 from engine.answer.from_facts import (
     FactPlan,
-    annual_reports,
     facts_answer,
     facts_payload,
     gap_facts,
@@ -76,6 +75,7 @@ from engine.records import (
     RunCost,
     StageTrace,
     StoredFact,
+    annual_reports,
 )
 from engine.rerank.stage import PassageReranker
 from engine.retrieval.companies import check_companies, resolve_latest

@@ -418,6 +418,12 @@ class Card:
 _YEAR_IN = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 
 
+def annual_reports(filings: Sequence[Filing]) -> dict[int, int]:
+    """Filing id -> fiscal year of the 10-Ks among ``filings`` (a year's figures as first reported)."""
+    return {f.id: f.identity.fiscal_year for f in filings
+            if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
+
+
 def period_years(periods: Sequence[str]) -> set[int]:
     """The years normalised period labels name ("FY2022", "3M to 2023-06-30", "as of 2022-12-31")."""
     return {int(m) for p in periods for m in _YEAR_IN.findall(p)}

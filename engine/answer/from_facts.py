@@ -33,6 +33,7 @@ from engine.records import (
     PlanNode,
     QueryIntent,
     StoredFact,
+    annual_reports,
 )
 from engine.store.library import Library
 from engine.vocab.catalogue import (
@@ -316,12 +317,6 @@ def compiled(node: PlanNode, back: int = 0) -> tuple[str, ...]:
     if k in forms:
         return tuple(forms[k].format(a, b) for a, b in product(at[0], at[-1]))[:_MAX_FORMULAS]
     raise ValueError(f"a plan node of kind {k!r} cannot be computed")
-
-
-def annual_reports(filings: Sequence[Filing]) -> dict[int, int]:
-    """Filing id -> fiscal year of the 10-Ks among ``filings`` (a year's figures as first reported)."""
-    return {f.id: f.identity.fiscal_year for f in filings
-            if f.identity.fiscal_year and (f.identity.form or "").upper().replace("-", "") == "10K"}
 
 
 def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from engine.answer.evaluator import ProgramFailed
 from engine.answer.fact_lines import fenced
-from engine.answer.from_facts import FactPlan, annual_reports, compute, gather
+from engine.answer.from_facts import FactPlan, compute, gather
 from engine.pages import cite
-from engine.records import FactInputRef, QueryIntent
+from engine.records import FactInputRef, QueryIntent, annual_reports
 from engine.store.library import Library
 from engine.vocab.catalogue import Catalogue, Metric
 

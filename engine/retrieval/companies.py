@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from engine.intent.issuers import CompanyMention, company_mentions, is_ticker
-from engine.records import Filing, IssuerRef, QueryIntent
+from engine.records import Filing, IssuerRef, QueryIntent, annual_reports
 from engine.store.library import Library
 
 __all__ = ["ALIAS_MIN_CHUNKS", "ALIAS_MIN_SHARE", "CompanyCheck", "check_companies", "covered_periods"]
@@ -281,15 +281,15 @@ def _year_run(intent: QueryIntent, library: Library) -> tuple[QueryIntent, str]:
     :data:`EVERY_YEAR_HELD`) up to the year it names or the company's latest loaded 10-K. A 10-K prints its year
     beside the years before, so an earlier year needs no 10-K of its own; what a year's statements lack is said
     with that year's figure. The note says which years were taken and from what."""
-    tenks = [f for f in library.filings_of_companies(intent.issuers)
-             if (f.identity.form or "").upper().replace("-", "") == "10K" and f.identity.fiscal_year]
+    filings = library.filings_of_companies(intent.issuers)
+    annual = annual_reports(filings)
     named = sorted(set(intent.annual_years or ()) - {intent.since})
     if intent.year_run < 0 and len(named) >= 2:
         return intent, ""  # the years are named ("each year from 2020 to 2022"): read as they are
-    if not tenks and not named:
+    if not annual and not named:
         return intent, ""
-    who = next((f.identity.registrant or f.identity.issuer_key for f in tenks), intent.issuers[0])
-    last = named[-1] if named else max(f.identity.fiscal_year or 0 for f in tenks)
+    who = next((f.identity.registrant or f.identity.issuer_key for f in filings if f.id in annual), intent.issuers[0])
+    last = named[-1] if named else max(annual.values())
     upto = f"to FY{last}, the year asked" if named else f"to FY{last}, the year of {who}'s latest loaded 10-K"
     if intent.since:  # "since FY2021": from that year to the latest
         if last <= intent.since:

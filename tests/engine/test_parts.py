@@ -206,20 +206,12 @@ def test_the_largest_line_of_a_balance_sheet_section(pipeline, question, winner,
 def unnamed(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001, ANN201
     """A 10-K whose revenue by type prints no heading naming what its rows are, on a page that speaks of
     international customers, and whose segment table sits in the segment note a page below the note's heading."""
-    from engine.indexing import sync_indexes
-    from engine.ingest import ingest
-    from engine.pipeline import Models, build_pipeline
-    from engine.settings import Settings
-    from engine.store import Library
     from tests.engine.test_identity import add_table_page, write_cover_pdf
 
     tmp = tmp_path_factory.mktemp("parts-unnamed")
     pdf = write_cover_pdf(tmp / "f" / "BETASVC_2023_10K.pdf", name="BETA SERVICES CORP", form="10-K",
                           period_text="December 31, 2023")
-    add_table_page(pdf, [("Item 8. Financial Statements and Supplementary Data", "", ""),
-                         ("Consolidated Statements of Income", "", ""), ("(in millions)", "2023", "2022"),
-                         ("Total revenues", "6,000", "5,500"), ("Operating expenses", "(4,000)", "(3,800)"),
-                         ("Net income", "1,500", "1,300")])
+    _income_statement(pdf, ("Total revenues", "6,000", "5,500"), ("(4,000)", "(3,800)"), ("1,500", "1,300"))
     prose = [(f"Amounts below are stated in millions of dollars before taxes, line {n}.", "", "")
              for n in range(1, 9)]
     add_table_page(pdf, [("Our international card members grew in every market we serve.", "", ""), *prose,
@@ -231,11 +223,17 @@ def unnamed(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001
     add_table_page(pdf, [*prose, ("(in millions)", "2023", "2022"),
                          ("Payments", "3,500", "3,300"), ("Lending", "2,500", "2,200"),
                          ("Total revenues", "6,000", "5,500")])
-    settings = Settings(home=tmp / "lib", ingest={"workers": 1})
-    library = Library(settings.home)
-    ingest(library, [tmp / "f"], settings)
-    sync_indexes(library, settings, embedder)
-    return build_pipeline(settings, library, Models(embedder))
+    return _pipeline_of(tmp, embedder)
+
+
+def _income_statement(pdf: Path, revenue: tuple[str, str, str], expenses: tuple[str, str],
+                      net: tuple[str, str]) -> None:
+    """A page of Item 8 with the year's income statement: revenue (its label and two years), expenses, net income."""
+    from tests.engine.test_identity import add_table_page
+
+    add_table_page(pdf, [("Item 8. Financial Statements and Supplementary Data", "", ""),
+                         ("Consolidated Statements of Income", "", ""), ("(in millions)", "2023", "2022"),
+                         revenue, ("Operating expenses", *expenses), ("Net income", *net)])
 
 
 def test_a_table_that_says_nothing_of_its_rows_is_not_taken_for_the_parts_asked(unnamed) -> None:  # noqa: ANN001
@@ -260,10 +258,7 @@ def regions_under_categories(tmp_path_factory: pytest.TempPathFactory, embedder)
     tmp = tmp_path_factory.mktemp("parts-kind")
     pdf = write_cover_pdf(tmp / "f" / "GAMMARET_2023_10K.pdf", name="GAMMA RETAIL CORP", form="10-K",
                           period_text="December 31, 2023")
-    add_table_page(pdf, [("Item 8. Financial Statements and Supplementary Data", "", ""),
-                         ("Consolidated Statements of Income", "", ""), ("(in millions)", "2023", "2022"),
-                         ("Revenue", "7,000", "6,400"), ("Operating expenses", "(6,000)", "(5,500)"),
-                         ("Net income", "700", "650")])
+    _income_statement(pdf, ("Revenue", "7,000", "6,400"), ("(6,000)", "(5,500)"), ("700", "650"))
     add_table_page(pdf, [("Revenue by product category", "", ""), ("(in millions)", "2023", "2022"),
                          ("Domestic", "6,000", "5,500"), ("International", "1,000", "900"),
                          ("Total revenue", "7,000", "6,400")])

@@ -185,16 +185,69 @@ def _tag(text: str, issuers: Sequence[IssuerRef]) -> list[_Tok]:
             all_kinds = set(kinds) | by_span.get((start, end), set())
             claim(start, end, frozenset(all_kinds), value)
     for m in _WORD.finditer(text):
-        if not any(taken[m.start():m.end()]):
-            word = m[0]
+        end = m.end()
+        if any(taken[m.start():end]) and not taken[m.start()]:  # "Microsoft's" whose "'s" is claimed: "Microsoft"
+            end = taken.index(True, m.start())
+            while end > m.start() and not text[end - 1].isalnum():
+                end -= 1
+        if end > m.start() and not any(taken[m.start():end]):
+            word = text[m.start():end]
             if word == "." and _ABBREVIATION.search(text[:m.start()]):
                 claim(m.start(), m.end(), frozenset({"FILLER"}))  # "U.S.", "Inc.": not a sentence's end
                 continue
             kind = ("BOUNDARY" if word in _BOUNDARY else "COMMA" if word == "," else
                     "NAME" if word[0].isupper() and m.start() > 0 and not _sentence_start(text, m.start())
                     else "WORD")
-            claim(m.start(), m.end(), frozenset({kind}))
+            claim(m.start(), end, frozenset({kind}))
     return sorted(toks, key=lambda t: t.start)
+
+
+def _names_of_parts(toks: list[_Tok], text: str) -> list[str]:
+    """Names the question gives a part of the company, written in capitals beside the metric ("Microsoft's Intelligent
+    Cloud revenue", "Acme's revenue from Jordan Brand", "net sales in Greater Asia"): each of their words made scope
+    (a capitalised word is otherwise frame: a company's name the library does not know), and the names returned. Only
+    where the company is named otherwise (a library company's name, or a name with a possessive): in "the payout
+    ratio for Acme", "Acme" may be the company itself."""
+    runs: list[tuple[int, int]] = []
+    i = 0
+    while i < len(toks):
+        if toks[i].kinds != {"NAME"}:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(toks) and toks[j + 1].kinds == {"NAME"} and toks[j + 1].start - toks[j].end <= 1:
+            j += 1
+        runs.append((i, j))
+        i = j + 1
+
+    def possessive(j: int) -> bool:
+        return re.match(r"['’](?:s\b|(?=\s))", text[toks[j].end:]) is not None or (
+            j + 1 < len(toks) and toks[j + 1].text in ("'s", "’s"))
+
+    if not any("COMPANY" in t.kinds for t in toks) and not any(possessive(j) for _, j in runs):
+        return []
+    out: list[str] = []
+    for i, j in runs:
+        after = toks[j + 1] if j + 1 < len(toks) else None
+        # the metric just before, across the frame's words that end in a preposition ("revenue in", "net sales came
+        # from the", "revenue attributable to")
+        k = i - 1
+        while k >= 0 and toks[k].text.lower() in ("the", "its", "their"):
+            k -= 1
+        linked = k >= 0 and toks[k].kinds <= _FRAME | _SOFT and \
+            toks[k].text.lower().split()[-1] in _PART_PREPOSITIONS
+        while linked and k >= 0 and toks[k].kinds <= _FRAME | _SOFT and i - k <= 4:
+            k -= 1
+        beside = (after is not None and "METRIC" in after.kinds) or (linked and k >= 0 and "METRIC" in toks[k].kinds)
+        currency = re.match(r"\.?\s*dollars?\b", text[toks[j].end:], re.IGNORECASE) is not None  # "U.S. dollars"
+        if beside and not possessive(j) and not currency:
+            for x in toks[i:j + 1]:
+                x.kinds = frozenset({"SCOPE"})
+            out.append(text[toks[i].start:toks[j].end])
+    return out
+
+
+_PART_PREPOSITIONS = frozenset({"in", "from", "for", "of", "at", "by", "to"})
 
 
 def _sentence_start(text: str, pos: int) -> bool:
@@ -344,6 +397,12 @@ class _ToTree(Transformer):
             raise _NotOneMetric
         return PlanNode("sub", args=(nodes[0], nodes[-1]))
 
+    def excess(self, a: list) -> PlanNode:
+        return _by_how_much([x for x in a if isinstance(x, PlanNode)])
+
+    def shortfall(self, a: list) -> PlanNode:
+        return _by_how_much([x for x in a if isinstance(x, PlanNode)][::-1])
+
     def mul(self, a: list) -> PlanNode:
         return PlanNode("mul", args=(a[0], a[2]))
 
@@ -401,6 +460,15 @@ class _ToTree(Transformer):
 
     def atom(self, a: list) -> PlanNode:
         return next(x for x in a if isinstance(x, PlanNode))
+
+
+def _by_how_much(nodes: list[PlanNode]) -> PlanNode:
+    """By how much the first of ``nodes`` exceeds the second: the first less the second; one metric (named once, or on
+    both sides with only its years differing) is its change between the question's periods."""
+    bare = [n.args[0] if n.kind == "years" else n for n in nodes]
+    if len(bare) == 1 or bare[0] == bare[-1]:
+        return PlanNode("change", args=(bare[0],))
+    return PlanNode("sub", args=(nodes[0], nodes[-1]))
 
 
 def _parse(toks: list[_Tok], defined: dict[str, PlanNode]) -> PlanNode | None:
@@ -961,6 +1029,13 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
             test = "up" if "MOST" in t.kinds else "down"
             words.append(t.text)
             at = len(rest)
+        elif (t.kinds & {"EXCEED", "SHORT"} and not test and not stable
+              and any("METRIC" in x.kinds for x in phrase[i + 1:])):
+            # "did operating cash flow exceed net income", "was net income lower than operating income": the amount
+            # by which it does (the grammar's), against zero
+            test, bar = ">", 0.0
+            words.append(t.text)
+            rest.append(t)
         elif t.kinds & {"THAN", "EARLIER"} and test in ("up", "down"):  # "higher in FY2022 than in FY2021", "lower
             words.append(t.text)  # than the prior year"
         elif ("ASPECT" in t.kinds and "METRIC" not in t.kinds
@@ -1273,10 +1348,21 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     text = " ".join(intent.question.split())
     toks = _tag(text, issuers)
     entities = {e.lower() for e in intent.entities}  # named segments, geographies, products (engine.intent.topics)
-    for t in toks:
-        if t.kinds & {"NAME", "WORD"} and t.text.lower().rstrip(".") in entities and not re.match(
-                r"\.?\s*dollars?\b", text[t.end:], re.IGNORECASE):  # "U.S. dollars" is a currency
-            t.kinds = frozenset({"SCOPE"})
+    for i, t in enumerate(toks):
+        if not t.kinds & {"NAME", "WORD"}:
+            continue
+        # an entity of one word or several ("North America", "Intelligent Cloud"): each of its words is scope (a name
+        # of several words is otherwise frame, word by word, and the total would be answered for the part)
+        j = i
+        while j < len(toks) and toks[j].kinds & {"NAME", "WORD"} and \
+                text[t.start:toks[j].end].lower().rstrip(".") not in entities:
+            j += 1
+        if j < len(toks) and toks[j].kinds & {"NAME", "WORD"} and not re.match(
+                r"\.?\s*dollars?\b", text[toks[j].end:], re.IGNORECASE):  # "U.S. dollars" is a currency
+            for x in toks[i:j + 1]:
+                x.kinds = frozenset({"SCOPE"})
+    named_parts = _names_of_parts(toks, text)
+    entities |= {n.lower() for n in named_parts}
     sentences = _sentences(toks)
     reading = _Reading()
     months = intent.ytd_months
@@ -1363,7 +1449,9 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
             tree = quality_tree(judged, catalogue)
             return _judge(tree, judged, intent, catalogue, judged.quality,
                           read=(f"{judged.quality}: {plan_words(tree, catalogue)}",), definitions=())
-    else:  # a superlative or comparative is the frame of a choice ("which year had the lower margin")
+    elif not any("THAN" in t.kinds for t in phrase):
+        # a superlative or comparative is the frame of a choice ("which year had the lower margin"); with a "than"
+        # it asks by how much ("how much more revenue than cost of sales")
         phrase = [t for t in phrase if not (t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE)]
     unread = [t.text for t in phrase if t.kinds <= {"WORD", "NAME"}]
     named = [t.value for t in phrase if "METRIC" in t.kinds]
@@ -1381,7 +1469,8 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if not phrase or not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
         # no metric of the lexicon named ("how many stores"): not a statement metric; the passages answer it
         return MetricPlan("none", unread=tuple(unread), scope=tuple(scope), note="no metric named")
-    if scope and (one := _named_part(phrase, scope, intent.entities, catalogue)) is not None and not unread:
+    if scope and (one := _named_part(phrase, scope, (*intent.entities, *named_parts), catalogue)) is not None \
+            and not unread:
         return one  # "the Personal Computing segment's revenue": that part's row of the table of the total's parts
     if scope:
         return MetricPlan("scope", scope=tuple(scope), unread=tuple(unread),

@@ -36,11 +36,14 @@ _TEXTUAL = re.compile(
     r"indicat\w*|influenc\w*|assess\w*|consequences?|repercussions?|patterns?)\b")
 _NUM_NOUN = re.compile(r"\b(?:amount|total|ratio|figures?|number|value|cagr|percent\w*|margins?|rate|"
                        r"quantity|sum|average|times|magnitude|scale|size|extent)\b|%")
-# "what <words> <plural noun> <verb>": the noun heads what is asked, and these name things described, not counted
-# ("What production rate changes is Boeing forecasting", "What cost initiatives did it announce": the rate
-# modifies the changes)
+# "what <words> <plural noun> [<of what>] <verb>": the noun heads what is asked, and these name things described,
+# not counted ("What production rate changes is Boeing forecasting", "What cost initiatives did it announce": the
+# rate modifies the changes; "What changes in debt and interest obligations did Amazon disclose": the debt is what
+# the changes are of)
 _DESCRIBED = re.compile(rf"what\s+(?:[\w&'’-]+\s+){{0,4}}?(?:changes|plans|developments|initiatives|actions|steps|"
-                        rf"events|programs|projects|products|services|transactions|agreements)\s+(?:{_AUX}|will)\b")
+                        rf"events|programs|projects|products|services|transactions|agreements)"
+                        rf"(?:\s+(?:in|of|to|for|on|regarding|concerning|around|about)(?:\s+[\w&'’-]+){{1,6}}?)?"
+                        rf"\s+(?:{_AUX}|will)\b")
 _COMPARE = re.compile(
     r"\b(?:yoy|qoq|year[\s-]+(?:over|on)[\s-]+year|quarter[\s-]+(?:over|on)[\s-]+quarter|compar\w*|versus|vs|"
     r"relative\s+to|(?:in|de)creas\w*|declin\w*|drop\w*|grow\w*|grew|ris(?:e|es|en|ing)|rose|f[ae]ll\w*|"
@@ -130,7 +133,7 @@ def is_numeric(core: str, asks_format: bool) -> bool:
     if any(_clause_numeric(c) for c in clauses):
         return True
     lead = _lead(clauses[0]) if clauses else ""
-    return asks_format and not (_YESNO.match(lead) or _TEXTUAL.search(lead))
+    return asks_format and not (_YESNO.match(lead) or _TEXTUAL.search(lead) or _DESCRIBED.match(lead))
 
 
 def compound_parts(text: str) -> tuple[str, str] | None:

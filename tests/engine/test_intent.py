@@ -364,12 +364,29 @@ def test_conjuncts_sharing_one_head_are_each_a_metric() -> None:
         # the noun before the verb heads what is asked: changes and programs are described, not counted
         ("What production rate changes is Boeing forecasting for FY2023?", False),
         ("What share repurchase programs did Nike authorize in FY2022?", False),
+        ("What changes in debt and interest obligations did Amazon disclose in the Q1 2023 10-Q?", False),
+        ("What plans for capital spending has Boeing announced?", False),
+        ("What changes in revenue were there in FY2022?", False),
+        ("What was the change in revenue in FY2022?", True),
         ("What share of revenue came from services in FY2022?", True),
         ("What was the production rate of the 787 in 2022?", True),
     ],
 )
 def test_numeric_versus_textual_and_yes_no(question: str, numeric: bool) -> None:
     assert intent(question).numeric is numeric
+
+
+@pytest.mark.parametrize(("question", "number"), [
+    ("Acme FY2023 revenue?", True), ("What was Acme's cash coverage?", True),
+    # a described thing is asked in words, whatever metric it is of
+    ("What changes in debt and interest obligations did Amazon disclose in the Q1 2023 10-Q?", False),
+    ("What production rate changes is Boeing forecasting for FY2023?", False),
+    ("Why did revenue fall?", False), ("Did Acme pay a dividend?", False),
+])
+def test_whether_a_question_whose_metric_was_read_asks_its_value(question: str, number: bool) -> None:
+    from engine.intent.reader import asks_a_number
+
+    assert asks_a_number(intent(question)) is number
 
 
 @pytest.mark.parametrize(

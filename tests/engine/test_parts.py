@@ -431,6 +431,9 @@ def test_every_part_is_asked_however_the_parts_noun_is_said(question, parts) -> 
     ("How much revenue did Acme Industries' Healthcare segment generate in FY2023?", "Healthcare", 2100, 2300, 9000),
     ("What was the operating income of Acme Industries' Consumer segment in FY2023?", "Consumer", 400, 280, None),
     ("What were Acme Industries' net sales in China in FY2023?", "China", 2500, 2200, 9000),
+    # a name in capitals beside the metric, no "segment" said
+    ("What was Acme Industries' Healthcare revenue in FY2023?", "Healthcare", 2100, 2300, 9000),
+    ("How much of Acme Industries' FY2023 net sales came from Industrial?", "Industrial", 5200, 4800, 9000),
 ])
 def test_a_part_the_question_names_is_its_row_of_the_table_of_parts(pipeline, question, name, now, before, of) -> None:  # noqa: ANN001
     """"The Healthcare segment's revenue", "net sales in China": the row of that name among the parts the filing
@@ -442,6 +445,14 @@ def test_a_part_the_question_names_is_its_row_of_the_table_of_parts(pipeline, qu
     assert f"{before:,} USD millions in FY2022 ({(now / before - 1) * 100:+.1f}%)" in text, text
     if of:
         assert f"{now / of * 100:.1f}% of" in text, text
+
+
+def test_a_name_in_capitals_no_row_prints_is_not_answered_with_the_total(pipeline) -> None:  # noqa: ANN001
+    """"Aerospace revenue": a part the filing does not print is no reason to give the company's total."""
+    for question in ("What was Acme Industries' Aerospace revenue in FY2023?",
+                     "What were Acme Industries' net sales in Latin America in FY2023?"):
+        run = pipeline.run(question, store=False)
+        assert run.answer.value is None and "9,000" not in run.answer.text, run.answer
 
 
 def test_a_quarters_named_part_and_a_name_no_row_prints(segment_quarter) -> None:  # noqa: ANN001

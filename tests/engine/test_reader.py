@@ -47,6 +47,9 @@ METRICS: dict[str, tuple[tuple[str, ...], Callable[[T, int], float], str]] = {
     "fcf conversion": (("free cash flow conversion", "FCF conversion"), lambda t, y: (
         t("Net cash provided by operating activities", y) - abs(t("Capital expenditures", y))) / t("Net income", y)
         * 100, "rate"),
+    "sg&a": (("SG&A", "selling, general and administrative expense", "selling, general & administrative costs"),
+             lambda t, y: t("Selling general and administrative", y), "flow"),
+    "ebit": (("EBIT",), lambda t, y: t("Operating income", y), "flow"),
     "ebitda": (("EBITDA",), lambda t, y: t("Operating income", y) + t("Depreciation and amortization", y), "flow"),
     "working capital": (("working capital",), lambda t, y: t("Total current assets", y)
                         - t("Total current liabilities", y), "balance"),
@@ -117,6 +120,15 @@ SHARE = ("What is {co}'s FY{y} {a} as a % of {b}?", "What was {a} as a percentag
 DIFFERENCE = ("What is the difference between {co}'s FY{y} {a} and {b}?",
               "What was the gap between {a} and {b} for {co} in FY{y}?",
               "Calculate the difference between {a} and {b} at {co} in fiscal {y}.")
+# by how much one amount exceeds or falls short of another, the larger ({b}) named first or second
+EXCEED = ("By how much did {co}'s FY{y} {b} exceed its {a}?", "How much more {b} than {a} did {co} report in FY{y}?",
+          "How much higher was {co}'s {b} than its {a} in FY{y}?", "In fiscal {y}, how much did {co}'s {b} surpass its "
+          "{a}?", "How much lower was {co}'s {a} than its {b} in FY{y}?",
+          "By how much did {co}'s {a} fall short of its {b} in FY{y}?", "How much less {a} than {b} did {co} have in "
+          "FY{y}?")
+# one metric at two periods: its change
+EXCEED_YEARS = ("How much higher was {co}'s {m} in FY{y} than in FY{p}?", "By how much did {co}'s FY{y} {m} exceed "
+                "its FY{p} {m}?", "How much more {m} did {co} report in FY{y} than in FY{p}?")
 DEFINED = ("Define cash coverage as {a} divided by {b}. What was {co}'s FY{y} cash coverage?",
            "What is {co}'s FY{y} cash coverage, defined as {a} / {b}?",
            "What is {co}'s FY{y} cash coverage (cash coverage = {a} over {b})?",
@@ -166,6 +178,10 @@ def _cases() -> list[tuple[str, str, str, Callable[[T], float] | None]]:
                 for tpl in CAGR:
                     out.append(("cagr", key, tpl.format(co=CO, m=w),
                                 lambda t, f=f: ((f(t, 2023) / f(t, 2021)) ** 0.5 - 1) * 100))
+    for k, key in enumerate(("revenue", "operating income", "capex", "inventory", "sg&a")):
+        words, f, _ = METRICS[key]
+        out.append(("exceed", key, EXCEED_YEARS[k % len(EXCEED_YEARS)].format(co=CO, m=words[0], y=2023, p=2022),
+                    lambda t, f=f: f(t, 2023) - f(t, 2022)))
     out += [("value", "ocf", tpl.format(co=CO, y=2023), lambda t: METRICS["ocf"][1](t, 2023)) for tpl in SPLIT]
     for a, b in PAIRS:
         fa, fb = METRICS[a][1], METRICS[b][1]
@@ -177,6 +193,12 @@ def _cases() -> list[tuple[str, str, str, Callable[[T], float] | None]]:
             out.append(("difference", f"{a}-{b}", tpl.format(co=CO, y=2023, a=METRICS[a][0][k % len(METRICS[a][0])],
                                                              b=METRICS[b][0][0]),
                         lambda t, fa=fa, fb=fb: fa(t, 2023) - fb(t, 2023)))
+        for k, tpl in enumerate(EXCEED):
+            if (k + len(out)) % 2:
+                continue
+            out.append(("exceed", f"{b}-{a}", tpl.format(co=CO, y=2023, a=METRICS[a][0][k % len(METRICS[a][0])],
+                                                         b=METRICS[b][0][0]),
+                        lambda t, fa=fa, fb=fb: fb(t, 2023) - fa(t, 2023)))
         for k, tpl in enumerate(DEFINED):
             out.append(("defined", f"{a}/{b}", tpl.format(co=CO, y=2023, a=METRICS[a][0][0], b=METRICS[b][0][-1]),
                         lambda t, fa=fa, fb=fb: fa(t, 2023) / fb(t, 2023)))
@@ -193,7 +215,7 @@ CASES = _cases()
 def test_the_suite_is_large_and_covers_every_operation() -> None:
     ops = Counter(op for op, *_ in CASES)
     assert len(CASES) >= 300 and set(ops) == {"value", "change", "compare", "growth", "average", "cagr", "share",
-                                              "defined", "difference", "framed", "refused"}
+                                              "defined", "difference", "exceed", "framed", "refused"}
 
 
 @pytest.fixture(scope="module")
@@ -277,6 +299,9 @@ QUALITIES = (("Is {co} a capital-intensive business based on FY{y} data?", "cape
              ("Did {co} swing to a loss in FY{y}?", "net income < 0"),
              ("Did {co} return to profitability in fiscal {y}?", "net income > 0"),
              ("Did {co}'s operating income turn negative in FY{y}?", "operating income < 0"),
+             # one amount against another: by how much it exceeds it, against zero
+             ("Did {co}'s operating cash flow exceed its net income in FY{y}?", "ocf-net income > 0"),
+             ("Was {co}'s net income lower than its operating income in FY{y}?", "operating-net income > 0"),
              # a yes/no of one amount: was any reported
              ("Has {co} paid dividends to its shareholders in FY{y}?", "dividends > 0"),
              ("Did {co} have any long-term debt at the end of FY{y}?", "debt > 0"),
@@ -332,6 +357,8 @@ def _judged_cases() -> list[tuple[str, Callable[[T], tuple[float, str]]]]:
                  "growth": lambda: (t("Total revenue", y) / t("Total revenue", p) - 1) * 100,
                  "net income": lambda: t("Net income", y), "operating income": lambda: t("Operating income", y),
                  "dividends": lambda: abs(t("Dividends paid", y)),
+                 "ocf-net income": lambda: t("Net cash provided by operating activities", y) - t("Net income", y),
+                 "operating-net income": lambda: t("Operating income", y) - t("Net income", y),
                  "debt": lambda: t("Long-term debt", y), "capex": lambda: abs(t("Capital expenditures", y))}[name]()
             ok = {">=": v >= float(bar), ">": v > float(bar), "<": v < float(bar)}[op]
             return v, "Yes" if ok else "No"

@@ -57,6 +57,11 @@ from engine.vocab.catalogue import load_catalogue
 KINDS = ("single", "topic-merge", "deepen", "compare")
 MIN_CHARS = 200  # a passage shorter than this rarely holds a question's evidence
 PASSAGE_CHARS = 2400  # what a prompt quotes of one passage
+# what the grammar lets a generated question be: a question's opening word (or a clause that places it, "In fiscal
+# 2021, …") and a question mark at its end; a small model left free writes the answer as a statement ("The company
+# reported net earnings of $1,798 million in fiscal 2020.")
+QUESTION_PATTERN = (r'^(What|How|Which|Why|Who|When|Where|Did|Does|Do|Is|Are|Was|Were|Has|Have|Had|Can|Will|Would|'
+                    r'In|For|As|At|During|Under|According) [^?"\\]+\?$')
 
 
 @dataclass(frozen=True)
@@ -130,10 +135,23 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
+_TOKEN = re.compile(r"[a-z]+|\d[\d,.]*\d|\d")
+
+
+def _tokens(text: str) -> str:
+    """A text's words and numbers, in order: case, currency signs, punctuation and a plural's "s" aside (a table row
+    copied as "Total revenue 17,179 11,456" is the row printed "TOTAL REVENUES $ 17,179 $ 11,456")."""
+    out = []
+    for t in _TOKEN.findall(text.lower()):
+        out.append(t[:-1] if t[0].isalpha() and len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t)
+    return " ".join(out)
+
+
 def printed_in(span: str, text: str) -> bool:
-    """The quoted evidence is in the passage (whitespace and case aside) and is not a trivial fragment."""
-    s = _norm(span).strip(" .\"'")
-    return len(s) >= 8 and s in _norm(text)
+    """The quoted evidence is in the passage (its words and numbers in the passage's order, see :func:`_tokens`) and
+    is not a trivial fragment."""
+    s = _tokens(span)
+    return len(_norm(span).strip(" .\"'")) >= 8 and bool(s) and f" {s} " in f" {_tokens(text)} "
 
 
 def parse_score(value: Any) -> int | None:
@@ -208,7 +226,7 @@ class QueryGenerator:
 
     def write_single(self, c: Chunk, cancel: Callable[[], bool] | None = None) -> Item:
         schema = {"type": "object", "properties": {
-            "question": {"type": "string", "maxLength": 300},
+            "question": {"type": "string", "maxLength": 300, "pattern": QUESTION_PATTERN},
             "evidence": {"type": "string", "maxLength": 400},
             "answer": {"type": "string", "maxLength": 300}},
             "required": ["question", "evidence", "answer"], "additionalProperties": False}

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from engine.errors import ModelOutputError
-from engine.querygen import KINDS, QueryGenerator, parse_score, printed_in, select_filings
+from engine.querygen import QUESTION_PATTERN, KINDS, QueryGenerator, parse_score, printed_in, select_filings
 from tests.engine.scripted import ScriptedChat
 
 
@@ -205,6 +205,23 @@ def test_the_judge_score_parser_and_unusable_outputs(library_copy, embedder, tmp
         "generation: the quoted evidence is not printed in the passage"]
 
 
+def test_the_evidence_is_found_as_the_passage_prints_it() -> None:
+    """A row copied without its currency signs or a plural's "s" is printed in the passage; a row whose figures
+    differ, or a few words, is not."""
+    row = "Other  —  —  25\nTOTAL REVENUES  $  17,179 $  11,456 $  (11) $  44,538\nRevenues by:"
+    assert printed_in("Total revenue 17,179 11,456 11 44,538", row)
+    assert printed_in("TOTAL REVENUES $ 17,179 $ 11,456", row)
+    assert not printed_in("Total revenue 17,179 11,465", row)  # a figure not printed
+    assert not printed_in("Revenue 12,345", row)
+    assert not printed_in("Revenue", row)  # a trivial fragment
+    assert printed_in("The Company's revenue recognition policies are described below.",
+                      "Intro.\nThe Company’s\nrevenue recognition policies are described below. More.")
+    for q, ok in (("What was Nike's revenue in fiscal 2021?", True), ("In fiscal 2021, how much did it spend?", True),
+                  ("The company reported net earnings of $1,798 million in fiscal 2020.", False),
+                  ("What was revenue", False)):
+        assert bool(re.match(QUESTION_PATTERN, q)) is ok, q
+
+
 def test_near_identical_questions_are_dropped(library_copy, embedder, tmp_path) -> None:
     library, settings = library_copy
     out = tmp_path / "gen.jsonl"
@@ -277,6 +294,8 @@ def test_smollm2_generates_and_judges_through_the_grammar(library_copy, embedder
     items = [json.loads(line) for line in out.with_name(out.name + ".progress.jsonl").read_text().splitlines()]
     assert sum(summary.generated.values()) == len(items) >= 2
     assert all(i["kept"] or i["dropped"] for i in items)
+    # the grammar writes a question, never the answer as a statement
+    assert all(re.match(QUESTION_PATTERN, i["question"]) for i in items if i["kind"] == "single" and i["question"])
     assert all(i["score"] is None or 1 <= i["score"] <= 5 for i in items)
     registry.clear_model_cache()
 

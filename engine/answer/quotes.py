@@ -178,7 +178,8 @@ _OPENS_LIST = re.compile(r":\s*$|:\s*\n\s*[•●▪◦■\-–]\s+[^\n]*$")
 
 def _lists_joined(text: str, units: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """A sentence that opens a list ("Cost of products sold increased … driven by:") quoted with its items: the
-    bullets after it and a joining line between them ("partially offset by"), up to the longest quote."""
+    bullets after it and a joining line between them ("partially offset by"), or the table rows it introduces ("We
+    repurchased the following shares …:"), up to the longest quote."""
     out: list[tuple[int, int]] = []
     k = 0
     while k < len(units):
@@ -189,7 +190,7 @@ def _lists_joined(text: str, units: list[tuple[int, int]]) -> list[tuple[int, in
                 item = text[units[k][0]:units[k][1]]
                 joins = item.strip()[:1].islower() and k + 1 < len(units) and _BULLET.match(
                     text[units[k + 1][0]:units[k + 1][1]])
-                if not (_BULLET.match(item) or joins):
+                if not (_BULLET.match(item) or joins or is_table_row(item)):
                     break
                 e = units[k][1]
                 k += 1
@@ -282,7 +283,9 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     # (a cause of what is asked need not name it: "Given our strong start to the year, we now expect …" is why the
     # guidance was raised; so where the question asks why, the on-topic sentences stating a cause come first, and
     # before a headline that only names the subject)
-    titles = {i for i in ids if _headline(texts[i])}
+    # a headline names a topic, and a sentence that introduces what follows it ("We repurchased the following shares
+    # …:") with nothing after it in its passage states nothing: both are quoted after the sentences that do
+    titles = {i for i in ids if _headline(texts[i]) or texts[i].rstrip().endswith(":")}
     for i in sorted(ids, key=lambda i: (i not in on_topic, bool(amounts) and i not in amounts,
                                         bool(causes) and i not in causes,
                                         bool(naming) and i not in naming | causes, i in titles, -fused[i])):

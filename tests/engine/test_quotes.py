@@ -83,6 +83,25 @@ def test_a_sentence_that_opens_a_list_is_quoted_with_its_items():
                    "Selling, marketing and administrative expenses were flat as a percent to sales in the year."]
 
 
+def test_a_sentence_that_introduces_a_table_is_quoted_with_its_rows_or_after_the_sentences_that_state_something():
+    """"We repurchased the following shares …:" states nothing alone: quoted with the rows that follow it in its
+    passage, and where its passage ends with it, after a sentence that states what is asked."""
+    text = ("We repurchased the following shares of common stock under the share repurchase programs:\n"
+            "First Quarter  18  $ 4,600  21  $ 5,800\n"
+            "Second Quarter  17  $ 4,000  20  $ 5,900\n\n"
+            "All repurchases were made using cash resources.")
+    got = [" ".join(text[s:e].split()) for s, e in candidate_sentences(_passage(text))]
+    assert got[0] == ("We repurchased the following shares of common stock under the share repurchase programs: "
+                      "First Quarter 18 $ 4,600 21 $ 5,800 Second Quarter 17 $ 4,000 20 $ 5,900"), got
+    ends = _passage("Our board approved a new share repurchase program in the year.\n\n"
+                    "We repurchased the following shares of common stock under the share repurchase programs:")
+    states = _passage("During the quarter we repurchased 18 million shares of common stock for $4.6 billion under the "
+                      "share repurchase program.", cid=2, start=900)
+    quotes = select_quotes("Did the company repurchase shares of common stock under its share repurchase program?",
+                           [ends, states], None, AnswerSettings(quotes=3, quotes_per_passage=2))
+    assert quotes[-1].text.endswith("programs:") and quotes[0].chunk_id == 2, [q.text for q in quotes]
+
+
 def test_sentences_sharing_no_word_of_the_question_only_make_up_the_fewest_quotes():
     """A release's first passage ranks its every sentence; one sharing no word of what is asked (a webinar notice, a
     line of contacts, a year alone) is quoted only while fewer than two quotes share one."""

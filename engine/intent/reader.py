@@ -184,6 +184,16 @@ def _tag(text: str, issuers: Sequence[IssuerRef]) -> list[_Tok]:
             # a word of several kinds: every kind whose form matches exactly this span
             all_kinds = set(kinds) | by_span.get((start, end), set())
             claim(start, end, frozenset(all_kinds), value)
+    # the vocabulary's words in what is left: a longer form that lost its span to a metric ("how many days" beside
+    # "days of inventory") leaves a shorter one ("how many")
+    masked = "".join("\0" if taken[k] else ch for k, ch in enumerate(text))
+    left: dict[tuple[int, int], set[str]] = {}
+    for kind, rx in _vocabulary().items():
+        for m in rx.finditer(masked):
+            if m.end() > m.start():
+                left.setdefault((m.start(), m.end()), set()).add(kind)
+    for (start, end), kinds in sorted(left.items(), key=lambda s: (s[0][0] - s[0][1], s[0][0])):
+        claim(start, end, frozenset(kinds))
     for m in _WORD.finditer(text):
         end = m.end()
         if any(taken[m.start():end]) and not taken[m.start()]:  # "Microsoft's" whose "'s" is claimed: "Microsoft"

@@ -49,7 +49,7 @@ METRICS: dict[str, tuple[tuple[str, ...], Callable[[T, int], float], str]] = {
         * 100, "rate"),
     "sg&a": (("SG&A", "selling, general and administrative expense", "selling, general & administrative costs"),
              lambda t, y: t("Selling general and administrative", y), "flow"),
-    "ebit": (("EBIT",), lambda t, y: t("Operating income", y), "flow"),
+    "ebit": (("EBIT", "earnings before interest and taxes"), lambda t, y: t("Operating income", y), "flow"),
     "ebitda": (("EBITDA",), lambda t, y: t("Operating income", y) + t("Depreciation and amortization", y), "flow"),
     "working capital": (("working capital",), lambda t, y: t("Total current assets", y)
                         - t("Total current liabilities", y), "balance"),
@@ -71,6 +71,12 @@ METRICS: dict[str, tuple[tuple[str, ...], Callable[[T, int], float], str]] = {
                    "ratio"),
     "debt to equity": (("debt to equity ratio", "debt-to-equity"), lambda t, y: t("Long-term debt", y)
                        / t("Total shareholders' equity", y), "ratio"),
+    "debt to capital": (("debt to capital ratio", "debt-to-capitalization"), lambda t, y: t("Long-term debt", y)
+                        / (t("Long-term debt", y) + t("Total shareholders' equity", y)), "ratio"),
+    "capitalization": (("total capitalization",), lambda t, y: t("Long-term debt", y)
+                       + t("Total shareholders' equity", y), "balance"),
+    "pretax income": (("pre-tax income", "income before taxes", "earnings before income taxes"),
+                      lambda t, y: t("Income before income taxes", y), "flow"),
     "ocf ratio": (("operating cash flow ratio",), lambda t, y: t("Net cash provided by operating activities", y)
                   / t("Total current liabilities", y), "ratio"),
     "interest coverage": (("interest coverage ratio", "times interest earned"), lambda t, y: t("Operating income", y)
@@ -533,6 +539,11 @@ def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, mont
     # the verbs of spending on a line ("invested in R&D"), and "levels" of a balance
     ("How much has Acme invested in research and development in FY2023?", True),
     ("What were Acme's inventory levels at the end of FY2023?", True),
+    # a question word whose longer form lost its span to the metric ("how many days" beside "days of inventory")
+    ("How many days of inventory did Acme hold in FY2023?", True),
+    ("What was Acme's FY2023 gross profit per dollar of revenue?", True),
+    ("How much did Acme return to shareholders in FY2023?", True),
+    ("What was Acme's long-term debt to total capitalization at the end of FY2023?", True),
 ])
 def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(question: str, read: bool) -> None:
     from engine.intent.reader import unread_answer
@@ -544,6 +555,12 @@ def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(que
     assert plan.status == "unread", plan
     answer = unread_answer(plan)
     assert answer.status == "not_answerable" and answer.value is None and "could not read" in answer.text
+
+
+def test_the_markets_value_of_the_shares_is_no_balance_sheet_amount() -> None:
+    assert _plan("What was Acme's market capitalization at the end of FY2023?").status == "none"
+    assert _plan("What was Acme's market cap at the end of FY2023?").status == "none"
+    assert _plan("What was Acme's total capitalization at the end of FY2023?").status == "complete"
 
 
 @pytest.mark.parametrize(("question", "judge", "bar"), [

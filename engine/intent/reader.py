@@ -192,8 +192,8 @@ def _tag(text: str, issuers: Sequence[IssuerRef]) -> list[_Tok]:
         for m in rx.finditer(masked):
             if m.end() > m.start():
                 left.setdefault((m.start(), m.end()), set()).add(kind)
-    for (start, end), kinds in sorted(left.items(), key=lambda s: (s[0][0] - s[0][1], s[0][0])):
-        claim(start, end, frozenset(kinds))
+    for (start, end), found in sorted(left.items(), key=lambda s: (s[0][0] - s[0][1], s[0][0])):
+        claim(start, end, frozenset(found))
     for m in _WORD.finditer(text):
         end = m.end()
         if any(taken[m.start():end]) and not taken[m.start()]:  # "Microsoft's" whose "'s" is claimed: "Microsoft"

@@ -44,6 +44,10 @@ _QUARTER_RES = tuple(re.compile(p, re.IGNORECASE) for p in (  # tried in order; 
 _YEAR_RE = re.compile(
     rf"(?:\b{_FISC}\s*'?(?P<yy>\d\d(?!\d)|{_Y4}(?!\d))|(?<![\d$.,])(?<!\$\s)(?P<y>{_Y4})(?!\d|[.,]\d))"
     r"(?!\s*(?:%|(?:percent|million|billion|thousand|bn|mn)\b))", re.IGNORECASE)
+_REPORT = r"(?:(?:form\s+)?10-?K(?:\s+(?:filing|report))?|annual\s+report)"
+_FILING_YEAR = re.compile(
+    rf"(?:\b{_FISC}\s*'?(?:{_Y4}|\d\d)|\b{_Y4})(?:['’]s)?\s+{_REPORT}"
+    rf"|\b{_REPORT}\s+(?:for|of|covering)\s+(?:the\s+)?(?:(?:{_FISC})\s*'?)?(?:{_Y4}|(?<=FY)\d\d)\b", re.IGNORECASE)
 _RANGE_GAP = re.compile(r"\s*(?:-|–|—|to|through|thru|until)\s*", re.IGNORECASE)
 _YOY = re.compile(r"\b(?:yoy|y/y|year[\s-]+(?:over|on)[\s-]+year|"
                   r"(?:prior|previous)[\s-]+(?:fiscal\s+)?year)\b", re.IGNORECASE)
@@ -103,6 +107,15 @@ def _periods(text: str, today_year: int | None) -> tuple[list[int], list[tuple[i
                 q = int(g.get("q") or g.get("q2") or 2)
             quarters.append((m.start(), _year(g.get("y"), g.get("yy")), q))
             work = work[: m.start()] + " " * (m.end() - m.start()) + work[m.end():]
+    # the year of an annual report the question names ("in its 10-K for 2023", "the FY2022 10-K") says where to look;
+    # where another period is asked ("… what was net income in FY2021?") it is no period asked
+    named = [m.span() for m in _FILING_YEAR.finditer(work)]
+    if named:
+        bare = work
+        for a, b in named:
+            bare = bare[:a] + " " * (b - a) + bare[b:]
+        if any(y for _, y, _ in quarters) or any(_year(m["y"], m["yy"]) for m in _YEAR_RE.finditer(bare)):
+            work = bare
     top = today_year + 10 if today_year else 2099
     hits = [(m, y) for m in _YEAR_RE.finditer(work) if (y := _year(m["y"], m["yy"])) and 1980 <= y <= top]
     years = [y for _, y in hits]

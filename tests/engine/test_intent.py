@@ -285,6 +285,22 @@ def test_period_labels_separate_annual_from_quarterly_periods() -> None:
     assert period_labels(hand_made) == ["2022", "2023Q1"]
 
 
+@pytest.mark.parametrize(("question", "years", "quarters"), [
+    # the annual report named says where to look; the period asked is the other one
+    ("In Best Buy's 10-K for 2023, what was net earnings for the fiscal year ended January 30, 2021?", (2021,), ()),
+    ("In Best Buy's FY2023 10-K, what was net income in FY2021?", (2021,), ()),
+    ("According to the 2022 annual report, what was Apple's revenue in FY2020?", (2020,), ()),
+    ("In the FY2022 10-K, what was revenue in Q4 2021?", (2021,), ("2021Q4",)),
+    # the report's year alone is the year asked
+    ("According to the 2022 10-K, what was Apple's revenue?", (2022,), ()),
+    ("What was revenue in FY2022 according to the 10-K for fiscal 2022?", (2022,), ()),
+    ("In the 2022 annual report, what was revenue in the fourth quarter?", (2022,), ("2022Q4",)),
+])
+def test_the_year_of_an_annual_report_named_is_where_to_look(question: str, years: tuple, quarters: tuple) -> None:
+    it = intent(question)
+    assert (it.fiscal_years, it.quarters) == (years, quarters)
+
+
 # --- forms ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("question", "forms"),

@@ -195,7 +195,8 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
         options = tuple(Metric(o.name, compiled(o), "USD", catalogue.metrics[o.name].words) for o in tree.args)
         metric, mode = options[0], "choice"
     else:
-        if read.judge == "band" and tree.kind == "average" and tree.backs == tuple(range(len(tree.backs))):
+        if read.judge in ("band", "rising", "falling") and tree.kind == "average" and \
+                tree.backs == tuple(range(len(tree.backs))):
             mode, span, inner = "series", len(tree.backs) - 1, tree.args[0]
         elif tree.kind in ("change", "growth", "cagr") and tree.backs[0] == 0 and tree.backs[1] > 0:
             mode, span, inner = tree.kind, tree.backs[1], tree.args[0]
@@ -568,9 +569,14 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
         expression = f"({' + '.join(at.values())}) / {len(at)}"
     elif plan.mode == "change":
         expression = f"{at[0]} - {at[plan.span]}"
-    elif plan.mode == "series":  # the largest yearly move: in points of a rate, in percent of anything else
-        move = ("abs({0} - {1})" if plan.metric.unit == "percent" else "abs(({0}) / ({1}) - 1) * 100")
-        expression = f"max([{', '.join(move.format(at[b], at[b + 1]) for b in range(plan.span))}])"
+    elif plan.mode == "series":  # the largest yearly move: in points of a rate, in percent of anything else; a
+        # direction asked of every year: the smallest rise ("rising") or the smallest fall ("falling"), signed
+        signed = plan.judge in ("rising", "falling")
+        move = ("{0} - {1}" if plan.metric.unit == "percent" else "(({0}) / ({1}) - 1) * 100")
+        if not signed:
+            move = f"abs({move})"
+        moves = ", ".join(move.format(at[b], at[b + 1]) for b in range(plan.span))
+        expression = f"{'max' if plan.judge != 'rising' else 'min'}([{moves}])"
     else:
         expression = at[0]
     lines = [f"    {variable(i.term)} = {i.value!r}" for i in got.inputs]
@@ -609,8 +615,14 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
                  for b in reversed(range(plan.span + 1))]
         moved = "percentage points" if plan.metric.unit == "percent" else "percent"
         shown_unit = "percentage points" if plan.metric.unit == "percent" else "percent"
-        text = (f"{', '.join(years)}; the largest yearly move {value:.{2 if decimals is None else decimals}f} "
-                f"{moved}")
+        places = 2 if decimals is None else decimals
+        if plan.judge in ("rising", "falling"):  # every yearly move, signed
+            pct = plan.metric.unit != "percent"
+            each = [run(f"(({at[b]}) / ({at[b + 1]}) - 1) * 100" if pct else f"{at[b]} - {at[b + 1]}")[1]
+                    for b in reversed(range(plan.span))]
+            text = f"{', '.join(years)}; the yearly moves {', '.join(f'{m:+.{places}f}' for m in each)} {moved}"
+        else:
+            text = f"{', '.join(years)}; the largest yearly move {value:.{places}f} {moved}"
     return Computed(value, shown_unit, program, text)
 
 
@@ -655,6 +667,9 @@ def _judged(plan: FactPlan, c: Computed) -> Computed:
     elif plan.judge == "band":
         assert plan.bar is not None
         ok = v <= plan.bar + 1e-9
+        said = f"{plan.metric.words}: {c.text}"
+    elif plan.judge in ("rising", "falling"):  # every yearly move in the direction: the smallest one decides
+        ok = v > 0 if plan.judge == "rising" else v < 0
         said = f"{plan.metric.words}: {c.text}"
     else:
         assert plan.bar is not None

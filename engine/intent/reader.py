@@ -939,7 +939,7 @@ def _is_choice(sent: list[_Tok], catalogue: Catalogue) -> tuple[list[str], str] 
 
 @dataclass
 class _Judged:
-    test: str  # up | down | either | band | good | >= | <= | > | <
+    test: str  # up | down | either | rising | falling (every year) | band | good | >= | <= | > | <
     bar: float | None
     words: list[str]  # the question's words of the judgement
     rest: list[_Tok]  # the phrase without them: the metric judged
@@ -959,6 +959,13 @@ class _Quality:
 @lru_cache(maxsize=1)
 def _judgements() -> dict:
     return tomllib.loads((_READER / "judgements.toml").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _every() -> re.Pattern[str]:
+    """The words that ask a direction of every year (``resources/reader/judgements.toml`` [every])."""
+    forms = sorted(_judgements()["every"]["forms"], key=len, reverse=True)
+    return re.compile("|".join(_bounded(f.replace(" ", r"[\s-]+")) for f in forms), re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
@@ -983,7 +990,10 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
     rest: list[_Tok] = []
     at = -1  # where the direction's word stood in the rest
     written: float | None = None  # a bar the question writes
-    stable = any("STABLE" in t.kinds for t in phrase)
+    # a stability word beside a direction ("grown steadily", "consistently declining") says how the direction is
+    # judged (every year: read_plan), not that the metric is stable
+    directed = any(t.kinds & {"UP", "DOWN"} for t in phrase)
+    stable = any("STABLE" in t.kinds for t in phrase) and not directed
     earlier = any("EARLIER" in t.kinds for t in phrase)  # "… than the prior year": against the year before
     i = 0
     while i < len(phrase):
@@ -1006,7 +1016,8 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
                 words.append(phrase[i + 1].text)
                 i += 1
         elif "STABLE" in t.kinds:
-            test = "band"
+            if not directed:
+                test = "band"
             words.append(t.text)
         elif "QUALITY" in t.kinds and not quality:
             quality = t.value
@@ -1104,7 +1115,7 @@ def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Cata
         elif tree.kind != "growth":
             tree = PlanNode("growth", args=(tree,))
             what = plan_words(tree, catalogue)
-    if judged.test == "band":
+    if judged.test in ("band", "rising", "falling"):
         return _stability(tree, judged, intent, catalogue, words, read=read, definitions=definitions)
     test, bar = judged.test, judged.bar
     if test == "good":
@@ -1141,7 +1152,10 @@ def _stability(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: 
         if latest is None:
             return MetricPlan("unread", unread=tuple(judged.words), judge="band",
                               note="stability is judged over years: no year is named or resolved")
-        years = tuple(range(latest - int(spec["years"]) + 1, latest + 1))
+        # "each of the last four years": four years' values; a direction "in each of the last two years" is two
+        # yearly moves, three years' values
+        count = intent.year_run + (judged.test in ("rising", "falling")) if intent.year_run > 1 else int(spec["years"])
+        years = tuple(range(latest - count + 1, latest + 1))
     dim = dimension_of(tree, catalogue)
     rate = dim.unit == "percent"
     band = judged.bar if judged.bar is not None else float(spec["rate_points"] if rate else spec["other_percent"])
@@ -1149,6 +1163,11 @@ def _stability(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: 
     plan = finish_plan(node, replace(intent, fiscal_years=years, annual_years=years), catalogue, words, read=read,
                        definitions=definitions)
     said, what = " ".join(judged.words), plan_words(tree, catalogue)
+    if judged.test in ("rising", "falling"):
+        way = "higher" if judged.test == "rising" else "lower"
+        criterion = (f"'{said}' read as {what} {way} in every year from FY{years[0]} to FY{years[-1]} than in the "
+                     "year before")
+        return replace(plan, judge=judged.test, criterion=criterion) if plan.status == "complete" else plan
     moved = "percentage points" if rate else "percent"
     criterion = (f"'{said}' read as every yearly move of {what} from FY{years[0]} to FY{years[-1]} within {band:g} "
                  f"{moved}" + ("" if judged.bar is not None else " (the band resources/reader/judgements.toml "
@@ -1451,6 +1470,9 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     asks_which_way = which_way(text) is not None  # "did it increase or decrease": a judgement, not a yes or no
     judged = (_judgement(phrase, between=len(asked_years(intent)) > 1 or len(intent.quarters) > 1)
               if (intent.yes_no or asks_which_way or judges_its_number(text)) and among is None else None)
+    if judged is not None and judged.test in ("up", "down") and _every().search(text):
+        # "has revenue grown each year": every yearly move in the direction, not the span's ends
+        judged = replace(judged, test="rising" if judged.test == "up" else "falling")
     if judged is not None:  # "does it have an improving gross margin": the metric, and the test it is put to
         phrase = judged.rest
         if judged.quality and not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):

@@ -290,6 +290,11 @@ UP_DOWN = (("Did {co}'s {m} improve in FY{y}?", "up"), ("Has {co}'s {m} grown be
            # a number, then a yes/no question of it
            ("What was {co}'s {m} in FY{y}, and did it outpace FY{p}?", "up"),
            ("What was {co}'s {m} in FY{y} and was it below FY{p}?", "down"))
+# a direction asked of every year: every yearly move over FY2021-FY2023 that way (the smallest rise, the largest fall)
+EVERY = (("Has {co}'s {m} grown every year from FY2021 to FY2023?", "rising"),
+         ("Has {co}'s {m} declined in each of the last two years?", "falling"),
+         ("Did {co}'s {m} rise steadily from FY2021 to FY2023?", "rising"),
+         ("Has {co}'s {m} fallen consistently between FY2021 and FY2023?", "falling"))
 STABLE = (("Was {co}'s {m} stable from FY2021 to FY2023?", None),
           ("Has {co}'s {m} been consistent between FY2021 and FY2023, not moving more than {b}% a year?", "b"),
           ("Did {co} keep a steady {m} over FY2021-FY2023, within {b}%?", "b"))
@@ -335,6 +340,17 @@ def _judged_cases() -> list[tuple[str, Callable[[T], tuple[float, str]]]]:
                 return d, side
 
             out.append((tpl.format(co=CO, m=w, y=y, p=p), direction))
+        for k, (tpl, test) in enumerate(EVERY):
+            if (n + k) % 3 or kind == "avg":
+                continue
+
+            def every(t: T, f=f, kind=kind, test=test) -> tuple[float, str]:  # noqa: ANN001
+                v = [f(t, year) for year in (2021, 2022, 2023)]
+                moves = [b - a if kind == "rate" else (b / a - 1) * 100 for a, b in itertools.pairwise(v)]
+                edge = min(moves) if test == "rising" else max(moves)
+                return edge, "Yes" if (edge > 0 if test == "rising" else edge < 0) else "No"
+
+            out.append((tpl.format(co=CO, m=w), every))
         for k, (tpl, written) in enumerate(STABLE):
             if (n + k) % 2 or kind == "avg":  # (an average of two year-ends needs FY2020: not printed)
                 continue
@@ -544,6 +560,11 @@ def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, mont
     ("What was Acme's FY2023 gross profit per dollar of revenue?", True),
     ("How much did Acme return to shareholders in FY2023?", True),
     ("What was Acme's long-term debt to total capitalization at the end of FY2023?", True),
+    # the verbs of a share and of earning ("represent", "make up", "make"), a line item's longer name
+    ("What percent of Acme's FY2023 revenue did its net income represent?", True),
+    ("What proportion of total assets did inventory make up for Acme in FY2023?", True),
+    ("How much net income did Acme make in FY2023?", True),
+    ("What were Acme's research, development and engineering expenses in FY2023?", True),
 ])
 def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(question: str, read: bool) -> None:
     from engine.intent.reader import unread_answer

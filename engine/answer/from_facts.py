@@ -616,10 +616,8 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
         moved = "percentage points" if plan.metric.unit == "percent" else "percent"
         shown_unit = "percentage points" if plan.metric.unit == "percent" else "percent"
         places = 2 if decimals is None else decimals
-        if plan.judge in ("rising", "falling"):  # every yearly move, signed
-            pct = plan.metric.unit != "percent"
-            each = [run(f"(({at[b]}) / ({at[b + 1]}) - 1) * 100" if pct else f"{at[b]} - {at[b + 1]}")[1]
-                    for b in reversed(range(plan.span))]
+        if plan.judge in ("rising", "falling"):  # every yearly move, signed (the series' own move)
+            each = [run(move.format(at[b], at[b + 1]))[1] for b in reversed(range(plan.span))]
             text = f"{', '.join(years)}; the yearly moves {', '.join(f'{m:+.{places}f}' for m in each)} {moved}"
         else:
             text = f"{', '.join(years)}; the largest yearly move {value:.{places}f} {moved}"

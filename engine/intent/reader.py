@@ -249,8 +249,7 @@ def _names_of_parts(toks: list[_Tok], text: str) -> list[str]:
         while linked and k >= 0 and toks[k].kinds <= _FRAME | _SOFT and i - k <= 4:
             k -= 1
         beside = (after is not None and "METRIC" in after.kinds) or (linked and k >= 0 and "METRIC" in toks[k].kinds)
-        currency = re.match(r"\.?\s*dollars?\b", text[toks[j].end:], re.IGNORECASE) is not None  # "U.S. dollars"
-        if beside and not possessive(j) and not currency:
+        if beside and not possessive(j) and not _CURRENCY.match(text, toks[j].end):
             for x in toks[i:j + 1]:
                 x.kinds = frozenset({"SCOPE"})
             out.append(text[toks[i].start:toks[j].end])
@@ -258,6 +257,7 @@ def _names_of_parts(toks: list[_Tok], text: str) -> list[str]:
 
 
 _PART_PREPOSITIONS = frozenset({"in", "from", "for", "of", "at", "by", "to"})
+_CURRENCY = re.compile(r"\.?\s*dollars?\b", re.IGNORECASE)  # after a name: "U.S. dollars" is a currency, no part
 
 
 def _sentence_start(text: str, pos: int) -> bool:
@@ -1386,8 +1386,7 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
         while j < len(toks) and toks[j].kinds & {"NAME", "WORD"} and \
                 text[t.start:toks[j].end].lower().rstrip(".") not in entities:
             j += 1
-        if j < len(toks) and toks[j].kinds & {"NAME", "WORD"} and not re.match(
-                r"\.?\s*dollars?\b", text[toks[j].end:], re.IGNORECASE):  # "U.S. dollars" is a currency
+        if j < len(toks) and toks[j].kinds & {"NAME", "WORD"} and not _CURRENCY.match(text, toks[j].end):
             for x in toks[i:j + 1]:
                 x.kinds = frozenset({"SCOPE"})
     named_parts = _names_of_parts(toks, text)

@@ -35,7 +35,7 @@ from engine.answer.listing import listing_answer
 from engine.answer.parts import PartsPeriod, mix_answer, parts_answer
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
-from engine.answer.quotes import answer_from_quotes
+from engine.answer.quotes import Settled, answer_from_quotes
 from engine.answer.revisions import revision_answer
 from engine.answer.series import PeriodFigure, series_answer
 from engine.answer.respond import answer_question
@@ -369,6 +369,7 @@ class HirecPipeline:
             return
         number: AnswerResult | None = None  # a compound question's number, computed before its words are answered
         rest = what = ""
+        settled: tuple[Settled, ...] = ()  # its metric and value: the written half does not state it otherwise
         if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
                 and stop_after not in RETRIEVAL_STAGES and (split := compound_parts(question)) is not None):
             # "What was X's gross margin in FY2023, and what drove it?": the number's clause is read and computed on
@@ -385,6 +386,8 @@ class HirecPipeline:
                 yield from self._facts(run, record, first, part, check.note, cancel)
                 number, rest = run.answer, split[1]
                 what = f"{part.metric.words}, {part.period}"
+                if number.value is not None:
+                    settled = (Settled(part.metric.name, number.value, number.unit or "", what),)
                 intent, read = replace(intent, numeric=False, plan=None), None
         if (read is not None and read.status == "unread" and asks_a_number(intent) and s.answer.from_facts
                 and stop_after not in RETRIEVAL_STAGES):
@@ -487,8 +490,8 @@ class HirecPipeline:
                 searched += f" (sections asked: {', '.join(intent.sections)})"
             got = answer_from_quotes(question, intent, passages, self.retriever.embedder, self.chat, s.answer,
                                      s.prompts, computed=render_metric_lines(metrics),
-                                     known=[m.value for m in metrics], searched=searched, verdict=not undecided,
-                                     cancel=cancel, decided=lambda quotes: revision_answer(intent, quotes, passages))
+                                     known=[m.value for m in metrics] + [x.value for x in settled], searched=searched,
+                                     verdict=not undecided, settled=settled, cancel=cancel, decided=lambda quotes: revision_answer(intent, quotes, passages))
             run.answer = got.result if number is None else joined_answer(number, got.result, rest, what)
             refs = tuple(PassageRef.of(i, p) for i, p in enumerate(passages, start=1))
             yield record(StageTrace(0, AnswerPayload(run.answer, refs), time.perf_counter() - t, got.calls))

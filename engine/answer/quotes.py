@@ -16,8 +16,10 @@ call, then one short synthesis that the model may write only from them, checked 
 3. **Checks** (the engine, not the model): a sentence is refused when it states a figure that no quote it cites
    prints (nor the engine computed), when most of its words are in none of its quotes, when it only restates the
    question ("Yes, X increased its debt": no word of its own), or when it is degenerate (a phrase repeated, mostly
-   non-letters, a sentence said twice). Refused sentences are named in the reason; when
-   none is left the quotes stand alone as the answer.
+   non-letters, a sentence said twice), or when it states again a metric the engine already answered (a compound
+   question's number) with a figure other than the computed one ("invested $2.1 billion in R&D" beside R&D of
+   6,844 millions computed from the statements: a figure printed in a quote, but not the amount asked). Refused
+   sentences are named in the reason; when none is left the quotes stand alone as the answer.
 
 Quoted text is data: it is fenced in the prompt as the passages are, and nothing in it changes what runs.
 """
@@ -43,12 +45,13 @@ from engine.records import AnswerResult, Citation, LlmCall, Passage, QueryIntent
 from engine.retrieval.fusion import rrf
 from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
-from engine.vocab.numbers import NUMBER, parse_number
+from engine.vocab.lexicon import find_metrics
+from engine.vocab.numbers import MENTION, NUMBER, SCALE_EXPONENTS, parse_number, scale_word
 from engine.vocab.sections import vocab as section_vocab
 from engine.vocab.tokens import bm25, chunk_terms, idf, query_terms, term_id, tokenizer
 
-__all__ = ["QuoteAnswer", "answer_from_quotes", "candidate_sentences", "check_sentence", "content_stems",
-           "select_quotes"]
+__all__ = ["QuoteAnswer", "Settled", "answer_from_quotes", "candidate_sentences", "check_sentence",
+           "content_stems", "select_quotes"]
 
 _END = re.compile(r"(?<=[.!?])[\"”’)\]]*\s+(?=[\"“(\[]?[A-Z0-9$])")
 _ABBREV = re.compile(r"(?:\b(?:U\.S|Inc|Corp|Co|Ltd|No|Nos|Mr|Mrs|Ms|Dr|St|vs|approx|etc|e\.g|i\.e|Jan|Feb|Mar|Apr|"
@@ -71,6 +74,57 @@ _VERDICT_WORDS = frozenset({"yes", "no", "not", "inde"})  # stems: a verdict's w
 class QuoteAnswer:
     result: AnswerResult
     calls: tuple[LlmCall, ...]
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A metric the engine answered beside the written answer (a compound question's number): the lexicon's
+    canonical ``metric``, its ``value`` in ``unit`` ("USD millions", "percent"), and ``words`` naming it with its period."""
+
+    metric: str
+    value: float
+    unit: str
+    words: str
+
+
+# a figure that is a move, not the level: "increased $1.2 billion", "rose by 12%", "up 8%" ("increased to $6.8
+# billion" states the level)
+_CHANGE_BEFORE = re.compile(r"\b(?:increas|decreas|rise|rising|rose|fell|fall|grew|grow|declin|drop|climb|jump|"
+                            r"up|down|higher|lower|more|less|change)\w*\s+(?:by\s+)?(?:(?:approximately|about|"
+                            r"nearly|almost|roughly|some|over)\s+)?$", re.IGNORECASE)
+
+
+def _misstated(text: str, settled: Sequence[Settled]) -> str:
+    """Why ``text`` restates a settled metric wrongly ("" when it does not): it names the metric and states a figure
+    of its kind (an amount for an amount, a percentage for a rate) that is not the computed value as written
+    (rounded to the figure's decimals, at its scale word)."""
+    named = set(find_metrics(text))
+    for s in settled:
+        if s.metric not in named:
+            continue
+        percent = s.unit.strip() in ("percent", "%")
+        if not percent and not s.unit.startswith("USD"):
+            continue  # (a ratio, days, a count: no figure of the sentence is surely of its kind)
+        unit_scale = next((10.0 ** SCALE_EXPONENTS[w] for w in map(scale_word, s.unit.split()[1:]) if w), 1.0)
+        for m in MENTION.finditer(text):
+            if bool(m["pct"] or m["pct2"]) != percent or _CHANGE_BEFORE.search(text[:m.start()]):
+                continue  # (another kind, or the metric's change: "increased $1.2 billion", "rose by 12%")
+            digits = m["num"].replace(",", "")
+            if YEAR.match(digits) and not (m["cur0"] or m["cur"] or m["word"] or m["abbr"]):
+                continue
+            places = len(digits.split(".", 1)[1]) if "." in digits else 0
+            said = float(digits)
+            if percent:
+                forms = [abs(s.value)]
+            elif (word := scale_word(m["word"] or m["abbr"] or m["letter"])) is not None:
+                forms = [abs(s.value) * unit_scale / 10.0 ** SCALE_EXPONENTS[word]]
+            else:  # as the statement prints it, or a thousand times larger or smaller
+                forms = [abs(s.value) * f for f in (1, 1000, 0.001)]
+            if not any(round(f, places) == round(said, places) for f in forms):
+                value = f"{abs(s.value):,.{0 if abs(s.value) >= 100 else 2}f}"
+                return f"it states {m[0].strip()} for {s.words}, which the statement facts compute as " \
+                       f"{value}{'%' if percent else ' ' + s.unit}"
+    return ""
 
 
 def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
@@ -449,12 +503,13 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
 def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Passage], embedder: Embedder | None,
                        chat: ChatModel, settings: AnswerSettings, prompts: PromptSettings, *, computed: str = "",
                        known: Sequence[float] = (), searched: str = "", verdict: bool = True,
-                       cancel: Callable[[], bool] | None = None,
+                       settled: Sequence[Settled] = (), cancel: Callable[[], bool] | None = None,
                        decided: Callable[[Sequence[Quote]], AnswerResult | None] | None = None) -> QuoteAnswer:
     """A written answer from ``passages``: the quotes, and the synthesis the checks let stand (module docstring).
     ``searched`` says where the evidence was looked for (named when the quotes do not answer). ``verdict`` False:
     a judgement the engine reads as a computation and could not compute; the synthesis gives no yes or no (a
-    sentence that does is refused), only what the quotes say. ``decided``: what the engine computes from the quotes
+    sentence that does is refused), only what the quotes say. ``settled``: metrics the engine answered beside this
+    answer (a compound question's number); a sentence stating one with another figure is refused. ``decided``: what the engine computes from the quotes
     (a revision's size: :mod:`engine.answer.revisions`); its answer, when it has one, is given without a model call."""
     about = intent.about or question
     # (a sentence may name the asked metric by its lines: "cost of products sold as a percent to sales")
@@ -506,7 +561,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         # a sentence whose words an earlier one already says, but for a year or a figure ("… in 2022. … in 2021.")
         why = "it says the same as an earlier sentence" if any(words <= w for w in seen) else \
             "it gives a yes or no that the statement facts could not compute" if not verdict and re.match(
-                r"(?:yes|no)\b", text, re.IGNORECASE) else ""
+                r"(?:yes|no)\b", text, re.IGNORECASE) else _misstated(text, settled)
         if not why and (why := check_sentence(text, [by_number[n] for n in nums], unasked, known)) \
                 and not degenerate(text):
             # a small model cites by position: a sentence its cited quotes do not bear out is cited to the quote

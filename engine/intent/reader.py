@@ -481,6 +481,52 @@ def _by_how_much(nodes: list[PlanNode]) -> PlanNode:
     return PlanNode("sub", args=(nodes[0], nodes[-1]))
 
 
+def _named_parts(phrase: list[_Tok]) -> tuple[list[_Tok], list[str]]:
+    """The asked metric without the parts named after it ("returned to shareholders through dividends and buybacks"),
+    and those parts' metrics; a VIA word followed by anything but metrics is frame ("through 2023")."""
+    at = next((i for i, t in enumerate(phrase) if "VIA" in t.kinds), None)
+    if at is None:
+        return phrase, []
+    tail = phrase[at + 1:]
+    names = [t.value for t in tail if "METRIC" in t.kinds]
+    if names and all("METRIC" in t.kinds or t.kinds <= _AROUND for t in tail):
+        return phrase[:at], names
+    return [t for t in phrase if "VIA" not in t.kinds], []
+
+
+def _through(tree: PlanNode, parts: list[str], catalogue: Catalogue, defined: dict[str, PlanNode]
+             ) -> PlanNode | MetricPlan:
+    """``tree`` with the metric the named ``parts`` make up replaced by their sum (by the metric itself when they
+    are all of it); a part that is not of it leaves the question unread, saying so."""
+    nodes = []
+    for name in parts:
+        if name not in catalogue.metrics:
+            return MetricPlan("outside", note=f"{name}: not a metric the catalogue computes from the statements",
+                              named=(name,))
+        nodes.append(metric_node(name, catalogue, defined))
+    items = set().union(*(item_names(n) for n in nodes))
+
+    def swap(node: PlanNode) -> PlanNode | None:
+        if node.kind == "metric" and node.name in catalogue.metrics and items <= item_names(node):
+            if items == item_names(node):
+                return node
+            total = nodes[0]
+            for n in nodes[1:]:
+                total = PlanNode("add", args=(total, n))
+            return total
+        for i, a in enumerate(node.args):
+            if (new := swap(a)) is not None:
+                return replace(node, args=(*node.args[:i], new, *node.args[i + 1:]))
+        return None
+
+    out = swap(tree)
+    if out is None:
+        named = " and ".join(parts)
+        return MetricPlan("unread", unread=tuple(parts), note=f"the question names {named} as part of "
+                          f"{plan_words(tree, catalogue)}, which it is not")
+    return out
+
+
 def _parse(toks: list[_Tok], defined: dict[str, PlanNode]) -> PlanNode | None:
     text = " ".join(t.render() for t in toks)
     if not text:
@@ -1462,6 +1508,7 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     # the asked metric
     hints = [m for t in phrase if "HINT" in t.kinds for m in t.value.split(",") if m]
     phrase = [t for t in phrase if "HINT" not in t.kinds]
+    phrase, via = _named_parts(phrase)
     scope = [t.text for t in phrase if "SCOPE" in t.kinds and "METRIC" not in t.kinds]
     phrase = [t for t in phrase if not ("SCOPE" in t.kinds and "METRIC" not in t.kinds)]
     phrase = _substitute(phrase, names)
@@ -1535,6 +1582,11 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if outside_names:
         return MetricPlan("outside", note=f"{', '.join(outside_names)}: not a metric the catalogue computes",
                           suggestions=_closest(outside_names[0], catalogue))
+    if via:  # "returned to shareholders through dividends": the parts named, of the metric they are part of
+        summed = _through(tree, via, catalogue, defined)
+        if isinstance(summed, MetricPlan):
+            return summed
+        tree = summed
     for m in hints:  # "(using dividends paid and net income)": each must be an input of the plan
         if m not in catalogue.metrics or not item_names(metric_node(m, catalogue, defined)) <= item_names(tree):
             return MetricPlan("unread", unread=(m,), note=f"the question says it uses {m}, which the metric read "

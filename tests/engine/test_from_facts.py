@@ -694,6 +694,30 @@ def test_a_number_and_a_question_in_words_about_it_are_answered_each_in_its_own_
     assert "is not answered" in alone.text and "chat model" in alone.text
 
 
+def test_the_written_half_does_not_state_the_number_again_with_another_figure(ingested_demo, embedder,
+                                                                               demo_truth) -> None:
+    """The number of a compound question is computed from the facts; a synthesis sentence that names the same metric
+    with another figure (a quote's figure of another period or scope) is refused and said so, while the sentences
+    about the rest stand, and so does the computed figure restated or a move of the metric."""
+    from engine.pipeline import Models, build_pipeline
+    from tests.engine.scripted import ScriptedChat
+
+    library, settings, _ = ingested_demo
+    margin = truth(demo_truth, "HRBR", "Gross profit", 2023) / truth(demo_truth, "HRBR", "Total revenue", 2023) * 100
+    wrong = f"Harborview's gross margin was {margin + 7.3:.1f}% for the year."
+    chat = ScriptedChat(lambda purpose, messages, n: {
+        "sentences": [{"text": wrong, "quotes": [1]},
+                      {"text": "Growth was driven primarily by increased patient starts.", "quotes": [1]}],
+        "insufficient": False})
+    question = "What was Harborview Therapeutics' gross margin in FY2023, and what did management say drove it?"
+    a = build_pipeline(settings, library, Models(embedder, chat)).run(question, store=False).answer
+    assert a.status == "answered" and a.value == pytest.approx(margin), (a.text, a.reason)
+    words = a.text.split("\n\n", 1)[1]
+    assert words.startswith("Growth was driven primarily by increased patient starts. [1]"), (a.text, a.reason)
+    assert f"{margin + 7.3:.1f}%" not in words, a.text
+    assert f"it states {margin + 7.3:.1f}% for gross margin" in a.reason and f"{margin:.2f}%" in a.reason, a.reason
+
+
 def test_a_second_amount_is_not_a_second_question() -> None:
     from engine.intent.shape import compound_parts
 

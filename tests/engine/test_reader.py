@@ -8,6 +8,7 @@ leaf only."""
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -576,6 +577,26 @@ def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(que
     assert plan.status == "unread", plan
     answer = unread_answer(plan)
     assert answer.status == "not_answerable" and answer.value is None and "could not read" in answer.text
+
+
+@pytest.mark.parametrize(("question", "inputs"), [
+    ("How much cash did Acme return to shareholders through dividends and buybacks in FY2023?",
+     {"dividends_paid", "share_repurchases"}),
+    ("How much cash did Acme pay out to its shareholders in FY2023?", {"dividends_paid", "share_repurchases"}),
+    ("How much did Acme return to shareholders via dividends in FY2023?", {"dividends_paid"}),
+    ("How much did Acme return to its shareholders in the form of share buybacks in FY2023?", {"share_repurchases"}),
+])
+def test_the_parts_named_after_a_metric_are_what_is_summed(question: str, inputs: set[str]) -> None:
+    """"Returned to shareholders through dividends": the parts named after the metric, each a part of it, are the
+    amount asked (all of them: the metric); a part that is not of it leaves the question without a number."""
+    from engine.answer.from_facts import compiled
+
+    plan = _plan(question)
+    assert plan.status == "complete" and not plan.unread, plan
+    (formula,) = compiled(plan.tree)
+    assert set(re.findall(r"[a-z_]+", formula)) == inputs, formula
+    wrong = _plan("How much did Acme return to shareholders through capital expenditures in FY2023?")
+    assert wrong.status == "unread" and "which it is not" in wrong.note, wrong
 
 
 def test_the_markets_value_of_the_shares_is_no_balance_sheet_amount() -> None:

@@ -27,9 +27,11 @@ Quoted text is data: it is fenced in the prompt as the passages are, and nothing
 from __future__ import annotations
 
 import re
+import tomllib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -39,11 +41,11 @@ from engine.chunking import is_header_row, is_table_row
 from engine.intent.keywords import lexical_terms
 from engine.intent.wordlists import states_a_cause, word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
-from engine.pages import page_number
+from engine.pages import page_number, reader_page
 from engine.prompts import prompt
 from engine.records import AnswerResult, Citation, LlmCall, Passage, QueryIntent, Quote
 from engine.retrieval.fusion import rrf
-from engine.settings import AnswerSettings, PromptSettings
+from engine.settings import RESOURCES_DIR, AnswerSettings, PromptSettings
 from engine.trace import call_llm
 from engine.vocab.lexicon import find_metrics
 from engine.vocab.numbers import MENTION, NUMBER, SCALE_EXPONENTS, parse_number, scale_word
@@ -523,6 +525,17 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
                                         + (f"; searched {searched}" if searched else "")), ())
     if decided is not None and (engine := decided(quotes)) is not None:
         return QuoteAnswer(engine, ())
+    named, any_of = _asked_if_any(question)
+    if any_of is not None and not any(any_of.search(p.chunk.text[a:b]) for p in passages
+                                       for a, b in candidate_sentences(p)):
+        # "were there any acquisitions": no sentence of the passages searched names one; the answer says so rather
+        # than quote what is near ("the program does not obligate the Company to acquire shares")
+        where = f"; searched {searched}" if searched else ""
+        return QuoteAnswer(AnswerResult(
+            "answered", f"The passages searched mention no {named}: none of their sentences names one "
+            f"({_places(passages)}).", method="quotes",
+            reason=f"the question asks whether there were any {named}; no sentence of the {len(passages)} "
+                   f"passages searched names them{where}"), ())
     body = render_quotes(quotes) + (f"\n\n{computed}" if computed else "")
     messages: list[ChatMessage] = [{"role": "system", "content": prompt("evidence_system", prompts)},
                 {"role": "user", "content": f"Quotes:\n\n{body}\n\n{prompt('answer_quotes', prompts)}\n\n"
@@ -562,6 +575,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         why = "it says the same as an earlier sentence" if any(words <= w for w in seen) else \
             "it gives a yes or no that the statement facts could not compute" if not verdict and re.match(
                 r"(?:yes|no)\b", text, re.IGNORECASE) else _misstated(text, settled)
+        if not why and any_of is not None and not any_of.search(text):
+            why = f"it does not speak of {named}, which the question asks whether there were any of"
         if not why and (why := check_sentence(text, [by_number[n] for n in nums], unasked, known)) \
                 and not degenerate(text):
             # a small model cites by position: a sentence its cited quotes do not bear out is cited to the quote
@@ -582,8 +597,10 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     side = data.get("verdict", "not stated") if yes_no else "not stated"
     note = "; ".join(x for x in (f"refused: {'; '.join(refused)}" if refused else "",
                                   f"re-cited: {'; '.join(moved)}" if moved else "") if x)
-    if not kept:
-        return QuoteAnswer(_quotes_alone(quotes, passages, note or "no sentence of the synthesis stood"), (call,))
+    if not kept:  # (asked whether there was any: the quotes that name it)
+        top = [q for q in quotes if any_of.search(q.text)][:2] if any_of is not None else []
+        return QuoteAnswer(_quotes_alone(quotes, passages, note or "no sentence of the synthesis stood", top),
+                           (call,))
     said_side = re.match(r"^(yes|no)\b[\s,.;:—-]*", kept[0], flags=re.IGNORECASE)
     if side in ("yes", "no") or said_side:
         # a side must rest on quotes about what the question asks: its first sentence's quotes share a word of it
@@ -617,6 +634,41 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     grounding = tuple(ground_text(text, question, passages, list(dict.fromkeys(cited)), known))
     return QuoteAnswer(AnswerResult("answered", text, method="quotes", citations=cites, grounding=grounding,
                                     reason=note, quotes=tuple(quotes)), (call,))
+
+
+@lru_cache(maxsize=1)
+def _if_any() -> tuple[re.Pattern[str], tuple[tuple[str, ...], ...]]:
+    data = tomllib.loads((RESOURCES_DIR / "reader" / "if_any.toml").read_text(encoding="utf-8"))
+    forms = "|".join(f.replace(" ", r"\s+") for f in sorted(data["forms"], key=len, reverse=True))
+    return re.compile(rf"\b(?:{forms})\b", re.IGNORECASE), tuple(tuple(g) for g in data["same"])
+
+
+def _asked_if_any(question: str) -> tuple[str, re.Pattern[str] | None]:
+    """What a question asks whether there was any of, in its own words ("acquisitions or divestitures"), and the
+    pattern of a sentence that names it (resources/reader/if_any.toml); ("", None) when it asks no such thing or
+    names it with no word of [asks.words] (sections.toml)."""
+    asks, groups = _if_any()
+    if not asks.search(question):
+        return "", None
+    subject = section_vocab().subject_words(question)
+    asked = section_vocab().without_place_words(question)
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if any(rx.match(w) for rx in subject)))
+    if not words:
+        return "", None
+    starts = {next(iter(content_stems(w)), w) for w in words}  # (the stem: "acquisitions" -> "acquisit")
+    starts |= {x for g in groups if any(w.startswith(m.split()[0]) or m.startswith(w[:5]) for w in words for m in g)
+               for x in g}
+    body = "|".join(re.escape(x).replace(r"\ ", r"[\s-]+") for x in sorted(starts, key=len, reverse=True))
+    return " or ".join(words), re.compile(rf"\b(?:{body})", re.IGNORECASE)
+
+
+def _places(passages: Sequence[Passage]) -> str:
+    """The filings and pages of ``passages``, each filing once ("AAPL_2023Q2_10Q pp. 14, 17, 22")."""
+    pages: dict[str, set[int]] = {}
+    for p in passages:
+        pages.setdefault(p.chunk.doc_name, set()).add(reader_page(p.chunk.page_index))
+    return "; ".join(f"{doc} p{'p' if len(ns) > 1 else ''}. {', '.join(map(str, sorted(ns)))}"
+                     for doc, ns in pages.items())
 
 
 def _copies(sentence: str, quote: str) -> bool:

@@ -56,7 +56,8 @@ _RELATION_RES = tuple((r, re.compile(p, re.IGNORECASE)) for r, p in (
     ("definition", r"\bdefin(?:e|ed|es|ition)\b|\bwhat (?:does|is meant by)\b.*\bmean\b|\bmeaning of\b"),
     ("policy", r"\bpolic(?:y|ies)\b|\baccount(?:s|ed|ing)? for\b|\brecogni[sz]es? revenue\b|\bmethod(?:ology)?\b"),
     ("explanation", r"\bwhy\b|\breasons?\b|\bdrivers?\b|\bdr(?:o|i)ve\b|\bdriven\b|\bcaus(?:e|ed|es)\b|\bexplain|"
-                    r"\battribut|\bimpact(?:ed|s)?\b|\baffect(?:ed|s)?\b|\bdue to\b|\bcontribut"),
+                    r"\battribut|\bimpact(?:ed|s)?\b|\baffect(?:ed|s)?\b|\bdue to\b|\bcontribut|\binfluenc|"
+                    r"\bled to\b|\bfactors? behind\b"),
     ("comparison", r"\bcompar|\bversus\b|\bvs\.?\b|\brelative to\b|\bhigher\b|\blower\b|\bwhich (?:of|one|segment|"
                    r"company|region)\b|\bbetween\b.+\band\b|\bmore than\b|\bless than\b"),
     ("trend", r"\bincreas|\bdecreas|\bdeclin|\bgr[eo]w|\bchang(?:e|ed|es)\b|\btrend|\byoy\b|\bqoq\b|"

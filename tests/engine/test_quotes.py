@@ -374,12 +374,47 @@ def test_a_verdict_on_quotes_about_something_else_is_not_given():
                                   AnswerSettings(), PromptSettings()).result
 
     asked = "Is ACME a defendant in any lawsuits?"
-    off = run(officers, "yes", "Information About Our Executive Officers is presented in Part III.", asked)
+    # (asked without "any": with it, no sentence naming lawsuits answers without a model call, tested below)
+    off = run(officers, "yes", "Information About Our Executive Officers is presented in Part III.",
+              "Is ACME a defendant in lawsuits?")
     assert not off.text.startswith(("Yes", "No")) and "share no word" in off.reason, off
     on = run(lawsuits, "yes", "ACME is a defendant in several product liability lawsuits.", asked)
     assert on.text.startswith("Yes. ACME is a defendant"), on
     said = run(lawsuits, "yes", "Yes. ACME is a defendant in lawsuits.", "Is ACME a defendant in lawsuits?")
     assert not said.text.startswith("Yes. ACME is a defendant in lawsuits") and "restates" in said.reason, said
+
+
+def test_whether_there_was_any_is_answered_from_sentences_that_name_it_or_said_to_be_named_by_none():
+    """"Were there any acquisitions": passages that name none (a share program "does not obligate the Company to
+    acquire shares" is no acquisition) get the answer that none of their sentences names one, with the pages
+    searched and no model call; where one does, a synthesis sentence about something else (repurchases) is refused
+    and the one naming it stands; a question's word is matched with the words of its group ("buyback":
+    "repurchased")."""
+    program = ("The program does not obligate the Company to acquire a minimum amount of shares. The Company "
+               "repurchased $19.1 billion of its common stock during the second quarter of 2023.")
+    deal = ("On March 4, 2023, the Company completed its acquisition of Beacon Labs for $1.2 billion in cash. The "
+            "Company repurchased $19.1 billion of its common stock during the second quarter of 2023.")
+    question = "Were there any significant acquisitions or divestitures reported by ACME in Q2 2023?"
+
+    def run(text: str, sentences: list[str], asked: str = question):
+        chat = ScriptedChat(lambda purpose, messages, n: {
+            "verdict": "yes", "sentences": [{"text": t, "quotes": [1, 2]} for t in sentences],
+            "insufficient": False})
+        got = answer_from_quotes(asked, QueryIntent("q", yes_no=True), [_passage(text)], None, chat,
+                                 AnswerSettings(), PromptSettings())
+        return got.result, got.calls
+
+    none, calls = run(program, ["The Company repurchased $19.1 billion of its common stock."])
+    assert none.status == "answered" and not calls, none
+    assert none.text.startswith("The passages searched mention no acquisitions or divestitures") and \
+        "ACME_2023_10K p. 5" in none.text, none.text
+    one, calls = run(deal, ["The Company repurchased $19.1 billion of its common stock.",
+                            "The Company completed its acquisition of Beacon Labs for $1.2 billion."])
+    assert calls and "acquisition of Beacon Labs" in one.text and "repurchased" not in one.text, one
+    assert "it does not speak of acquisitions or divestitures" in one.reason, one.reason
+    bought, calls = run(program, ["The Company repurchased $19.1 billion of its common stock."],
+                        "Did ACME have any share buyback activity in Q2 2023?")
+    assert calls and "repurchased $19.1 billion" in bought.text, bought
 
 
 def test_a_question_of_two_directions_is_answered_with_one_not_with_yes():

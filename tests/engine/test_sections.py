@@ -4,6 +4,8 @@ headers), each page's expected sections marked by hand."""
 
 from __future__ import annotations
 
+import re
+
 from engine.ingest.sections import chunk_sections, page_sections
 from engine.records import ChunkSpan
 from engine.vocab.sections import vocab
@@ -162,6 +164,12 @@ def test_words_that_only_say_where_to_look_do_not_rank_sentences_and_subject_wor
     drove = parse_intent("What drove gross margin change as of FY2022 for Globex?")
     assert "drove" not in drove.about and "gross margin change" in drove.about and drove.sections[0] == "mdna"
     assert "drove" not in drove.keywords
+    for asked in ("What were the key factors influencing Globex's net income in FY2022?",
+                  "What factors contributed to the change in Globex's gross margin in FY2022?",
+                  "What has led to the decline in Globex's operating income in FY2022?"):
+        why = parse_intent(asked)  # (asked why in other words: the MD&A's causes, not the statement's row)
+        assert why.relation == "explanation" and why.sections[0] == "mdna", (asked, why.relation, why.sections)
+        assert not re.search(r"influencing|contributed to|led to", why.about), why.about
     risks = parse_intent("What are the major risks Globex highlights about its supply chain?")
     assert "risks" not in risks.about and "supply chain" in risks.about and risks.sections[0] == "risk"
     either = parse_intent("Did Globex's wages expense as a percent of net sales increase or decrease in FY2023?")

@@ -458,7 +458,10 @@ class HirecPipeline:
                   and stop_after not in RETRIEVAL_STAGES)
         # a number no statement line names ("the gain on the separation", "the cash proceeds"): the filing's sentence
         # that prints it, quoted, is the evidence (no model picks a figure out of a passage)
-        in_words = intent.plan is not None and intent.plan.status == "none" and intent.numeric
+        # (so is a revision's size, "by how much did it increase its credit agreement": the engine reads the pair of
+        # figures from the sentences, engine.answer.revisions, whatever the lexicon calls the instrument)
+        in_words = intent.plan is not None and intent.numeric and (
+            intent.plan.status == "none" or bool(intent.revised) and intent.plan.status == "outside")
         if s.answer.written == "quotes" and (not intent.numeric or scoped or in_words):
             # a written question: one retrieval, the evidence sentences of its passages quoted, and one short
             # synthesis the model may write only from them (engine.answer.quotes); no passage is kept or dropped

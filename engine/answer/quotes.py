@@ -160,9 +160,11 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
                 found[k - 1:k + 1] = [(found[k - 1][0], found[k][1])]
             else:
                 k += 1
-        # (a list's item is no headline, nor a heading or running header without a sentence's end)
+        # (a list's item is no headline, nor a heading or running header without a sentence's end, nor the end of a
+        # sentence the chunk before holds: "time of its termination." would hide the sentence after it)
         headline = (len(found) == 1 and len(text[found[0][0] : found[0][1]].split()) <= _HEADLINE_WORDS
-                    and not _BULLET.match(text[start:end]) and not _heading_line(text[start:end]))
+                    and not _BULLET.match(text[start:end]) and not _heading_line(text[start:end])
+                    and not text[start:start + 1].islower())
         if lead and not headline:  # a headline is quoted with the sentence that opens its body
             found[0] = (lead.pop()[0], found[0][1])
         out.extend(lead)

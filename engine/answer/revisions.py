@@ -17,15 +17,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from engine.answer.quotes import content_stems
+from engine.answer.quotes import candidate_sentences, content_stems
 from engine.records import AnswerResult, Citation, Passage, QueryIntent, Quote
 from engine.settings import RESOURCES_DIR
 from engine.vocab.numbers import MENTION, SCALE_EXPONENTS, scale_word
 
-__all__ = ["Revision", "revision_answer", "revisions_in"]
+__all__ = ["Revision", "replacements_in", "revision_answer", "revisions_in"]
 
 _GAP = 80  # characters at most between a figure and the marker of the figure it replaced
 _LEAST_SHARED = 2  # words of the question a revision's words must share to be the one asked
+_MARKER_GAP = 90  # characters at most between an instrument's amount and the word marking it ended or begun
+_INSTRUMENT_WORDS = 10  # words at most of an instrument's name after its amount
+_UNSAID = 1  # words of a replaced instrument's name the question may leave out ("unsecured")
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,8 @@ class Revision:
         if self.percent:
             return f"{change:.6g} percentage point{'s' if round(change, 6) != 1 else ''}"
         shown = change / 10.0 ** SCALE_EXPONENTS.get(self.scale, 0)
-        return f"{'$' if self.money else ''}{shown:,.6g}{' ' + self.scale if self.scale else ''}"
+        digits = f"{shown:,.0f}" if shown >= 1000 and round(shown, 6).is_integer() else f"{shown:,.6g}"
+        return f"{'$' if self.money else ''}{digits}{' ' + self.scale if self.scale else ''}"
 
 
 @lru_cache(maxsize=1)
@@ -112,6 +116,52 @@ def revisions_in(text: str) -> list[Revision]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _replacing() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    data = tomllib.loads((RESOURCES_DIR / "reader" / "revisions.toml").read_text(encoding="utf-8"))
+    ended = re.compile(rf"\b(?:{'|'.join(data['ended'])})\b", re.IGNORECASE)
+    began = re.compile(rf"\b(?:{'|'.join(data['began'])})\b", re.IGNORECASE)
+    stop = re.compile("|".join(data["instrument_end"]), re.IGNORECASE)
+    return ended, began, stop
+
+
+def replacements_in(sentences: Sequence[str]) -> list[tuple[Revision, int]]:
+    """The instruments ``sentences`` print as replaced by a new one of the same name, each with its amount ("terminated
+    the $3,800,000,000 five year … credit agreement", "entered into a new $4,200,000,000 five year … credit agreement"):
+    a revision of the amount, with the index of the sentence printing the new one. An instrument's name is the words
+    after its amount (up to ``instrument_end``); it is ended or begun by the nearest marker before the amount in its
+    sentence. Two new ones or two ended of one name make no pair."""
+    ended, began, stop = _replacing()
+    seen: dict[str, dict[str, list[tuple[float, str, int]]]] = {}
+    for n, sentence in enumerate(sentences):
+        for m in MENTION.finditer(sentence):
+            if not (m["cur0"] or m["cur"] or m["tail"]) or m["pct"] or m["pct2"]:
+                continue
+            before = sentence[max(0, m.start() - _MARKER_GAP):m.start()]
+            marks = [(x.end(), "old") for x in ended.finditer(before)] + [(x.end(), "new") for x in began.finditer(before)]
+            if not marks:
+                continue
+            side = max(marks)[1]
+            after = sentence[m.end():]
+            cut = stop.search(after)
+            name = " ".join(re.findall(r"[A-Za-z0-9][\w-]*", after[:cut.start() if cut else len(after)])[
+                :_INSTRUMENT_WORDS]).lower()
+            name = re.sub(r"^(?:new|prior|previous|existing|former)\s+", "", name)
+            if len(name.split()) < 2:
+                continue
+            value, _, printed, _ = _figure(m)
+            seen.setdefault(name, {}).setdefault(side, []).append((value, printed, n))
+    out = []
+    for name, sides in seen.items():
+        # (one amount printed twice, as overlapping passages print a sentence, is one instrument)
+        olds, news = ({v: (v, p, n) for v, p, n in sides.get(k, [])} for k in ("old", "new"))
+        if len(olds) != 1 or len(news) != 1:
+            continue
+        ((old, old_printed, _),), ((new, new_printed, at),) = olds.values(), news.values()
+        out.append((Revision(new, old, False, new_printed, old_printed, name, 0, 0, "", True), at))
+    return out
+
+
 def _clause_start(text: str, at: int) -> int:
     """Where the clause holding ``at`` starts: after the last sentence end before it."""
     cut = max(text.rfind(". ", 0, at), text.rfind("; ", 0, at), text.rfind("\n\n", 0, at))
@@ -129,6 +179,10 @@ def revision_answer(intent: QueryIntent, quotes: Sequence[Quote], passages: Sequ
     for q in quotes:
         for r in revisions_in(" ".join(q.text.split())):
             scored.append((len(asked & content_stems(r.words)), r, q))
+    if not scored:  # an instrument replaced by a new one of the same name, printed in the passages' sentences
+        found = _replaced(passages, asked, intent.question)
+        if found is not None:
+            return found
     scored.sort(key=lambda x: -x[0])
     if not scored or scored[0][0] < _LEAST_SHARED or len(scored) > 1 and scored[1][0] == scored[0][0] \
             and (scored[1][1].new, scored[1][1].old) != (scored[0][1].new, scored[0][1].old):
@@ -144,3 +198,33 @@ def revision_answer(intent: QueryIntent, quotes: Sequence[Quote], passages: Sequ
                         citations=(Citation.of(q.passage_id, passage),), quotes=tuple(quotes),
                         reason=f"computed by the engine from the revision quote [{q.number}] prints: "
                                f"{r.new_printed} − {r.old_printed}")
+
+
+def _replaced(passages: Sequence[Passage], asked: set[str], question: str) -> AnswerResult | None:
+    """The answer from the instrument the passages print as replaced (:func:`replacements_in`, over each filing's
+    sentences in their order) whose name shares most of the question's words and has at most ``_UNSAID`` words it does
+    not print; None when none or two share as many."""
+    words = set(re.findall(r"[a-z0-9]+", question.lower()))
+    by_doc: dict[str, list[tuple[int, int, int]]] = {}  # doc -> (passage number, start, end), in the filing's order
+    for n, p in enumerate(passages, start=1):
+        by_doc.setdefault(p.chunk.doc_name, []).extend((n, a, b) for a, b in candidate_sentences(p))
+    scored: list[tuple[int, Revision, int]] = []
+    for units in by_doc.values():
+        units.sort(key=lambda u: (passages[u[0] - 1].chunk.char_start + u[1]))
+        sentences = [" ".join(passages[n - 1].chunk.text[a:b].split()) for n, a, b in units]
+        for r, at in replacements_in(sentences):
+            # (a name with words the question does not say is another instrument: "364 day" for "five year")
+            if len(set(re.findall(r"[a-z0-9]+", r.words)) - words) <= _UNSAID:
+                scored.append((len(asked & content_stems(r.words)), r, units[at][0]))
+    scored.sort(key=lambda x: -x[0])
+    if not scored or scored[0][0] < _LEAST_SHARED or len(scored) > 1 and scored[1][0] == scored[0][0]:
+        return None
+    _, r, n = scored[0]
+    change = round(r.new - r.old, 9)
+    way = "Raised" if change > 0 else "Lowered" if change < 0 else "Left unchanged"
+    text = (f"{way} by {r.size()}: the new {r.words} of {r.new_printed} replaced the one of {r.old_printed} [{n}]"
+            if change else f"{way}: the new {r.words} is of {r.new_printed}, as was the one it replaced [{n}]")
+    return AnswerResult("answered", text, value=change, unit="USD", method="revision",
+                        citations=(Citation.of(n, passages[n - 1]),),
+                        reason=f"computed by the engine from the amounts the filing prints of the {r.words} ended "
+                               f"and of the new one: {r.new_printed} − {r.old_printed}")

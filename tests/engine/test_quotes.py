@@ -48,6 +48,16 @@ def test_sentences_are_cut_at_their_ends_with_their_exact_characters():
     assert [q.number for q in quotes] == [1, 2]
 
 
+def test_the_end_of_a_sentence_the_chunk_before_holds_hides_no_sentence_after_it():
+    """A chunk that opens with the tail of the previous chunk's last sentence ("time of its termination."): the tail
+    is no headline to join to the next paragraph's sentence (a unit opening in lower case is dropped, and that
+    sentence with it)."""
+    text = ("time of its termination.\n\nOn May 26, 2023, Acme entered into a new $4,200,000,000 five year unsecured "
+            "revolving credit agreement among Acme and the lenders party thereto.")
+    units = [text[a:b] for a, b in candidate_sentences(_passage(text))]
+    assert units == [text.split("\n\n")[1]], units
+
+
 def test_a_running_header_above_a_paragraph_is_not_glued_to_its_first_sentence():
     text = ("Table of Contents\n"
             "arising from the accidents, which we continue to defend vigorously in the courts.\n"

@@ -78,3 +78,41 @@ def test_a_revision_the_question_does_not_name_alone_is_left_to_the_written_answ
     got = answer_from_quotes(question, intent, [passage], None, chat, AnswerSettings(),
                              PromptSettings(), decided=lambda quotes: revision_answer(intent, quotes, [passage]))
     assert got.result.method == "quotes" and len(got.calls) == 1
+
+
+FACILITIES = [  # an 8-K's Item 1.01/8.01 as filers print it, cut into two chunks between the two agreements
+    ("Effective May 26, 2023, Acme Corp. (“Acme”) terminated the $2,500,000,000 364 day unsecured revolving credit "
+     "agreement, dated as of May 27, 2022, among Acme, as borrower, and the lenders party thereto. On May 26, 2023, "
+     "Acme entered into a new $2,750,000,000 364 day unsecured revolving credit agreement (the “2023 364 Day Credit "
+     "Agreement”) among Acme and the lenders. The 2023 364 Day Credit Agreement enables Acme to borrow up to "
+     "$2,750,000,000 and may be increased to up to $3,000,000,000."),
+    ("Effective May 26, 2023, Acme terminated the $3,000,000,000 five year unsecured revolving credit agreement, "
+     "dated as of May 27, 2022. On May 26, 2023, Acme entered into a new $3,600,000,000 five year unsecured revolving "
+     "credit agreement (the “2023 Five Year Credit Agreement”) among Acme and the lenders."),
+]
+
+
+@pytest.mark.parametrize(("question", "size", "value"), [
+    ("By how much did Acme increase its unsecured five year revolving credit agreement on May 26, 2023?",
+     "Raised by $600,000,000", 6e8),
+    ("By how much did Acme increase its 364 day revolving credit facility agreement in May 2023?",
+     "Raised by $250,000,000", 2.5e8),
+])
+def test_an_instrument_replaced_by_a_new_one_of_the_same_name_is_a_revision_of_its_amount(
+        question: str, size: str, value: float) -> None:
+    """"Terminated the $3.0 billion five year … agreement" and "entered into a new $3.6 billion five year …
+    agreement", in two passages of one filing: by how much it was increased is computed by the engine, from the pair
+    whose name the question's words name (not the 364-day one); no model call."""
+    chat = ScriptedChat(lambda purpose, messages, n: pytest.fail("no model call: the engine computes a revision"))
+    passages = [Passage(Chunk(i + 1, 1, "ACME_2023-05-30_8K", i, 2000 * i, 2000 * i + len(t), "text", t,
+                              section="Item 8.01 Other Events"), "ACME 8-K") for i, t in enumerate(FACILITIES)]
+    intent = parse_intent(question)
+    got = answer_from_quotes(question, intent, passages, None, chat, AnswerSettings(), PromptSettings(),
+                             decided=lambda quotes: revision_answer(intent, quotes, passages))
+    a = got.result
+    assert got.calls == () and a.method == "revision" and a.value == pytest.approx(value), a
+    assert a.text.startswith(size), a.text
+    cited = a.citations[0].page_index
+    assert ("five year" in a.text) == (cited == 1), a.text
+    vague = parse_intent("By how much did Acme increase its revolving credit agreements in May 2023?")
+    assert revision_answer(vague, [], passages) is None  # (both agreements are named as well: no figure chosen)

@@ -293,9 +293,14 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
         return (f"{value[p.name]:+.2f}% ({format_value(p.before.fact.scaled_value / 1e6, 'USD millions', None)} in "
                 f"{when.before_said} to {format_value(p.now.fact.scaled_value / 1e6, 'USD millions', None)} in {when.said})")
 
-    what = f"{metric} growth against the year before" if growth else metric
-    end = "highest" if plan.choice == "largest" else "lowest"
     t = table.total
+    # a measure the catalogue does not compute (a company's own, "Adjusted Property EBITDAR", or a note's, backlog) is
+    # named as its table prints it, and said to be read from it
+    outside = plan.tree is not None and not plan.tree.args
+    name = re.sub(r"^(?:total|reportable segments?|consolidated)\s+", "", t.fact.label, flags=re.IGNORECASE) \
+        if outside else metric
+    what = f"{name} growth against the year before" if growth else name
+    end = "highest" if plan.choice == "largest" else "lowest"
     left = f"; left out as asked: {', '.join(plan.excluded)}" if plan.excluded else ""
     lead = f"{what} {said(pick)}" if growth else f"{said(pick)} of {what}"
     text = (f"{pick.name}: {lead}, the {end} of the {len(parts)} parts of "
@@ -306,9 +311,12 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
     cited = _total_cited(t)
     unit = "percent" if growth else "USD millions"
     return AnswerResult("answered", text, value[pick.name], unit, method="facts", citations=cited, inputs=refs,
+                        reason=f"{name} is read from the filing's table as printed (an amount the catalogue "
+                               "does not compute from the statements: a company's own measure, or a note's)"
+                               if outside else "",
                         reasoning=f"the {plan.parts or 'parts'} read as the {len(table.parts)} parts of "
-                                  f"'{t.fact.label}' that add up to it; {plan.words}, computed from statement facts "
-                                  "without a model call")
+                                  f"'{t.fact.label}' that add up to it; {plan.words}, computed from "
+                                  f"{'the filing’s table' if outside else 'statement facts'} without a model call")
 
 
 def _says(text: str, stems: Sequence[str]) -> bool:

@@ -1280,9 +1280,11 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
     if not metrics:  # "the largest liability": a section of a statement, the parts of its total
         noun = member.text.lower()
         metrics = [total for stem, total in sorted(_wholes().items(), key=lambda w: -len(w[0])) if stem in noun][:1]
-    if best == worst or len(metrics) != 1 or metrics[0] not in catalogue.metrics \
-            or catalogue.metrics[metrics[0]].unit != "USD":
+    if best == worst or len(metrics) != 1 or metrics[0] in catalogue.metrics \
+            and catalogue.metrics[metrics[0]].unit != "USD":
         return None  # no superlative, both, or not one amount
+    # (an amount the catalogue does not compute, a company's own measure as its segment table prints it, "Adjusted
+    # Property EBITDAR": the parts of the printed total that names it; its rows are the company's figures)
     growth = any(t.kinds & {"PERFORMANCE", "CHANGE", "GROWTH", "UP", "DOWN"} for t in toks)
     falling = any("DOWN" in t.kinds for t in toks)  # "the biggest drop": the lowest growth
     end = "largest" if best != falling else "smallest"
@@ -1298,10 +1300,12 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
             if run:
                 excluded.append(" ".join(run).removesuffix(" and").removesuffix(" &"))
     name = metrics[0]
-    tree = metric_node(name, catalogue, {})
+    own = name not in catalogue.metrics
+    tree = PlanNode("metric", name) if own else metric_node(name, catalogue, {})
     words = f"the {member.text.lower()} with the {end} {name}{' growth against the year before' if growth else ''}"
+    meant = "as the table of its parts prints it (the company's own measure)" if own else _metric_words(tree, catalogue)
     return MetricPlan("parts", tree, "percent" if growth else "USD", words, read=(f"{member.text}: the parts of a "
-                      f"total the filing prints", f"{name}: {_metric_words(tree, catalogue)}"), choice=end,
+                      f"total the filing prints", f"{name}: {meant}"), choice=end,
                       parts=member.text.lower(), part_kinds=_part_kinds(member.text), measure="growth" if growth
                       else "value", excluded=tuple(excluded))
 

@@ -56,6 +56,13 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN00
                          ("Liabilities", "", ""), ("Accounts payable", "1,100", "1,000"),
                          ("Long-term debt", "3,400", "3,600"), ("Other liabilities", "500", "400"),
                          ("Total liabilities", "5,000", "5,000"), ("Total shareholders' equity", "6,000", "5,300")])
+    # amounts the catalogue does not compute, by segment, as the segment note prints them (page 8)
+    add_table_page(pdf, [("Note 14 - Segment backlog and goodwill", "", ""), ("Backlog by segment", "", ""),
+                         ("(in millions)", "2023", "2022"), ("Industrial", "4,100", "3,900"),
+                         ("Healthcare", "1,300", "1,600"), ("Consumer", "600", "500"), ("Total backlog", "6,000", "6,000"),
+                         ("Goodwill by segment", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Industrial", "2,400", "2,300"), ("Healthcare", "3,100", "2,900"), ("Consumer", "900", "950"),
+                         ("Total goodwill", "6,400", "6,150")])
     settings = Settings(home=tmp / "lib", ingest={"workers": 1})
     library = Library(settings.home)
     ingest(library, [tmp / "f"], settings)
@@ -200,6 +207,25 @@ def test_the_largest_line_of_a_balance_sheet_section(pipeline, question, winner,
     assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
     assert run.answer.text.startswith(f"{winner}: ") and run.answer.value == pytest.approx(value), run.answer.text
     assert "ACMEIND_2023_10K p. 7" in run.answer.text
+
+
+@pytest.mark.parametrize(("question", "winner", "value", "measure"), [
+    ("Which segment had the largest backlog for Acme Industries at the end of FY2023?", "Industrial", 4100.0,
+     "backlog"),
+    ("Which of Acme Industries' segments carried the least goodwill in FY2023?", "Consumer", 900.0, "goodwill"),
+    ("Which segment's backlog shrank the most for Acme Industries in FY2023?", "Healthcare",
+     (1300 / 1600 - 1) * 100, "backlog"),
+])
+def test_a_choice_among_the_parts_of_an_amount_the_catalogue_does_not_compute(pipeline, question, winner, value,  # noqa: ANN001
+                                                                               measure) -> None:
+    """An amount no catalogue formula computes (backlog, goodwill; a company's own measure such as Adjusted Property
+    EBITDAR) is chosen among the rows its table prints that add up to its total, named as the table prints it and
+    said to be read from it (not computed from the statements)."""
+    run = pipeline.run(question, store=False)
+    a = run.answer
+    assert run.status == "answered" and run.llm_calls == 0 and a.method == "facts", (a.text, a.reason)
+    assert a.text.startswith(f"{winner}: ") and a.value == pytest.approx(value), a.text
+    assert "ACMEIND_2023_10K p. 8" in a.text and f"{measure} is read from the filing's table" in a.reason.lower(), a
 
 
 @pytest.fixture(scope="module")

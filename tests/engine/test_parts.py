@@ -216,7 +216,7 @@ def test_the_largest_line_of_a_balance_sheet_section(pipeline, question, winner,
     ("Which segment's backlog shrank the most for Acme Industries in FY2023?", "Healthcare",
      (1300 / 1600 - 1) * 100, "backlog"),
 ])
-def test_a_choice_among_the_parts_of_an_amount_the_catalogue_does_not_compute(pipeline, question, winner, value,  # noqa: ANN001
+def test_a_choice_among_the_parts_of_an_amount_the_catalogue_does_not_compute(pipeline, question, winner, value,
                                                                                measure) -> None:
     """An amount no catalogue formula computes (backlog, goodwill; a company's own measure such as Adjusted Property
     EBITDAR) is chosen among the rows its table prints that add up to its total, named as the table prints it and

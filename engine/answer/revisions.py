@@ -12,14 +12,12 @@ The question's markers and the filing's ("previously", "up from", "prior guidanc
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from engine.answer.quotes import candidate_sentences, content_stems
+from engine.intent.shape import revision_words
 from engine.records import AnswerResult, Citation, Passage, QueryIntent, Quote
-from engine.settings import RESOURCES_DIR
 from engine.vocab.numbers import MENTION, SCALE_EXPONENTS, scale_word
 
 __all__ = ["Revision", "replacements_in", "revision_answer", "revisions_in"]
@@ -57,19 +55,6 @@ class Revision:
         return f"{'$' if self.money else ''}{digits}{' ' + self.scale if self.scale else ''}"
 
 
-@lru_cache(maxsize=1)
-def _markers() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The filing's words: the verbs of revising ("raised … to B from A") and the marks of the earlier figure."""
-    data = tomllib.loads((RESOURCES_DIR / "reader" / "revisions.toml").read_text(encoding="utf-8"))
-
-    def alt(forms: list[str]) -> str:
-        return "|".join(f.replace(" ", r"\s+") for f in sorted(forms, key=len, reverse=True))
-
-    verbs = re.compile(rf"\b(?:{alt(data['verbs'])})\b", re.IGNORECASE)
-    previous = re.compile(rf"[(,;]?\s*\b(?:{alt(data['previous'])})\b\s*:?\s*$", re.IGNORECASE)
-    return verbs, previous
-
-
 def _figure(m: re.Match[str]) -> tuple[float, bool, str, str]:
     """A figure's value (its scale applied), whether it is a percent, as printed, and its scale word ("" none)."""
     scale = scale_word(m["word"] or m["abbr"] or m["letter"]) or ""
@@ -82,7 +67,7 @@ def _figure(m: re.Match[str]) -> tuple[float, bool, str, str]:
 def revisions_in(text: str) -> list[Revision]:
     """The revisions ``text`` prints: a figure followed by a marker of the earlier one and that figure ("8 percent
     (previously 6 percent)"), or a verb of revising with "from A to B" / "to B from A"."""
-    verbs, previous = _markers()
+    verbs, previous = revision_words().verbs, revision_words().previous
     found = list(MENTION.finditer(text))
     out: list[Revision] = []
     last_end = 0
@@ -116,22 +101,14 @@ def revisions_in(text: str) -> list[Revision]:
     return out
 
 
-@lru_cache(maxsize=1)
-def _replacing() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    data = tomllib.loads((RESOURCES_DIR / "reader" / "revisions.toml").read_text(encoding="utf-8"))
-    ended = re.compile(rf"\b(?:{'|'.join(data['ended'])})\b", re.IGNORECASE)
-    began = re.compile(rf"\b(?:{'|'.join(data['began'])})\b", re.IGNORECASE)
-    stop = re.compile("|".join(data["instrument_end"]), re.IGNORECASE)
-    return ended, began, stop
-
-
 def replacements_in(sentences: Sequence[str]) -> list[tuple[Revision, int]]:
     """The instruments ``sentences`` print as replaced by a new one of the same name, each with its amount ("terminated
     the $3,800,000,000 five year … credit agreement", "entered into a new $4,200,000,000 five year … credit agreement"):
     a revision of the amount, with the index of the sentence printing the new one. An instrument's name is the words
     after its amount (up to ``instrument_end``); it is ended or begun by the nearest marker before the amount in its
     sentence. Two new ones or two ended of one name make no pair."""
-    ended, began, stop = _replacing()
+    vocab = revision_words()
+    ended, began, stop = vocab.ended, vocab.began, vocab.instrument_end
     seen: dict[str, dict[str, list[tuple[float, str, int]]]] = {}
     for n, sentence in enumerate(sentences):
         for m in MENTION.finditer(sentence):

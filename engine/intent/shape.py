@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from engine.settings import RESOURCES_DIR
@@ -176,24 +177,42 @@ def needs_calculation(core: str, text: str, metrics: Sequence[str]) -> bool:
         _CALC.search(core) or _DEFINITION.search(text) or _DERIVED.intersection(metrics))
 
 
+@dataclass(frozen=True)
+class RevisionWords:
+    """``resources/reader/revisions.toml`` read once: the question's words that ask a revision's size (``asks``,
+    ``verbs``, ``frame``), and the filing's: the verbs of revising, the marks of an earlier figure (``previous``, at
+    the end of the text before it), and of an instrument ended or begun (``ended``, ``began``, ``instrument_end``)."""
+
+    asks: re.Pattern[str]
+    verbs: re.Pattern[str]
+    frame: re.Pattern[str]
+    previous: re.Pattern[str]
+    ended: re.Pattern[str]
+    began: re.Pattern[str]
+    instrument_end: re.Pattern[str]
+
+
 @lru_cache(maxsize=1)
-def _revision_words() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+def revision_words() -> RevisionWords:
     data = tomllib.loads((RESOURCES_DIR / "reader" / "revisions.toml").read_text(encoding="utf-8"))
 
-    def alt(forms: list[str]) -> str:
-        return "|".join(f.replace(" ", r"\s+") for f in sorted(forms, key=len, reverse=True))
+    def words(forms: list[str]) -> re.Pattern[str]:
+        body = "|".join(f.replace(" ", r"\s+") for f in sorted(forms, key=len, reverse=True))
+        return re.compile(rf"\b(?:{body})\b", re.IGNORECASE)
 
-    return (re.compile(rf"\b(?:{alt(data['asks'])})\b", re.IGNORECASE),
-            re.compile(rf"\b(?:{alt(data['verbs'])})\b", re.IGNORECASE),
-            re.compile(rf"\b(?:{alt(data['frame'] + data['verbs'])})\b", re.IGNORECASE))
+    previous = "|".join(f.replace(" ", r"\s+") for f in sorted(data["previous"], key=len, reverse=True))
+    return RevisionWords(words(data["asks"]), words(data["verbs"]), words(data["frame"] + data["verbs"]),
+                         re.compile(rf"[(,;]?\s*\b(?:{previous})\b\s*:?\s*$", re.IGNORECASE),
+                         words(data["ended"]), words(data["began"]),
+                         re.compile("|".join(data["instrument_end"]), re.IGNORECASE))
 
 
 def revision_asked(text: str) -> str:
     """What a question asks the size of a revision of ("by how many points did X raise its EPS growth guidance":
     "did X its EPS growth", its revising words left out; ``resources/reader/revisions.toml``), or "" when it asks
     none. The answer compares these words with those of the revisions a filing prints (engine.answer.revisions)."""
-    asks, verbs, frame = _revision_words()
-    if asks.search(text) is None or verbs.search(text) is None:
+    w = revision_words()
+    if w.asks.search(text) is None or w.verbs.search(text) is None:
         return ""
-    return " ".join(frame.sub(" ", text).split())
+    return " ".join(w.frame.sub(" ", text).split())
 

@@ -279,6 +279,9 @@ class QueryIntent:
     # check names them from the company's latest loaded 10-K (engine.retrieval.companies.resolve_latest)
     year_run: int = 0
     since: int = 0  # the year a run "since FY2021" starts in (engine.intent.periods.since_year); 0: not asked
+    # the fiscal year of an annual report the question names ("in its FY2023 10-K, what was net income in FY2021"):
+    # its figures are the ones read (engine.intent.periods.named_report_year); 0: none named
+    report_year: int = 0
     item_words: tuple[str, ...] = ()  # its words that may name a line item (engine.intent.wordlists.item_words)
     yes_no: bool = False  # a yes/no question ("does …", "is …", "has …"): it may ask a judgement of a metric
     sections: tuple[str, ...] = ()  # the section kinds its words ask of, best first (engine.vocab.sections); the

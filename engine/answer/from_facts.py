@@ -89,6 +89,7 @@ class FactPlan:
     bar: float | None = None
     criterion: str = ""
     note: str = ""  # what the answer must say of how the period was read (a 10-Q's year to date for its quarter)
+    report_year: int = 0  # the annual report the question names ("in its FY2023 10-K"): its printings come first
 
     @property
     def quarterly(self) -> bool:
@@ -223,7 +224,7 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
     if not intent.quarters:
         return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual,
                         options=options, largest=largest, judge=read.judge, bar=read.bar,
-                        criterion=read.criterion)
+                        criterion=read.criterion, report_year=intent.report_year)
     # a quarter: read at the end its own 10-Q's cover states (fiscal quarters end on the company's dates); the same
     # quarter a year before (a change, a growth) from that 10-Q's comparative column
     quarter = max(intent.quarters)
@@ -356,7 +357,7 @@ def gather(plan: FactPlan, library: Library, catalogue: Catalogue, *,
             how = ""
             if not facts and found.get(term):
                 facts, how = found[term], "found by a complementary retrieval"
-            fact, ambiguous, why = pick(facts, item, year, plan.annual_years)
+            fact, ambiguous, why = pick(facts, item, year, plan.annual_years, plan.report_year)
             if fact is not None and printed_negated(fact.fact.label, fact.fact.concept):
                 why = "; ".join(w for w in (why, f"the row “{fact.fact.label}” prints {item.words} in parentheses: "
                                                   f"{fact.fact.printed} is read with its sign turned") if w)
@@ -458,20 +459,24 @@ def _statement_read(library: Library, plan: FactPlan, item: LineItem, year: int)
                               limit=1))
 
 
-def _rank(s: StoredFact, item: LineItem, year: int, filing_years: dict[int, int]) -> tuple[int, ...]:
+def _rank(s: StoredFact, item: LineItem, year: int, filing_years: dict[int, int], report: int = 0
+          ) -> tuple[int, ...]:
     """Better first: on the item's own statement, the consolidated company's rather than the parent company's alone
     (Schedule I), high confidence, printed in the primary statement under its own heading rather than a summary
     table that prints the same line (an MD&A's "Balance sheet and working capital measures"), from the annual
     report of that very fiscal year (the figure as first reported), then the next year's (its comparative
-    column)."""
+    column); where the question names an annual report (``report``: its fiscal year), that report's printing first
+    (as it prints the year: restated or not)."""
     fy = filing_years.get(s.filing_id)
     own = 0 if fy == year else 1 if fy == year + 1 else 2
+    if report:
+        own = 0 if fy == report else own + 1
     return (0 if s.fact.statement == item.statement else 1, 1 if parent_only(s.fact.title) else 0,
             0 if s.fact.confidence == "high" else 1, 0 if primary_statement(s.fact.title) else 1, own)
 
 
-def pick(facts: Sequence[StoredFact], item: LineItem, year: int,
-         filing_years: dict[int, int] | None = None) -> tuple[StoredFact | None, list[StoredFact], str]:
+def pick(facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: dict[int, int] | None = None,
+         report: int = 0) -> tuple[StoredFact | None, list[StoredFact], str]:
     """The fact that fills an item for a fiscal year: of the best-ranked candidates (see :func:`_rank`), the one
     value they all print, or the one their total rows print, and why it was taken over the other printings
     ("" when it is the only one). Different values in the best rank (two rows of one statement mapped to the
@@ -479,7 +484,7 @@ def pick(facts: Sequence[StoredFact], item: LineItem, year: int,
     if not facts:
         return None, [], ""
     years = filing_years or {}
-    ranks = [_rank(s, item, year, years) for s in facts]
+    ranks = [_rank(s, item, year, years, report) for s in facts]
     top = min(ranks)
     best = [s for s, r in zip(facts, ranks) if r == top]
     values: dict[float, StoredFact] = {}
@@ -487,15 +492,16 @@ def pick(facts: Sequence[StoredFact], item: LineItem, year: int,
         values.setdefault(round(amount(s), 2), s)
     if len(values) == 1:
         chosen = next((s for s in best if s.fact.is_total), best[0])
-        return chosen, [], _why(chosen, facts, item, year, years, "")
+        return chosen, [], _why(chosen, facts, item, year, years, "", report)
     totals = [s for s in best if s.fact.is_total]
     if len({round(amount(s), 2) for s in totals}) == 1:
-        return totals[0], [], _why(totals[0], facts, item, year, years, "the total row among rows of other values")
+        return totals[0], [], _why(totals[0], facts, item, year, years, "the total row among rows of other values",
+                                   report)
     return None, list(values.values()), ""
 
 
 def _why(chosen: StoredFact, facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: dict[int, int],
-         lead: str) -> str:
+         lead: str, report: int = 0) -> str:
     """Why ``chosen`` fills the item rather than another printing of it, as an analyst checks it: which table it
     is (the primary statement, or a summary table when no statement prints it), which filing (the year's own
     report, or the next one's comparative column), and where else the figure is printed."""
@@ -507,7 +513,9 @@ def _why(chosen: StoredFact, facts: Sequence[StoredFact], item: LineItem, year: 
         where = f"a table read as the {item.statement} (\"{_short(f.title)}\"): no primary statement prints it"
     else:
         where = f"a table, \"{_short(f.title)}\": no {item.statement} row prints it"
-    if fy is not None and fy != year:
+    if fy is not None and fy != year and fy == report:
+        where += f", from the FY{fy} report the question names (its comparative column)"
+    elif fy is not None and fy != year:
         own = any(filing_years.get(s.filing_id) == year for s in facts)
         where += (f", from the FY{fy} report's comparative column (the FY{year} report prints it only in a summary "
                   "table)" if own else f", from the FY{fy} report's comparative column (no FY{year} report prints it)")

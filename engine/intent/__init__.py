@@ -97,7 +97,7 @@ def parse_intent(
         as_percentage=asks_percentage(text), share=asks_share(text), margin=asks_margin(text),
         as_of=None if as_of is None else as_of.isoformat(), item_words=tuple(sorted(item_words(text))),
         ytd_months=periods.ytd_months, quarter_run=periods.quarter_run, year_run=periods.year_run,
-        since=periods.since, yes_no=is_yes_no(core),
+        since=periods.since, report_year=periods.report_year, yes_no=is_yes_no(core),
         sections=section_vocab().kinds_asked(topic, core),
         about=_without_companies(section_vocab().without_place_words(asked), text, issuers),
         offered=offered.group(0) if offered else "",

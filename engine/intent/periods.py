@@ -82,6 +82,7 @@ class AskedPeriods:
     quarter_run: int = 0  # several quarters asked without naming them (quarter_run below); 0: not asked
     year_run: int = 0  # several whole years asked as a run (year_run below); 0: not asked
     since: int = 0  # the year a run "since FY2021" starts in (since_year below); 0: not asked
+    report_year: int = 0  # the fiscal year of an annual report the question names ("in its FY2023 10-K"); 0: none
 
 
 def _year(y: str | None, yy: str | None) -> int | None:
@@ -158,7 +159,17 @@ def asked_periods(text: str, today_year: int | None = None) -> AskedPeriods:
         fiscal_years=tuple(sorted(set(annual) | {y for y, _ in quarters})),
         stated_quarters=tuple(q for _, q in raw_quarters), ytd_months=ytd, quarter_run=quarter_run(text),
         year_run=0 if quarters else year_run(text), since=0 if quarters else since_year(text),
+        report_year=named_report_year(text),
     )
+
+
+def named_report_year(text: str) -> int:
+    """The fiscal year of the annual report ``text`` names ("in its 10-K for 2023", "the FY2022 10-K", "the 2022 annual
+    report"), 0 when it names none or two: where it asks another year, the figure is read as that report prints it
+    (a later report's comparative column, restated or not)."""
+    years = {y for m in _FILING_YEAR.finditer(text) for y in
+             (_year(n["y"], n["yy"]) for n in _YEAR_RE.finditer(m[0])) if y}
+    return years.pop() if len(years) == 1 else 0
 
 
 # Several quarters asked without naming them: "the last four quarters", "the three most recent 10-Qs" (their count),

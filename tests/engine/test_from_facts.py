@@ -569,6 +569,28 @@ def test_the_primary_statement_is_preferred_to_a_summary_table_and_the_input_say
     assert fact in (note, summary) and "no primary statement prints it" in why
 
 
+def test_the_annual_report_the_question_names_is_the_one_read() -> None:
+    """"In X's FY2021 10-K, what were inventories at the end of FY2020?": the FY2021 report's comparative column is
+    read (as it prints the year: a restated figure is that report's), said so; unnamed, the year's own report; the
+    reader takes the named report's year from the wordings analysts write."""
+    from engine.answer.from_facts import pick
+    from engine.intent.periods import asked_periods
+
+    item = load_catalogue().items["inventory"]
+    years = {1: 2020, 2: 2021}
+    own = _printing(1, "X_2020_10K", 71, "Consolidated Balance Sheets", "balance sheet", 2438)
+    restated = _printing(2, "X_2021_10K", 66, "CONSOLIDATED BALANCE SHEETS (In millions)", "balance sheet", 2450)
+    assert pick([own, restated], item, 2020, years)[0] is own
+    fact, ambiguous, why = pick([own, restated], item, 2020, years, 2021)
+    assert fact is restated and not ambiguous and "the FY2021 report the question names" in why, why
+    for asked in ("In X's 10-K for 2021, what were inventories at the end of FY2020?",
+                  "According to the FY2021 10-K, what were X's inventories in fiscal 2020?",
+                  "What did X's 2021 annual report print as inventories for 2020?"):
+        periods = asked_periods(asked)
+        assert (periods.annual, periods.report_year) == ((2020,), 2021), (asked, periods)
+    assert asked_periods("What were X's inventories at the end of FY2020?").report_year == 0
+
+
 def test_the_consolidated_statement_is_taken_over_the_parent_companys_own() -> None:
     """A bank holding company prints its parent company's condensed statements too (Schedule I): the same line,
     another value. The consolidated statement's is the company's; the parent's is only mentioned."""

@@ -38,6 +38,7 @@ import numpy as np
 
 from engine.answer.generate import NOT_ANSWERABLE, YEAR, ground_text, passage_numbers, printed_in
 from engine.chunking import is_header_row, is_table_row
+from engine.intent.issuers import not_names
 from engine.intent.keywords import lexical_terms
 from engine.intent.wordlists import states_a_cause, word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
@@ -321,6 +322,12 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     if naming:  # the sentences that name what is asked ("we acquired", "lawsuits"), in the words' order: on topic
         rankings.append([i for i in by_words if i in naming])
         on_topic |= naming
+    if sections and sections[0] in _SPECIFIC_KINDS:  # a question of litigation or risks: the sentences naming a
+        # party, a court, a product or a place (a case, not the boilerplate "The Company is subject to various legal
+        # proceedings"), the most named first
+        titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
+        named = {i: n for i in ids if (n := _names_printed(texts[i], titled))}
+        rankings.append(sorted(named, key=lambda i: (-named[i], by_words.index(i))))
     if years:  # the sentences that print an asked year, those sharing most of the question's words first
         printed = re.compile(rf"\b(?:{'|'.join(str(y) for y in years)})\b")
         rankings.append([i for i in by_words if printed.search(texts[i])])
@@ -371,6 +378,26 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
                          title=p.title, section=c.section, printed_folio=c.printed_folio,
                          score=round(fused[i], 6), header=_row_header(c.text, s, c.context)))
     return out
+
+
+_SPECIFIC_KINDS = frozenset({"legal", "risk"})  # section kinds whose questions rank the sentences that name things
+_CAPITALISED = re.compile(r"(?<![\w’'])[A-Z][A-Za-z&’'.-]*[A-Za-z]")
+
+
+def _names_printed(text: str, titled: set[str]) -> int:
+    """How many names ``text`` prints (capitalised words past its first that are no filing's, period's or
+    accounting word — resources/companies/not_names.txt — nor the filer's own name), plus one for a day or an
+    amount: what makes a sentence about one case rather than any."""
+    generic = not_names() | word_set("function_words") | _BOILERPLATE
+    words = _CAPITALISED.findall(text)[1:]
+    names = {w.lower().removesuffix("’s").removesuffix("'s").rstrip(".") for w in words}
+    found = len({w for w in names if w not in generic and w not in titled})
+    return found + bool(_DAY.search(text)) + bool(_AMOUNT.search(text)) if found else 0
+
+
+_BOILERPLATE = frozenset({"company", "companies", "we", "our", "us", "directors", "court"})
+_DAY = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+                  r"\s+\d{1,2},\s+\d{4}")
 
 
 def _headline(text: str) -> bool:

@@ -155,6 +155,30 @@ def test_the_sentences_naming_what_is_asked_come_first_in_any_of_its_words():
     assert vocab().kinds_asked("", "What was the outcome of the shareholder vote on the proposal?")[:1] == ("vote",)
 
 
+def test_a_litigation_question_quotes_the_case_before_the_boilerplate():
+    """"What legal proceedings were mentioned": of two sentences on litigation, the one naming a party, a court and a
+    day (a case) is quoted before the one any filer prints ("subject to various legal proceedings"); a question of
+    another kind ranks as before."""
+    from engine.vocab.sections import vocab
+
+    boiler = _passage("The Company is subject to various legal proceedings and claims that have arisen in the "
+                      "ordinary course of business and that have not been fully resolved.")
+    case = _passage("On September 10, 2021, the U.S. District Court for the Northern District of California ruled "
+                    "in favor of the Company on nine of ten counts in the lawsuit filed by Epic Games, Inc.",
+                    cid=2, start=900)
+    question = "What specific legal proceedings were mentioned in ACME's 10-Q?"
+    subject = vocab().subject_words(question)
+    sections = vocab().kinds_asked("", question)
+    assert sections[:1] == ("legal",), sections
+    settings = AnswerSettings(quotes=2)
+    got = select_quotes("What specific legal proceedings were mentioned", [boiler, case], None, settings, sections,
+                        subject=subject)
+    assert [q.chunk_id for q in got] == [2, 1], got
+    plain = select_quotes("What specific legal proceedings were mentioned", [boiler, case], None, settings,
+                          subject=subject)
+    assert [q.chunk_id for q in plain] == [1, 2]  # (without the sections asked: the passages' own order)
+
+
 def test_a_sentence_that_goes_on_about_the_one_before_is_quoted_with_it():
     """"This represents increases of 3.0% in 2023" says nothing alone of what increased: it is quoted with the
     sentence it points back at; a sentence that opens with "This" and says something new stands alone."""

@@ -119,6 +119,10 @@ class RetrievalSettings(_Section):
     date_boost: float = Field(
         0.15, ge=0, description="Document score added to a filing whose report date or period end is the day the "
         "question names (\"the 8-K dated July 1, 2022\", \"as of June 30, 2023\").")
+    recent_boost: float = Field(
+        0.15, ge=0, description="Document score added to a company's filings of its latest year (a period ending at most "
+        "a year before its latest filing's) when the question asks no period: \"throughout the reported periods\", "
+        "\"what are its risks\" ask of the company as it is now, not of its oldest reports.")
     vector_cache: int = Field(
         20000, ge=0, description="Passage vectors embedded at question time that are kept in memory for later questions "
         "(libraries without stored chunk vectors).")

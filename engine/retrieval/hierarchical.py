@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from datetime import date, timedelta
 
 import numpy as np
 
@@ -70,6 +71,18 @@ def _match_notes(f: Filing, intent: QueryIntent, r: RetrievalSettings) -> tuple[
     return boost, notes
 
 
+def _recent_since(filings: Sequence[Filing], intent: QueryIntent) -> str | None:
+    """The first period end of a company's latest year, as ISO day (a year before its latest filing's period end), when
+    the question asks no period (no year, quarter, day, nor run of them); None otherwise."""
+    if intent.fiscal_years or intent.quarters or intent.as_of or intent.quarter_run or intent.year_run:
+        return None
+    ends = [f.identity.period_end for f in filings if f.identity.period_end]
+    if not ends:
+        return None
+    latest = date.fromisoformat(max(ends))
+    return (latest - timedelta(days=366)).isoformat()
+
+
 # A question's companies hold at most this many filings: their summaries are compared exactly, not searched
 # through the graph with a filter (which, keeping a few dozen of 145,897 filings, wanders the whole graph).
 EXACT_DOCUMENTS = 5000
@@ -104,11 +117,15 @@ class HierarchicalRetriever:
         found = {f.id: f for f in self.library.filings([fid for fid, _ in dense])}
         filter_note = f"restricted to {len(issuer_ids)} filings of {', '.join(intent.issuers)}" if issuer_ids else "none"
         cands = []
+        recent = _recent_since(self.library.filings_of_companies(intent.issuers), intent) if issuer_ids else None
         for rank, (fid, sim) in enumerate(dense, start=1):
             f = found.get(fid)
             if f is None:
                 continue
             boost, notes = _match_notes(f, intent, r)
+            if recent is not None and (f.identity.period_end or "") >= recent:
+                boost += r.recent_boost
+                notes.append("of the company's latest year (no period asked)")
             cands.append((f, sim, rank, boost, notes))
         # The trained cross-encoder learned (question, passage) pairs, not cover-page summaries, so documents keep
         # the dense + metadata score.

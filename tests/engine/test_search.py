@@ -158,6 +158,35 @@ def test_a_filing_for_an_earlier_year_than_asked_gives_no_document_slot(ingested
     assert not any(r.why.startswith("dropped: a filing for") for r in rows(f"What drove {company}'s revenue in FY2031?"))
 
 
+def test_a_question_that_asks_no_period_prefers_the_company_s_latest_year(ingested_demo, embedder):
+    """"What patterns can be seen in its revenue throughout the reported periods": no year asked, so the company's
+    filings of its latest year (a period ending at most a year before its latest filing's) are boosted and say so;
+    a question naming a year boosts none that way."""
+    from datetime import date, timedelta
+
+    from engine.intent import parse_intent
+    from engine.intent.issuers import issuer_refs
+    from engine.retrieval.hierarchical import HierarchicalRetriever
+
+    library, settings, _ = ingested_demo
+    retriever = HierarchicalRetriever(library, settings, embedder, open_indexes(library, settings, embedder))
+    filings = library.filings_of_companies(["HRBR"])
+    latest = max(date.fromisoformat(f.identity.period_end) for f in filings if f.identity.period_end)
+    recent = {f.id for f in filings if f.identity.period_end
+              and date.fromisoformat(f.identity.period_end) >= latest - timedelta(days=366)}
+    assert recent and len(recent) < len(filings)
+    company = filings[0].identity.registrant
+    question = f"What patterns can be seen in {company}'s revenue throughout the reported periods?"
+    rows = retriever.documents(question, parse_intent(question, issuer_refs(library)))[1].candidates
+    said = {r.filing_id for r in rows if "of the company's latest year (no period asked)" in r.why}
+    assert said == recent & {r.filing_id for r in rows}, [(r.doc_name, r.why) for r in rows]
+    assert [r.filing_id in recent for r in rows if r.kept] == sorted(
+        (r.filing_id in recent for r in rows if r.kept), reverse=True)  # (the latest year's first)
+    named = f"What patterns can be seen in {company}'s revenue in FY2022?"
+    assert not any("latest year" in r.why for r in retriever.documents(named, parse_intent(
+        named, issuer_refs(library)))[1].candidates)
+
+
 def test_a_filing_of_the_day_the_question_names_is_boosted_and_says_so(ingested_demo, embedder):
     """A question naming a day ("as of June 30, 2023", "the 8-K dated July 1, 2022") prefers the filing whose report
     date or period end is that day, written either way round."""

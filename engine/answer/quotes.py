@@ -489,6 +489,11 @@ def degenerate(text: str) -> str:
     return ""
 
 
+@lru_cache(maxsize=1)
+def _saying_stems() -> frozenset[str]:
+    return frozenset(content_stems(" ".join(sorted(word_set("saying")))))
+
+
 def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequence[float] = ()) -> str:
     """Why a synthesis sentence is refused ("" when it stands): a figure no quote it cites prints (nor the engine
     computed), words its quotes do not say, or degenerate text."""
@@ -516,8 +521,9 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
         if any(round(abs(k), places) == round(abs(value), places) for k in known):
             continue
         return f"it states {token.strip()}, which no quote it cites prints"
+    # (a verb that only says where something is said, "the 10-Q indicates …", adds nothing: resources/reader/saying.txt)
     own = content_stems(text) - content_stems(question) - _VERDICT_WORDS
-    if not own:
+    if not own - _saying_stems():
         return "it restates the question and adds nothing a quote prints"
     # its own words are content words (no function word counts), so even two must be in its quotes: "The
     # discussion provides information about the rate" says nothing its quotes print (one word of its own beside the

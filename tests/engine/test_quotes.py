@@ -470,6 +470,20 @@ def test_a_question_of_two_directions_is_answered_with_one_not_with_yes():
     assert got.text == "Wages expense as a percent of net sales increased in FY2023. [1]", got
 
 
+def test_a_sentence_that_only_says_the_filing_speaks_of_what_is_asked_is_refused():
+    """"The most recent 10-Q indicates that its ESG section relates to the expenses reported": its only words beyond
+    the question's say where something is said (resources/reader/saying.txt), not what; refused as a restatement.
+    A sentence that says what the quote says stands."""
+    quote = _quote("Microsoft is committed to sustainability and invests in carbon removal projects.")
+    question = ("From the most recent 10-Q, how does Microsoft's section on environmental, social, and governance "
+                "commitments relate to the expenses reported for sustainability initiatives?")
+    empty = ("The most recent 10-Q indicates that Microsoft's section on environmental, social, and governance "
+             "commitments relates to the expenses reported for sustainability initiatives.")
+    assert check_sentence(empty, [quote], question) == "it restates the question and adds nothing a quote prints"
+    assert check_sentence("Microsoft invests in carbon removal projects as part of its sustainability commitments.",
+                          [quote], question) == ""
+
+
 def test_a_sentence_of_few_words_of_its_own_still_needs_them_in_its_quotes():
     """"The tax discussion in the notes provides information about the tax rate": two words of its own
     (provides, information), neither printed by its quote: refused; one that its quote prints stands."""

@@ -71,6 +71,14 @@ def _match_notes(f: Filing, intent: QueryIntent, r: RetrievalSettings) -> tuple[
     return boost, notes
 
 
+def _named_filing(f: Filing, intent: QueryIntent) -> bool:
+    """Whether the question names ``f`` itself: the form it asks and one of its quarters ("the Q2 2023 10-Q"), or the
+    annual report of the year it names ("in its FY2022 10-K")."""
+    i = f.identity
+    return bool(intent.forms and i.form in intent.forms and intent.quarters and i.period in intent.quarters) or bool(
+        intent.report_year and i.form == "10-K" and i.fiscal_year == intent.report_year)
+
+
 def _recent_since(filings: Sequence[Filing], intent: QueryIntent) -> str | None:
     """The first period end of a company's latest year, as ISO day (a year before its latest filing's period end), when
     the question asks no period (no year, quarter, day, nor run of them); None otherwise."""
@@ -138,12 +146,19 @@ class HierarchicalRetriever:
         asked = min(intent.fiscal_years) - (1 if intent.looks_ahead else 0) if intent.fiscal_years else None
         if asked is not None and not any((c[0].identity.fiscal_year or asked) >= asked for c in cands):
             asked = None
+        # a question that names its filing ("in the Q2 2023 10-Q", "in its FY2022 10-K") is answered from it alone when
+        # it is loaded: another quarter's report is not the one asked of
+        named = [c[0] for c in cands if _named_filing(c[0], intent)]
         rows = []
         slots = 0
         for new_rank, i in enumerate(order, start=1):
             f, sim, drank, _, notes = cands[i]
             year = f.identity.fiscal_year
-            if asked is not None and year is not None and year < asked:
+            if named and f not in named:
+                kept = False
+                why = (f"dropped: the question names {', '.join(n.identity.doc_name for n in named)}; "
+                       + (", ".join(notes) or "no metadata match"))
+            elif asked is not None and year is not None and year < asked:
                 kept = False
                 why = (f"dropped: a filing for FY{year} " + (f"is older than the year before FY{asked + 1}, whose "
                        f"filings tell its plans" if intent.looks_ahead else f"cannot report FY{asked}") + "; "

@@ -187,6 +187,30 @@ def test_a_question_that_asks_no_period_prefers_the_company_s_latest_year(ingest
         named, issuer_refs(library)))[1].candidates)
 
 
+def test_a_question_naming_its_filing_is_answered_from_that_filing(ingested_demo, embedder):
+    """"In its Q2 2023 10-Q" / "in its FY2023 10-K": the named filing is the one kept, the others are dropped and say
+    why; a question of two quarters keeps both."""
+    from engine.intent import parse_intent
+    from engine.intent.issuers import issuer_refs
+    from engine.retrieval.hierarchical import HierarchicalRetriever
+
+    library, settings, _ = ingested_demo
+    retriever = HierarchicalRetriever(library, settings, embedder, open_indexes(library, settings, embedder))
+    filings = library.filings_of_companies(["HRBR"])
+    tenq = next(f for f in filings if f.identity.period == "2023Q2")
+    tenk = next(f for f in filings if f.identity.form == "10-K" and f.identity.fiscal_year == 2023)
+    company = tenq.identity.registrant
+    for question, own in ((f"What risks did {company} describe in its Q2 2023 10-Q?", tenq),
+                          (f"What risks did {company} describe in its FY2023 10-K?", tenk)):
+        kept, payload = retriever.documents(question, parse_intent(question, issuer_refs(library)))
+        assert [f.id for f in kept] == [own.id], [(r.doc_name, r.why) for r in payload.candidates]
+        assert all(r.why.startswith(f"dropped: the question names {own.identity.doc_name}")
+                   for r in payload.candidates if r.filing_id != own.id)
+    both = f"How did {company}'s risks in its Q2 2023 10-Q differ from those in its Q2 2022 10-Q?"
+    kept, _ = retriever.documents(both, parse_intent(both, issuer_refs(library)))
+    assert {f.identity.period for f in kept} == {"2022Q2", "2023Q2"}
+
+
 def test_a_filing_of_the_day_the_question_names_is_boosted_and_says_so(ingested_demo, embedder):
     """A question naming a day ("as of June 30, 2023", "the 8-K dated July 1, 2022") prefers the filing whose report
     date or period end is that day, written either way round."""

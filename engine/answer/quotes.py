@@ -40,7 +40,7 @@ from engine.answer.generate import NOT_ANSWERABLE, YEAR, ground_text, passage_nu
 from engine.chunking import is_header_row, is_table_row
 from engine.intent.issuers import not_names
 from engine.intent.keywords import lexical_terms
-from engine.intent.wordlists import states_a_cause, word_set
+from engine.intent.wordlists import states_a_cause, whole_words, word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
 from engine.pages import page_number, reader_page
 from engine.prompts import prompt
@@ -48,6 +48,7 @@ from engine.records import AnswerResult, Citation, LlmCall, Passage, QueryIntent
 from engine.retrieval.fusion import rrf
 from engine.settings import RESOURCES_DIR, AnswerSettings, PromptSettings
 from engine.trace import call_llm
+from engine.vocab.catalogue import formula_terms, load_catalogue
 from engine.vocab.lexicon import find_metrics
 from engine.vocab.numbers import MENTION, NUMBER, SCALE_EXPONENTS, parse_number, scale_word
 from engine.vocab.sections import vocab as section_vocab
@@ -612,6 +613,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
                 r"(?:yes|no)\b", text, re.IGNORECASE) else _misstated(text, settled)
         if not why and any_of is not None and not any_of.search(text):
             why = f"it does not speak of {named}, which the question asks whether there were any of"
+        if not why and intent.relation == "explanation" and intent.metrics:
+            why = _causes_of_another(text, intent.metrics)
         if not why and (why := check_sentence(text, [by_number[n] for n in nums], unasked, known)) \
                 and not degenerate(text):
             # a small model cites by position: a sentence its cited quotes do not bear out is cited to the quote
@@ -676,6 +679,31 @@ def _if_any() -> tuple[re.Pattern[str], tuple[tuple[str, ...], ...]]:
     data = tomllib.loads((RESOURCES_DIR / "reader" / "if_any.toml").read_text(encoding="utf-8"))
     forms = "|".join(f.replace(" ", r"\s+") for f in sorted(data["forms"], key=len, reverse=True))
     return re.compile(rf"\b(?:{forms})\b", re.IGNORECASE), tuple(tuple(g) for g in data["same"])
+
+
+def _causes_of_another(text: str, asked: Sequence[str]) -> str:
+    """Why ``text`` gives the causes of another metric than those asked ("" when it does not): the words before its
+    first cause ("The growth in R&D expense … was driven primarily by …") name a metric of the lexicon and none
+    asked (a cause that is itself a metric, "… due to lower revenue", comes after the marker and stands)."""
+    cause = whole_words("causal").search(text)
+    if cause is None:
+        return ""
+    named = [m for m in find_metrics(text[:cause.start()]) if m]
+    inputs = set().union(*(_metric_items(m) for m in asked))
+    # (only a metric of several lines is checked, and only against metrics that enter none of them: the causes of a
+    # line a margin is computed from are its causes too; a line's own causes, "revenue fell due to …" for net income,
+    # cannot be told apart so, and stand)
+    if not named or set(named) & set(asked) or not all(len(_metric_items(m)) > 1 for m in asked) \
+            or any(_metric_items(m) & inputs or not _metric_items(m) for m in named):
+        return ""
+    return f"it gives the causes of {' and '.join(named)}, not of {' and '.join(asked)}"
+
+
+@lru_cache(maxsize=256)
+def _metric_items(name: str) -> frozenset[str]:
+    """The line items a catalogue metric is computed from (none for a metric the catalogue does not hold)."""
+    metric = load_catalogue().metrics.get(name)
+    return frozenset(t.item for f in metric.formulas for t in formula_terms(f)) if metric else frozenset()
 
 
 def _asked_if_any(question: str) -> tuple[str, re.Pattern[str] | None]:

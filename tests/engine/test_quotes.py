@@ -484,6 +484,28 @@ def test_a_sentence_that_only_says_the_filing_speaks_of_what_is_asked_is_refused
                           [quote], question) == ""
 
 
+def test_a_why_answer_does_not_give_the_causes_of_another_metric():
+    """"What drove the change in gross margin": a synthesis sentence giving the causes of R&D expense (a metric that
+    enters no line gross margin is computed from) is refused, said so; the one giving the margin's causes stands, and
+    so does a cause of revenue (a line the margin is computed from)."""
+    texts = ["Products gross margin percentage increased due primarily to cost savings and a different Products mix.",
+             "The growth in research and development expense was driven primarily by increases in headcount-related "
+             "expenses for the gross margin team.",
+             "Mac net sales increased due to higher net sales of laptops, which changed the gross margin."]
+    passages = [_passage(t, cid=n, start=1000 * n) for n, t in enumerate(texts, start=1)]
+    chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [
+        {"text": "The growth in research and development expense was driven by headcount-related expenses.",
+         "quotes": [1, 2, 3]},
+        {"text": "Gross margin increased due to cost savings and a different Products mix.", "quotes": [1, 2, 3]},
+        {"text": "Mac net sales increased due to higher net sales of laptops.", "quotes": [1, 2, 3]}],
+        "insufficient": False})
+    question = "What drove the change in ACME's gross margin?"
+    intent = QueryIntent(question, metrics=("gross margin",), relation="explanation")
+    a = answer_from_quotes(question, intent, passages, None, chat, AnswerSettings(), PromptSettings()).result
+    assert "research and development" not in a.text and "cost savings" in a.text and "laptops" in a.text, a.text
+    assert "it gives the causes of research and development, not of gross margin" in a.reason, a.reason
+
+
 def test_a_sentence_of_few_words_of_its_own_still_needs_them_in_its_quotes():
     """"The tax discussion in the notes provides information about the tax rate": two words of its own
     (provides, information), neither printed by its quote: refused; one that its quote prints stands."""

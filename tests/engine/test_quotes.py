@@ -489,8 +489,8 @@ def test_a_why_answer_does_not_give_the_causes_of_another_metric():
     enters no line gross margin is computed from) is refused, said so; the one giving the margin's causes stands, and
     so does a cause of revenue (a line the margin is computed from)."""
     texts = ["Products gross margin percentage increased due primarily to cost savings and a different Products mix.",
-             "The growth in research and development expense was driven primarily by increases in headcount-related "
-             "expenses for the gross margin team.",
+             ("The growth in research and development expense was driven primarily by increases in headcount-related "
+              "expenses for the gross margin team."),
              "Mac net sales increased due to higher net sales of laptops, which changed the gross margin."]
     passages = [_passage(t, cid=n, start=1000 * n) for n, t in enumerate(texts, start=1)]
     chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [

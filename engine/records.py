@@ -292,6 +292,9 @@ class QueryIntent:
     offered: str = ""  # the directions it offers as its answer, as written ("increase or decrease"); "" for none
     looks_ahead: bool = False  # it asks what is expected, planned or guided (a year no filing reports yet)
     revised: str = ""  # it asks by how much a figure was revised: the words of what was, "" when it asks none
+    # it asks whether there was any of something ("were there any acquisitions or divestitures"): the words it names
+    # that with (engine.intent.shape.asked_if_any); () when it asks no such thing
+    any_of: tuple[str, ...] = ()
 
 
 # --- statement facts ----------------------------------------------------------------------------------------

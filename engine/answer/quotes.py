@@ -27,7 +27,6 @@ Quoted text is data: it is fenced in the prompt as the passages are, and nothing
 from __future__ import annotations
 
 import re
-import tomllib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,13 +39,14 @@ from engine.answer.generate import NOT_ANSWERABLE, YEAR, ground_text, passage_nu
 from engine.chunking import is_header_row, is_table_row
 from engine.intent.issuers import not_names
 from engine.intent.keywords import lexical_terms
+from engine.intent.shape import if_any_vocab
 from engine.intent.wordlists import states_a_cause, whole_words, word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
 from engine.pages import page_number, reader_page
 from engine.prompts import prompt
 from engine.records import AnswerResult, Citation, LlmCall, Passage, QueryIntent, Quote
 from engine.retrieval.fusion import rrf
-from engine.settings import RESOURCES_DIR, AnswerSettings, PromptSettings
+from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
 from engine.vocab.catalogue import formula_terms, load_catalogue
 from engine.vocab.lexicon import find_metrics
@@ -561,7 +561,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
                                         + (f"; searched {searched}" if searched else "")), ())
     if decided is not None and (engine := decided(quotes)) is not None:
         return QuoteAnswer(engine, ())
-    named, any_of = _asked_if_any(question)
+    named, any_of = _asked_if_any(intent)
     if any_of is not None and not any(any_of.search(p.chunk.text[a:b]) for p in passages
                                        for a, b in candidate_sentences(p)):
         # "were there any acquisitions": no sentence of the passages searched names one; the answer says so rather
@@ -674,13 +674,6 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
                                     reason=note, quotes=tuple(quotes)), (call,))
 
 
-@lru_cache(maxsize=1)
-def _if_any() -> tuple[re.Pattern[str], tuple[tuple[str, ...], ...]]:
-    data = tomllib.loads((RESOURCES_DIR / "reader" / "if_any.toml").read_text(encoding="utf-8"))
-    forms = "|".join(f.replace(" ", r"\s+") for f in sorted(data["forms"], key=len, reverse=True))
-    return re.compile(rf"\b(?:{forms})\b", re.IGNORECASE), tuple(tuple(g) for g in data["same"])
-
-
 def _causes_of_another(text: str, asked: Sequence[str]) -> str:
     """Why ``text`` gives the causes of another metric than those asked ("" when it does not): the words before its
     first cause ("The growth in R&D expense … was driven primarily by …") name a metric of the lexicon and none
@@ -706,21 +699,16 @@ def _metric_items(name: str) -> frozenset[str]:
     return frozenset(t.item for f in metric.formulas for t in formula_terms(f)) if metric else frozenset()
 
 
-def _asked_if_any(question: str) -> tuple[str, re.Pattern[str] | None]:
-    """What a question asks whether there was any of, in its own words ("acquisitions or divestitures"), and the
-    pattern of a sentence that names it (resources/reader/if_any.toml); ("", None) when it asks no such thing or
-    names it with no word of [asks.words] (sections.toml)."""
-    asks, groups = _if_any()
-    if not asks.search(question):
-        return "", None
-    subject = section_vocab().subject_words(question)
-    asked = section_vocab().without_place_words(question)
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if any(rx.match(w) for rx in subject)))
+def _asked_if_any(intent: QueryIntent) -> tuple[str, re.Pattern[str] | None]:
+    """What ``intent``'s question asks whether there was any of, in its own words ("acquisitions or divestitures"),
+    and the pattern of a sentence that names it: a word's stem, or a word of its group (resources/reader/if_any.toml);
+    ("", None) when it asks no such thing."""
+    words = intent.any_of
     if not words:
         return "", None
     starts = {next(iter(content_stems(w)), w) for w in words}  # (the stem: "acquisitions" -> "acquisit")
-    starts |= {x for g in groups if any(w.startswith(m.split()[0]) or m.startswith(w[:5]) for w in words for m in g)
-               for x in g}
+    starts |= {x for g in if_any_vocab().same
+               if any(w.startswith(m.split()[0]) or m.startswith(w[:5]) for w in words for m in g) for x in g}
     body = "|".join(re.escape(x).replace(r"\ ", r"[\s-]+") for x in sorted(starts, key=len, reverse=True))
     return " or ".join(words), re.compile(rf"\b(?:{body})", re.IGNORECASE)
 

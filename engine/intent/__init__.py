@@ -17,6 +17,7 @@ from engine.intent.issuers import issuer_spans, match_issuers
 from engine.intent.keywords import lexical_query, lexical_terms, question_keywords
 from engine.intent.periods import asked_date, asked_periods, looks_ahead, period_labels
 from engine.intent.shape import (
+    asked_if_any,
     core_question,
     is_comparison,
     is_numeric,
@@ -103,6 +104,7 @@ def parse_intent(
         offered=offered.group(0) if offered else "",
         looks_ahead=looks_ahead(text),
         revised=revision_asked(text),
+        any_of=asked_if_any(text),
     )
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from engine.settings import RESOURCES_DIR
 from engine.vocab.lexicon import _DERIVED, find_metrics
+from engine.vocab.sections import vocab as section_vocab
 
 _ABBREV = frozenset({"inc", "co", "corp", "ltd", "vs", "no", "etc", "jr", "sr", "st", "mr", "ms", "dr",
                     "approx", "e.g", "i.e", "u.s"})
@@ -216,3 +217,34 @@ def revision_asked(text: str) -> str:
         return ""
     return " ".join(w.frame.sub(" ", text).split())
 
+
+
+@dataclass(frozen=True)
+class IfAnyWords:
+    """``resources/reader/if_any.toml`` read once: the words that ask whether there was any of something
+    (``asks``), and the groups of words that name the same thing (``same``: word starts)."""
+
+    asks: re.Pattern[str]
+    same: tuple[tuple[str, ...], ...]
+
+
+@lru_cache(maxsize=1)
+def if_any_vocab() -> IfAnyWords:
+    data = tomllib.loads((RESOURCES_DIR / "reader" / "if_any.toml").read_text(encoding="utf-8"))
+    forms = "|".join(f.replace(" ", r"\s+") for f in sorted(data["forms"], key=len, reverse=True))
+    return IfAnyWords(re.compile(rf"\b(?:{forms})\b", re.IGNORECASE), tuple(tuple(g) for g in data["same"]))
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
+
+
+def asked_if_any(text: str) -> tuple[str, ...]:
+    """What a question asks whether there was any of, in its own words (("acquisitions", "divestitures") for "Were
+    there any acquisitions or divestitures"; ``resources/reader/if_any.toml``): its words that name a subject
+    (sections.toml [asks.words], not those that only say where to look); () when it asks no such thing or names it
+    with none of them. A written answer rests on the sentences that name it (engine.answer.quotes)."""
+    if not if_any_vocab().asks.search(text):
+        return ()
+    subject = section_vocab().subject_words(text)
+    asked = section_vocab().without_place_words(text)
+    return tuple(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if any(rx.match(w) for rx in subject)))

@@ -604,3 +604,18 @@ def test_where_company_names_overlap_the_longest_name_said_wins(question: str, e
             IssuerRef("NRTH", ("Northwind Housewares Technologies, Inc.",)),
             IssuerRef("NWAN", ("Northwind Analytics Inc.",))]
     assert parse_intent(question, refs).issuers == expected
+
+
+@pytest.mark.parametrize(("question", "any_of"), [
+    ("Were there any significant acquisitions or divestitures reported by ACME in Q2 2023?",
+     ("acquisitions", "divestitures")),
+    ("Did ACME have any share buyback activity in Q2 2023?", ("buyback",)),
+    ("Has ACME announced any spin-offs?", ("spin-offs",)),
+    ("Did ACME make any divestitures during the quarter?", ("divestitures",)),
+    ("Is ACME a party to any lawsuits?", ("lawsuits",)),
+    ("What was ACME's revenue in FY2022?", ()),  # asks no "any"
+    ("Did ACME's revenue grow in any quarter of 2022?", ()),  # "any" of a period, no subject named
+])
+def test_what_a_question_asks_whether_there_was_any_of_is_read_in_its_own_words(question: str,
+                                                                                 any_of: tuple) -> None:
+    assert parse_intent(question).any_of == any_of

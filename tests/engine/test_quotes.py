@@ -8,6 +8,7 @@ import re
 import pytest
 
 from engine.answer.quotes import answer_from_quotes, candidate_sentences, check_sentence, select_quotes
+from engine.intent import parse_intent
 from engine.pipeline import Models, build_pipeline
 from engine.records import Chunk, Passage, QueryIntent, Quote
 from engine.settings import AnswerSettings, PromptSettings
@@ -434,7 +435,7 @@ def test_whether_there_was_any_is_answered_from_sentences_that_name_it_or_said_t
         chat = ScriptedChat(lambda purpose, messages, n: {
             "verdict": "yes", "sentences": [{"text": t, "quotes": [1, 2]} for t in sentences],
             "insufficient": False})
-        got = answer_from_quotes(asked, QueryIntent("q", yes_no=True), [_passage(text)], None, chat,
+        got = answer_from_quotes(asked, parse_intent(asked), [_passage(text)], None, chat,
                                  AnswerSettings(), PromptSettings())
         return got.result, got.calls
 
@@ -454,8 +455,6 @@ def test_whether_there_was_any_is_answered_from_sentences_that_name_it_or_said_t
 def test_a_question_of_two_directions_is_answered_with_one_not_with_yes():
     """"Did wages as a percent of sales increase or decrease?": not a yes/no question (no verdict is asked of the
     model); a sentence that says which way stands, though every word of it is in the question."""
-    from engine.intent import parse_intent
-
     text = "Wages expense as a percent of net sales increased to 9.8% from 9.5% in fiscal 2023 due to higher wage rates."
     question = "Did ACME's wages expense as a percent of net sales increase or decrease in FY2023?"
     intent = parse_intent(question)

@@ -32,7 +32,7 @@ from engine.answer.from_facts import (
 )
 from engine.answer.generate import NOT_ANSWERABLE
 from engine.answer.listing import listing_answer
-from engine.answer.parts import PartsPeriod, mix_answer, parts_answer
+from engine.answer.parts import PartsPeriod, joined_parts, mix_answer, parts_answer
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
 from engine.answer.plan_model import propose_plan
 from engine.answer.quotes import Settled, answer_from_quotes
@@ -709,7 +709,18 @@ class HirecPipeline:
 
     def _parts(self, intent: QueryIntent, read: MetricPlan) -> AnswerResult | None:
         """A choice among the parts of a total (engine.answer.parts) of the one company asked, for the latest year
-        asked, from its annual report of that year."""
+        asked, from its annual report of that year; several amounts asked of every part ("net sales and operating
+        expenses by segment"): each from the table of its own parts, one the filing does not print by part said so,
+        as are the words of the question read as no amount."""
+        first = self._parts_of(intent, read)
+        if first is None or not (read.also or read.unread):
+            return first
+        others = [(m, self._parts_of(intent, replace(read, tree=metric_node(m, self.catalogue, {}), also=())))
+                  for m in read.also]
+        return joined_parts(read, first, others)
+
+    def _parts_of(self, intent: QueryIntent, read: MetricPlan) -> AnswerResult | None:
+        """The parts of the one amount of ``read``'s tree."""
         filings = self.library.filings_of_companies(intent.issuers)
         years = asked_years(intent)
         if not filings:

@@ -236,6 +236,9 @@ class MetricPlan:
     measure: str = ""
     excluded: tuple[str, ...] = ()
     included: tuple[str, ...] = ()  # choice "named": the part the question names ("Personal Computing", "Americas")
+    # choice "all" of several amounts ("net sales and operating expenses of each segment"): the catalogue amounts asked
+    # beside the tree's, each read from the table of its own parts (none printed: said)
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from engine.answer.from_facts import year_before
@@ -158,7 +158,17 @@ def _column_totals(rows: Sequence[StoredFact], column: int, metric: str, when: P
             elif s.fact.parent and s.fact.parent not in seen and s.fact.is_total:
                 seen.add(s.fact.parent)
                 mixed.insert(0, s)
-        for nested, found in ((True, list(groups.values())), (False, flat), (False, mixed)):
+        # a table of blocks, one per part, each printing the same lines under the part's heading ("North America ›
+        # Net sales", "International › Net sales", "AWS › Net sales", then "Consolidated › Net sales"): the total's
+        # own line under each other heading above it, the part named by its heading
+        blocks: dict[str, StoredFact] = {}
+        if total.fact.parent.lower().strip(" :") in _parts_data()["totals"]["words"]:
+            for s in above:
+                if s.fact.parent and s.fact.parent != total.fact.parent and s.fact.parent not in blocks and (
+                        s.fact.label.lower() == label.lower() or named and find_metrics(s.fact.label) == named):
+                    blocks[s.fact.parent] = s
+        for nested, found in ((True, list(groups.values())), (False, flat), (False, mixed),
+                              (True, list(blocks.values()))):
             if not _adds_up(found, total):
                 continue
             head = ""
@@ -173,8 +183,10 @@ def _column_totals(rows: Sequence[StoredFact], column: int, metric: str, when: P
             nearest = next((m for line in reversed(head.splitlines()) if (m := find_metrics(line))), ())
             if not named and metric not in nearest:
                 break
+            by_heading = found is not flat and found is not mixed and not any(s.fact.is_total for s in found)
             out.append(PartsTable(total, tuple(
-                Part(_name(s), s, before.get((s.fact.parent, s.fact.label))) for s in found), head))
+                Part(s.fact.parent if by_heading else _name(s), s, before.get((s.fact.parent, s.fact.label)))
+                for s in found), head))
             break
     return out
 
@@ -552,3 +564,34 @@ def _total_cited(t: StoredFact) -> tuple[Citation, ...]:
     """The citation of a parts answer: the total's row, on its page."""
     return (Citation(1, t.chunk_id, t.doc_name, t.fact.page_index, t.fact.row, t.printed_folio),) \
         if t.chunk_id is not None else ()
+
+
+def joined_parts(plan: MetricPlan, first: AnswerResult, others: Sequence[tuple[str, AnswerResult | None]]
+                 ) -> AnswerResult:
+    """Several amounts asked of every part ("net sales and operating expenses of each segment"): ``first`` (the
+    parts of the plan's tree) and each other amount's answer, in the order asked; an amount the filing prints no
+    table of parts for is said so, as are the question's words read as no amount (``plan.unread``: "compare to
+    the costs in these segments"), so that no amount stands for the whole question."""
+    noun = plan.parts or "part"
+    texts, cited, inputs, reasoning = [first.text], list(first.citations), list(first.inputs), [first.reasoning]
+    missing: list[str] = []
+    for metric, got in others:
+        if got is None:
+            missing.append(metric)
+            continue
+        texts.append(got.text)
+        cited += [c for c in got.citations if c not in cited]
+        inputs += got.inputs
+        reasoning.append(got.reasoning)
+    if missing:
+        texts.append(f"The filing prints no table of {' nor of '.join(missing)} by {noun} whose rows add up to its "
+                     "total: not given by part.")
+    if plan.unread:
+        texts.append(f"Not read as an amount: '{' '.join(plan.unread)}' (no line of the statements is named so); "
+                     f"ask for it by the line the filing prints to have it by {noun}.")
+    reason = "; ".join(x for x in (
+        f"no table of {', '.join(missing)} by {noun}" if missing else "",
+        f"'{' '.join(plan.unread)}' read as no amount" if plan.unread else "") if x)
+    cited = [replace(c, passage_id=n) for n, c in enumerate(cited, start=1)]  # (each answer numbers its own from 1)
+    return AnswerResult("answered", " ".join(texts), method="facts", citations=tuple(cited), inputs=tuple(inputs),
+                        reason=reason, reasoning="; ".join(r for r in reasoning if r))

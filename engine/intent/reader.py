@@ -1330,22 +1330,41 @@ def _parts_list(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPlan
     or more than one amount."""
     toks = [t for sent in sentences for t in sent]
     member = next((t for t in toks if "MEMBER" in t.kinds), None)
+    compared = _measures_compared(toks)
     if member is None or not (_every_part_asked(toks, member)
                               or any("WHICH" in t.kinds for t in toks) and member.text.lower().endswith("s")) \
             or any(t.kinds & {"MOST", "LEAST", "BEST", "WORST", "PCT", "ABOVE", "BELOW", "NUMBER", "CHANGE", "GROWTH",
-                              "PERFORMANCE", "UP", "DOWN", "MARGIN", "RATIO", "YOY"} for t in toks):
+                              "PERFORMANCE", "UP", "DOWN", "MARGIN", "RATIO", "YOY"} and t not in compared
+                   for t in toks):
         return None  # (a choice, a bar, or the parts' change: "the drivers of revenue growth in the segments")
     if any(stem in member.text.lower() for stem in _wholes()):
         return None  # "what are the current liabilities": the amount, not its lines
     metrics = list(dict.fromkeys(t.value for t in toks if "METRIC" in t.kinds)) or ["revenue"]
-    if len(metrics) != 1 or metrics[0] not in catalogue.metrics or catalogue.metrics[metrics[0]].unit != "USD":
+    if any(m not in catalogue.metrics or catalogue.metrics[m].unit != "USD" for m in metrics):
         return None
-    name = metrics[0]
+    # "compare to the costs incurred in these segments": the other side's words that name no amount are said unread
+    # (the answer gives the amounts it read and names what it did not, never one amount for the comparison)
+    other = [t.text for c in compared[:1] for t in toks[toks.index(c) + 1:]
+             if not t.kinds & {"FILLER", "TO", "MEMBER", "SCOPE", "BOUNDARY", "COMMA", "NAME", "PERIOD", "YEAR",
+                               "METRIC"}] if len(metrics) == 1 else []
+    name, also = metrics[0], tuple(metrics[1:])
     tree = metric_node(name, catalogue, {})
-    return MetricPlan("parts", tree, "USD", f"every one of the {member.text.lower()} the filing prints, by {name}",
+    return MetricPlan("parts", tree, "USD", f"every one of the {member.text.lower()} the filing prints, by "
+                                            f"{' and '.join(metrics)}",
                       read=(f"{member.text}: the parts of a total the filing prints, every one",
-                            f"{name}: {_metric_words(tree, catalogue)}"),
-                      choice="all", parts=member.text.lower(), part_kinds=_part_kinds(member.text), measure="value")
+                            *(f"{m}: {_metric_words(metric_node(m, catalogue, {}), catalogue)}" for m in metrics)),
+                      unread=tuple(other), choice="all", parts=member.text.lower(),
+                      part_kinds=_part_kinds(member.text), measure="value", also=also)
+
+
+def _measures_compared(toks: list[_Tok]) -> list[_Tok]:
+    """The words that set one amount of a total's parts beside another ("how does revenue by segment compare to
+    the costs in these segments"; ``resources/reader/parts.toml`` [every] measures_compared), where the question
+    names fewer than two periods (with two, "compare Q3 to Q2", it asks a change)."""
+    if sum(1 for t in toks if t.kinds & {"YEAR", "PERIOD", "YEARS"}) >= 2:
+        return []
+    said = _parts_toml()["every"]["measures_compared"]
+    return [t for t in toks if "CHANGE" in t.kinds and t.text.lower() in said]
 
 
 def _parts_share(sentences: list[list[_Tok]], judged: _Judged, catalogue: Catalogue) -> MetricPlan | None:

@@ -489,3 +489,78 @@ def test_a_quarters_named_part_and_a_name_no_row_prints(segment_quarter) -> None
     # a segment no table prints: not a row of another name, and no consolidated figure either
     run = segment_quarter.run("What was the revenue of Acme Software's Gaming segment in Q2 2023?", store=False)
     assert run.answer.method != "facts" and run.answer.value is None, run.answer
+
+
+def test_a_table_of_blocks_one_per_part_gives_each_block_s_line_as_a_part() -> None:
+    """A segment note printed as blocks ("North › Net sales", "South › Net sales", then "Consolidated › Net sales"):
+    the total's own line under each other heading is a part, named by its heading; a line named otherwise in one
+    block ("Operating income (loss)") is the same line by the metric it names."""
+    from engine.answer.parts import parts_tables
+
+    blocks = {"North": (800, 700, 100), "South": (300, 310, -10), "Consolidated": (1100, 1010, 90)}
+    rows, n = [], 0
+    for heading, (sales, costs, income) in blocks.items():
+        for year, scale in ((2022, 1.0), (2021, 0.5)):
+            for label, v in (("Net sales", sales), ("Operating expenses", costs),
+                             ("Operating income (loss)" if heading == "South" else "Operating income", income)):
+                n += 1
+                rows.append(_fact(n, label, heading, v * scale * 1000, year))
+    for metric, k in (("revenue", 0), ("operating expenses", 1), ("operating income", 2)):
+        (table,) = parts_tables(rows, metric, 2022)
+        assert [p.name for p in table.parts] == ["North", "South"], metric
+        assert [p.now.fact.value for p in table.parts] == [blocks["North"][k] * 1000, blocks["South"][k] * 1000]
+        assert all(p.before is not None and p.before.fact.value == p.now.fact.value / 2 for p in table.parts)
+        assert table.total.fact.parent == "Consolidated"
+
+
+@pytest.mark.parametrize(("question", "first", "also", "unread"), [
+    ("What were Acme's net sales and operating expenses of each segment in FY2023?", "revenue",
+     ("operating expenses",), ()),
+    ("Show Acme's revenue and operating income by region for FY2023.", "revenue", ("operating income",), ()),
+    ("How does Acme's revenue distribution across its segments compare to the cost of sales for those segments?",
+     "revenue", ("cost of goods sold",), ()),
+    (("In Acme's latest 10-Q, how does the revenue distribution across its business segments compare to the costs "
+      "incurred in these segments?"), "revenue", (), ("costs",)),
+])
+def test_several_amounts_asked_of_every_part_are_each_read(question, first, also, unread) -> None:
+    """Two amounts of every part, joined by "and" or set side by side ("compare to … for those segments": no
+    change over time, fewer than two periods named): the first is the plan's, the others ``also``; the words of the
+    other side that name no amount are unread, so that the answer says so."""
+    from engine.intent import parse_intent
+    from engine.intent.reader import read_plan
+    from engine.vocab.catalogue import load_catalogue
+
+    plan = read_plan(parse_intent(question), load_catalogue())
+    assert (plan.status, plan.choice, plan.tree.name, plan.also, plan.unread) == ("parts", "all", first, also,
+                                                                                  unread), plan
+
+
+def test_a_comparison_of_the_parts_across_two_periods_is_no_list_of_two_amounts() -> None:
+    from engine.intent import parse_intent
+    from engine.intent.reader import read_plan
+    from engine.vocab.catalogue import load_catalogue
+
+    plan = read_plan(parse_intent("How does Acme's revenue by segment in FY2023 compare to FY2022?"),
+                     load_catalogue())
+    assert plan.choice != "all", plan
+
+
+def test_two_amounts_of_every_part_are_each_given_and_one_the_filing_does_not_print_by_part_is_said(
+        pipeline) -> None:
+    """Net sales and operating income of each segment: both lists, from the facts, no model; cost of sales is
+    printed for the company only: said not given by segment, as is a word of the question read as no amount."""
+    run = pipeline.run("What were Acme Industries' net sales and operating income of each segment in FY2023?",
+                       store=False)
+    text = run.answer.text
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
+    for name, v in SEGMENTS.items():
+        assert f"{name} ({v[0]:,} USD millions" in text and f"{name} ({v[2]:,} USD millions" in text, text
+    assert text.index("by revenue") < text.index("by operating income"), text
+    assert [c.passage_id for c in run.answer.citations] == [1, 2], run.answer.citations
+    cost = pipeline.run("How does Acme Industries' net sales distribution across its segments in FY2023 compare to "
+                        "the cost of sales for those segments?", store=False).answer
+    assert "Industrial (5,200 USD millions" in cost.text, cost
+    assert "The filing prints no table of cost of goods sold by segments" in cost.text, cost.text
+    costs = pipeline.run("How does Acme Industries' net sales distribution across its segments in FY2023 compare to "
+                         "the costs incurred in these segments?", store=False).answer
+    assert "Industrial (5,200 USD millions" in costs.text and "Not read as an amount: 'costs'" in costs.text, costs

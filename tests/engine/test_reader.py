@@ -82,6 +82,9 @@ METRICS: dict[str, tuple[tuple[str, ...], Callable[[T, int], float], str]] = {
                   / t("Total current liabilities", y), "ratio"),
     "interest coverage": (("interest coverage ratio", "times interest earned"), lambda t, y: t("Operating income", y)
                           / t("Interest expense", y), "ratio"),
+    "operating leverage": (("operating leverage", "degree of operating leverage"), lambda t, y: (
+        t("Operating income", y) / t("Operating income", y - 1) - 1) / (t("Total revenue", y) / t("Total revenue", y - 1)
+                                                                        - 1), "avg"),
     "payout": (("dividend payout ratio", "payout ratio"), lambda t, y: abs(t("Dividends paid", y)) / t("Net income", y)
                * 100, "rate"),
     "retention": (("retention ratio", "plowback ratio"), lambda t, y: 1 - abs(t("Dividends paid", y))

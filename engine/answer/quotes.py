@@ -466,6 +466,7 @@ def synthesis_schema(n_quotes: int, yes_no: bool) -> dict[str, Any]:
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
+_JSON_TAIL = re.compile(r"[\s,]*[{}][\s{}\[\],\"']*$")
 
 
 def content_stems(text: str) -> set[str]:
@@ -604,7 +605,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     seen: list[set[str]] = []  # the words of the sentences read (their stems, no figures or years)
     moved: list[str] = []  # the sentences cited to another quote than the model's
     for s in data["sentences"]:
-        text = " ".join(s["text"].split())
+        # (a small model may close its JSON inside the string: "… said the CEO.}, {" ends at the sentence)
+        text = _JSON_TAIL.sub("", " ".join(s["text"].split()))
         nums = [n for n in dict.fromkeys(s["quotes"]) if n in by_number]
         words = content_stems(text) - {"yes", "no", "also"}
         # a sentence whose words an earlier one already says, but for a year or a figure ("… in 2022. … in 2021.")

@@ -606,3 +606,16 @@ def test_a_number_no_statement_line_names_is_answered_from_the_sentence_that_pri
         f"What is the amount of the hypothetical rate sensitivity {company} disclosed for 2023?", store=False)
     assert [t.stage for t in run.traces] == ["intent", "documents", "passages", "answer"] and seen == ["quotes"]
     assert run.answer.method == "quotes" and run.answer.quotes and "$" in run.answer.quotes[0].text, run.answer
+
+
+def test_json_a_small_model_closes_inside_its_sentence_is_not_part_of_the_answer():
+    """"… said the CEO.}, {": the model closed its JSON inside the string; the sentence ends where it does."""
+    text = ("We now expect full-year organic revenue to increase 8 percent (previously 6 percent), said the Chairman. "
+            "Demand stayed strong across the quarter.")
+    question = "Why did ACME raise its full year guidance in Q1 2023?"
+    chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [
+        {"text": "ACME expects organic revenue to increase 8 percent, previously 6 percent.}, {", "quotes": [1]}],
+        "insufficient": False})
+    got = answer_from_quotes(question, parse_intent(question), [_passage(text)], None, chat, AnswerSettings(),
+                             PromptSettings()).result
+    assert got.status == "answered" and "}" not in got.text and "previously 6 percent. [1]" in got.text, got

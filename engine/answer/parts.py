@@ -276,7 +276,8 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
     # speaks of international card members are no regions
     if plan.choice == "named":  # the tables that print the part named as one of their rows (the name the question
         # gives says what the rows are, where the table says nothing of them)
-        tables = [t for t in tables if _named(t.parts, plan.included) is not None]
+        tables = [t for t in tables if (_named(t.parts, plan.included) if len(plan.included) == 1
+                                        else _each_named(t.parts, plan.included)) is not None]
     else:
         tables = [t for t in tables if own(t) > 0]
     if not tables:
@@ -293,6 +294,8 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
         return _shares_answer(plan, table, parts, when)
     if plan.choice == "all":
         return _every_part(plan, table, parts, when, metric, intent.decimals)
+    if plan.choice == "named" and len(plan.included) > 1:
+        return _several_named(plan, table, parts, when, metric, intent.decimals)
     if plan.choice == "named":
         return _named_answer(plan, table, parts, when, metric, intent.decimals)
     value = {p.name: (_growth(p) if growth else p.now.fact.scaled_value / 1e6) or 0.0 for p in parts}
@@ -388,6 +391,53 @@ def _named(parts: Sequence[Part], names: Sequence[str]) -> Part | None:
     Computing"), or None when no part or more than one does."""
     found = {p.name: p for name in names if (words := _words(name)) for p in parts if words <= _words(p.name)}
     return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _each_named(parts: Sequence[Part], names: Sequence[str]) -> list[Part] | None:
+    """The part each name the question gives is (its words all in the part's name, one part only), in the order
+    named; None when a name is no part's or several parts'."""
+    out: list[Part] = []
+    for name in names:
+        words = _words(name)
+        found = [p for p in parts if words and words <= _words(p.name)]
+        if len(found) != 1:
+            return None
+        out += [found[0]] if found[0] not in out else []
+    return out or None
+
+
+def _several_named(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], when: PartsPeriod, metric: str,
+                   decimals: int | None) -> AnswerResult | None:
+    """The parts the question names side by side ("US sales growth compared to international"): each one's amount
+    and share of the total, or, a change asked, its growth against the year before with both amounts; None when a
+    name is no row's, or a growth asked lacks the year before's figure."""
+    chosen = _each_named(parts, plan.included)
+    growth = plan.measure == "growth"
+    if chosen is None or len(chosen) < 2 or growth and any(_growth(p) is None for p in chosen):
+        return None
+    t = table.total
+    total = t.fact.scaled_value
+
+    def said(p: Part) -> str:
+        now = format_value(p.now.fact.scaled_value / 1e6, "USD millions", decimals)
+        if growth:
+            assert p.before is not None
+            then = format_value(p.before.fact.scaled_value / 1e6, "USD millions", decimals)
+            return f"{p.name}: {_growth(p):+.2f}% ({then} in {when.before_said} to {now} in {when.said})"
+        share = p.now.fact.scaled_value / total * 100 if total else 0.0
+        return f"{p.name}: {now} ({share:.1f}% of the total)"
+
+    what = f"{metric} growth against the year before" if growth else f"{metric} in {when.said}"
+    noun = plan.parts if plan.parts.endswith("s") else f"{plan.parts}s"
+    text = (f"{what.capitalize()} — " + "; ".join(said(p) for p in chosen) + f": rows of '{t.fact.label}' "
+            f"({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, {when.said}), which its {len(parts)} {noun} add "
+            "up to.")
+    refs = tuple(_ref(p.name, s) for p in chosen for s in (p.now, p.before) if s is not None) + (_ref("total", t),)
+    return AnswerResult("answered", text, method="facts", citations=_total_cited(t), inputs=refs,
+                        reasoning=f"'{' / '.join(plan.included)}' read as the rows "
+                                  f"{', '.join(f'“{p.name}”' for p in chosen)} of the {len(table.parts)} parts of "
+                                  f"'{t.fact.label}' that add up to it; {plan.words}, from statement facts without a "
+                                  "model call")
 
 
 def _named_answer(plan: MetricPlan, table: PartsTable, parts: Sequence[Part], when: PartsPeriod, metric: str,

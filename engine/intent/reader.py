@@ -1245,7 +1245,14 @@ def _named_part(phrase: list[_Tok], scope: list[str], entities: Sequence[str],
     read from the table of the total's parts the filing prints (engine.answer.parts). None when a scope word asks
     for something else than the part (an adjusted measure, guidance), or no one amount is named."""
     said = [w for w in scope if w.lower() in _parts_toml()["named"]["scope"]]  # "domestic revenue"
-    names = [e for e in entities if e.lower() not in ("u.s.", "us")] + said
+    # ("US" alone is no part's name, "U.S. GAAP"; beside another part it is one: "US sales growth compared to
+    # international")
+    us = [e for e in entities if e.lower().rstrip(".") in ("u.s", "us")]
+    names = [e for e in entities if e not in us] + said
+    if names and us:
+        names = [e for e in entities if e not in us[1:] and e not in said] + said
+    elif us:  # (read as before: "revenue in the U.S." names it with its full stop left out)
+        names = [e for e in entities if e.lower() not in ("u.s.", "us")] + said
     nouns = [w for w in scope if _part_kinds(w) and w not in said]
     placed = [w for w in scope if names_a_geography(w)]
     named = " ".join(names).lower()
@@ -1259,10 +1266,17 @@ def _named_part(phrase: list[_Tok], scope: list[str], entities: Sequence[str],
     tree = metric_node(metrics[0], catalogue, {})
     # a name written with the company's possessive ("Amazon's North America"): the part's words follow it
     shown = tuple(dict.fromkeys(re.sub(r"^.*?\w['’]s?\s+", "", n) for n in names))
-    return MetricPlan("parts", tree, "USD", f"{metrics[0]} of the {noun} {' / '.join(shown)}",
-                      read=(f"{' / '.join(shown)}: a {noun} the question names, one of the parts of a total the "
-                            "filing prints", f"{metrics[0]}: {_metric_words(tree, catalogue)}"),
-                      choice="named", parts=noun, part_kinds=_part_kinds(noun), measure="value", included=shown)
+    compared = _measures_compared(phrase)
+    growth = any(t.kinds & {"GROWTH", "CHANGE", "PERFORMANCE", "UP", "DOWN"} and t not in compared for t in phrase)
+    return MetricPlan("parts", tree, "percent" if growth else "USD",
+                      f"{metrics[0]}{' growth' if growth else ''} of the {noun} {' / '.join(shown)}",
+                      read=(f"{' / '.join(shown)}: {'the ' + noun + 's' if len(shown) > 1 else 'a ' + noun} the "
+                            "question names, of the parts of a total the filing prints",
+                            f"{metrics[0]}: {_metric_words(tree, catalogue)}",
+                            *(("growth: against the year before, from the table's comparative column",) if growth
+                              else ())),
+                      choice="named", parts=noun, part_kinds=_part_kinds(noun),
+                      measure="growth" if growth else "value", included=shown)
 
 
 def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPlan | None:
@@ -1563,7 +1577,8 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     parts = None if intent.yes_no else _parts_choice([sentences[n] for n in asked_idx], catalogue)
     if parts is not None:  # "which segment had the highest revenue", "the largest liability"
         return parts
-    listed = None if intent.yes_no or intent.relation == "explanation" else _parts_list(
+    # (two parts named, "the Healthcare and Consumer segments": those, not every one; see _named_part)
+    listed = None if intent.yes_no or intent.relation == "explanation" or len(intent.entities) > 1 else _parts_list(
         [sentences[n] for n in asked_idx], catalogue)
     if listed is not None:  # "what are the geographies it operates in", "which segments does it report"
         return listed

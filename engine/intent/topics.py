@@ -73,6 +73,11 @@ _GEO_RE = re.compile(r"(?<![\w.])(" + "|".join(re.escape(g) for g in sorted(_GEO
                      + r")(?![\w])")
 _SEGMENT_RE = re.compile(r"\b((?:[A-Z][\w&'-]*\s){0,3}[A-Z][\w&'-]*)\s+(?:segments?|divisions?|business units?|"
                          r"reportable segments?)\b")
+# names listed before a plural part noun ("the Healthcare and Consumer segments", "its Americas, EMEA and APAC
+# divisions"): each is a named part (the last is also read by _SEGMENT_RE)
+_NAME = r"(?:[A-Z][\w&'-]*\s){0,3}[A-Z][\w&'-]*"
+_SEGMENT_LIST_RE = re.compile(rf"\b((?:{_NAME}(?:,\s+|,?\s+(?:and|&)\s+))+){_NAME}\s+(?:segments|divisions|"
+                              r"business units|reportable segments)\b")
 _SEGMENT_STOP = {"The", "Our", "Each", "All", "Which", "What", "This", "That", "These", "Its", "Their", "Total",
                  "Other", "Operating", "Reportable", "Business", "In", "For", "By"}
 _LATEST_Q = re.compile(r"\b(?:latest|most recent|last|current|recent)\s+(?:fiscal\s+)?(?:quarter|10-?q\b|"
@@ -126,6 +131,15 @@ def names_a_geography(text: str) -> bool:
 def entities_in(text: str) -> tuple[str, ...]:
     """Geographies and named segments printed in a text, in order of appearance, each once."""
     found: list[tuple[int, str]] = [(m.start(), m.group(1)) for m in _GEO_RE.finditer(text)]
+    for m in _SEGMENT_LIST_RE.finditer(text):
+        for n in re.finditer(_NAME, m.group(1)):
+            words = n.group(0).split()
+            owner = [i for i, w in enumerate(words) if re.search(r"['’]s?$", w)]
+            words = words[owner[-1] + 1:] if owner else words  # ("Acme's Americas": the company's part)
+            while words and words[0] in _SEGMENT_STOP:
+                words.pop(0)
+            if words:
+                found.append((m.start(1) + n.start(), " ".join(words)))
     for m in _SEGMENT_RE.finditer(text):
         words = m.group(1).split()
         while words and words[0] in _SEGMENT_STOP:

@@ -564,3 +564,41 @@ def test_two_amounts_of_every_part_are_each_given_and_one_the_filing_does_not_pr
     costs = pipeline.run("How does Acme Industries' net sales distribution across its segments in FY2023 compare to "
                          "the costs incurred in these segments?", store=False).answer
     assert "Industrial (5,200 USD millions" in costs.text and "Not read as an amount: 'costs'" in costs.text, costs
+
+
+@pytest.mark.parametrize(("question", "names", "growth"), [
+    ("How did Acme Industries' Industrial net sales growth compare to Healthcare net sales growth in FY2023?",
+     ("Industrial", "Healthcare"), True),
+    ("What were the net sales of Acme Industries' Industrial and Consumer segments in FY2023?",
+     ("Industrial", "Consumer"), False),
+])
+def test_parts_named_side_by_side_are_each_given_with_their_growth_when_asked(pipeline, question, names,
+                                                                             growth) -> None:
+    """Two parts the question names, each its own row of the table of parts: their growth against the year before
+    with both amounts when a growth is asked (never the amount of one of them alone), else their amounts and
+    shares; from the facts, no model."""
+    run = pipeline.run(question, store=False)
+    plan = run.traces[0].payload.intent.plan
+    assert (plan.choice, plan.included, plan.measure) == ("named", names, "growth" if growth else "value"), plan
+    text = run.answer.text
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
+    for name in names:
+        now, before = SEGMENTS[name][0], SEGMENTS[name][1]
+        if growth:
+            assert f"{name}: {_growth(name, 0):+.2f}% ({before:,} USD millions in FY2022 to {now:,} USD millions" \
+                in text, text
+        else:
+            assert f"{name}: {now:,} USD millions ({now / 9000 * 100:.1f}% of the total)" in text, text
+    assert "Consumer" not in text if growth else "Healthcare" not in text, text
+
+
+def test_us_beside_another_part_is_a_part_and_alone_reads_as_before() -> None:
+    from engine.intent import parse_intent
+    from engine.intent.reader import read_plan
+    from engine.vocab.catalogue import load_catalogue
+
+    both = read_plan(parse_intent("How did JnJ's US sales growth compare to international sales growth in FY2022?"),
+                     load_catalogue())
+    assert (both.choice, both.included, both.measure) == ("named", ("US", "international"), "growth"), both
+    one = read_plan(parse_intent("What was Acme's revenue in the U.S. in FY2022?"), load_catalogue())
+    assert (one.choice, one.included, one.measure) == ("named", ("U.S",), "value"), one

@@ -620,10 +620,13 @@ def joined_parts(plan: MetricPlan, first: AnswerResult, others: Sequence[tuple[s
                  ) -> AnswerResult:
     """Several amounts asked of every part ("net sales and operating expenses of each segment"): ``first`` (the
     parts of the plan's tree) and each other amount's answer, in the order asked; an amount the filing prints no
-    table of parts for is said so, as are the question's words read as no amount (``plan.unread``: "compare to
-    the costs in these segments"), so that no amount stands for the whole question."""
+    table of parts for is said so, as are the question's words read as no amount (``plan.unread``), so that no
+    amount stands for the whole question; how a word was read as an amount (``plan.note``: "'costs' read as
+    operating expenses") leads."""
     noun = plan.parts or "part"
     texts, cited, inputs, reasoning = [first.text], list(first.citations), list(first.inputs), [first.reasoning]
+    if plan.note:  # (how a word of the question was read: "'costs' read as operating expenses")
+        texts.insert(0, f"{plan.note[0].upper()}{plan.note[1:]}.")
     missing: list[str] = []
     for metric, got in others:
         if got is None:

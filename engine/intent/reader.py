@@ -1361,13 +1361,22 @@ def _parts_list(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPlan
     other = [t.text for c in compared[:1] for t in toks[toks.index(c) + 1:]
              if not t.kinds & {"FILLER", "TO", "MEMBER", "SCOPE", "BOUNDARY", "COMMA", "NAME", "PERIOD", "YEAR",
                                "METRIC"}] if len(metrics) == 1 else []
+    every = _parts_toml()["every"]
+    costs = [w for w in other if w.lower() in every["costs"]]
+    if costs and every["costs_read_as"] not in metrics:  # "… compare to the costs incurred in these segments"
+        metrics.append(every["costs_read_as"])
+        other = [w for w in other if w not in costs]
+    said = f"read as {every['costs_read_as']}, the costs a table of parts prints for each"
+    costs_read = (f"{' '.join(costs)}: {said}",) if costs else ()
     name, also = metrics[0], tuple(metrics[1:])
     tree = metric_node(name, catalogue, {})
     return MetricPlan("parts", tree, "USD", f"every one of the {member.text.lower()} the filing prints, by "
                                             f"{' and '.join(metrics)}",
                       read=(f"{member.text}: the parts of a total the filing prints, every one",
-                            *(f"{m}: {_metric_words(metric_node(m, catalogue, {}), catalogue)}" for m in metrics)),
+                            *(f"{m}: {_metric_words(metric_node(m, catalogue, {}), catalogue)}" for m in metrics),
+                            *costs_read),
                       unread=tuple(other), choice="all", parts=member.text.lower(),
+                      note=f"the question's '{' '.join(costs)}' {said}" if costs else "",
                       part_kinds=_part_kinds(member.text), measure="value", also=also)
 
 

@@ -517,15 +517,22 @@ def test_a_table_of_blocks_one_per_part_gives_each_block_s_line_as_a_part() -> N
     ("What were Acme's net sales and operating expenses of each segment in FY2023?", "revenue",
      ("operating expenses",), ()),
     ("Show Acme's revenue and operating income by region for FY2023.", "revenue", ("operating income",), ()),
+    ("Break down Acme's net sales and operating income by segment for FY2023.", "revenue", ("operating income",), ()),
+    ("Show each segment's revenue and operating profit for Acme in FY2023.", "revenue", ("operating income",), ()),
+    ("For each of Acme's regions, what were revenue and operating income in FY2023?", "revenue",
+     ("operating income",), ()),
     ("How does Acme's revenue distribution across its segments compare to the cost of sales for those segments?",
      "revenue", ("cost of goods sold",), ()),
     (("In Acme's latest 10-Q, how does the revenue distribution across its business segments compare to the costs "
-      "incurred in these segments?"), "revenue", (), ("costs",)),
+      "incurred in these segments?"), "revenue", ("operating expenses",), ()),
+    ("How does Acme's revenue by segment compare to its marketing budget for those segments?", "revenue", (),
+     ("marketing", "budget")),
 ])
 def test_several_amounts_asked_of_every_part_are_each_read(question, first, also, unread) -> None:
     """Two amounts of every part, joined by "and" or set side by side ("compare to … for those segments": no
-    change over time, fewer than two periods named): the first is the plan's, the others ``also``; the words of the
-    other side that name no amount are unread, so that the answer says so."""
+    change over time, fewer than two periods named): the first is the plan's, the others ``also``; the costs of
+    each part are read as the operating expenses a table of parts prints (parts.toml [every] costs); the words of
+    the other side that name no amount are unread, so that the answer says so."""
     from engine.intent import parse_intent
     from engine.intent.reader import read_plan
     from engine.vocab.catalogue import load_catalogue
@@ -563,7 +570,12 @@ def test_two_amounts_of_every_part_are_each_given_and_one_the_filing_does_not_pr
     assert "The filing prints no table of cost of goods sold by segments" in cost.text, cost.text
     costs = pipeline.run("How does Acme Industries' net sales distribution across its segments in FY2023 compare to "
                          "the costs incurred in these segments?", store=False).answer
-    assert "Industrial (5,200 USD millions" in costs.text and "Not read as an amount: 'costs'" in costs.text, costs
+    assert costs.text.startswith("The question's 'costs' read as operating expenses") and "Industrial (5,200 USD millions" in \
+        costs.text and "no table of operating expenses by segments" in costs.text, costs.text
+    budget = pipeline.run("How does Acme Industries' net sales distribution across its segments in FY2023 compare to "
+                          "its marketing budget for those segments?", store=False).answer
+    assert "Industrial (5,200 USD millions" in budget.text and "Not read as an amount: 'marketing budget'" in \
+        budget.text, budget.text
 
 
 @pytest.mark.parametrize(("question", "names", "growth"), [

@@ -32,18 +32,19 @@ from engine.answer.from_facts import (
 )
 from engine.answer.generate import NOT_ANSWERABLE
 from engine.answer.listing import listing_answer
-from engine.answer.parts import PartsPeriod, joined_parts, mix_answer, parts_answer
 from engine.answer.metric_lines import computed_metrics, render_metric_lines
+from engine.answer.parts import PartsPeriod, joined_parts, mix_answer, parts_answer
 from engine.answer.plan_model import propose_plan
 from engine.answer.quotes import Settled, answer_from_quotes
+from engine.answer.respond import answer_question
 from engine.answer.revisions import revision_answer
 from engine.answer.series import PeriodFigure, series_answer
-from engine.answer.respond import answer_question
 from engine.curation import curate
 from engine.errors import Cancelled, EngineError
 from engine.indexing import SharedIndexes, open_indexes
 from engine.intent import lexical_query, parse_intent
 from engine.intent.issuers import issuer_refs as issuer_refs  # the question path's company refs (re-exported)
+from engine.intent.periods import period_start
 from engine.intent.reader import (
     asked_years,
     asks_a_number,
@@ -494,7 +495,8 @@ class HirecPipeline:
             got = answer_from_quotes(question, intent, passages, self.retriever.embedder, self.chat, s.answer,
                                      s.prompts, computed=render_metric_lines(metrics),
                                      known=[m.value for m in metrics] + [x.value for x in settled], searched=searched,
-                                     verdict=not undecided, settled=settled, cancel=cancel, decided=lambda quotes: revision_answer(intent, quotes, passages))
+                                     verdict=not undecided, settled=settled, since=self._period_start(intent, passages),
+                                     cancel=cancel, decided=lambda quotes: revision_answer(intent, quotes, passages))
             run.answer = got.result if number is None else joined_answer(number, got.result, rest, what)
             refs = tuple(PassageRef.of(i, p) for i, p in enumerate(passages, start=1))
             yield record(StageTrace(0, AnswerPayload(run.answer, refs), time.perf_counter() - t, got.calls))
@@ -576,6 +578,21 @@ class HirecPipeline:
     def _withdrawn(result: AnswerResult, why: str) -> AnswerResult:
         return replace(result, status="not_answerable", text=NOT_ANSWERABLE, value=None, unit=None,
                        reason=f"the answer {result.text!r} rests on {why}; no answer is given")
+
+    def _period_start(self, intent: QueryIntent, passages: Sequence[Passage]) -> date | None:
+        """The first day of the period a question asks whether there was any of something in ("did it announce any
+        acquisitions in the Q2 2023 10-Q"): the earliest start of the periods its passages' 10-Qs (a quarter) and
+        10-Ks (a year) report; None when it asks no such thing, no period, or a filing's period end is not known."""
+        if not intent.any_of or not (intent.quarters or intent.fiscal_years):
+            return None
+        starts = []
+        for fid in {p.chunk.filing_id for p in passages}:
+            identity = self.library.filing(fid).identity
+            months = {"10-Q": 3, "10-K": 12}.get(identity.form)
+            if months is None or not identity.period_end:
+                return None
+            starts.append(period_start(date.fromisoformat(identity.period_end), months))
+        return min(starts, default=None)
 
     def _reporting_the_year(self, passages: Sequence[Passage], intent: QueryIntent) -> tuple[list[Passage], str]:
         """The passages of filings that can report the fiscal years asked (their own year or a later one), and a

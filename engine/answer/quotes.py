@@ -30,6 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -39,6 +40,7 @@ from engine.answer.generate import NOT_ANSWERABLE, YEAR, ground_text, passage_nu
 from engine.chunking import is_header_row, is_table_row
 from engine.intent.issuers import not_names
 from engine.intent.keywords import lexical_terms
+from engine.intent.periods import dates_in
 from engine.intent.shape import if_any_vocab
 from engine.intent.wordlists import states_a_cause, whole_words, word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
@@ -542,14 +544,19 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
 def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Passage], embedder: Embedder | None,
                        chat: ChatModel, settings: AnswerSettings, prompts: PromptSettings, *, computed: str = "",
                        known: Sequence[float] = (), searched: str = "", verdict: bool = True,
-                       settled: Sequence[Settled] = (), cancel: Callable[[], bool] | None = None,
+                       settled: Sequence[Settled] = (), since: date | None = None,
+                       cancel: Callable[[], bool] | None = None,
                        decided: Callable[[Sequence[Quote]], AnswerResult | None] | None = None) -> QuoteAnswer:
     """A written answer from ``passages``: the quotes, and the synthesis the checks let stand (module docstring).
     ``searched`` says where the evidence was looked for (named when the quotes do not answer). ``verdict`` False:
     a judgement the engine reads as a computation and could not compute; the synthesis gives no yes or no (a
     sentence that does is refused), only what the quotes say. ``settled``: metrics the engine answered beside this
-    answer (a compound question's number); a sentence stating one with another figure is refused. ``decided``: what the engine computes from the quotes
-    (a revision's size: :mod:`engine.answer.revisions`); its answer, when it has one, is given without a model call."""
+    answer (a compound question's number); a sentence stating one with another figure is refused. ``since``: the
+    first day of the period the question asks whether there was any of something in (its filing's quarter or
+    year); a sentence that names one only as dated before it ("completed its acquisition of Nuance on March 4,
+    2022" for the quarter to December 31, 2022) tells of an earlier period and is refused. ``decided``: what the
+    engine computes from the quotes (a revision's size: :mod:`engine.answer.revisions`); its answer, when it has
+    one, is given without a model call."""
     about = intent.about or question
     # (a sentence may name the asked metric by its lines: "cost of products sold as a percent to sales")
     amount = intent.numeric and intent.dimension in (None, "amount") and not intent.as_percentage
@@ -615,6 +622,8 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
                 r"(?:yes|no)\b", text, re.IGNORECASE) else _misstated(text, settled)
         if not why and any_of is not None and not any_of.search(text):
             why = f"it does not speak of {named}, which the question asks whether there were any of"
+        if not why and any_of is not None and since is not None:
+            why = _before_the_period(text, [by_number[n] for n in nums], any_of, named, since)
         if not why and intent.relation == "explanation" and intent.metrics:
             why = _causes_of_another(text, intent.metrics)
         if not why and (why := check_sentence(text, [by_number[n] for n in nums], unasked, known)) \
@@ -713,6 +722,16 @@ def _asked_if_any(intent: QueryIntent) -> tuple[str, re.Pattern[str] | None]:
                if any(w.startswith(m.split()[0]) or m.startswith(w[:5]) for w in words for m in g) for x in g}
     body = "|".join(re.escape(x).replace(r"\ ", r"[\s-]+") for x in sorted(starts, key=len, reverse=True))
     return " or ".join(words), re.compile(rf"\b(?:{body})", re.IGNORECASE)
+
+
+def _before_the_period(text: str, cited: Sequence[Quote], any_of: re.Pattern[str], named: str, since: date) -> str:
+    """Why a sentence about what the question asks whether there was any of tells of an earlier period ("" when
+    it does not): the days it names, or else those of its cited quotes that name it, all fall before ``since``."""
+    days = dates_in(text) or [d for q in cited if any_of.search(q.text) for d in dates_in(q.text)]
+    if not days or max(days) >= since:
+        return ""
+    return (f"the {named} it tells of are dated {max(days):%B} {max(days).day}, {max(days).year}, before the "
+            f"period asked (from {since:%B} {since.day}, {since.year})")
 
 
 def _places(passages: Sequence[Passage]) -> str:

@@ -15,10 +15,11 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import calendar
 import itertools
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from engine.intent.wordlists import whole_words
 from engine.records import QueryIntent
@@ -296,6 +297,24 @@ def asked_date(text: str) -> date | None:
         except ValueError:  # "February 30"
             continue
     return max(days, default=None)
+
+
+def dates_in(text: str) -> list[date]:
+    """Every day a text names ("On March 4, 2022, we completed …", "1st July 2022"), in order of appearance."""
+    found: list[tuple[int, date]] = []
+    for m in (*_DATE.finditer(text), *_DATE_DAY_FIRST.finditer(text)):
+        try:
+            found.append((m.start(), date(int(m["y"]), _MONTHS.index(m["m"].lower()[:3]) + 1, int(m["d"]))))
+        except ValueError:  # "February 30"
+            continue
+    return [d for _, d in sorted(found)]
+
+
+def period_start(end: date, months: int) -> date:
+    """The first day of the ``months`` months that end on ``end`` (a quarter ended July 1, 2023: April 2, 2023)."""
+    y, m = divmod(end.month - 1 - months, 12)
+    y, m = end.year + y, m + 1
+    return date(y, m, min(end.day, calendar.monthrange(y, m)[1])) + timedelta(days=1)
 
 
 def with_fiscal_years(low: str) -> str:

@@ -619,3 +619,31 @@ def test_json_a_small_model_closes_inside_its_sentence_is_not_part_of_the_answer
     got = answer_from_quotes(question, parse_intent(question), [_passage(text)], None, chat, AnswerSettings(),
                              PromptSettings()).result
     assert got.status == "answered" and "}" not in got.text and "previously 6 percent. [1]" in got.text, got
+
+
+def test_whether_there_was_any_in_a_period_is_not_answered_with_one_dated_before_it():
+    """"Did ACME announce any acquisitions in its Q2 2023 10-Q" (the quarter from October 1, 2022): a sentence about
+    an acquisition completed on March 4, 2022 tells of an earlier period and is refused, and no "Yes" rests on it;
+    one dated in the quarter stands. Undated sentences are judged by the days of the quotes they cite."""
+    from datetime import date
+
+    old = ("On March 4, 2022, we completed our acquisition of Beacon Labs for a total purchase price of $18.8 "
+           "billion. We continue to integrate its products.")
+    new = "On November 2, 2022, we completed our acquisition of Harbor Systems for $1.2 billion in cash."
+    question = "In the Q2 2023 10-Q, did ACME announce any major business acquisitions?"
+    intent = parse_intent(question)
+    assert intent.any_of == ("acquisitions",) and intent.yes_no
+
+    def run(text: str, sentence: str):
+        chat = ScriptedChat(lambda purpose, messages, n: {
+            "verdict": "yes", "sentences": [{"text": sentence, "quotes": [1]}], "insufficient": False})
+        return answer_from_quotes(question, intent, [_passage(text)], None, chat, AnswerSettings(), PromptSettings(),
+                                  since=date(2022, 10, 1)).result
+
+    for said in ("ACME completed its acquisition of Beacon Labs on March 4, 2022.",
+                 "ACME completed its acquisition of Beacon Labs."):  # (undated: the cited quote's day)
+        got = run(old, said)
+        assert not got.text.startswith("Yes") and said not in got.text, got
+        assert "before the period asked (from October 1, 2022)" in got.reason, got.reason
+    got = run(new, "ACME completed its acquisition of Harbor Systems on November 2, 2022.")
+    assert got.text.startswith("Yes. ACME completed its acquisition of Harbor Systems"), got

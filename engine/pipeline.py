@@ -588,7 +588,7 @@ class HirecPipeline:
         starts = []
         for fid in {p.chunk.filing_id for p in passages}:
             identity = self.library.filing(fid).identity
-            months = {"10-Q": 3, "10-K": 12}.get(identity.form)
+            months = {"10-Q": 3, "10-K": 12}.get(identity.form or "")
             if months is None or not identity.period_end:
                 return None
             starts.append(period_start(date.fromisoformat(identity.period_end), months))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
 from typing import Any
@@ -468,6 +468,7 @@ def synthesis_schema(n_quotes: int, yes_no: bool) -> dict[str, Any]:
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
+_MAYBE = re.compile(r"\b(?:may|might|could|would)\b", re.IGNORECASE)  # (what may be done is not done)
 _JSON_TAIL = re.compile(r"[\s,]*[{}][\s{}\[\],\"']*$")
 
 
@@ -648,8 +649,17 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
                                   f"re-cited: {'; '.join(moved)}" if moved else "") if x)
     if not kept:  # (asked whether there was any: the quotes that name it)
         top = [q for q in quotes if any_of.search(q.text)][:2] if any_of is not None else []
-        return QuoteAnswer(_quotes_alone(quotes, passages, note or "no sentence of the synthesis stood", top),
-                           (call,))
+        alone = _quotes_alone(quotes, passages, note or "no sentence of the synthesis stood", top)
+        # the model's yes stands where the quotes bear it out: they name what is asked, as done (no "may", no plan)
+        # and not dated before the period asked; its sentences restated the question ("Yes, X has partaken in …")
+        done = [q for q in top if not _MAYBE.search(q.text) and not whole_words("forward").search(q.text)
+                and not (since is not None and any_of is not None
+                         and _before_the_period(q.text, (), any_of, named, since))]
+        if yes_no and side == "yes" and top and done == top:
+            alone = replace(alone, text=f"Yes. {alone.text}", reason=f"{alone.reason}; the synthesis's yes stands: "
+                            f"the quotes name {named}, as done"
+                            + (" and in the period asked" if since is not None else ""))
+        return QuoteAnswer(alone, (call,))
     said_side = re.match(r"^(yes|no)\b[\s,.;:—-]*", kept[0], flags=re.IGNORECASE)
     if side in ("yes", "no") or said_side:
         # a side must rest on quotes about what the question asks: its first sentence's quotes share a word of it

@@ -647,3 +647,30 @@ def test_whether_there_was_any_in_a_period_is_not_answered_with_one_dated_before
         assert "before the period asked (from October 1, 2022)" in got.reason, got.reason
     got = run(new, "ACME completed its acquisition of Harbor Systems on November 2, 2022.")
     assert got.text.startswith("Yes. ACME completed its acquisition of Harbor Systems"), got
+
+
+def test_a_yes_whose_sentences_only_restate_the_question_stands_on_quotes_that_name_it_as_done():
+    """"Has ACME partaken in any share buyback programs?": the synthesis says only "Yes, ACME has partaken in
+    substantial buyback programs in the reported quarters" (refused: it restates the question); its yes stands
+    where the quotes name a repurchase as done, and not where they only say one may be made, nor for a "no"."""
+    done = ("The Company repurchased $19.1 billion of its common stock during the second quarter of 2023. The "
+            "program does not obligate the Company to acquire any minimum amount of shares.")
+    maybe = ("The Company may repurchase shares of its common stock from time to time. The program does not obligate "
+             "the Company to acquire any minimum amount of shares.")
+    question = "Has ACME partaken in any substantial stock buyback programs in the reported quarters?"
+    intent = parse_intent(question)
+    assert intent.any_of == ("buyback",) and intent.yes_no
+
+    def run(text: str, verdict: str):
+        chat = ScriptedChat(lambda purpose, messages, n: {"verdict": verdict, "sentences": [
+            {"text": "Yes, ACME has partaken in substantial stock buyback programs in the reported quarters.",
+             "quotes": [1]}], "insufficient": False})
+        return answer_from_quotes(question, intent, [_passage(text)], None, chat, AnswerSettings(),
+                                  PromptSettings()).result
+
+    got = run(done, "yes")
+    assert got.text.startswith("Yes. “The Company repurchased $19.1 billion"), got
+    assert "partaken" not in got.text and "the synthesis's yes stands" in got.reason, got
+    for text, verdict in ((maybe, "yes"), (done, "no")):
+        got = run(text, verdict)
+        assert not got.text.startswith("Yes"), (verdict, got)

@@ -650,11 +650,11 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     if not kept:  # (asked whether there was any: the quotes that name it)
         top = [q for q in quotes if any_of.search(q.text)][:2] if any_of is not None else []
         alone = _quotes_alone(quotes, passages, note or "no sentence of the synthesis stood", top)
-        # the model's yes stands where the quotes bear it out: they name what is asked, as done (no "may", no plan)
-        # and not dated before the period asked; its sentences restated the question ("Yes, X has partaken in …")
+        # the model's yes stands where the quotes bear it out: they name what is asked, as done (no "may", no plan),
+        # and, a period asked, dated in it (an undated mention, "growth from the Nuance and Xandr acquisitions", may
+        # tell of an earlier one); its sentences restated the question ("Yes, X has partaken in …")
         done = [q for q in top if not _MAYBE.search(q.text) and not whole_words("forward").search(q.text)
-                and not (since is not None and any_of is not None
-                         and _before_the_period(q.text, (), any_of, named, since))]
+                and (since is None or max(dates_in(q.text, events=True), default=date.min) >= since)]
         if yes_no and side == "yes" and top and done == top:
             alone = replace(alone, text=f"Yes. {alone.text}", reason=f"{alone.reason}; the synthesis's yes stands: "
                             f"the quotes name {named}, as done"
@@ -737,7 +737,8 @@ def _asked_if_any(intent: QueryIntent) -> tuple[str, re.Pattern[str] | None]:
 def _before_the_period(text: str, cited: Sequence[Quote], any_of: re.Pattern[str], named: str, since: date) -> str:
     """Why a sentence about what the question asks whether there was any of tells of an earlier period ("" when
     it does not): the days it names, or else those of its cited quotes that name it, all fall before ``since``."""
-    days = dates_in(text) or [d for q in cited if any_of.search(q.text) for d in dates_in(q.text)]
+    days = dates_in(text, events=True) or [d for q in cited if any_of.search(q.text)
+                                           for d in dates_in(q.text, events=True)]
     if not days or max(days) >= since:
         return ""
     return (f"the {named} it tells of are dated {max(days):%B} {max(days).day}, {max(days).year}, before the "

@@ -299,10 +299,17 @@ def asked_date(text: str) -> date | None:
     return max(days, default=None)
 
 
-def dates_in(text: str) -> list[date]:
-    """Every day a text names ("On March 4, 2022, we completed …", "1st July 2022"), in order of appearance."""
+_PERIOD_LABEL = re.compile(r"(?:ended|ending|as\s+of|through|at|to)\s*$", re.IGNORECASE)
+
+
+def dates_in(text: str, events: bool = False) -> list[date]:
+    """Every day a text names ("On March 4, 2022, we completed …", "1st July 2022"), in order of appearance;
+    ``events``: only the days things happened on, not a period's end ("Three Months Ended March 31, 2023", "as of
+    June 30")."""
     found: list[tuple[int, date]] = []
     for m in (*_DATE.finditer(text), *_DATE_DAY_FIRST.finditer(text)):
+        if events and _PERIOD_LABEL.search(text, 0, m.start()):
+            continue
         try:
             found.append((m.start(), date(int(m["y"]), _MONTHS.index(m["m"].lower()[:3]) + 1, int(m["d"]))))
         except ValueError:  # "February 30"

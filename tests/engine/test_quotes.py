@@ -674,3 +674,19 @@ def test_a_yes_whose_sentences_only_restate_the_question_stands_on_quotes_that_n
     for text, verdict in ((maybe, "yes"), (done, "no")):
         got = run(text, verdict)
         assert not got.text.startswith("Yes"), (verdict, got)
+    # a period asked (from July 1, 2023): an undated mention may tell of an earlier one; a day in it bears the yes out
+    from datetime import date
+
+    def in_period(text: str):
+        chat = ScriptedChat(lambda purpose, messages, n: {"verdict": "yes", "sentences": [
+            {"text": "Yes, ACME has partaken in substantial stock buyback programs in the reported quarters.",
+             "quotes": [1]}], "insufficient": False})
+        return answer_from_quotes(question, intent, [_passage(text)], None, chat, AnswerSettings(), PromptSettings(),
+                                  since=date(2023, 7, 1)).result
+
+    assert not in_period(done).text.startswith("Yes"), in_period(done)
+    ended = ("Three Months Ended September 30, 2023 Compared with Three Months Ended September 30, 2022 Sales and "
+             "marketing expenses increased 7% driven by growth from the buyback program.")  # (a period's end)
+    assert not in_period(ended).text.startswith("Yes"), in_period(ended)
+    dated = "On August 14, 2023, the Company repurchased $2.0 billion of its common stock under the program."
+    assert in_period(dated).text.startswith("Yes. “On August 14, 2023, the Company repurchased"), in_period(dated)

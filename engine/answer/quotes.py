@@ -468,7 +468,6 @@ def synthesis_schema(n_quotes: int, yes_no: bool) -> dict[str, Any]:
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
-_MAYBE = re.compile(r"\b(?:may|might|could|would)\b", re.IGNORECASE)  # (what may be done is not done)
 _JSON_TAIL = re.compile(r"[\s,]*[{}][\s{}\[\],\"']*$")
 
 
@@ -653,7 +652,7 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
         # the model's yes stands where the quotes bear it out: they name what is asked, as done (no "may", no plan),
         # and, a period asked, dated in it (an undated mention, "growth from the Nuance and Xandr acquisitions", may
         # tell of an earlier one); its sentences restated the question ("Yes, X has partaken in …")
-        done = [q for q in top if not _MAYBE.search(q.text) and not whole_words("forward").search(q.text)
+        done = [q for q in top if not whole_words("maybe").search(q.text) and not whole_words("forward").search(q.text)
                 and (since is None or max(dates_in(q.text, events=True), default=date.min) >= since)]
         if yes_no and side == "yes" and top and done == top:
             alone = replace(alone, text=f"Yes. {alone.text}", reason=f"{alone.reason}; the synthesis's yes stands: "

@@ -1248,10 +1248,9 @@ def _named_part(phrase: list[_Tok], scope: list[str], entities: Sequence[str],
     # ("US" alone is no part's name, "U.S. GAAP"; beside another part it is one: "US sales growth compared to
     # international")
     us = [e for e in entities if e.lower().rstrip(".") in ("u.s", "us")]
-    names = [e for e in entities if e not in us] + said
-    if names and us:
+    if us and [e for e in entities if e not in us] + said:
         names = [e for e in entities if e not in us[1:] and e not in said] + said
-    elif us:  # (read as before: "revenue in the U.S." names it with its full stop left out)
+    else:  # ("revenue in the U.S." names it by the form with its full stop left out)
         names = [e for e in entities if e.lower() not in ("u.s.", "us")] + said
     nouns = [w for w in scope if _part_kinds(w) and w not in said]
     placed = [w for w in scope if names_a_geography(w)]

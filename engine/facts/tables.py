@@ -81,6 +81,7 @@ _STATEMENTS = (
 )
 _TOTAL = re.compile(r"^(?:total\b|net\s+cash\s+(?:provided|used|from)|net\s+(?:increase|decrease))", re.IGNORECASE)
 _PER_SHARE = re.compile(r"per\s+(?:common\s+|diluted\s+|basic\s+)?share|\beps\b", re.IGNORECASE)
+_AMOUNTS_ASIDE = re.compile(r"\([^()]*\d[^()]*\)")  # "($2.585, $2.535 per share)", "($0.01 par value)"
 _PERCENT = re.compile(r"\bpercent(?:age)?\b|\(%\)|(?<!exchange )\brates?\b(?!\s+(?:swaps?|contracts?|locks?))",
                       re.IGNORECASE)
 _PERCENT_TABLE = re.compile(r"\b(?:as\s+a\s+)?percent(?:age)?\s+of\s+(?:net\s+|total\s+)?(?:revenues?|sales)\b",
@@ -331,7 +332,9 @@ def _unit(label: str, parent: str, outer: str) -> str:
     """The row's unit: USD, USD/share, shares, count, %, ratio or years (a cell printed with "%" is a percentage
     whatever its row). The row's own label decides first, then its heading ("Earnings per share" › "Basic"); a
     heading that prints amounts ("Common stock, $.01 par value; 3,000 shares issued") describes its own row, not
-    the unit of the rows under it."""
+    the unit of the rows under it; nor does an aside in the label's brackets that prints amounts ("Dividends declared
+    ($2.585, $2.535, $2.485 per share)": the row is the dividends' amount, the rate an aside)."""
+    label = _AMOUNTS_ASIDE.sub(" ", label)
     for text in (label, *(h for h in (parent, outer) if not re.search(r"\d", strip_scale(h)))):
         per_share, shares = _PER_SHARE.search(text), _SHARES.search(text)
         if _PERCENT.search(text):

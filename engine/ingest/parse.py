@@ -46,8 +46,9 @@ PARSER_VERSION = "pdf-rows-2/html-6/chunk-2"
 # without invalidating chunks and their indexes. facts-6: a page that opens with another statement's own heading
 # (the equity statement after the cash flows) no longer takes the previous page's period columns; facts-7: each
 # period's amount read where it prints more than its amount ("Amount  to Sales  Amount  to Sales"), and a release's
-# "SECOND QUARTER" caption is three months; facts-8: a percent printed outside its parentheses, "(6.4)%", is negative.
-FACTS_VERSION = "facts-8"
+# "SECOND QUARTER" caption is three months; facts-8: a percent printed outside its parentheses, "(6.4)%", is negative; facts-9: an
+# aside of amounts in a label's brackets ("Dividends declared ($2.585 per share)") gives the row no unit.
+FACTS_VERSION = "facts-9"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 

@@ -70,6 +70,8 @@ def _issuer_patterns(key: str, names: tuple[str, ...], strict: bool = False
         toks = full = _norm(raw).split()
         while toks and toks[-1] in _SUFFIXES:
             toks = toks[:-1]
+        # the name's own suffixes may be written after it ("Perla Holdings" of PERLA HOLDINGS INC): part of the mention
+        tail = "".join(rf"(?:\s+{re.escape(t)})?" for t in full[len(toks):] if t != "and")
         toks = [t for t in toks[toks[:1] == ["the"]:] if t != "and"]
         if strict and all(_not_a_name(t) for t in toks):  # "Q2 Holdings" is not said "Q2"
             toks = [t for t in full[full[:1] == ["the"]:] if t != "and"]
@@ -86,7 +88,7 @@ def _issuer_patterns(key: str, names: tuple[str, ...], strict: bool = False
         else:
             body = r"\s+(?:and\s+)?".join(map(re.escape, toks))
         short = len(toks) == 1 and joined.isalpha() and len(joined) <= 5  # "Block" the company, not "block"
-        pats.append((re.compile(rf"\b{body}\b"), False, "cap" if short or strict else ""))
+        pats.append((re.compile(rf"\b{body}{tail}\b"), False, "cap" if short or strict else ""))
     return tuple(pats)
 
 
@@ -170,9 +172,9 @@ def _hits(question: str, issuers: Sequence[IssuerRef], strict: bool = False) -> 
                 if not (check == "cap" and question[m.start()].islower() or check == "mid" and initial):
                     hits.append((m.start(), m.end(), order, ref.key))
     # the most specific name said wins: "Johnson Controls" is not also Johnson & Johnson by its first word, nor
-    # "Northwind Housewares" every other "Northwind …"; one name matching two keys (AMZN and AMAZON) keeps both
-    hits = [h for h in hits if not any(s <= h[0] and h[1] <= e and e - s > h[1] - h[0] for s, e, _, k in hits
-                                       if k != h[3])]
+    # "Northwind Housewares" every other "Northwind …", nor "Perla Holdings" also "Perla" alone; one name matching two
+    # keys (AMZN and AMAZON) keeps both
+    hits = [h for h in hits if not any(s <= h[0] and h[1] <= e and e - s > h[1] - h[0] for s, e, _, _ in hits)]
     hits.sort()
     return hits
 

@@ -430,6 +430,9 @@ class _ToTree(Transformer):
     def margin(self, a: list) -> PlanNode:
         return PlanNode("percent", args=(PlanNode("div", args=(a[0], PlanNode("metric", "revenue"))),))
 
+    def per_share(self, a: list) -> PlanNode:
+        return PlanNode("div", args=(a[0], PlanNode("metric", "diluted shares")))
+
     def one_minus(self, a: list) -> PlanNode:
         return PlanNode("sub", args=(PlanNode("number", value=1.0), a[-1]))
 
@@ -450,6 +453,9 @@ class _ToTree(Transformer):
 
     def apply_after(self, a: list) -> PlanNode:
         return PlanNode(a[1], args=(a[0],))
+
+    def apply_after_share(self, a: list) -> PlanNode:
+        return PlanNode(a[-1], args=(self.share([x for x in a if isinstance(x, PlanNode)]),))
 
     def apply_between(self, a: list) -> PlanNode:
         nodes = [x for x in a if isinstance(x, PlanNode)]
@@ -623,16 +629,18 @@ def metric_node(name: str, catalogue: Catalogue, defined: dict[str, PlanNode], s
 
 @dataclass(frozen=True)
 class Dimension:
-    """A value's unit as powers: USD^usd · days^days · (1/100)^-percent."""
+    """A value's unit as powers: USD^usd · days^days · (1/100)^-percent · shares^shares."""
 
     usd: int = 0
     days: int = 0
     percent: int = 0
+    shares: int = 0
 
     @property
     def unit(self) -> str | None:
         return {Dimension(1): "USD", Dimension(): "ratio", Dimension(percent=1): "percent",
-                Dimension(days=1): "days"}.get(self)
+                Dimension(days=1): "days", Dimension(1, shares=-1): "USD/share",
+                Dimension(shares=1): "shares"}.get(self)
 
 
 class DimensionError(ValueError):
@@ -640,13 +648,16 @@ class DimensionError(ValueError):
 
 
 _DAYS_IN_YEAR = frozenset({360.0, 365.0, 366.0})
+_AMOUNTS = ("USD", "USD/share", "shares")  # units a percentage is the growth of, never a value of
+_ITEM_DIMENSIONS = {"USD": Dimension(1), "USD/share": Dimension(1, shares=-1), "shares": Dimension(shares=1)}
 
 
 def dimension_of(node: PlanNode, catalogue: Catalogue) -> Dimension:
     """The unit of ``node`` by dimensional analysis. Raises :class:`DimensionError` where it has none."""
     k = node.kind
     if k == "item":
-        return Dimension(1)
+        item = catalogue.items.get(node.name)
+        return _ITEM_DIMENSIONS[item.unit if item is not None else "USD"]
     if k == "number":
         return Dimension(days=1) if node.value in _DAYS_IN_YEAR else Dimension()
     if k == "metric":
@@ -663,20 +674,21 @@ def dimension_of(node: PlanNode, catalogue: Catalogue) -> Dimension:
         return a if node.args[0].kind != "number" else b
     if k == "mul":
         a, b = args
-        return Dimension(a.usd + b.usd, a.days + b.days, a.percent + b.percent)
+        return Dimension(a.usd + b.usd, a.days + b.days, a.percent + b.percent, a.shares + b.shares)
     if k == "div":
         a, b = args
-        return Dimension(a.usd - b.usd, a.days - b.days, a.percent - b.percent)
+        return Dimension(a.usd - b.usd, a.days - b.days, a.percent - b.percent, a.shares - b.shares)
     if k == "percent":
         (a,) = args
-        return Dimension(a.usd, a.days, a.percent + 1)
+        return Dimension(a.usd, a.days, a.percent + 1, a.shares)
     if k in ("growth", "cagr"):
         return Dimension(percent=1)
     return args[0]  # at, average, change, years
 
 
 def _unit_words(d: Dimension) -> str:
-    return {"USD": "an amount", "ratio": "a ratio", "percent": "a percentage", "days": "days"}.get(
+    return {"USD": "an amount", "ratio": "a ratio", "percent": "a percentage", "days": "days",
+            "USD/share": "an amount per share", "shares": "a number of shares"}.get(
         d.unit or "", "a value of another unit")
 
 
@@ -1687,9 +1699,9 @@ def finish_plan(tree: PlanNode, intent: QueryIntent, catalogue: Catalogue, words
     elif unit != "USD" and asked.startswith("USD"):
         said = f"the question asks for {asked}; the expression is {_unit_words(dim)}, stated as such"
         note = "; ".join(x for x in (note, said) if x)
-    elif unit == "USD" and asked == "percent" and tree.kind == "change":  # "change in revenue, in percent"
+    elif unit in _AMOUNTS and asked == "percent" and tree.kind == "change":  # "change in revenue, in percent"
         tree, unit = PlanNode("growth", args=tree.args, backs=tree.backs), "percent"
-    elif unit == "USD" and asked == "percent" and tree.kind not in ("growth", "cagr"):
+    elif unit in _AMOUNTS and asked == "percent" and tree.kind not in ("growth", "cagr"):
         return MetricPlan("unread", tree=tree, unread=(words,), reader=reader,
                           note="the question asks for a percentage and the words read make an amount")
     months = intent.ytd_months

@@ -23,7 +23,8 @@ from engine.vocab.concepts import known_concepts
 __all__ = ["Catalogue", "LineItem", "Metric", "Term", "formula_terms", "load_catalogue",
            "python_formula", "variable"]
 
-UNITS = ("USD", "percent", "ratio", "days", "USD/share")
+UNITS = ("USD", "percent", "ratio", "days", "USD/share", "shares")
+ITEM_UNITS = ("USD", "USD/share", "shares")  # what a line item's facts are printed in
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class LineItem:
     optional: bool = False  # a balance sheet without the row has none (0)
     # every printing of the line's label matches it; a read statement with no such row does not report the line
     printed_as: re.Pattern[str] | None = None
+    unit: str = "USD"  # the unit its facts are printed in: "USD", "USD/share" (earnings per share), "shares"
 
 
 @dataclass(frozen=True)
@@ -170,10 +172,12 @@ def _load(path: str) -> Catalogue:
     for name, spec in data.get("items", {}).items():
         item = LineItem(name, tuple(spec["concepts"]), spec["kind"], spec["statement"], spec["words"],
                         bool(spec.get("magnitude", False)), bool(spec.get("optional", False)),
-                        re.compile(spec["printed_as"], re.IGNORECASE) if "printed_as" in spec else None)
+                        re.compile(spec["printed_as"], re.IGNORECASE) if "printed_as" in spec else None,
+                        spec.get("unit", "USD"))
         unknown = [c for c in item.concepts if c not in known]
-        if item.kind not in ("duration", "instant") or unknown or not item.concepts:
-            raise EngineError(f"metric catalogue: item {name!r}: kind {item.kind!r}, unknown concepts {unknown}")
+        if item.kind not in ("duration", "instant") or unknown or not item.concepts or item.unit not in ITEM_UNITS:
+            raise EngineError(f"metric catalogue: item {name!r}: kind {item.kind!r}, unit {item.unit!r}, "
+                              f"unknown concepts {unknown}")
         items[name] = item
     metrics: dict[str, Metric] = {}
     specs = data.get("metrics", {})

@@ -104,11 +104,12 @@ def lexicon_spans(text: str) -> list[tuple[str | None, int, int]]:
 
 # a question's frame between the words of one metric: "how much cash did Acme generate from operations" names cash
 # from operations; an auxiliary, the company (it, they, a capitalised name) and a verb of earning or spending (a verb
-# that is the metric's own word stays: "how much cash did Acme return to shareholders" names cash returned to them)
+# that is the metric's own word stays: "how much cash did Acme return to shareholders" names cash returned to them;
+# "how much cash did Acme have on hand" names cash on hand)
 _SPLIT = re.compile(
     r"\s+(?:did|does|do|has|have|had|was|were|is|are|will)\s+(?:it|they|the\s+(?:company|firm|group)|"
     r"[A-Z0-9][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,3}?)(?:\s+(?:generate|earn|produce|bring\s+in|record|report|"
-    r"post|spend|incur|realize|book|deliver)(?:s|d|ed)?(?=\s)|(?=\s+(?:return|pay)\b))")
+    r"post|spend|incur|realize|book|deliver|have|hold|keep|carry)(?:s|d|ed)?(?=\s)|(?=\s+(?:return|pay)\b))")
 
 
 def split_metric_spans(text: str) -> list[tuple[str, tuple[tuple[int, int], ...]]]:

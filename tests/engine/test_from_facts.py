@@ -896,3 +896,57 @@ def test_a_written_question_of_the_latest_10q_against_past_quarters_reads_that_1
     number = replace(parse_intent("How did Harborview Therapeutics' gross margin in the latest 10-Q compare to past "
                                   "quarters?"), issuers=company)
     assert len(resolve_latest(number, pipeline.library)[0].quarters) > 1
+
+
+def test_per_share_lines_share_counts_and_balance_lines_are_read_in_their_own_unit(tmp_path: Path, embedder) -> None:
+    """Earnings per share (diluted unless the question says basic), an amount per share (over the weighted-average
+    diluted shares), goodwill and stock-based compensation are computed from the statements' rows, no model call;
+    each row counts only in its own unit: a per-share line is no amount, a share count no dollars, and a label's
+    bracketed aside of per-share rates ("Dividends declared ($2.585 per share)") leaves its row an amount."""
+    from engine.indexing import sync_indexes
+    from engine.ingest import ingest
+    from engine.pipeline import Models, build_pipeline
+    from engine.settings import Settings
+    from engine.store import Library
+    from tests.engine.test_identity import add_table_page, write_cover_pdf
+
+    income = [("Consolidated Statements of Operations", "", ""),
+              ("(In millions, except per share amounts)", "2023", "2022"),
+              ("Net sales", "12,400", "11,000"), ("Cost of sales", "7,100", "6,500"),
+              ("Operating income", "2,300", "1,900"), ("Net income", "1,640", "1,320"),
+              ("Earnings per share:", "", ""), ("Basic", "4.10", "3.30"), ("Diluted", "4.00", "3.25"),
+              ("Shares used in computing earnings per share:", "", ""), ("Basic", "400", "400"),
+              ("Diluted", "410", "406")]
+    balance = [("Consolidated Balance Sheets", "", ""), ("(In millions)", "2023", "2022"),
+               ("Cash and cash equivalents", "900", "800"), ("Total current assets", "4,000", "3,600"),
+               ("Goodwill", "2,750", "2,600"), ("Total assets", "15,000", "14,100"),
+               ("Total current liabilities", "2,900", "2,700"), ("Total shareholders' equity", "6,000", "5,400")]
+    cash = [("Consolidated Statements of Cash Flows", "", ""), ("(In millions)", "2023", "2022"),
+            ("Net income", "1,640", "1,320"), ("Stock-based compensation", "210", "180"),
+            ("Net cash provided by operating activities", "2,400", "2,000"),
+            ("Dividends declared ($1.20 and $1.00 per share)", "(480)", "(400)")]
+    path = write_cover_pdf(tmp_path / "f" / "PERLA_2023_10K.pdf", name="PERLA HOLDINGS INC", form="10-K",
+                           period_text="December 31, 2023")
+    for rows in (income, balance, cash):
+        add_table_page(path, rows)
+    home = tmp_path / "lib"
+    settings = Settings(home=home, ingest={"workers": 1})
+    library = Library(home)
+    ingest(library, [tmp_path / "f"], settings)
+    sync_indexes(library, settings, embedder)
+    units = {(s.fact.label, s.fact.unit) for s in library.facts(fiscal_year=2023)}
+    assert ("Dividends declared ($1.20 and $1.00 per share)", "USD") in units, units
+    pipeline = build_pipeline(settings, library, Models(embedder))
+    for question, want in (("What was Perla's diluted EPS in FY2023?", 4.00),
+                           ("How much did Perla Holdings earn per diluted share in FY2023?", 4.00),
+                           ("What were Perla's basic earnings per share for fiscal 2023?", 4.10),
+                           ("What was Perla's revenue per share in FY2023?", 12400 / 410),
+                           ("By how much did Perla's EPS grow from FY2022 to FY2023, in percent?",
+                            (4.00 / 3.25 - 1) * 100),
+                           ("How much goodwill did Perla carry at the end of FY2023, in USD millions?", 2750),
+                           ("What was Perla's stock-based compensation in FY2023, in USD millions?", 210)):
+        run, _ = ask(pipeline, question)
+        assert run.status == "answered" and run.answer.method == "facts" and run.llm_calls == 0, (question, run.answer)
+        assert run.answer.value == pytest.approx(want, rel=1e-3), (question, run.answer.text)
+    run, _ = ask(pipeline, "What was Perla's diluted EPS in FY2023?")
+    assert run.answer.unit == "USD/share" and run.answer.text.startswith("4"), run.answer.text

@@ -97,6 +97,8 @@ METRICS: dict[str, tuple[tuple[str, ...], Callable[[T, int], float], str]] = {
             / 2 / t("Cost of revenue", y), "avg"),
     "dso": (("days sales outstanding", "DSO", "days of sales outstanding"), lambda t, y: 365 * (t("Accounts receivable", y)
             + t("Accounts receivable", y - 1)) / 2 / t("Total revenue", y), "avg"),
+    "eps": (("diluted EPS", "earnings per share", "EPS", "diluted earnings per share"),
+            lambda t, y: t("Diluted EPS", y), "flow"),
     "roa": (("return on assets", "ROA"), lambda t, y: t("Net income", y) / ((t("Total assets", y)
             + t("Total assets", y - 1)) / 2) * 100, "avg"),
     "roe": (("return on equity", "ROE"), lambda t, y: t("Net income", y) / ((t("Total shareholders' equity", y)
@@ -220,6 +222,48 @@ def _cases() -> list[tuple[str, str, str, Callable[[T], float] | None]]:
 
 
 CASES = _cases()
+
+
+# analysts' words for what the catalogue computes, each in a wording no other test writes: the plan the reader makes
+# of it, in words (nothing left unread)
+ANALYST_WORDS = (
+    ("Compute Acme's inventory days for FY2023.", "days inventory outstanding"),
+    ("What were Acme's receivable days in FY2023?", "days sales outstanding"),
+    ("How many times did Acme turn over its inventory in FY2023?", "inventory turnover"),
+    ("How much cash did Acme have on hand at the end of 2023?", "cash and equivalents"),
+    ("How much did Acme pay its shareholders in dividends in FY2023?", "dividends"),
+    ("How much did Acme spend on research in 2023 relative to its sales?", "(research and development / revenue)"),
+    ("What was Acme's revenue per share in FY2023?", "(revenue / diluted shares)"),
+    ("What was Acme's free cash flow per diluted share in FY2023?", "(free cash flow / diluted shares)"),
+    ("What was Acme's basic EPS in FY2023?", "basic earnings per share"),
+    ("What were Acme's earnings per share, diluted, in FY2023?", "earnings per share"),
+    ("What was Acme's cash burn in FY2023?", "cash burn"),
+    ("Did Acme's gross margin get better or worse in FY2023?", "change in gross margin over 1 year(s)"),
+    ("Is Acme profitable on an operating basis in FY2023?", "operating income"),
+    ("How much goodwill did Acme carry at the end of FY2023?", "goodwill"),
+    ("What were Acme's capital expenditures as a share of sales in FY2023?",
+     "(capital expenditures / revenue) × 100"),
+)
+
+
+@pytest.mark.parametrize(("question", "words"), ANALYST_WORDS)
+def test_analyst_words_read_as_the_metric_they_name(question: str, words: str) -> None:
+    from engine.intent import parse_intent
+    from engine.intent.reader import read_plan
+
+    plan = read_plan(parse_intent(question), load_catalogue())
+    assert (plan.status, plan.words, plan.unread) == ("complete", words, ()), plan
+
+
+def test_advertising_is_not_read_as_the_sales_and_marketing_line() -> None:
+    """Advertising is a figure of the notes, not the "Sales and marketing" line (salaries, commissions and more):
+    not a metric the catalogue computes, so the filing's text answers it."""
+    from engine.intent import parse_intent
+    from engine.intent.reader import read_plan
+
+    assert read_plan(parse_intent("What were Acme's advertising costs in FY2023?"), load_catalogue()).status == "outside"
+    assert read_plan(parse_intent("What did Acme spend on sales and marketing in FY2023?"),
+                     load_catalogue()).words == "sales and marketing"
 
 
 def test_the_suite_is_large_and_covers_every_operation() -> None:

@@ -399,7 +399,7 @@ def gap_facts(library: Library, gap: Gap, pages: Sequence[tuple[int, int]],
         for s in library.facts(filing_ids=[filing_id], page_index=page_index, fiscal_year=gap.fiscal_year,
                                months=_months(gap.item, gap.flow_months), end=gap.period_end, trailing=False):
             label = s.fact.label
-            if s.fact.unit == gap.item.unit and (set(find_metrics(label)) & set(names)
+            if _in_unit(s, gap.item) and (set(find_metrics(label)) & set(names)
                                          or words <= set(re.findall(r"[a-z0-9]{2,}", label.lower()))):
                 out.append(s)
     return out
@@ -433,11 +433,22 @@ def _candidates(library: Library, plan: FactPlan, item: LineItem, year: int) -> 
     for concept in item.concepts:  # the first concept the company's statements print
         found = [s for s in library.facts(filing_ids=filings, concepts=[concept], fiscal_year=fiscal_year,
                                           months=_months(item, plan.flow_months), end=end, trailing=False)
-                 if s.fact.unit == item.unit and (end is not None or fiscal_year is not None
+                 if _in_unit(s, item) and (end is not None or fiscal_year is not None
                                               or year_before(s.fact.period.end, plan.quarter_end))]
         if found:
             return found
     return []
+
+
+# a count of shares printed without a scale below this is printed in a scale the reader did not find ("5,601" under
+# a page's "(millions, except per common share data)"): no registrant's weighted-average count is that small
+_FEWEST_SHARES = 1e6
+
+
+def _in_unit(s: StoredFact, item: LineItem) -> bool:
+    """Whether a fact is printed in the item's unit (and, a count of shares, with a scale it can be read in)."""
+    return s.fact.unit == item.unit and not (item.unit == "shares" and s.fact.scale is None
+                                             and abs(s.fact.value) < _FEWEST_SHARES)
 
 
 def year_before(end: str | None, quarter_end: str | None) -> bool:

@@ -174,6 +174,7 @@ _CASH_FLOWS: dict[str, tuple[str, ...]] = {
         f"{_CF_WORDS} financing activities {{from|of}} continuing operations",),
     "PaymentsToAcquirePropertyPlantAndEquipment": (
         "{purchase|acquisition|addition|payment|expenditure|investment}[s] {of|to|for|in} ppe",
+        "{payment|purchase}[s] for[ the] acquisition[s] of ppe",
         "payments to acquire ppe", "capital expenditures", "capital spending", "capital expenditures ppe"),
     "ProceedsFromSaleOfPropertyPlantAndEquipment": (
         "proceeds from[ the] {sale|sales|disposal|disposals|disposition|dispositions} of ppe",

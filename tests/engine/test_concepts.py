@@ -453,3 +453,10 @@ def test_an_upgraded_library_maps_its_stored_facts_again_once(tmp_path: Path, em
     run = build_pipeline(settings, library, Models(embedder)).run(
         "What was Acme Aero's gross margin in FY2023?", store=False)
     assert run.status == "answered" and run.answer.value == pytest.approx(13.0), run.answer.text
+
+
+@pytest.mark.parametrize("label", ["Payments for acquisition of property, plant and equipment",
+                                   "Purchases for the acquisition of property and equipment",
+                                   "Additions to property and equipment", "Purchases of property and equipment"])
+def test_capital_expenditure_is_read_however_the_payment_is_worded(label: str) -> None:
+    assert concept_for(label, "Investing activities:", "cash flows") == CAPEX

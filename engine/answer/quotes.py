@@ -649,12 +649,13 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     if not kept:  # (asked whether there was any: the quotes that name it)
         top = [q for q in quotes if any_of.search(q.text)][:2] if any_of is not None else []
         alone = _quotes_alone(quotes, passages, note or "no sentence of the synthesis stood", top)
-        # the model's yes stands where the quotes bear it out: they name what is asked, as done (no "may", no plan),
+        # the model's yes stands where the quotes bear it out: one names what is asked, as done (no "may", no plan),
         # and, a period asked, dated in it (an undated mention, "growth from the Nuance and Xandr acquisitions", may
-        # tell of an earlier one); its sentences restated the question ("Yes, X has partaken in …")
+        # tell of an earlier one; one done in the period is enough); its sentences restated the question ("Yes, X
+        # has partaken in …") or were refused
         done = [q for q in top if not whole_words("maybe").search(q.text) and not whole_words("forward").search(q.text)
                 and (since is None or max(dates_in(q.text, events=True), default=date.min) >= since)]
-        if yes_no and side == "yes" and top and done == top:
+        if yes_no and side == "yes" and done:
             alone = replace(alone, text=f"Yes. {alone.text}", reason=f"{alone.reason}; the synthesis's yes stands: "
                             f"the quotes name {named}, as done"
                             + (" and in the period asked" if since is not None else ""))

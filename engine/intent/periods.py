@@ -305,8 +305,20 @@ _PERIOD_LABEL = re.compile(r"(?:ended|ending|as\s+of|through|at|to)\s*$", re.IGN
 def dates_in(text: str, events: bool = False) -> list[date]:
     """Every day a text names ("On March 4, 2022, we completed …", "1st July 2022"), in order of appearance;
     ``events``: only the days things happened on, not a period's end ("Three Months Ended March 31, 2023", "as of
-    June 30")."""
+    June 30"), and for a quarter a thing happened in ("In the first quarter of 2023, we issued …", "in Q3 2022") the
+    last day of that calendar quarter (a fiscal quarter of a year that ends in another month ends earlier: a check
+    that the day is not before a period errs toward keeping the sentence)."""
     found: list[tuple[int, date]] = []
+    if events:
+        for rx in _QUARTER_RES:
+            for m in rx.finditer(text):
+                g = m.groupdict()
+                year = _year(g.get("y"), g.get("yy"))
+                quarter = _ORD[g["o"].lower()] if g.get("o") else int(g.get("q") or g.get("q2") or 0)
+                if year is None or not quarter or g.get("m"):  # (no year, or a period's end: "quarter ended …")
+                    continue
+                end = date(year, quarter * 3, calendar.monthrange(year, quarter * 3)[1])
+                found.append((m.start(), end))
     for m in (*_DATE.finditer(text), *_DATE_DAY_FIRST.finditer(text)):
         if events and _PERIOD_LABEL.search(text, 0, m.start()):
             continue

@@ -613,6 +613,7 @@ def test_where_company_names_overlap_the_longest_name_said_wins(question: str, e
     ("Has ACME announced any spin-offs?", ("spin-offs",)),
     ("Did ACME make any divestitures during the quarter?", ("divestitures",)),
     ("Is ACME a party to any lawsuits?", ("lawsuits",)),
+    ("Were there any layoffs or restructuring actions at ACME in 2023?", ("layoffs", "restructuring")),
     ("What was ACME's revenue in FY2022?", ()),  # asks no "any"
     ("Did ACME's revenue grow in any quarter of 2022?", ()),  # "any" of a period, no subject named
 ])

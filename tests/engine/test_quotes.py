@@ -690,3 +690,10 @@ def test_a_yes_whose_sentences_only_restate_the_question_stands_on_quotes_that_n
     assert not in_period(ended).text.startswith("Yes"), in_period(ended)
     dated = "On August 14, 2023, the Company repurchased $2.0 billion of its common stock under the program."
     assert in_period(dated).text.startswith("Yes. “On August 14, 2023, the Company repurchased"), in_period(dated)
+    # a quarter named is dated by its last day: the second quarter of 2023 is before the period, the third in it
+    quarter = "The Company repurchased $4.2 billion of its common stock in the third quarter of 2023."
+    assert in_period(quarter).text.startswith("Yes. “The Company repurchased $4.2 billion"), in_period(quarter)
+    # one done in the period is enough: an undated mention beside it takes nothing away
+    mixed = (f"{quarter} Cash used for financing activities was higher, primarily due to repurchases of common stock "
+             "and lower debt issuance.")
+    assert in_period(mixed).text.startswith("Yes. "), in_period(mixed)

@@ -291,6 +291,16 @@ _PARENT_ONLY = re.compile(r"\bparent\s+(?:company|corporation|only)\b|\bregistra
                           re.IGNORECASE)
 
 
+# a table of another entity's figures, introduced as such: an equity-method investee's ("summarized financial
+# information of our equity method investees"), another registrant's as its own filings print them ("of Rivian as
+# disclosed in its most recent SEC filings"), the guarantors' or the issuer's alone (debt guarantee disclosures) —
+# none is the company's own line, and no fact is read from it
+_OTHER_ENTITY = re.compile(r"\b(?:financial\s+information|results|financial\s+statements?|balance\s+sheets?)\s+"
+                           r"(?:\w+\s+){0,4}?(?:of|for)\s+(?:the\s+|our\s+|its\s+)?(?:[\w-]+\s+){0,3}?investees?\b|"
+                           r"\bas\s+(?:disclosed|reported|filed)\s+in\s+its\s+(?:most\s+recent\s+)?(?:sec\s+)?filings?\b|"
+                           r"\b(?:non-?)?guarantors?\b|\bobligor\s+group\b", re.IGNORECASE)
+
+
 def parent_only(title: str) -> bool:
     """Whether a statement's title says it is the parent company's alone ("PARENT COMPANY – CONDENSED STATEMENTS
     OF INCOME", "Condensed Financial Information of Registrant", "… (Parent Company Only)")."""
@@ -509,6 +519,9 @@ def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
             rows_above = [k for k, ln in enumerate(block) if parse_row(ln) is not None]
             # the lines between the table above (its last row) and this header: another table's words are not ours
             above = [ln for ln in block[rows_above[-1] + 1 if rows_above else 0:] if ln.strip()]
+            if _OTHER_ENTITY.search(" ".join(above[-3:])):
+                table = None  # (its rows are read by no header until the next table's)
+                continue
             kind, title = _statement(above)
             context = " ".join([*above[-3:], line])
             head = " ".join(ln for _, _, ln in lines[max(0, i - _HEADER_BLOCK): i + 1])

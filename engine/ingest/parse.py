@@ -47,8 +47,9 @@ PARSER_VERSION = "pdf-rows-2/html-6/chunk-2"
 # (the equity statement after the cash flows) no longer takes the previous page's period columns; facts-7: each
 # period's amount read where it prints more than its amount ("Amount  to Sales  Amount  to Sales"), and a release's
 # "SECOND QUARTER" caption is three months; facts-8: a percent printed outside its parentheses, "(6.4)%", is negative; facts-9: an
-# aside of amounts in a label's brackets ("Dividends declared ($2.585 per share)") gives the row no unit.
-FACTS_VERSION = "facts-9"
+# aside of amounts in a label's brackets ("Dividends declared ($2.585 per share)") gives the row no unit; facts-10: no fact is read from a table of another entity's figures
+# (an investee's, another registrant's, the guarantors').
+FACTS_VERSION = "facts-10"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 

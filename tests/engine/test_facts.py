@@ -437,3 +437,17 @@ def test_a_tables_printed_heading_is_its_statement_name_not_its_column_header():
     bare = "for the years presented.\n\nYear ended December 31,\n(In millions)  2023  2022\nAmericas  500  450\n"
     assert printed_heading(bare, bare.index("Americas")) == ("table", "")  # a column header is no heading
 
+
+
+def test_a_table_of_another_entitys_figures_gives_the_company_no_facts() -> None:
+    """Amazon's 10-Q prints Rivian's revenues "as disclosed in its most recent SEC filings"; a note prints an equity
+    method investee's results or the guarantors' alone: none is the company's own line. The company's own table on
+    the same page is read."""
+    rivian = ("Required summarized financial information of Rivian as disclosed in its most recent SEC filings is as "
+              "follows (in millions):\n\nYear Ended  Year Ended\nDecember 31, 2021  December 31, 2022\n"
+              "Revenues  $  55 $  1,658\nGross profit  (465)  (3,123)\n")
+    investees = ("Summarized financial information of our equity method investees:\n2023  2022\n"
+                 "Revenues  4,100  3,900\nNet income  310  280\n")
+    own = "\nInventories\nDecember 31,\n(In millions)  2023  2022\nFinished goods  1,200  1,100\n"
+    assert [f.label for f in extract_page_facts(rivian + own, 0)] == ["Finished goods"] * 2
+    assert extract_page_facts(investees, 0) == []

@@ -78,6 +78,8 @@ def _growth(name: str, col: int, table: dict = SEGMENTS) -> float:
 @pytest.mark.parametrize(("question", "winner", "value", "page"), [
     ("Which segment had the lowest net sales for Acme Industries in FY2023?", "Consumer", 1700.0, 4),
     ("Which of Acme Industries' reportable segments generated the most revenue in FY2023?", "Industrial", 5200.0, 4),
+    # the company's word for its segments ("business groups") and an analyst's verb for their sales
+    ("Which of Acme Industries' business groups brought in the most sales in FY2023?", "Industrial", 5200.0, 4),
     ("Which region had the biggest drop in sales for Acme Industries in FY2023?", "Germany",
      _growth("Germany", 0, REGIONS), 5),
     ("Which country contributed the most net sales for Acme Industries in FY2023?", "United States", 5000.0, 5),

@@ -46,6 +46,7 @@ from engine.intent.wordlists import word_list
 from engine.records import AnswerResult, IssuerRef, MetricPlan, PlanNode, QueryIntent
 from engine.settings import RESOURCES_DIR
 from engine.vocab.lexicon import lexicon_spans, split_metric_spans
+from engine.vocab.numbers import SCALE_FACTORS
 
 if TYPE_CHECKING:
     from engine.vocab.catalogue import Catalogue
@@ -129,7 +130,12 @@ _UNIT = re.compile(r"\(?\s*(?:in\s+)?(?:units\s+of\s+)?(?:usd|us\$|\$)\s*(?:in\s
                    re.IGNORECASE)
 _ROUND = re.compile(r"\b(?:round(?:ed)?|rounding)\b[^.?;]*?(?:decimal(?:\s+(?:places?|points?|digits?)|s)?|"
                     r"whole\s+number|integer|nearest\s+\w+)|\bto\s+(?:\w+\s+)?decimal\s+places?", re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
+# "2x": the number, then "x" (times); "300bn": the number, then its scale
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?=(?:x|bn|mn|mm|k|m|b)\b|(?![\w]))", re.IGNORECASE)
+# a scale written after a number ("400 billion", "2.5bn", "$300m"): the number is that many units of it
+_SCALE_AFTER = re.compile(r"(?:\s*(thousand|million|billion|trillion)s?|\s?(bn|mn|mm)|(k|m|b))\b", re.IGNORECASE)
+_SCALE_WORDS = {"thousand": "thousands", "k": "thousands", "million": "millions", "mn": "millions", "mm": "millions",
+                "m": "millions", "billion": "billions", "bn": "billions", "b": "billions", "trillion": "trillions"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z&'’./-]*[A-Za-z]|[A-Za-z]|[()\[\]/%=:+×÷*,?.;!–—-]")
 _BOUNDARY = frozenset({"?", ".", ";", "!"})
 _ABBREVIATION = re.compile(r"(?:\b(?:[A-Za-z]\.)+[A-Za-z]|\b(?:Inc|Corp|Co|Ltd|vs|No|St|approx))$")
@@ -177,8 +183,12 @@ def _tag(text: str, issuers: Sequence[IssuerRef]) -> list[_Tok]:
             by_span.setdefault((m.start(), m.end()), set()).add(kind)
     spans += [(a, b, frozenset(k), "") for (a, b), k in by_span.items()]
     for m in _NUMBER.finditer(text):
-        spans.append((m.start(), m.end(), frozenset({"NUMBER"} | ({"ONE"} if float(m[0].replace(",", "")) == 1
-                                                                   else set())), m[0].replace(",", "")))
+        value = m[0].replace(",", "")
+        if scaled := _SCALE_AFTER.match(text, m.end()):  # "$400 billion", "$2.5bn": the amount in dollars
+            factor = SCALE_FACTORS[_SCALE_WORDS[scaled[scaled.lastindex or 1].lower()]]
+            spans.append((m.start(), m.end(), frozenset({"NUMBER", "AMOUNT"}), repr(float(value) * factor)))
+            continue
+        spans.append((m.start(), m.end(), frozenset({"NUMBER"} | ({"ONE"} if float(value) == 1 else set())), value))
     for start, end, kinds, value in sorted(spans, key=lambda s: (-(s[1] - s[0]), "METRIC" not in s[2], s[0])):
         if not any(taken[start:end]):
             # a word of several kinds: every kind whose form matches exactly this span
@@ -786,8 +796,8 @@ def _phrase(sent: list[_Tok], used: set[int], definition: bool = False) -> list[
     for i, t in enumerate(sent):
         if i in used or "BOUNDARY" in t.kinds or t.pure_frame:
             continue
-        if than and t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE:
-            kept.append(t)
+        if than and t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE or _more_of(t, sent[i + 1:]):
+            kept.append(t)  # (read by the judgement: "more … than", "did it take on more debt")
             continue
         if t.kinds <= _FRAME | _SOFT | {"EQ", "WHICH", "DEFINE", "USING", "LEAST", "MOST", "COMMA", "DEFINED"} \
                 and not t.kinds & set(_STRUCTURAL):
@@ -1002,6 +1012,7 @@ class _Judged:
     words: list[str]  # the question's words of the judgement
     rest: list[_Tok]  # the phrase without them: the metric judged
     quality: str = ""  # a quality of judgements.toml the question names ("capital intensive")
+    amount: bool = False  # the bar is an amount written with its scale ("$400 billion"), in dollars
 
 
 @dataclass(frozen=True)
@@ -1044,7 +1055,7 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
     words around it ("liquidity profile") are the judgement's, the metric named decides it. Where the question
     names two periods (``between``), a comparison with no number after it ("exceed its FY2021 level", "more than in
     2021") is the direction from the earlier to the later, and the "than" of a direction is its other side."""
-    test, bar, words, quality = "", None, [], ""
+    test, bar, words, quality, amount = "", None, [], "", False
     rest: list[_Tok] = []
     at = -1  # where the direction's word stood in the rest
     written: float | None = None  # a bar the question writes
@@ -1059,11 +1070,13 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
         if t.kinds & {"ABOVE", "BELOW"} and written is None and i + 1 < len(phrase) \
                 and phrase[i + 1].kinds & {"NUMBER", "ONE"}:  # ("above 1": the grammar's ONE is a number here)
             written = float(phrase[i + 1].value) if "NUMBER" in phrase[i + 1].kinds else 1.0
+            amount = "AMOUNT" in phrase[i + 1].kinds
             if not test and not stable:
                 test = ">=" if "ABOVE" in t.kinds else "<="
             words += [t.text, phrase[i + 1].text]
             i += 2
-            if i < len(phrase) and "PCT" in phrase[i].kinds:  # "above 20%": a bar in percent
+            # "above 20%": a bar in percent; "below 2x": a multiple
+            if i < len(phrase) and ("PCT" in phrase[i].kinds or phrase[i].text.lower() in ("x", "×", "times")):
                 words.append(phrase[i].text)
                 i += 1
             continue
@@ -1103,8 +1116,11 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
             test = "up" if "ABOVE" in t.kinds else "down"
             words.append(t.text)
             at = len(rest)
-        elif ((between or earlier) and t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE | _FRAME
-              and not test and not stable):  # "did it spend more on capex in FY2022 than in FY2021"
+        elif not test and not stable and (
+                (between or earlier) and t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE | _FRAME
+                or _more_of(t, phrase[i + 1:]) and not any(x.kinds & {"THAN", "EXCEED", "SHORT"} for x in phrase)):
+            # "did it spend more on capex in FY2022 than in FY2021"; with no other side written, "did it take on more
+            # debt in 2022", "did it book less revenue": more or less of the metric than the year before
             test = "up" if "MOST" in t.kinds else "down"
             words.append(t.text)
             at = len(rest)
@@ -1133,7 +1149,7 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
         if bare(rest[:at]) and bare(rest[:at]) == bare(rest[at:]):
             rest = rest[:at]
     # and the function words its words leave at either end ("… of sales in, and did that beat")
-    return _Judged(test, bar, words, _trimmed(rest), quality) if test else None
+    return _Judged(test, bar, words, _trimmed(rest), quality, amount and written is not None) if test else None
 
 
 @lru_cache(maxsize=1)
@@ -1185,10 +1201,17 @@ def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Cata
     assert bar is not None
     plan = finish_plan(tree, intent, catalogue, words, read=read, definitions=definitions)
     relation = {">=": "at or above", "<=": "at or below", ">": "above", "<": "below"}[test]
+    shown = ""
+    if judged.amount and plan.unit == "USD":  # "$400 billion": in the scale the answer states the amount in
+        scale = (intent.unit_hint or "").removeprefix("USD ").strip()
+        scale = scale if scale in SCALE_FACTORS else "millions"
+        bar, shown = bar / SCALE_FACTORS[scale], f" USD {scale}"
+    elif judged.amount:
+        return MetricPlan("unread", unread=(said,), note=f"'{said}' writes an amount; {what} is no amount")
     if judged.quality:
         what = _qualities()[judged.quality].words
     stated = judged.test == "good" or (judged.quality and bar == _qualities()[judged.quality].bar)
-    criterion = (f"'{said}' read as {what} {relation} {bar:g}{'%' if plan.unit == 'percent' else ''}"
+    criterion = (f"'{said}' read as {what} {relation} {bar:,g}{shown}{'%' if plan.unit == 'percent' else ''}"
                  + (" (the bar resources/reader/judgements.toml states)" if stated else ""))
     return replace(plan, judge=test, bar=bar, criterion=criterion) if plan.status == "complete" else plan
 
@@ -1428,6 +1451,16 @@ def _parts_share(sentences: list[list[_Tok]], judged: _Judged, catalogue: Catalo
 
 
 _COMPARATIVE = frozenset({"MOST", "LEAST", "UP", "DOWN", "ABOVE", "BELOW"})  # "higher", "lower", "more", "less"
+# comparatives of an amount (not superlatives: "most", "largest" choose among parts)
+_MORE_OR_LESS = frozenset({"more", "less", "fewer", "larger", "bigger", "greater", "smaller"})
+
+
+def _more_of(t: _Tok, after: Sequence[_Tok]) -> bool:
+    """Whether ``t`` says more or less of the metric it stands before ("did it take on more debt", "book less
+    revenue"; "less" is also a minus)."""
+    return (t.text.lower() in _MORE_OR_LESS and bool(t.kinds & {"MOST", "LEAST"})
+            and t.kinds - {"MINUS"} <= _COMPARATIVE | _FRAME
+            and "METRIC" in next((x for x in after if not x.kinds <= _FRAME), t).kinds)
 _PERIOD_NOUN = re.compile(r"(?:fiscal\s+)?(?:years?|periods?)", re.IGNORECASE)
 
 

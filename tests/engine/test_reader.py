@@ -668,3 +668,28 @@ def test_a_comparison_reads_a_bar_or_the_other_period_never_a_guess(question: st
     assert plan.judge == judge and plan.bar == bar, plan
     if judge:
         assert plan.status == "complete", plan
+
+
+def test_an_amount_written_with_its_scale_is_that_many_dollars(pipeline, demo_truth) -> None:
+    """"Did its revenue top $X billion", "above 1.2bn", "revenue minus $500 million": the number is read in the scale
+    written after it (the answer's amounts are in USD millions), so a bar in billions is not compared as millions;
+    comparatives with no other side ("did it take on more debt") are against the year before."""
+    revenue = truth(demo_truth, "HRBR", "Total revenue", 2023)  # USD millions
+    above, below = (revenue * 1.1) / 1000, (revenue * 0.9) / 1000  # in billions
+    for bar, yes in ((above, False), (below, True)):
+        for question in (f"Did {CO}'s FY2023 revenue top ${bar:.3f} billion?",
+                         f"Was {CO}'s revenue above {bar:.3f}bn in FY2023?"):
+            run = pipeline.run(question, store=False)
+            assert run.status == "answered" and run.llm_calls == 0, (question, run.answer)
+            assert run.answer.text.startswith("Yes" if yes else "No"), (question, run.answer.text)
+            stated = run.answer.text.split("at or above ")[1]
+            assert stated.split(" ", 1)[1].startswith("USD millions"), run.answer.text
+            assert float(stated.split(" ")[0].replace(",", "")) == pytest.approx(bar * 1000, rel=1e-4), stated
+    run = pipeline.run(f"What was {CO}'s FY2023 revenue minus $500 million?", store=False)
+    assert run.answer.value == pytest.approx(revenue - 500, rel=1e-4), run.answer.text
+    for question, side in ((f"Did {CO} book less revenue in FY2023?", "down"),
+                           (f"Did {CO} take on more inventory in FY2023?", "up")):
+        from engine.intent import parse_intent
+        from engine.intent.reader import read_plan
+
+        assert read_plan(parse_intent(question), load_catalogue()).judge == side, question

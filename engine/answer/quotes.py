@@ -739,10 +739,24 @@ def _before_the_period(text: str, cited: Sequence[Quote], any_of: re.Pattern[str
     it does not): the days it names, or else those of its cited quotes that name it, all fall before ``since``."""
     days = dates_in(text, events=True) or [d for q in cited if any_of.search(q.text)
                                            for d in dates_in(q.text, events=True)]
-    if not days or max(days) >= since:
+    if not days:
+        return ""
+    if max(days) >= since:
+        # one named beside another that is in the period ("including MGM Holdings and One Medical"): a name whose
+        # every cited quote is dated before the period is of an earlier one
+        for name in dict.fromkeys(m[0] for m in _NAME.finditer(text) if m.start() or " " in m[0]):
+            telling = [dates_in(q.text, events=True) for q in cited if name in q.text and any_of.search(q.text)]
+            if telling and all(telling) and max(max(d) for d in telling) < since:
+                last = max(max(d) for d in telling)
+                return (f"{name} is dated {last:%B} {last.day}, {last.year}, before the period asked (from "
+                        f"{since:%B} {since.day}, {since.year})")
         return ""
     return (f"the {named} it tells of are dated {max(days):%B} {max(days).day}, {max(days).year}, before the "
             f"period asked (from {since:%B} {since.day}, {since.year})")
+
+
+# a proper name a sentence tells of: capitalised words in a run ("MGM Holdings Inc.", "One Medical")
+_NAME = re.compile(r"\b[A-Z][\w&'’-]+(?:\s+(?:[A-Z][\w&'’.-]*|of))*(?<![\s.])")
 
 
 def _places(passages: Sequence[Passage]) -> str:

@@ -192,6 +192,25 @@ def not_names() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def nicknames() -> dict[str, tuple[str, ...]]:
+    """The names analysts call a company by that are not its name (``resources/companies/nicknames.tsv``): the
+    company's name without case, punctuation and legal suffixes -> its nicknames."""
+    out: dict[str, tuple[str, ...]] = {}
+    for line in (_COMPANIES / "nicknames.tsv").read_text(encoding="utf-8").splitlines():
+        if line.startswith(("#", "name\t")) or not line.strip():
+            continue
+        name, said = line.split("\t")
+        out[_core(name)] = tuple(n.strip() for n in said.split(",") if n.strip())
+    return out
+
+
+def _with_nicknames(ref: IssuerRef) -> IssuerRef:
+    """The ref with the nicknames of any of its names."""
+    extra = [n for name in (ref.key, *ref.names) for n in nicknames().get(_core(name), ()) if n not in ref.names]
+    return IssuerRef(ref.key, tuple(dict.fromkeys((*ref.names, *extra)))) if extra else ref
+
+
+@lru_cache(maxsize=1)
 def known_issuers() -> tuple[IssuerRef, ...]:
     """The well-known issuers a question may name (``resources/companies/known_issuers.tsv``, written by
     ``scripts/known_issuers.py`` from the pytickersymbols package: the components of the major stock indices).
@@ -200,8 +219,8 @@ def known_issuers() -> tuple[IssuerRef, ...]:
     for line in (_COMPANIES / "known_issuers.tsv").read_text(encoding="utf-8").splitlines()[2:]:
         name, tickers, former, _ = line.split("\t")
         plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-        refs.append(IssuerRef(name, tuple(dict.fromkeys(
-            n for n in (name, plain, *tickers.split(","), *former.split(",")) if n))))
+        refs.append(_with_nicknames(IssuerRef(name, tuple(dict.fromkeys(
+            n for n in (name, plain, *tickers.split(","), *former.split(",")) if n)))))
     return tuple(refs)
 
 
@@ -408,5 +427,5 @@ def issuer_refs(library: Library) -> list[IssuerRef]:
         names.setdefault(key, set()).update(n for n in (i.registrant, i.ticker, i.issuer_key) if n)
         if (registrant := registrant_of.get(f.id)) is not None:
             names[key].update(n for n in (*registrant.names, registrant.ticker) if n)
-    refs = tuple(IssuerRef(key, tuple(sorted(v, key=len, reverse=True))) for key, v in names.items())
+    refs = tuple(_with_nicknames(IssuerRef(key, tuple(sorted(v, key=len, reverse=True)))) for key, v in names.items())
     return list(with_known(refs)[0])  # each with the names and tickers of the well-known issuer it is ("KO")

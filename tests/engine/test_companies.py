@@ -83,6 +83,11 @@ REFS_KNOWN = list(with_known(tuple(LIBRARY))[0])
     ("MMM FY2018 capital expenditure?", [("MMM", "3M", None)]),
     ("What was 3M Co.'s revenue in 2018?", [("3M", "3M", None)]),
     ("KO 2017 revenue", [("KO", "COCACOLA", None)]),  # the well-known issuer's ticker, linked by name
+    # nicknames (resources/companies/nicknames.tsv): of a library company, and of one the library does not hold
+    ("What was Coke's net income in 2018?", [("Coke", "COCACOLA", None)]),
+    ("What was AmEx's revenue in 2022?", [("AmEx", "AMERICANEXPRESS", None)]),
+    ("What did Google earn in 2022?", [("Google", None, "Alphabet Inc.")]),
+    ("Did the company sell any coke in 2022?", []),  # (not capitalised: a product, no company)
     ("What was Coca-Cola Company's net income in 2017?", [("Coca-Cola Company", "COCACOLA", None)]),
     ("Did Square's gross profit grow in 2020?", [("Square", "BLOCK", None)]),  # a former name on its cover
     ("How did Block Inc fund its acquisitions?", [("Block Inc", "BLOCK", None)]),

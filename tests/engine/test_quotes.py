@@ -647,6 +647,14 @@ def test_whether_there_was_any_in_a_period_is_not_answered_with_one_dated_before
         assert "before the period asked (from October 1, 2022)" in got.reason, got.reason
     got = run(new, "ACME completed its acquisition of Harbor Systems on November 2, 2022.")
     assert got.text.startswith("Yes. ACME completed its acquisition of Harbor Systems"), got
+    # one sentence naming both: the one of an earlier period makes it a sentence about that period too
+    both = ScriptedChat(lambda purpose, messages, n: {"verdict": "yes", "sentences": [
+        {"text": "ACME made acquisitions in the period, including Beacon Labs and Harbor Systems.", "quotes": [1, 2]}],
+        "insufficient": False})
+    got = answer_from_quotes(question, intent, [_passage(f"{old} {new}")], None, both, AnswerSettings(),
+                             PromptSettings(), since=date(2022, 10, 1)).result
+    assert "including Beacon Labs" not in got.text, got
+    assert "Beacon Labs is dated March 4, 2022, before the period asked" in got.reason, got.reason
 
 
 def test_a_yes_whose_sentences_only_restate_the_question_stands_on_quotes_that_name_it_as_done():

@@ -736,23 +736,39 @@ def _asked_if_any(intent: QueryIntent) -> tuple[str, re.Pattern[str] | None]:
 
 def _before_the_period(text: str, cited: Sequence[Quote], any_of: re.Pattern[str], named: str, since: date) -> str:
     """Why a sentence about what the question asks whether there was any of tells of an earlier period ("" when
-    it does not): the days it names, or else those of its cited quotes that name it, all fall before ``since``."""
+    it does not): the days it names, or else those of its cited quotes that name it, all fall before ``since``; or
+    one thing it names beside others ("including MGM Holdings and One Medical") is dated only before it."""
     days = dates_in(text, events=True) or [d for q in cited if any_of.search(q.text)
                                            for d in dates_in(q.text, events=True)]
-    if not days:
-        return ""
-    if max(days) >= since:
-        # one named beside another that is in the period ("including MGM Holdings and One Medical"): a name whose
-        # every cited quote is dated before the period is of an earlier one
-        for name in dict.fromkeys(m[0] for m in _NAME.finditer(text) if m.start() or " " in m[0]):
-            telling = [dates_in(q.text, events=True) for q in cited if name in q.text and any_of.search(q.text)]
-            if telling and all(telling) and max(max(d) for d in telling) < since:
-                last = max(max(d) for d in telling)
-                return (f"{name} is dated {last:%B} {last.day}, {last.year}, before the period asked (from "
-                        f"{since:%B} {since.day}, {since.year})")
-        return ""
-    return (f"the {named} it tells of are dated {max(days):%B} {max(days).day}, {max(days).year}, before the "
-            f"period asked (from {since:%B} {since.day}, {since.year})")
+    if days and max(days) < since:
+        return (f"the {named} it tells of are dated {max(days):%B} {max(days).day}, {max(days).year}, before the "
+                f"period asked (from {since:%B} {since.day}, {since.year})")
+    names = list(dict.fromkeys(m[0] for m in _NAME.finditer(text) if m.start() or " " in m[0]))
+    for name in names:
+        # its days: those written after it in a quote (up to the next thing named), or, of a quote that names
+        # nothing else of the sentence, the quote's
+        telling = [_days_after(name, q.text) or ([] if any(o in q.text for o in names if o != name)
+                                                 else dates_in(q.text, events=True))
+                   for q in cited if name in q.text and any_of.search(q.text)]
+        if telling and all(telling) and (last := max(max(d) for d in telling)) < since:
+            return (f"{name} is dated no later than {last:%B} {last.day}, {last.year}, before the period asked "
+                    f"(from {since:%B} {since.day}, {since.year})")
+    return ""
+
+
+def _days_after(name: str, text: str) -> list[date]:
+    """The days the words after ``name`` in a quote give it, up to the next thing named ("the acquisitions of MGM
+    Holdings Inc. in 2022 and One Medical in 2023": MGM's is 2022's last day): a day written, a quarter's or a
+    year's last day ("in 2022")."""
+    at = text.index(name) + len(name)
+    end = _NEXT_THING.search(text, at)
+    segment = text[at:end.start() if end else len(text)]
+    return dates_in(segment, events=True) + [date(int(y), 12, 31) for y in _IN_YEAR.findall(segment)]
+
+
+_NEXT_THING = re.compile(r"(?<!\bInc)(?<!\bCorp)(?<!\bCo)(?<!\bLtd)(?<!\b[A-Z])[;.](?:\s|$)|,?\s+and\s+(?=[A-Z])|"
+                         r",\s+(?=[A-Z])")
+_IN_YEAR = re.compile(r"\b(?:in|during)\s+(?:fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)\b(?!\s*(?:and|to|through|-)\s)")
 
 
 # a proper name a sentence tells of: capitalised words in a run ("MGM Holdings Inc.", "One Medical")

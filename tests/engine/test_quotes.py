@@ -654,7 +654,15 @@ def test_whether_there_was_any_in_a_period_is_not_answered_with_one_dated_before
     got = answer_from_quotes(question, intent, [_passage(f"{old} {new}")], None, both, AnswerSettings(),
                              PromptSettings(), since=date(2022, 10, 1)).result
     assert "including Beacon Labs" not in got.text, got
-    assert "Beacon Labs is dated March 4, 2022, before the period asked" in got.reason, got.reason
+    assert "Beacon Labs is dated no later than March 4, 2022, before the period asked" in got.reason, got.reason
+    # one quote naming both, each with its year ("… of Beacon Labs Inc. in 2022 and Harbor Systems in 2023")
+    funded = "We funded the acquisitions of Beacon Labs Inc. in 2022 and Harbor Systems in 2023 with cash on hand."
+    got = answer_from_quotes(question, intent, [_passage(funded)], None, ScriptedChat(lambda purpose, messages, n: {
+        "verdict": "yes", "sentences": [{"text": "ACME made acquisitions in 2023, including Beacon Labs Inc. and "
+                                                 "Harbor Systems.", "quotes": [1]}], "insufficient": False}),
+        AnswerSettings(), PromptSettings(), since=date(2023, 1, 1)).result
+    assert "including Beacon Labs" not in got.text, got
+    assert "Beacon Labs Inc is dated no later than December 31, 2022" in got.reason, got.reason
 
 
 def test_a_yes_whose_sentences_only_restate_the_question_stands_on_quotes_that_name_it_as_done():

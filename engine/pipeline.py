@@ -55,7 +55,7 @@ from engine.intent.reader import (
     read_plan,
     unread_answer,
 )
-from engine.intent.shape import compound_parts
+from engine.intent.shape import compound_parts, if_any_vocab
 from engine.models.base import ChatMessage, ChatModel, CrossScorer, Embedder
 from engine.prompts import prompt
 from engine.records import (
@@ -582,8 +582,10 @@ class HirecPipeline:
     def _period_start(self, intent: QueryIntent, passages: Sequence[Passage]) -> date | None:
         """The first day of the period a question asks whether there was any of something in ("did it announce any
         acquisitions in the Q2 2023 10-Q"): the earliest start of the periods its passages' 10-Qs (a quarter) and
-        10-Ks (a year) report; None when it asks no such thing, no period, or a filing's period end is not known."""
-        if not intent.any_of or not (intent.quarters or intent.fiscal_years):
+        10-Ks (a year) report; None when it asks no such thing, no period, a filing's period end is not known, or it
+        asks for what still stands in the period ("any ongoing legal battles": told with the days they began)."""
+        if not intent.any_of or not (intent.quarters or intent.fiscal_years) \
+                or if_any_vocab().ongoing.search(intent.question):  # ("any ongoing legal battles": whenever begun)
             return None
         starts = []
         for fid in {p.chunk.filing_id for p in passages}:

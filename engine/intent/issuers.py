@@ -204,6 +204,11 @@ def nicknames() -> dict[str, tuple[str, ...]]:
     return out
 
 
+def is_nickname(name: str) -> bool:
+    """Whether ``name`` is a nickname of nicknames.tsv ("Amex"): a company is named by it, never shown by it."""
+    return any(name in said for said in nicknames().values())
+
+
 def _with_nicknames(ref: IssuerRef) -> IssuerRef:
     """The ref with the nicknames of any of its names."""
     extra = [n for name in (ref.key, *ref.names) for n in nicknames().get(_core(name), ()) if n not in ref.names]

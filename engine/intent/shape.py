@@ -226,13 +226,16 @@ class IfAnyWords:
 
     asks: re.Pattern[str]
     same: tuple[tuple[str, ...], ...]
+    ongoing: re.Pattern[str]  # words that ask for what still stands in the period, whenever it began
 
 
 @lru_cache(maxsize=1)
 def if_any_vocab() -> IfAnyWords:
     data = tomllib.loads((RESOURCES_DIR / "reader" / "if_any.toml").read_text(encoding="utf-8"))
     forms = "|".join(f.replace(" ", r"\s+") for f in sorted(data["forms"], key=len, reverse=True))
-    return IfAnyWords(re.compile(rf"\b(?:{forms})\b", re.IGNORECASE), tuple(tuple(g) for g in data["same"]))
+    ongoing = "|".join(f.replace(" ", r"\s+") for f in sorted(data["ongoing"], key=len, reverse=True))
+    return IfAnyWords(re.compile(rf"\b(?:{forms})\b", re.IGNORECASE), tuple(tuple(g) for g in data["same"]),
+                      re.compile(rf"\b(?:{ongoing})\b", re.IGNORECASE))
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
-from engine.intent.issuers import CompanyMention, company_mentions, is_ticker
+from engine.intent.issuers import CompanyMention, company_mentions, is_nickname, is_ticker
 from engine.records import Filing, IssuerRef, QueryIntent, annual_reports
 from engine.store.library import Library
 
@@ -53,7 +53,7 @@ class CompanyCheck:
 def _name(refs: dict[str, IssuerRef], key: str) -> str:
     """The company as an answer names it: its shortest name written in mixed case ("Pfizer"), else its shortest
     name that is no ticker ("3M COMPANY"), else its key."""
-    names = refs[key].names if key in refs else ()
+    names = [n for n in refs[key].names if not is_nickname(n)] if key in refs else []
     mixed = [n for n in names if not n.isupper()]
     plain = [n for n in names if n != key and not is_ticker(n)]
     return min(mixed or plain or [key], key=len)

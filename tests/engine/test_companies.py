@@ -254,3 +254,12 @@ def _name(refs, key):  # noqa: ANN001, ANN202
     from engine.retrieval.companies import _name as name
 
     return name({r.key: r for r in refs}, key)
+
+
+def test_a_company_is_named_by_its_nickname_but_never_shown_by_it() -> None:
+    from engine.intent.issuers import issuer_spans
+    from engine.retrieval.companies import _name
+
+    ref = with_known((IssuerRef("AMERICANEXPRESS", ("American Express Company", "AXP")),))[0][0]
+    assert "Amex" in ref.names and issuer_spans("What was Amex's revenue in 2022?", [ref])
+    assert _name({ref.key: ref}, ref.key) == "American Express"

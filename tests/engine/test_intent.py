@@ -620,3 +620,17 @@ def test_where_company_names_overlap_the_longest_name_said_wins(question: str, e
 def test_what_a_question_asks_whether_there_was_any_of_is_read_in_its_own_words(question: str,
                                                                                  any_of: tuple) -> None:
     assert parse_intent(question).any_of == any_of
+
+
+@pytest.mark.parametrize(("question", "ongoing"), [
+    ("Has ACME reported any materially important ongoing legal battles from FY2022?", True),
+    ("Are there any pending lawsuits against ACME in 2023?", True),
+    ("Did ACME make any acquisitions in 2023?", False),
+    ("Did ACME open any new stores in Q2 2023?", False),
+])
+def test_what_still_stands_in_a_period_is_asked_whenever_it_began(question: str, ongoing: bool) -> None:
+    """"Any ongoing legal battles in FY2022": lawsuits over a 2018 accident are told with the accident's day, which
+    does not put them before the period (the pipeline sets no period start for such a question)."""
+    from engine.intent.shape import if_any_vocab
+
+    assert bool(if_any_vocab().ongoing.search(question)) is ongoing

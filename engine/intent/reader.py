@@ -1328,6 +1328,9 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
     if not metrics:  # "the largest liability": a section of a statement, the parts of its total
         noun = member.text.lower()
         metrics = [total for stem, total in sorted(_wholes().items(), key=lambda w: -len(w[0])) if stem in noun][:1]
+    defaulted = not metrics and any(t.kinds & {"PERFORMANCE", "GROWTH", "CHANGE", "UP", "DOWN"} for t in toks)
+    if defaulted:  # "which segment grew fastest": no amount named, the parts' revenue (what parts are read by)
+        metrics = ["revenue"]
     if best == worst or len(metrics) != 1 or metrics[0] in catalogue.metrics \
             and catalogue.metrics[metrics[0]].unit != "USD":
         return None  # no superlative, both, or not one amount
@@ -1352,6 +1355,8 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
     tree = PlanNode("metric", name) if own else metric_node(name, catalogue, {})
     words = f"the {member.text.lower()} with the {end} {name}{' growth against the year before' if growth else ''}"
     meant = "as the table of its parts prints it (the company's own measure)" if own else _metric_words(tree, catalogue)
+    if defaulted:
+        meant += " (the question names no amount: the parts' revenue)"
     return MetricPlan("parts", tree, "percent" if growth else "USD", words, read=(f"{member.text}: the parts of a "
                       f"total the filing prints", f"{name}: {meant}"), choice=end,
                       parts=member.text.lower(), part_kinds=_part_kinds(member.text), measure="growth" if growth

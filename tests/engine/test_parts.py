@@ -90,6 +90,9 @@ def _growth(name: str, col: int, table: dict = SEGMENTS) -> float:
     ("Excluding Industrial, which segment of Acme Industries had the highest revenue in FY2023?", "Healthcare",
      2100.0, 4),
     ("Which segment of Acme Industries has the highest operating income?", "Industrial", 1100.0, 4),  # latest 10-K
+    # no amount named: the parts' revenue, by its growth
+    ("Which of Acme Industries' segments grew fastest in FY2023?", "Consumer", _growth("Consumer", 0), 4),
+    ("Which region of Acme Industries grew the slowest in FY2023?", "Germany", _growth("Germany", 0, REGIONS), 5),
 ])
 def test_the_part_chosen_is_computed_from_the_parts_that_add_up_to_the_total(pipeline, question, winner, value,
                                                                              page) -> None:  # noqa: ANN001

@@ -424,6 +424,20 @@ def test_which_questions_that_choose_among_listed_amounts(question, expected) ->
     assert got == expected
 
 
+def _ingested(tmp_path: Path, embedder):
+    """The filings written under ``tmp_path / "f"`` ingested into a library at ``tmp_path / "lib"``, indexed."""
+    from engine.indexing import sync_indexes
+    from engine.ingest import ingest
+    from engine.settings import Settings
+    from engine.store import Library
+
+    settings = Settings(home=tmp_path / "lib", ingest={"workers": 1})
+    library = Library(settings.home)
+    ingest(library, [tmp_path / "f"], settings)
+    sync_indexes(library, settings, embedder)
+    return library, settings
+
+
 def test_a_metric_the_company_does_not_report_is_said_so_and_an_undecided_judgement_gets_no_verdict(
         tmp_path, embedder) -> None:  # noqa: ANN001
     """A bank's income statement prints no cost of revenue and no gross profit: "does it have an improving gross
@@ -432,7 +446,6 @@ def test_a_metric_the_company_does_not_report_is_said_so_and_an_undecided_judgem
     asked has no change the facts can compute: no number, no side; with a chat model, the written answer quotes
     the filing and a sentence that says yes or no is refused."""
     from engine.pipeline import Models, build_pipeline
-    from engine.settings import Settings
     from tests.engine.test_identity import add_table_page, write_cover_pdf
 
     bank = [("Consolidated Statements of Income", "", ""), ("(in millions)", "2023", "2022"),
@@ -449,15 +462,7 @@ def test_a_metric_the_company_does_not_report_is_said_so_and_an_undecided_judgem
     for doc, name, rows in (("ACMEBANK", "ACME BANK CORP", bank), ("ACMEAERO", "ACME AERO CORP", aero)):
         add_table_page(write_cover_pdf(tmp_path / "f" / f"{doc}_2023_10K.pdf", name=name, form="10-K",
                                        period_text="December 31, 2023"), rows)
-    from engine.indexing import sync_indexes
-    from engine.ingest import ingest
-    from engine.store import Library
-
-    home = tmp_path / "lib"
-    settings = Settings(home=home, ingest={"workers": 1})
-    library = Library(home)
-    ingest(library, [tmp_path / "f"], settings)
-    sync_indexes(library, settings, embedder)
+    library, settings = _ingested(tmp_path, embedder)
     pipeline = build_pipeline(settings, library, Models(embedder))
     for question in ("Does Acme Bank have an improving gross margin profile as of FY2023?",
                      "What drove the gross margin change of Acme Bank in FY2023?"):
@@ -903,11 +908,7 @@ def test_per_share_lines_share_counts_and_balance_lines_are_read_in_their_own_un
     diluted shares), goodwill and stock-based compensation are computed from the statements' rows, no model call;
     each row counts only in its own unit: a per-share line is no amount, a share count no dollars, and a label's
     bracketed aside of per-share rates ("Dividends declared ($2.585 per share)") leaves its row an amount."""
-    from engine.indexing import sync_indexes
-    from engine.ingest import ingest
     from engine.pipeline import Models, build_pipeline
-    from engine.settings import Settings
-    from engine.store import Library
     from tests.engine.test_identity import add_table_page, write_cover_pdf
 
     income = [("Consolidated Statements of Operations", "", ""),
@@ -934,11 +935,7 @@ def test_per_share_lines_share_counts_and_balance_lines_are_read_in_their_own_un
                 ("Net income", "1,640", "1,320"), ("Weighted-average diluted shares", "410", "406")]
     add_table_page(write_cover_pdf(tmp_path / "f" / "ZEPHYR_2023_10K.pdf", name="ZEPHYR MOTORS INC", form="10-K",
                                    period_text="December 31, 2023"), unscaled)
-    home = tmp_path / "lib"
-    settings = Settings(home=home, ingest={"workers": 1})
-    library = Library(home)
-    ingest(library, [tmp_path / "f"], settings)
-    sync_indexes(library, settings, embedder)
+    library, settings = _ingested(tmp_path, embedder)
     units = {(s.fact.label, s.fact.unit) for s in library.facts(fiscal_year=2023)}
     assert ("Dividends declared ($1.20 and $1.00 per share)", "USD") in units, units
     pipeline = build_pipeline(settings, library, Models(embedder))

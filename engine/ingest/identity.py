@@ -31,8 +31,11 @@ _NAME_RE = re.compile(
 )
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _DATE_RE = re.compile(rf"({_MONTHS})\s+(\d{{1,2}}),?\s+(\d{{4}})", re.I)
+# the date after the caption, or at the start of the next line where a column beside it ends the caption's line ("For
+# the quarterly period ended  Commission file\nJune 30, 2022  number 1-5805")
 _PERIOD_END_RE = re.compile(
-    rf"for\s+the\s+(fiscal\s+year|quarterly\s+period|year|period)\s+ended\s*:?\s*(({_MONTHS})\s+\d{{1,2}},?\s+\d{{4}})", re.I
+    rf"for\s+the\s+(fiscal\s+year|quarterly\s+period|year|period)\s+ended\s*:?\s*(?:[^\n\d]{{0,40}}?\n\s*)?"
+    rf"(({_MONTHS})\s+\d{{1,2}},?\s+\d{{4}})", re.I
 )
 # the date on the caption's line, or on the line after it ("Date of report (Date of earliest event reported):\nAugust 30,
 # 2023")
@@ -117,7 +120,7 @@ FROM_PERIOD = "the fiscal year the cover says the report covers"
 FROM_BALANCE_SHEET = "the balance sheet's column for the last fiscal year's end"
 # what engine.ingest.runner.refresh_identity reads again: identity-2 links and 10-Q balance sheets; identity-3 also
 # the stored cover's text for what the identity lacks (an 8-K's date of report printed on the line below its caption)
-IDENTITY_VERSION = "identity-3"
+IDENTITY_VERSION = "identity-4"
 
 
 def linked_cik(uris: Iterable[str]) -> str | None:

@@ -430,6 +430,19 @@ def test_an_8k_report_date_is_read_on_its_line_the_next_or_above_its_caption(tex
     assert parse_cover(text)["period_end"] == day
 
 
+@pytest.mark.parametrize(("text", "day"), [
+    ("FORM 10-Q\nFor the quarterly period ended June 30, 2022\nor", "2022-06-30"),
+    # a two-column cover: the caption's line ends in the next column's words, the date opens the next line
+    ("FORM 10-Q\nFor the quarterly period ended  Commission file\nJune 30, 2022  number 1-5805\nQuillon Bank Corp.",
+     "2022-06-30"),
+    ("FORM 10-K\nFor the fiscal year ended\nDecember 31, 2022\nor", "2022-12-31"),
+    # a date further down (a later line's) is not the period's
+    ("FORM 10-Q\nFor the quarterly period ended\nCommission file number 1-5805\nJune 30, 2022", None),
+])
+def test_a_period_end_is_read_after_its_caption_or_at_the_next_lines_start(text, day):
+    assert parse_cover(text)["period_end"] == day
+
+
 @pytest.mark.parametrize(("text", "name", "ticker"), [
     ("Quillon reports results\nNew Haven, Conn. (July 20, 2023) – Quillon Brands Inc. (NYSE: QLB) today announced",
      "Quillon Brands Inc.", "QLB"),

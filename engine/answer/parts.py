@@ -191,6 +191,12 @@ def _column_totals(rows: Sequence[StoredFact], column: int, metric: str, when: P
     return out
 
 
+def _a_place(p: Part) -> bool:
+    """Whether a part's name is a place: a geography, or the rest of the world."""
+    name = p.name.lower()
+    return names_a_geography(p.name) or any(w in name for w in _parts_data()["regions"]["remainder"])
+
+
 @lru_cache(maxsize=1)
 def _parts_data() -> dict:
     return tomllib.loads((RESOURCES_DIR / "reader" / "parts.toml").read_text(encoding="utf-8"))
@@ -288,6 +294,12 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
     excluded = [e.lower() for e in plan.excluded]
     parts = [p for p in table.parts if not any(e in p.name.lower() for e in excluded)
              and not _not_a_part().search(p.name)]
+    placeless: list[str] = []
+    if regions and sum(map(_a_place, parts)) * 2 > len(parts):
+        # regions asked of a table whose rows are mostly places: a row that names none ("Global Brand Divisions",
+        # "Converse") is no region to choose (it stays in the sum the parts are checked against)
+        placeless = [p.name for p in parts if not _a_place(p)]
+        parts = [p for p in parts if _a_place(p)]
     if len(parts) < 2:
         return None
     if plan.measure == "share":
@@ -317,8 +329,12 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
     what = f"{name} growth against the year before" if growth else name
     end = "highest" if plan.choice == "largest" else "lowest"
     left = f"; left out as asked: {', '.join(plan.excluded)}" if plan.excluded else ""
+    among = f"{len(parts)} parts"
+    if placeless:  # (the regions alone do not add up to the total: the rows that name no place with them)
+        among = f"{len(parts)} regions among the parts"
+        left += f" with {', '.join(placeless)} (no place named: not chosen among)"
     lead = f"{what} {said(pick)}" if growth else f"{said(pick)} of {what}"
-    text = (f"{pick.name}: {lead}, the {end} of the {len(parts)} parts of "
+    text = (f"{pick.name}: {lead}, the {end} of the {among} of "
             f"'{t.fact.label}' ({cite(t.doc_name, t.fact.page_index, t.printed_folio)}, {when.said}), which they add "
             f"up to{left}. "
             + "; ".join(f"{p.name}: {said(p)}" for p in parts) + ".")

@@ -306,6 +306,48 @@ def test_a_table_whose_rows_are_parts_of_another_kind_is_not_taken(regions_under
     assert run.answer.method != "facts" and not run.answer.text.startswith("Domestic"), run.answer
 
 
+@pytest.fixture(scope="module")
+def brands(tmp_path_factory: pytest.TempPathFactory, embedder):
+    """A 10-K whose revenue by geographic segment prints a row that names no place beside its regions (an apparel
+    company's "Global Brand Divisions"), and whose segment note prints an operating loss for two segments."""
+    from tests.engine.test_identity import add_table_page, write_cover_pdf
+
+    tmp = tmp_path_factory.mktemp("parts-brands")
+    pdf = write_cover_pdf(tmp / "f" / "DELTAWEAR_2023_10K.pdf", name="DELTA WEAR INC", form="10-K",
+                          period_text="December 31, 2023")
+    _income_statement(pdf, ("Revenue", "7,000", "6,400"), ("(6,000)", "(5,500)"), ("700", "650"))
+    add_table_page(pdf, [("Note 9 - Operating segments", "", ""), ("Revenue by geographic segment", "", ""),
+                         ("(in millions)", "2023", "2022"), ("North America", "3,500", "3,200"),
+                         ("Greater China", "1,900", "1,700"), ("Europe", "1,580", "1,480"),
+                         ("Global Brand Divisions", "20", "20"), ("Total revenue", "7,000", "6,400"),
+                         ("Operating income (loss) by segment", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Footwear", "1,400", "1,200"), ("Apparel", "(250)", "150"), ("Equipment", "(450)", "(100)"),
+                         ("Total operating income", "700", "1,250")])
+    return _pipeline_of(tmp, embedder)
+
+
+@pytest.mark.parametrize(("question", "winner", "value"), [
+    # a row that names no place is in the sum, not among the regions chosen
+    ("Which of Delta Wear's regions brought in the least revenue in FY2023?", "Europe", 1580.0),
+    ("Which region had the highest revenue for Delta Wear in FY2023?", "North America", 3500.0),
+    # no amount named, a profit or a loss: the parts' operating income (the most lost: the lowest)
+    ("Which Delta Wear segment lost the most money in FY2023?", "Equipment", -450.0),
+    ("Which segment of Delta Wear was the most profitable in FY2023?", "Footwear", 1400.0),
+    ("Which of Delta Wear's segments made the least money in FY2023?", "Equipment", -450.0),
+])
+def test_regions_are_places_and_a_loss_chooses_the_lowest_profit(brands, question, winner, value) -> None:
+    run = brands.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", run.answer
+    text = run.answer.text
+    assert text.startswith(f"{winner}: ") and run.answer.value == pytest.approx(value), text
+    if "region" in question:
+        assert "of the 3 regions among the parts of 'Total revenue'" in text, text
+        assert "with Global Brand Divisions (no place named: not chosen among)" in text, text
+        assert "Global Brand Divisions: " not in text, text
+    else:
+        assert "operating income" in run.answer.reasoning + text, text
+
+
 MIX = {"Computing": ("41 %", "42 %", "(6.4)%", "(16.6)%"), "Appliances": ("20 %", "21 %", "(16.1)%", "(1.2)%"),
        "Entertainment": ("9 %", "7 %", "9.0 %", "(9.2)%"), "Services": ("30 %", "30 %", "7.6 %", "(8.5)%")}
 ABROAD = {"Computing": ("45 %", "43 %", "3.1 %", "(6.6)%"), "Appliances": ("15 %", "16 %", "(2.0)%", "(1.2)%"),

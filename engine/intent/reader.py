@@ -177,6 +177,8 @@ def _tag(text: str, issuers: Sequence[IssuerRef]) -> list[_Tok]:
         spans.append((start, end, frozenset({"METRIC"} if name else {"STATEMENT"}), name or ""))
     for name, quality in _qualities().items():  # "capital-intensive": a judgement that names its own metric
         spans += [(m.start(), m.end(), frozenset({"QUALITY"}), name) for m in quality.forms.finditer(text)]
+    for times, rx in _multiples():  # "double", "more than triple", "halved": a multiple of the earlier value
+        spans += [(m.start(), m.end(), frozenset({"MULTIPLE"}), times) for m in rx.finditer(text)]
     by_span: dict[tuple[int, int], set[str]] = {}
     for kind, rx in _vocabulary().items():
         for m in rx.finditer(text):
@@ -799,7 +801,7 @@ def _phrase(sent: list[_Tok], used: set[int], definition: bool = False) -> list[
         if than and t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE or _more_of(t, sent[i + 1:]):
             kept.append(t)  # (read by the judgement: "more … than", "did it take on more debt")
             continue
-        if t.kinds <= _FRAME | _SOFT | {"EQ", "WHICH", "DEFINE", "USING", "LEAST", "MOST", "COMMA", "DEFINED"} \
+        if t.kinds <= _FRAME | _SOFT | {"EQ", "WHICH", "DEFINE", "USING", "LEAST", "MOST", "COMMA", "DEFINED", "RATE"} \
                 and not t.kinds & set(_STRUCTURAL):
             continue  # a frame word that the grammar composes nothing with ("is", "what", "using")
         kept.append(t)
@@ -1013,6 +1015,7 @@ class _Judged:
     rest: list[_Tok]  # the phrase without them: the metric judged
     quality: str = ""  # a quality of judgements.toml the question names ("capital intensive")
     amount: bool = False  # the bar is an amount written with its scale ("$400 billion"), in dollars
+    multiple: float = 0.0  # "double": the later value as a multiple of the earlier (judged by the growth)
 
 
 @dataclass(frozen=True)
@@ -1035,6 +1038,15 @@ def _every() -> re.Pattern[str]:
     """The words that ask a direction of every year (``resources/reader/judgements.toml`` [every])."""
     forms = sorted(_judgements()["every"]["forms"], key=len, reverse=True)
     return re.compile("|".join(_bounded(f.replace(" ", r"[\s-]+")) for f in forms), re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _multiples() -> list[tuple[str, re.Pattern[str]]]:
+    """The words of a multiple of the earlier value ("double", "halved"), by factor (judgements.toml [multiple])."""
+    return [(factor, re.compile("|".join(_bounded(f.replace(" ", r"[\s-]+")) for f in sorted(forms, key=len,
+                                                                                           reverse=True)),
+                                re.IGNORECASE))
+            for factor, forms in _judgements()["multiple"].items()]
 
 
 @lru_cache(maxsize=1)
@@ -1064,9 +1076,25 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
     directed = any(t.kinds & {"UP", "DOWN"} for t in phrase)
     stable = any("STABLE" in t.kinds for t in phrase) and not directed
     earlier = any("EARLIER" in t.kinds for t in phrase)  # "… than the prior year": against the year before
+    multiple = 0.0
+    times = next((k for k, t in enumerate(phrase) if "MULTIPLE" in t.kinds), -1)
     i = 0
     while i < len(phrase):
         t = phrase[i]
+        if i == times - 1 and t.kinds & {"ABOVE", "BELOW", "EXCEED", "SHORT", "MOST", "LEAST"} and not test:
+            words.append(t.text)  # "more than double", "less than double": the side of the multiple (below)
+            i += 1
+            continue
+        if "MULTIPLE" in t.kinds and not test and not stable:
+            # "did it double": its growth from the earlier period at or above 100% ("less than": below; "halved":
+            # at or below −50%)
+            multiple = float(t.value)
+            under = i and phrase[i - 1].kinds & {"BELOW", "SHORT", "LEAST"} and phrase[i - 1].text in words[-1:]
+            test = "<" if under else ">=" if multiple > 1 else "<="
+            bar = (multiple - 1) * 100
+            words.append(t.text)
+            i += 1
+            continue
         if t.kinds & {"ABOVE", "BELOW"} and written is None and i + 1 < len(phrase) \
                 and phrase[i + 1].kinds & {"NUMBER", "ONE"}:  # ("above 1": the grammar's ONE is a number here)
             written = float(phrase[i + 1].value) if "NUMBER" in phrase[i + 1].kinds else 1.0
@@ -1149,7 +1177,8 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
         if bare(rest[:at]) and bare(rest[:at]) == bare(rest[at:]):
             rest = rest[:at]
     # and the function words its words leave at either end ("… of sales in, and did that beat")
-    return _Judged(test, bar, words, _trimmed(rest), quality, amount and written is not None) if test else None
+    return _Judged(test, bar, words, _trimmed(rest), quality, amount and written is not None, multiple) \
+        if test else None
 
 
 @lru_cache(maxsize=1)
@@ -1189,6 +1218,9 @@ def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Cata
         elif tree.kind != "growth":
             tree = PlanNode("growth", args=(tree,))
             what = plan_words(tree, catalogue)
+    if judged.multiple and tree.kind != "growth":  # "did net income double": its growth against the multiple's
+        tree = PlanNode("growth", args=(tree,))
+        what = plan_words(tree, catalogue)
     if judged.test in ("band", "rising", "falling"):
         return _stability(tree, judged, intent, catalogue, words, read=read, definitions=definitions)
     test, bar = judged.test, judged.bar
@@ -1210,9 +1242,12 @@ def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Cata
         return MetricPlan("unread", unread=(said,), note=f"'{said}' writes an amount; {what} is no amount")
     if judged.quality:
         what = _qualities()[judged.quality].words
+    elif judged.multiple:
+        what = plan.words  # (the growth over the years asked)
     stated = judged.test == "good" or (judged.quality and bar == _qualities()[judged.quality].bar)
     criterion = (f"'{said}' read as {what} {relation} {bar:,g}{shown}{'%' if plan.unit == 'percent' else ''}"
-                 + (" (the bar resources/reader/judgements.toml states)" if stated else ""))
+                 + (" (the bar resources/reader/judgements.toml states)" if stated else "")
+                 + (f" (the later value {judged.multiple:g} times the earlier)" if judged.multiple else ""))
     return replace(plan, judge=test, bar=bar, criterion=criterion) if plan.status == "complete" else plan
 
 
@@ -1328,6 +1363,13 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
     if not metrics:  # "the largest liability": a section of a statement, the parts of its total
         noun = member.text.lower()
         metrics = [total for stem, total in sorted(_wholes().items(), key=lambda w: -len(w[0])) if stem in noun][:1]
+    profit = _parts_toml()["profit"]
+    said = " ".join(t.text.lower() for t in toks)
+    losing = any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", said) for w in profit["loss"])
+    by_profit = not metrics and (losing or any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", said)
+                                                for w in profit["gain"]))
+    if by_profit:  # "which segment lost the most money": no amount named, the parts' profit (the most lost: lowest)
+        metrics = [profit["amount"]]
     defaulted = not metrics and any(t.kinds & {"PERFORMANCE", "GROWTH", "CHANGE", "UP", "DOWN"} for t in toks)
     if defaulted:  # "which segment grew fastest": no amount named, the parts' revenue (what parts are read by)
         metrics = ["revenue"]
@@ -1338,7 +1380,7 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
     # Property EBITDAR": the parts of the printed total that names it; its rows are the company's figures)
     growth = any(t.kinds & {"PERFORMANCE", "CHANGE", "GROWTH", "UP", "DOWN"} for t in toks)
     falling = any("DOWN" in t.kinds for t in toks)  # "the biggest drop": the lowest growth
-    end = "largest" if best != falling else "smallest"
+    end = "largest" if (best != falling) != (by_profit and losing) else "smallest"
     excluded: list[str] = []
     for i, t in enumerate(toks):  # "excluding Embedded", "except Corporate and Other": the names written after
         if t.text.lower() in ("excluding", "except", "besides"):
@@ -1357,6 +1399,9 @@ def _parts_choice(sentences: list[list[_Tok]], catalogue: Catalogue) -> MetricPl
     meant = "as the table of its parts prints it (the company's own measure)" if own else _metric_words(tree, catalogue)
     if defaulted:
         meant += " (the question names no amount: the parts' revenue)"
+    elif by_profit:
+        meant += (f" (the question names no amount but {'a loss' if losing else 'a profit'}: the parts' {name}"
+                  + (", the most lost the lowest" if losing else "") + ")")
     return MetricPlan("parts", tree, "percent" if growth else "USD", words, read=(f"{member.text}: the parts of a "
                       f"total the filing prints", f"{name}: {meant}"), choice=end,
                       parts=member.text.lower(), part_kinds=_part_kinds(member.text), measure="growth" if growth
@@ -1626,6 +1671,12 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
         # a superlative or comparative is the frame of a choice ("which year had the lower margin"); with a "than"
         # it asks by how much ("how much more revenue than cost of sales")
         phrase = [t for t in phrase if not (t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE)]
+    framing = {t.start for n in asked_idx for i, t in enumerate(sentences[n])
+               if "ASPECT" in t.kinds and i and sentences[n][i - 1].text.lower() == "how"}
+    if judged is None and framing and any(t.kinds & {"METRIC", "DEFINED_REF"} for t in phrase):
+        # "how leveraged was it on a net debt to EBITDA basis": the aspect asked "how" frames the metric named, which
+        # is asked ("SG&A efficiency" is no SG&A: its aspect word stays unread)
+        phrase = _trimmed([t for t in phrase if t.start not in framing])
     unread = [t.text for t in phrase if t.kinds <= {"WORD", "NAME"}]
     named = [t.value for t in phrase if "METRIC" in t.kinds]
     if judged is not None:  # "are there any product categories that represent more than 20% of revenue"
@@ -1640,6 +1691,12 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
         [sentences[n] for n in asked_idx], catalogue)
     if listed is not None:  # "what are the geographies it operates in", "which segments does it report"
         return listed
+    if judged is None and len(phrase) == 1 and "QUALITY" in phrase[0].kinds and \
+            not _qualities()[phrase[0].value].over:
+        # "what was its capital intensity": the measure of the quality, its value (not a judgement of it)
+        tree = quality_tree(_Judged("", None, [], [], phrase[0].value), catalogue)
+        return finish_plan(tree, intent, catalogue, phrase[0].text,
+                           read=(f"{phrase[0].text}: {_qualities()[phrase[0].value].words}",))
     if not phrase or not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
         # no metric of the lexicon named ("how many stores"): not a statement metric; the passages answer it
         return MetricPlan("none", unread=tuple(unread), scope=tuple(scope), note="no metric named")
@@ -1678,6 +1735,9 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if outside_names:
         return MetricPlan("outside", note=f"{', '.join(outside_names)}: not a metric the catalogue computes",
                           suggestions=_closest(outside_names[0], catalogue))
+    if tree.kind == "change" and any("RATE" in t.kinds for n in asked_idx for t in sentences[n]) \
+            and dimension_of(tree.args[0], catalogue).unit != "percent":
+        tree = PlanNode("growth", args=tree.args)  # "how fast did revenue grow": the speed of the move, in percent
     if via:  # "returned to shareholders through dividends": the parts named, of the metric they are part of
         summed = _through(tree, via, catalogue, defined)
         if isinstance(summed, MetricPlan):

@@ -224,8 +224,8 @@ def test_a_formula_over_facts_of_other_years_than_asked_is_refused(statement) ->
 
 def test_a_formula_answers_the_whole_question_or_none(statement) -> None:
     """The words of the asked metric the reader could not place must each be explained by the formula: a relation
-    between amounts ("intensity") by a ratio, any other word by the row of a figure used. "SG&A intensity" answered
-    with the SG&A expense alone is half the question: refused, saying which word was dropped."""
+    between amounts ("share") by a ratio, any other word by the row of a figure used. "SG&A share" answered with the
+    SG&A expense alone is half the question: refused, saying which word was dropped."""
     c = statement[2]
     fy = f"FY{c['year']}"
 
@@ -233,10 +233,10 @@ def test_a_formula_answers_the_whole_question_or_none(statement) -> None:
         rd = ids["Selling general and administrative", fy]
         return {"facts": [rd], "formula": f"F{rd}", "insufficient": False}
 
-    intensity = f"What was {c['company']}'s SG&A intensity in {fy}?"
-    assert read(intensity).plan.unread == ("intensity",)
+    intensity = f"What was {c['company']}'s SG&A share in {fy}?"
+    assert read(intensity).plan.unread == ("share",)
     result, note, _ = answer(intensity, statement, sga_alone)
-    assert result.status == "not_answerable" and "'intensity' (a relation between amounts" in note
+    assert result.status == "not_answerable" and "'share' (a relation between amounts" in note
     # a ratio accounts for the relation word (the check is of the formula's kind; its sense is the model's)
     prior = f"FY{c['year'] - 1}"
 

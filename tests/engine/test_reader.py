@@ -247,6 +247,24 @@ ANALYST_WORDS = (
     ("How much goodwill did Acme carry at the end of FY2023?", "goodwill"),
     ("What were Acme's capital expenditures as a share of sales in FY2023?",
      "(capital expenditures / revenue) × 100"),
+    # the part named after the whole, asked "how much of", or what it "became"
+    ("How much of Acme's FY2023 operating cash flow went to dividends?", "(dividends / cash from operations) × 100"),
+    ("What fraction of Acme's FY2023 revenue became operating income?", "(operating income / revenue) × 100"),
+    ("How much of an increase in revenue did Acme see in FY2023?", "change in revenue over 1 year(s)"),
+    # the speed of a move is an amount's growth; a percentage's move stays in points
+    ("How fast did Acme's revenue grow in FY2023?", "growth of revenue over 1 year(s), %"),
+    ("At what pace did Acme's capex rise in FY2023?", "growth of capital expenditures over 1 year(s), %"),
+    ("How quickly did Acme's gross margin expand in FY2023?", "change in gross margin over 1 year(s)"),
+    # "X intensity": the amount as a percentage of revenue; a quality's measure asked as a value
+    ("What was Acme's capex intensity in FY2023?", "(capital expenditures / revenue) × 100"),
+    ("What was Acme's R&D intensity in FY2023?", "(research and development / revenue) × 100"),
+    ("What was Acme's capital intensity in FY2023?", "(capital expenditures / revenue) × 100"),
+    ("How many times did Acme turn its inventory in FY2023?", "inventory turnover"),
+    ("How did Acme's long-term debt evolve from FY2022 to FY2023?", "change in long-term debt over 1 year(s)"),
+    # an aspect word frames the metric named
+    ("How leveraged was Acme in FY2023 on a net debt to EBITDA basis?", "(net debt / ebitda)"),
+    ("How liquid was Acme in FY2023 based on its quick ratio?", "quick ratio"),
+    ("How much net interest income did Acme report in FY2023?", "net interest income"),
 )
 
 
@@ -617,6 +635,9 @@ def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, mont
     ("What proportion of total assets did inventory make up for Acme in FY2023?", True),
     ("How much net income did Acme make in FY2023?", True),
     ("What were Acme's research, development and engineering expenses in FY2023?", True),
+    # an aspect word on the metric is no frame ("SG&A efficiency" is not the SG&A expense); asked "how", it is
+    ("What was Acme's SG&A efficiency in FY2023?", False),
+    ("How leveraged was Acme at the end of FY2023 on a debt to equity basis?", True),
 ])
 def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(question: str, read: bool) -> None:
     from engine.intent.reader import unread_answer
@@ -672,6 +693,23 @@ def test_a_comparison_reads_a_bar_or_the_other_period_never_a_guess(question: st
     assert plan.judge == judge and plan.bar == bar, plan
     if judge:
         assert plan.status == "complete", plan
+
+
+def test_a_multiple_of_the_earlier_value_is_judged_by_the_growth(pipeline, demo_truth) -> None:
+    """"Did its revenue double", "more than triple", "less than double", "was it halved": the growth from the
+    earlier year against (factor − 1) × 100, stated with the value; the side is the generator's figures'."""
+    growth = (truth(demo_truth, "HRBR", "Total revenue", 2023) / truth(demo_truth, "HRBR", "Total revenue", 2022)
+              - 1) * 100
+    for question, test, bar in ((f"Did {CO}'s revenue double in FY2023?", ">=", 100.0),
+                                (f"Did {CO}'s revenue more than triple in FY2023?", ">=", 200.0),
+                                (f"Did {CO}'s revenue less than double in FY2023?", "<", 100.0),
+                                (f"Was {CO}'s revenue halved in FY2023?", "<=", -50.0)):
+        run = pipeline.run(question, store=False)
+        assert run.status == "answered" and run.llm_calls == 0, (question, run.answer)
+        assert run.answer.value == pytest.approx(growth, rel=1e-4), run.answer.text
+        yes = {">=": growth >= bar, "<": growth < bar, "<=": growth <= bar}[test]
+        assert run.answer.text.startswith("Yes" if yes else "No"), (question, run.answer.text)
+        assert f" {bar:g}%" in run.answer.text and "times the earlier" in run.answer.text, run.answer.text
 
 
 def test_an_amount_written_with_its_scale_is_that_many_dollars(pipeline, demo_truth) -> None:

@@ -239,11 +239,10 @@ def test_a_choice_among_the_parts_of_an_amount_the_catalogue_does_not_compute(pi
 def unnamed(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001, ANN201
     """A 10-K whose revenue by type prints no heading naming what its rows are, on a page that speaks of
     international customers, and whose segment table sits in the segment note a page below the note's heading."""
-    from tests.engine.test_identity import add_table_page, write_cover_pdf
+    from tests.engine.test_identity import add_table_page
 
     tmp = tmp_path_factory.mktemp("parts-unnamed")
-    pdf = write_cover_pdf(tmp / "f" / "BETASVC_2023_10K.pdf", name="BETA SERVICES CORP", form="10-K",
-                          period_text="December 31, 2023")
+    pdf = _ten_k(tmp, "BETASVC", "BETA SERVICES CORP")
     _income_statement(pdf, ("Total revenues", "6,000", "5,500"), ("(4,000)", "(3,800)"), ("1,500", "1,300"))
     prose = [(f"Amounts below are stated in millions of dollars before taxes, line {n}.", "", "")
              for n in range(1, 9)]
@@ -257,6 +256,13 @@ def unnamed(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001
                          ("Payments", "3,500", "3,300"), ("Lending", "2,500", "2,200"),
                          ("Total revenues", "6,000", "5,500")])
     return _pipeline_of(tmp, embedder)
+
+
+def _ten_k(tmp: Path, key: str, name: str) -> Path:
+    """The cover of ``name``'s FY2023 10-K, filed under ``key``, in ``tmp / "f"``."""
+    from tests.engine.test_identity import write_cover_pdf
+
+    return write_cover_pdf(tmp / "f" / f"{key}_2023_10K.pdf", name=name, form="10-K", period_text="December 31, 2023")
 
 
 def _income_statement(pdf: Path, revenue: tuple[str, str, str], expenses: tuple[str, str],
@@ -286,11 +292,10 @@ def test_a_table_printed_in_the_segment_note_is_of_segments(unnamed) -> None:  #
 def regions_under_categories(tmp_path_factory: pytest.TempPathFactory, embedder):  # noqa: ANN001, ANN201
     """A 10-K whose only table of revenue's parts is headed by product category but prints its regions
     (a retailer's "Domestic" and "International" segments under a heading that speaks of its categories)."""
-    from tests.engine.test_identity import add_table_page, write_cover_pdf
+    from tests.engine.test_identity import add_table_page
 
     tmp = tmp_path_factory.mktemp("parts-kind")
-    pdf = write_cover_pdf(tmp / "f" / "GAMMARET_2023_10K.pdf", name="GAMMA RETAIL CORP", form="10-K",
-                          period_text="December 31, 2023")
+    pdf = _ten_k(tmp, "GAMMARET", "GAMMA RETAIL CORP")
     _income_statement(pdf, ("Revenue", "7,000", "6,400"), ("(6,000)", "(5,500)"), ("700", "650"))
     add_table_page(pdf, [("Revenue by product category", "", ""), ("(in millions)", "2023", "2022"),
                          ("Domestic", "6,000", "5,500"), ("International", "1,000", "900"),
@@ -310,11 +315,10 @@ def test_a_table_whose_rows_are_parts_of_another_kind_is_not_taken(regions_under
 def brands(tmp_path_factory: pytest.TempPathFactory, embedder):
     """A 10-K whose revenue by geographic segment prints a row that names no place beside its regions (an apparel
     company's "Global Brand Divisions"), and whose segment note prints an operating loss for two segments."""
-    from tests.engine.test_identity import add_table_page, write_cover_pdf
+    from tests.engine.test_identity import add_table_page
 
     tmp = tmp_path_factory.mktemp("parts-brands")
-    pdf = write_cover_pdf(tmp / "f" / "DELTAWEAR_2023_10K.pdf", name="DELTA WEAR INC", form="10-K",
-                          period_text="December 31, 2023")
+    pdf = _ten_k(tmp, "DELTAWEAR", "DELTA WEAR INC")
     _income_statement(pdf, ("Revenue", "7,000", "6,400"), ("(6,000)", "(5,500)"), ("700", "650"))
     add_table_page(pdf, [("Note 9 - Operating segments", "", ""), ("Revenue by geographic segment", "", ""),
                          ("(in millions)", "2023", "2022"), ("North America", "3,500", "3,200"),

@@ -477,13 +477,18 @@ def _rank(s: StoredFact, item: LineItem, year: int, filing_years: dict[int, int]
     table that prints the same line (an MD&A's "Balance sheet and working capital measures"), from the annual
     report of that very fiscal year (the figure as first reported), then the next year's (its comparative
     column); where the question names an annual report (``report``: its fiscal year), that report's printing first
-    (as it prints the year: restated or not)."""
+    (as it prints the year: restated or not); last, a statement titled consolidated rather than one that is not
+    (a subsidiary's "Financial Position" in the MD&A: Boeing Capital's total assets beside Boeing's)."""
     fy = filing_years.get(s.filing_id)
     own = 0 if fy == year else 1 if fy == year + 1 else 2
     if report:
         own = 0 if fy == report else own + 1
     return (0 if s.fact.statement == item.statement else 1, 1 if parent_only(s.fact.title) else 0,
-            0 if s.fact.confidence == "high" else 1, 0 if primary_statement(s.fact.title) else 1, own)
+            0 if s.fact.confidence == "high" else 1, 0 if primary_statement(s.fact.title) else 1, own,
+            0 if _CONSOLIDATED.search(s.fact.title) else 1)
+
+
+_CONSOLIDATED = re.compile(r"\bconsolidated\b", re.IGNORECASE)
 
 
 def pick(facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: dict[int, int] | None = None,
@@ -508,7 +513,17 @@ def pick(facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: d
     if len({round(amount(s), 2) for s in totals}) == 1:
         return totals[0], [], _why(totals[0], facts, item, year, years, "the total row among rows of other values",
                                    report)
+    owners = [s for s in best if _OWNERS.search(s.fact.label) and not _NOT_OWNERS.search(s.fact.label)]
+    if len({round(amount(s), 2) for s in owners}) == 1:  # "Net income (loss)" 1,208 above "Net income (loss)
+        # attributable to MGM Resorts International" 1,254: the company's own, not the total with its noncontrolling
+        # interests' share
+        return owners[0], [], _why(owners[0], facts, item, year, years, "the row attributable to the company, not "
+                                   "the consolidated total that includes noncontrolling interests", report)
     return None, list(values.values()), ""
+
+
+_OWNERS = re.compile(r"\battributable to\b", re.IGNORECASE)
+_NOT_OWNERS = re.compile(r"noncontrolling|non-controlling|minority|redeemable|participating|preferred", re.IGNORECASE)
 
 
 def _why(chosen: StoredFact, facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: dict[int, int],

@@ -61,6 +61,15 @@ def test_a_catalogue_naming_an_unknown_concept_is_refused(tmp_path: Path) -> Non
         load_catalogue(bad)
 
 
+def test_a_turnovers_days_must_be_a_metric_in_days(tmp_path: Path) -> None:
+    bad = tmp_path / "metrics.toml"
+    bad.write_text('[items.x]\nconcepts = ["InventoryNet"]\nkind = "instant"\nstatement = "balance sheet"\n'
+                   'words = "x"\n[metrics.turns]\nformulas = ["x / x"]\nunit = "ratio"\nwords = "t"\n'
+                   'in_days = "turns"\n', encoding="utf-8")
+    with pytest.raises(EngineError, match="no metric in days"):
+        load_catalogue(bad)
+
+
 def test_an_averaged_balance_is_computed_from_the_facts_without_a_model(pipeline, demo_truth) -> None:  # noqa: ANN001
     run, facts = ask(pipeline, "What is Harborview Therapeutics' FY2023 inventory turnover ratio? "
                                "Round your answer to two decimal places.")
@@ -611,6 +620,45 @@ def test_the_consolidated_statement_is_taken_over_the_parent_companys_own() -> N
         assert "other values printed for it: 12 on" in why
         fact, _, why = pick([parent], item, 2020, {1: 2020})
         assert fact is parent  # the only printing
+
+
+def test_a_subsidiarys_statement_in_the_mdna_gives_way_to_the_consolidated_one() -> None:
+    """A manufacturer's MD&A prints its finance subsidiary's "Financial Position" (total assets 1,954) on a page
+    before the consolidated statement (137,100): both read as balance sheets of the year's own report; the
+    consolidated one is the company's."""
+    from engine.answer.from_facts import pick
+
+    item = load_catalogue().items["inventory"]
+    sub = _printing(1, "X_2020_10K", 41, "Financial Position", "balance sheet", 1954)
+    sheet = _printing(2, "X_2020_10K", 56, "Consolidated Statements of Financial Position", "balance sheet", 137100)
+    fact, ambiguous, _ = pick([sub, sheet], item, 2020, {1: 2020})
+    assert fact is sheet and not ambiguous
+    # neither titled consolidated: two values of one rank stay ambiguous (no guess)
+    other = _printing(3, "X_2020_10K", 57, "Statements of Financial Position", "balance sheet", 137100)
+    fact, ambiguous, _ = pick([sub, other], item, 2020, {1: 2020})
+    assert fact is None and len(ambiguous) == 2
+
+
+def test_the_net_income_attributable_to_the_company_is_its_net_income() -> None:
+    """An income statement prints "Net income (loss)" 1,208 (with the noncontrolling interests' share), then "Net
+    income (loss) attributable to <the company>" 1,254: both map to net income; the company's own is taken and the
+    input says why. A row attributable to noncontrolling interests is never it."""
+    from engine.answer.from_facts import pick
+    from engine.records import ColumnPeriod, StatementFact, StoredFact
+
+    def printing(n: int, label: str, value: float) -> StoredFact:
+        return StoredFact(n, 1, "X_2021_10K", None, StatementFact(
+            64, "income statement", "CONSOLIDATED STATEMENTS OF OPERATIONS", label, "", False, 0,
+            ColumnPeriod("2021", 2021, None, 12), f"{value:,.0f}", value, "millions", "USD", 0, 5,
+            concept="NetIncomeLoss"))
+
+    item = load_catalogue().items["net_income"]
+    total, own = printing(1, "Net income (loss)", 1208), printing(2, "Net income (loss) attributable to Acme Corp", 1254)
+    fact, ambiguous, why = pick([total, own], item, 2021, {1: 2021})
+    assert fact is own and not ambiguous and "attributable to the company" in why, why
+    minority = printing(3, "Net income attributable to noncontrolling interests", -46)
+    fact, ambiguous, _ = pick([total, minority], item, 2021, {1: 2021})
+    assert fact is None and len(ambiguous) == 2
 
 
 def test_a_row_that_prints_the_expense_in_parentheses_is_read_with_its_sign_turned() -> None:

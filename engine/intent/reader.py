@@ -138,6 +138,8 @@ _SCALE_WORDS = {"thousand": "thousands", "k": "thousands", "million": "millions"
                 "m": "millions", "billion": "billions", "bn": "billions", "b": "billions", "trillion": "trillions"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z&'’./-]*[A-Za-z]|[A-Za-z]|[()\[\]/%=:+×÷*,?.;!–—-]")
 _BOUNDARY = frozenset({"?", ".", ";", "!"})
+_IN_DAYS = re.compile(r"\bhow many days\b|\b(?:in|number of) days\b|\bdays (?:did|does|do|would|will) it take\b",
+                      re.IGNORECASE)
 _ABBREVIATION = re.compile(r"(?:\b(?:[A-Za-z]\.)+[A-Za-z]|\b(?:Inc|Corp|Co|Ltd|vs|No|St|approx))$")
 
 
@@ -1735,6 +1737,10 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if outside_names:
         return MetricPlan("outside", note=f"{', '.join(outside_names)}: not a metric the catalogue computes",
                           suggestions=_closest(outside_names[0], catalogue))
+    if tree.kind == "metric" and (days := catalogue.metrics[tree.name].in_days if tree.name in catalogue.metrics
+                                  else "") and _IN_DAYS.search(text):
+        # "how many days did it take to sell its inventory": the turnover in days
+        tree = metric_node(days, catalogue, defined)
     if tree.kind == "change" and any("RATE" in t.kinds for n in asked_idx for t in sentences[n]) \
             and dimension_of(tree.args[0], catalogue).unit != "percent":
         tree = PlanNode("growth", args=tree.args)  # "how fast did revenue grow": the speed of the move, in percent

@@ -48,6 +48,7 @@ class Metric:
     unit: str
     words: str
     source: tuple[str, ...] = ()  # the formulas as the catalogue writes them, ``{name}`` references kept
+    in_days: str = ""  # a turnover's measure in days ("how many days did it take to sell its inventory")
 
 
 @dataclass(frozen=True)
@@ -186,9 +187,11 @@ def _load(path: str) -> Catalogue:
             formulas = tuple(x for f in spec["formulas"] for x in _written_out(f, specs, (name,)))
         except KeyError as exc:
             raise EngineError(f"metric catalogue: metric {name!r} refers to {exc}, not a metric") from exc
-        metric = Metric(name, formulas, spec["unit"], spec["words"], tuple(spec["formulas"]))
+        metric = Metric(name, formulas, spec["unit"], spec["words"], tuple(spec["formulas"]), spec.get("in_days", ""))
         if metric.unit not in UNITS or not metric.formulas:
             raise EngineError(f"metric catalogue: metric {name!r}: unit {metric.unit!r}")
+        if metric.in_days and specs.get(metric.in_days, {}).get("unit") != "days":
+            raise EngineError(f"metric catalogue: metric {name!r}: in_days {metric.in_days!r} is no metric in days")
         for formula in metric.formulas:
             try:
                 missing = [t.item for t in formula_terms(formula) if t.item not in items]

@@ -58,7 +58,7 @@ _INCOME: dict[str, tuple[str, ...]] = {
     "SellingGeneralAndAdministrativeExpense": (
         "selling general and administrative", "selling general and administrative {expense|expenses|costs}",
         "marketing general and administrative", "marketing general and administrative expenses",
-        "selling and administrative expenses"),
+        "[total ]selling and administrative {expense|expenses}"),
     "GeneralAndAdministrativeExpense": ("general and administrative[ expense| expenses]",),
     "SellingAndMarketingExpense": ("{sales|selling} and marketing[ expense| expenses]",),
     "OperatingExpenses": ("total operating expenses",),

@@ -107,6 +107,7 @@ REAL = [
      "SellingGeneralAndAdministrativeExpense"),
     ("SG&A", "", IS, "USD", "SellingGeneralAndAdministrativeExpense"),
     ("Marketing, general and administrative", "", IS, "USD", "SellingGeneralAndAdministrativeExpense"),
+    ("Total selling and administrative expense", "", IS, "USD", "SellingGeneralAndAdministrativeExpense"),
     ("Total operating expenses", "Operating expenses", IS, "USD", "OperatingExpenses"),
     ("Total costs and expenses", "", IS, "USD", "CostsAndExpenses"),
     ("Operating income (loss)", "", IS, "USD", "OperatingIncomeLoss"),

@@ -265,6 +265,18 @@ ANALYST_WORDS = (
     ("How leveraged was Acme in FY2023 on a net debt to EBITDA basis?", "(net debt / ebitda)"),
     ("How liquid was Acme in FY2023 based on its quick ratio?", "quick ratio"),
     ("How much net interest income did Acme report in FY2023?", "net interest income"),
+    # verbs of spending, of a part a line takes of a whole; a balance "outstanding", a "position", a "budget"
+    ("How much did Acme pour into capex in FY2023?", "capital expenditures"),
+    ("What share of Acme's FY2023 revenue was eaten up by depreciation?",
+     "(depreciation and amortization / revenue) × 100"),
+    ("How much debt did Acme have outstanding at the end of FY2023?", "debt"),
+    ("What was Acme's working capital position at the end of FY2023?", "working capital"),
+    ("How big was Acme's R&D budget in FY2023?", "research and development"),
+    ("How much did Acme earn per share on a diluted basis in FY2023?", "earnings per share"),
+    ("What were Acme's selling and administrative expenses in FY2023?", "sg&a"),
+    # a turnover asked in days is the days metric
+    ("How many days did it take Acme to sell its inventory in FY2023?", "days inventory outstanding"),
+    ("How many times did Acme sell through its inventory in FY2023?", "inventory turnover"),
 )
 
 
@@ -684,6 +696,8 @@ def test_the_markets_value_of_the_shares_is_no_balance_sheet_amount() -> None:
     ("Did Acme's operating margin widen in FY2023?", "up", None),
     ("Did Acme's gross margin narrow in FY2023?", "down", None),
     ("Has Acme's inventory built up in FY2023?", "up", None),
+    # "cover": the one less the other, not below zero
+    ("Did Acme's free cash flow cover its dividends in FY2023?", ">", 0.0),
     # a comparison word with no second period is no direction: "above" what?
     ("Is Acme's FY2023 current ratio above average?", "", None),
 ])

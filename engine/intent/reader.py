@@ -336,6 +336,18 @@ def _definitions(sent: list[_Tok]) -> tuple[list[_Definition], set[int]]:
             cues.append((i, i + 1, low))
         elif low in ("is", "are") and i > 0 and any(s.text.lower() == "where" for s in sent[max(0, i - 6):i]):
             cues.append((i, i + 1, "is"))
+    # a ratio written by its roles ("using X as the numerator and Y as the denominator"): a definition of the asked
+    # metric, from the word that opens it ("using", "with", a parenthesis or a comma) to its second role
+    roles = [i for i, t in enumerate(sent) if t.kinds & {"NUMERATOR", "DENOMINATOR"}]
+    if len(roles) == 2 and sent[roles[0]].kinds != sent[roles[1]].kinds:
+        start = roles[0]
+        while start > 0 and not sent[start - 1].kinds & {"USING", "DEFINE", "LPAR", "COMMA", "DEFINED"}:
+            start -= 1
+        opened = max(start - 1, 0)
+        found.append(_Definition([], sent[start:roles[1] + 1],
+                                 " ".join(t.text for t in sent[opened:roles[1] + 1]).strip(" ,(")))
+        used.update(range(opened, roles[1] + 1))
+        cues = [c for c in cues if not opened <= c[0] <= roles[1]]
     merged: list[tuple[int, int, str]] = []
     for cue in cues:  # "is defined as:" is one cue
         if merged and cue[0] == merged[-1][1]:
@@ -433,6 +445,10 @@ class _ToTree(Transformer):
     def div(self, a: list) -> PlanNode:
         nodes = [x for x in a if isinstance(x, PlanNode)]
         return PlanNode("div", args=(nodes[0], nodes[1]))
+
+    def div_reversed(self, a: list) -> PlanNode:
+        nodes = [x for x in a if isinstance(x, PlanNode)]
+        return PlanNode("div", args=(nodes[1], nodes[0]))
 
     def share(self, a: list) -> PlanNode:
         return PlanNode("percent", args=(PlanNode("div", args=(a[0], a[-1])),))
@@ -1624,11 +1640,16 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
         for i in list(pending):
             d = defs[i]
             expression = _substitute([t for t in _phrase(d.expression, set(), definition=True)], names)
+            # a company's own measure written in the definition ("Adjusted EBIT as the numerator"): the statements do
+            # not give it (the plan says so, below)
+            company_words = [t.text for t in expression if "SCOPE" in t.kinds and "METRIC" not in t.kinds]
+            expression = [t for t in expression if not ("SCOPE" in t.kinds and "METRIC" not in t.kinds)]
             tree = _parse(expression, refs)
             if tree is None:
                 continue
             pending.remove(i)
             progress = True
+            reading.scope += company_words
             ref = str(i)
             outside: list[str] = []
             tree = _resolve(tree, catalogue, defined, outside)
@@ -1651,7 +1672,7 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     hints = [m for t in phrase if "HINT" in t.kinds for m in t.value.split(",") if m]
     phrase = [t for t in phrase if "HINT" not in t.kinds]
     phrase, via = _named_parts(phrase)
-    scope = [t.text for t in phrase if "SCOPE" in t.kinds and "METRIC" not in t.kinds]
+    scope = [t.text for t in phrase if "SCOPE" in t.kinds and "METRIC" not in t.kinds] + reading.scope
     phrase = [t for t in phrase if not ("SCOPE" in t.kinds and "METRIC" not in t.kinds)]
     phrase = _substitute(phrase, names)
     among = _year_choice([sentences[n] for n in asked_idx], years)

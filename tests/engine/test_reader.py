@@ -590,6 +590,27 @@ def test_a_definition_fills_the_margin_it_names() -> None:
     assert all("interest_expense" in f for f in compiled(plan.tree))
 
 
+@pytest.mark.parametrize(("question", "words"), [
+    (("What was Acme's interest coverage ratio using FY2023 operating income as the numerator and interest expense "
+      "as the denominator?"), "interest coverage ratio [as defined: (operating income / interest expense)]"),
+    ("What was Acme's FY2023 interest coverage, with interest expense as the denominator and EBITDA as the numerator?",
+     "interest coverage ratio [as defined: (ebitda / interest expense)]"),
+    (("What was Acme's FY2023 current ratio (total current assets in the numerator, total current liabilities in "
+      "the denominator)?"), "current ratio [as defined: (current assets / current liabilities)]"),
+])
+def test_a_ratio_written_by_its_roles_defines_the_asked_metric(question: str, words: str) -> None:
+    plan = _plan(question)
+    assert (plan.status, plan.words) == ("complete", words), plan
+
+
+def test_a_company_measure_in_a_definition_is_no_statement_metric() -> None:
+    """"Using FY2023 Adjusted EBIT as the numerator": the company's own measure, which the statements do not give —
+    the plan says so (the written answer reads the filing), never the GAAP EBIT in its place."""
+    plan = _plan("What was Acme's interest coverage ratio using FY2023 Adjusted EBIT as the numerator and annual "
+                 "interest expense as the denominator?")
+    assert plan.status == "scope" and "Adjusted" in plan.scope, plan
+
+
 def test_a_definition_ends_where_the_question_opens() -> None:
     """A definition written as an aside before the question ("…, defined as A plus B, what was …") is the
     expression up to the comma that opens the question: the rest is the asked phrase, not part of the definition."""

@@ -138,6 +138,7 @@ _SCALE_WORDS = {"thousand": "thousands", "k": "thousands", "million": "millions"
                 "m": "millions", "billion": "billions", "bn": "billions", "b": "billions", "trillion": "trillions"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z&'’./-]*[A-Za-z]|[A-Za-z]|[()\[\]/%=:+×÷*,?.;!–—-]")
 _BOUNDARY = frozenset({"?", ".", ";", "!"})
+_TIMES_ASKED = re.compile(r"\bhow many times\b|\bwhat multiple\b|\bby what multiple\b", re.IGNORECASE)
 _IN_DAYS = re.compile(r"\bhow many days\b|\b(?:in|number of) days\b|\bdays (?:did|does|do|would|will) it take\b",
                       re.IGNORECASE)
 _ABBREVIATION = re.compile(r"(?:\b(?:[A-Za-z]\.)+[A-Za-z]|\b(?:Inc|Corp|Co|Ltd|vs|No|St|approx))$")
@@ -307,7 +308,7 @@ def _subject_before(sent: list[_Tok], i: int) -> list[_Tok]:
     """The name a definition cue at ``i`` defines: the run of metric, qualifier, scope and unread words before it."""
     j = i
     while j > 0 and (sent[j - 1].kinds & {"METRIC", "WORD", "SCOPE", "NAME", "QUALIFIER", "PCT", "MARGIN",
-                                          "RATIO", "AVG", "CHANGE", "GROWTH", "YOY", "DEFINED_REF"}) and \
+                                          "RATIO", "AVG", "CHANGE", "GROWTH", "YOY", "DEFINED_REF", "ASPECT"}) and \
             not sent[j - 1].kinds & {"COMPANY"} and not sent[j - 1].text.lower() in ("the", "a", "an"):
         j -= 1
     return sent[j:i]
@@ -359,10 +360,21 @@ def _definitions(sent: list[_Tok]) -> tuple[list[_Definition], set[int]]:
         if i in used:
             continue
         subject = _subject_before(sent, i)
+        # an aside between commas ("has its leverage, measured by debt to equity, gone up"): it defines the name
+        # before it, which stays in the question, and ends at its closing comma
+        aside = not subject and form == "defined" and i > 1 and "COMMA" in sent[i - 1].kinds
+        closing = next((k for k in range(i + 1, len(sent) - 1) if "COMMA" in sent[k].kinds), None)
+        if closing is None or sent[closing + 1].kinds & {"WHICH", "DEFINE"} or \
+                sent[closing + 1].text.lower().startswith("how"):
+            aside = False  # ("Acme's CCC, defined as …, what was it": the question opens after it)
+        if aside:  # (the company's name before it is the frame's)
+            subject = [t for t in _subject_before(sent, i - 1) if not t.pure_frame]
         if form == "as":  # "define X as", "taking X as", "computing it as"
             k = max(k for k in range(max(0, i - 8), i) if "DEFINE" in sent[k].kinds)
             subject = sent[k + 1:i]
             first = k
+        elif aside:
+            first = i - 1
         else:
             first = i - len(subject)
             if first > 0 and sent[first - 1].text.lower() == "where":
@@ -371,6 +383,8 @@ def _definitions(sent: list[_Tok]) -> tuple[list[_Definition], set[int]]:
             continue
         end = cues[n + 1][0] - len(_subject_before(sent, cues[n + 1][0])) if n + 1 < len(cues) else len(sent)
         expression = _clause_end(sent[start:end])
+        if aside and (close := next((k for k, t in enumerate(expression) if "COMMA" in t.kinds), None)):
+            expression = expression[:close + 1]
         end = start + len(expression)
         while expression and (expression[-1].kinds & {"BOUNDARY", "COMMA"} or expression[-1].text.lower() in
                                ("and", "where")):
@@ -1620,7 +1634,7 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
                               read=tuple(f"{m}: {catalogue.metrics[m].words}" for m in chosen[0]),
                               choice=chosen[1], flow_months=months)
         own = _phrase(sentences[n], used[n])
-        if not any(t.kinds & {"METRIC", "DEFINED_REF", "WORD", "NAME"} for t in own):
+        if not any(t.kinds & {"METRIC", "DEFINED_REF", "WORD", "NAME", "ASPECT"} for t in own):
             # "Kraft Heinz 2019 inventory turns: cost of sales divided by …?": the asked metric is what it defines
             own = next((d.subject for d in defs if d.subject and d.subject[0].start >= sentences[n][0].start and
                         d.subject[-1].end <= sentences[n][-1].end), own)
@@ -1762,6 +1776,9 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
                                   else "") and _IN_DAYS.search(text):
         # "how many days did it take to sell its inventory": the turnover in days
         tree = metric_node(days, catalogue, defined)
+    if tree.kind == "sub" and _TIMES_ASKED.search(text) and any("EXCEED" in t.kinds for t in phrase):
+        # "how many times over did operating income cover interest expense": the one as a multiple of the other
+        tree = PlanNode("div", args=tree.args)
     if tree.kind == "change" and any("RATE" in t.kinds for n in asked_idx for t in sentences[n]) \
             and dimension_of(tree.args[0], catalogue).unit != "percent":
         tree = PlanNode("growth", args=tree.args)  # "how fast did revenue grow": the speed of the move, in percent

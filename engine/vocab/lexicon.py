@@ -7,12 +7,16 @@ import re
 import tomllib
 from collections.abc import Sequence
 
+from engine.errors import EngineError
 from engine.settings import RESOURCES_DIR
 
 
 # canonical name -> surface forms (regex), from resources/lexicon.toml (its header says how forms are read)
 def _load_metrics() -> tuple[tuple[str | None, str], ...]:
     data = tomllib.loads((RESOURCES_DIR / "lexicon.toml").read_text(encoding="utf-8"))
+    for m in data["metric"]:  # (the forms are measured and ordered by their groups: a lookaround is not one)
+        if re.search(r"\(\?<?[=!]", m["forms"]):
+            raise EngineError(f"lexicon.toml: {m['name']!r}: a form may not look ahead or behind")
     return tuple((m["name"] or None, m["forms"]) for m in data["metric"])
 
 

@@ -277,6 +277,14 @@ ANALYST_WORDS = (
     # a turnover asked in days is the days metric
     ("How many days did it take Acme to sell its inventory in FY2023?", "days inventory outstanding"),
     ("How many times did Acme sell through its inventory in FY2023?", "inventory turnover"),
+    ("What percentage of Acme's FY2023 revenue was left as free cash flow?", "(free cash flow / revenue) × 100"),
+    ("What were Acme's total liabilities as a multiple of total equity at the end of FY2023?",
+     "(total liabilities / shareholders equity)"),
+    ("How much did Acme's revenue recover in FY2023?", "change in revenue over 1 year(s)"),
+    ("How heavily did Acme invest in capex in FY2023?", "capital expenditures"),
+    # "how many times" a cover is the one as a multiple of the other, not by how much it exceeds
+    ("How many times over did Acme's operating income cover its interest expense in FY2023?",
+     "(operating income / interest expense)"),
 )
 
 
@@ -601,6 +609,32 @@ def test_a_definition_fills_the_margin_it_names() -> None:
 def test_a_ratio_written_by_its_roles_defines_the_asked_metric(question: str, words: str) -> None:
     plan = _plan(question)
     assert (plan.status, plan.words) == ("complete", words), plan
+
+
+@pytest.mark.parametrize(("question", "words", "judge"), [
+    ("Has Acme's leverage, measured by debt to equity, gone up in FY2023?",
+     "change in leverage [as defined: debt to equity] over 1 year(s)", "up"),
+    ("Did Acme's liquidity, measured by the current ratio, improve in FY2023?",
+     "change in liquidity [as defined: current ratio] over 1 year(s)", "up"),
+    # the question opens after the definition: the name it defines is the asked metric, as before
+    ("Acme's cash conversion cycle, defined as DIO plus DSO minus DPO, what was it in FY2023?",
+     ("Acme cash conversion cycle [as defined: ((days inventory outstanding + days sales outstanding) - days payable "
+      "outstanding)]"), ""),
+])
+def test_a_definition_between_commas_defines_the_name_before_it(question: str, words: str, judge: str) -> None:
+    plan = _plan(question)
+    assert (plan.status, plan.words, plan.judge) == ("complete", words, judge), plan
+
+
+def test_a_lexicon_form_that_looks_ahead_is_refused(tmp_path, monkeypatch) -> None:
+    """The lexicon measures and orders its forms by their groups; a lookaround is none (it had hung the reader)."""
+    from engine.errors import EngineError
+    from engine.vocab import lexicon
+
+    (tmp_path / "lexicon.toml").write_text('[[metric]]\nname = "x"\nforms = "equity(?! method)"\n', encoding="utf-8")
+    monkeypatch.setattr(lexicon, "RESOURCES_DIR", tmp_path)
+    with pytest.raises(EngineError, match="look ahead or behind"):
+        lexicon._load_metrics()
 
 
 def test_a_company_measure_in_a_definition_is_no_statement_metric() -> None:

@@ -580,6 +580,13 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
             f"({_places(passages)}).", method="quotes",
             reason=f"the question asks whether there were any {named}; no sentence of the {len(passages)} "
                    f"passages searched names them{where}"), ())
+    if intent.yes_no and verdict and any_of is not None and if_any_vocab().material.search(question) \
+            and (immaterial := _immaterial_only(quotes, any_of)) is not None:
+        # "any materially important legal battles": the filing says they will not have a material effect and names
+        # none in particular: no, on its words (no model call)
+        alone = _quotes_alone(quotes, passages, f"the question asks whether any {named} matter; the filing says they "
+                              "do not, and no quote tells of one in particular (a date, an amount, an agency)", [immaterial])
+        return QuoteAnswer(replace(alone, text=f"No. {alone.text}"), ())
     body = render_quotes(quotes) + (f"\n\n{computed}" if computed else "")
     messages: list[ChatMessage] = [{"role": "system", "content": prompt("evidence_system", prompts)},
                 {"role": "user", "content": f"Quotes:\n\n{body}\n\n{prompt('answer_quotes', prompts)}\n\n"
@@ -718,6 +725,23 @@ def _metric_items(name: str) -> frozenset[str]:
     """The line items a catalogue metric is computed from (none for a metric the catalogue does not hold)."""
     metric = load_catalogue().metrics.get(name)
     return frozenset(t.item for f in metric.formulas for t in formula_terms(f)) if metric else frozenset()
+
+
+_PROSE = re.compile(r"\b[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\b")  # three words of a sentence in a row
+_PARTICULAR = re.compile(r"\$\s?\d|\b\d[\d,.]*\s*(?:million|billion|%)|\b[A-Z]{2,}\b")
+
+
+def _immaterial_only(quotes: Sequence[Quote], any_of: re.Pattern[str]) -> Quote | None:
+    """The quote that says what is asked does not matter ("the final outcome … will not have a material adverse
+    effect"), where no other quote naming it tells of one matter in particular: a date, an amount, an agency's or a
+    program's initials (Boeing's "lawsuits over the October 29, 2018 accident of Lion Air Flight 610" is one)."""
+    naming = [q for q in quotes if any_of.search(q.text) and _PROSE.search(q.text)]  # (not a signature block's
+    # "Legal Director … Date: December 9, 2022")
+    said = next((q for q in naming if if_any_vocab().immaterial.search(q.text)), None)
+    if said is None or any(dates_in(q.text, events=True) or _PARTICULAR.search(q.text) for q in naming
+                           if q is not said):
+        return None
+    return said
 
 
 def _asked_if_any(intent: QueryIntent) -> tuple[str, re.Pattern[str] | None]:

@@ -227,6 +227,8 @@ class IfAnyWords:
     asks: re.Pattern[str]
     same: tuple[tuple[str, ...], ...]
     ongoing: re.Pattern[str]  # words that ask for what still stands in the period, whenever it began
+    material: re.Pattern[str]  # words that ask whether it matters ("materially important")
+    immaterial: re.Pattern[str]  # the filing's words that say it does not ("will not have a material … effect")
 
 
 @lru_cache(maxsize=1)
@@ -234,8 +236,11 @@ def if_any_vocab() -> IfAnyWords:
     data = tomllib.loads((RESOURCES_DIR / "reader" / "if_any.toml").read_text(encoding="utf-8"))
     forms = "|".join(f.replace(" ", r"\s+") for f in sorted(data["forms"], key=len, reverse=True))
     ongoing = "|".join(f.replace(" ", r"\s+") for f in sorted(data["ongoing"], key=len, reverse=True))
+    material = "|".join(f.replace(" ", r"\s+") for f in sorted(data["material"], key=len, reverse=True))
+    immaterial = "|".join(f.replace(" ", r"\s+") for f in data["immaterial"])
     return IfAnyWords(re.compile(rf"\b(?:{forms})\b", re.IGNORECASE), tuple(tuple(g) for g in data["same"]),
-                      re.compile(rf"\b(?:{ongoing})\b", re.IGNORECASE))
+                      re.compile(rf"\b(?:{ongoing})\b", re.IGNORECASE), re.compile(rf"\b(?:{material})\b", re.IGNORECASE),
+                      re.compile(rf"\b(?:{immaterial})\b", re.IGNORECASE))
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")

@@ -713,3 +713,31 @@ def test_a_yes_whose_sentences_only_restate_the_question_stands_on_quotes_that_n
     mixed = (f"{quarter} Cash used for financing activities was higher, primarily due to repurchases of common stock "
              "and lower debt issuance.")
     assert in_period(mixed).text.startswith("Yes. "), in_period(mixed)
+
+
+def test_a_filing_that_says_its_matters_are_not_material_answers_no_to_any_material_one():
+    """"Has ACME reported any materially important ongoing legal battles?": the filing says it is party to litigation
+    whose outcome "will not have a material adverse effect" and tells of no matter in particular: no, on that quote,
+    without a model call. A lawsuit told with its date (or an amount, an agency) is one in particular: the model's
+    answer stands; a question that does not ask whether it matters is not answered so."""
+    boiler = ("We and our subsidiaries are party to a variety of litigation, claims and legal proceedings. While the "
+              "results of such litigation cannot be predicted with certainty, management believes that the final "
+              "outcome of the foregoing will not have a material adverse effect on our financial condition.")
+    signed = "Jane Roe\nLegal Director, Benefits Counsel\nDate: December 9, 2022"  # (a signature block: no matter)
+    case = ("Multiple legal actions have been filed against us as a result of the October 29, 2018 accident of "
+            "Flight 610.")
+
+    def run(question: str, text: str):
+        chat = ScriptedChat(lambda purpose, messages, n: {"verdict": "yes", "sentences": [
+            {"text": "Yes, ACME is party to a variety of litigation.", "quotes": [1]}], "insufficient": False})
+        got = answer_from_quotes(question, parse_intent(question), [_passage(text), _passage(signed, 2)], None, chat,
+                                 AnswerSettings(), PromptSettings())
+        return got.result, got.calls
+
+    material = "Has ACME reported any materially important ongoing legal battles in FY2023?"
+    got, calls = run(material, boiler)
+    assert got.text.startswith("No. “While the results of such litigation") and not calls, got
+    got, calls = run(material, f"{case} {boiler}")
+    assert not got.text.startswith("No") and calls, got
+    got, _ = run("Has ACME reported any ongoing legal battles in FY2023?", boiler)
+    assert not got.text.startswith("No"), got

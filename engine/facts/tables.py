@@ -467,9 +467,18 @@ def extract_facts(pages: Sequence[str], *, form: str | None = None) -> list[Stat
     printed = Counter(s for text in pages for s in printed_scales(text))
     scale = printed.most_common(1)[0][0] if printed else None
     for page_index, text in enumerate(pages):
+        if kind and _EXHIBIT_99.match(text):
+            # an annual or quarterly report's Exhibit 99 pages hold another entity's financial statements (an
+            # investee's, filed under Regulation S-X 3-09: "Exhibit 99.3 — CityCenter Holdings, LLC — Consolidated
+            # Balance Sheets"): none of their figures is the company's (an 8-K's Exhibit 99.1 is its own release)
+            table = None
+            continue
         page_facts, table = _page_facts(text, page_index, table, kind, scale)
         facts += page_facts
     return facts
+
+
+_EXHIBIT_99 = re.compile(r"\s*exhibit\s+99(?:\.\d+)?\s*\n", re.IGNORECASE)
 
 
 def extract_page_facts(text: str, page_index: int) -> list[StatementFact]:

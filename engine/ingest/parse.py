@@ -48,8 +48,9 @@ PARSER_VERSION = "pdf-rows-2/html-6/chunk-2"
 # period's amount read where it prints more than its amount ("Amount  to Sales  Amount  to Sales"), and a release's
 # "SECOND QUARTER" caption is three months; facts-8: a percent printed outside its parentheses, "(6.4)%", is negative; facts-9: an
 # aside of amounts in a label's brackets ("Dividends declared ($2.585 per share)") gives the row no unit; facts-10: no fact is read from a table of another entity's figures
-# (an investee's, another registrant's, the guarantors').
-FACTS_VERSION = "facts-10"
+# (an investee's, another registrant's, the guarantors'); facts-11: nor from an annual or quarterly report's Exhibit 99
+# pages (an investee's financial statements filed with it).
+FACTS_VERSION = "facts-11"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 

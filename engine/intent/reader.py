@@ -1035,8 +1035,9 @@ def _is_choice(sent: list[_Tok], catalogue: Catalogue) -> tuple[list[str], str] 
     if len(listed) < 2:
         return None
     first = next(t for t in sent if t.kinds & {"MOST", "LEAST"})
-    return listed, "largest" if "MOST" in first.kinds and not (
-        "LEAST" in first.kinds and first.text.lower() == "less") else "smallest"
+    most = "MOST" in first.kinds and not ("LEAST" in first.kinds and first.text.lower() == "less")
+    losing = any("LOSS" in t.kinds for t in sent)  # "which lost the most cash": the one furthest below zero
+    return listed, "largest" if most != losing else "smallest"
 
 
 @dataclass

@@ -115,7 +115,7 @@ _BALANCE: dict[str, tuple[str, ...]] = {
     "ShortTermInvestments": ("short term investments",),
     "AccountsReceivableNetCurrent": (
         "[trade ]accounts receivable[ net]", "accounts receivable trade[ net]", "trade receivables[ net]",
-        "accounts receivable less allowance[s] net"),
+        "accounts receivable less allowance[s] net", "receivables net", "[total ]receivables"),
     "InventoryNet": ("[total ]{inventories|inventory}[ net]", "merchandise {inventories|inventory}[ net]"),
     "PrepaidExpenseAndOtherAssetsCurrent": ("prepaid expenses and other current assets",),
     "OtherAssetsCurrent": ("other current assets",),
@@ -186,7 +186,10 @@ _CASH_FLOWS: dict[str, tuple[str, ...]] = {
     "PaymentsOfDividends": (
         "[cash ]dividends paid", "[cash ]dividends paid to {stockholders|common stockholders}",
         "[cash ]dividends paid on common stock", "payment[s] of dividends", "payment[s] of cash dividends",
-        "dividends paid to stockholders of common stock"),
+        "dividends paid to stockholders of common stock",
+        # as Apple, Costco, Johnson & Johnson, Microsoft, Nike and Coca-Cola print them in their financing activities
+        "payments for dividends and dividend equivalents", "cash dividend payments", "dividends to stockholders",
+        "common stock cash dividends paid", "dividends common and preferred", "dividends"),
     "PaymentsForRepurchaseOfCommonStock": (
         "{repurchase|repurchases|purchase|purchases} of common stock[ for treasury]",
         "{purchase|purchases} of treasury stock", "common stock repurchased", "repurchases of common stock",
@@ -253,6 +256,7 @@ _PHRASE_STATEMENTS: dict[str, frozenset[str]] = {
     "sales": frozenset({_IS}),
     "depreciation": frozenset({_CF}),
     "gross margin": frozenset({_IS}),
+    "dividends": frozenset({_CF}),  # (a bare "Dividends" of the equity statement or a note is declared, not paid)
 }
 
 # concepts a bare "Total" row of a statement takes from its heading ("Current assets:" ... "Total"); not

@@ -451,3 +451,18 @@ def test_a_table_of_another_entitys_figures_gives_the_company_no_facts() -> None
     own = "\nInventories\nDecember 31,\n(In millions)  2023  2022\nFinished goods  1,200  1,100\n"
     assert [f.label for f in extract_page_facts(rivian + own, 0)] == ["Finished goods"] * 2
     assert extract_page_facts(investees, 0) == []
+
+
+def test_an_annual_reports_exhibit_99_pages_give_the_company_no_facts() -> None:
+    """A 10-K files an investee's financial statements as Exhibit 99.3 ("CityCenter Holdings, LLC — Consolidated
+    Balance Sheets"): none of its figures is the company's; the company's own balance sheet before it is read. An
+    8-K's Exhibit 99.1 is the company's own release: read."""
+    from engine.facts.tables import extract_facts
+
+    own = "CONSOLIDATED BALANCE SHEETS\n(In thousands)\n2018  2017\nAccounts receivable, net  657,206  542,924\n"
+    other = ("Exhibit 99.3\n\nCITYCENTER HOLDINGS, LLC\nCONSOLIDATED BALANCE SHEETS\n(In thousands)\n2018  2017\n"
+             "Accounts receivable, net  144,797  114,345\n")
+    read = extract_facts([own, other], form="10-K")
+    assert {f.printed for f in read} == {"657,206", "542,924"} and {f.page_index for f in read} == {0}
+    release = "Exhibit 99.1\n\nCONSOLIDATED BALANCE SHEETS\n(In thousands)\n2018  2017\nInventories  18,651  17,743\n"
+    assert {f.printed for f in extract_facts([release], form="8-K")} == {"18,651", "17,743"}

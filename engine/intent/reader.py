@@ -1034,9 +1034,11 @@ def _is_choice(sent: list[_Tok], catalogue: Catalogue) -> tuple[list[str], str] 
     listed = list(dict.fromkeys(listed))
     if len(listed) < 2:
         return None
-    first = next(t for t in sent if t.kinds & {"MOST", "LEAST"})
+    at = next(i for i, t in enumerate(sent) if t.kinds & {"MOST", "LEAST"})
+    first = sent[at]
     most = "MOST" in first.kinds and not ("LEAST" in first.kinds and first.text.lower() == "less")
-    losing = any("LOSS" in t.kinds for t in sent)  # "which lost the most cash": the one furthest below zero
+    # "which lost the most cash": the one furthest below zero ("brought in the most (or lost the least)": the largest)
+    losing = any("LOSS" in t.kinds for t in sent[max(0, at - 3):at])
     return listed, "largest" if most != losing else "smallest"
 
 

@@ -417,6 +417,9 @@ def test_a_level_judged_without_a_stated_bar_is_not_judged_from_the_facts(pipeli
      "for Acme in FY2023?", (("cash from operations", "cash from investing", "cash from financing"), True)),
     ("Which is lower for Acme in FY2022, capital expenditures or dividends?",
      (("capital expenditures", "dividends"), False)),
+    # a loss: the one furthest below zero
+    ("Among operations, investing, and financing activities, which lost the most cash flow for Acme in FY2023?",
+     (("cash from operations", "cash from investing", "cash from financing"), False)),
     # not a choice among listed amounts: one amount related to another, a choice of years or segments, one amount
     ("In which fiscal year was revenue higher than cost of goods sold for Acme?", None),
     ("Which year had the higher revenue and net income for Acme?", None),

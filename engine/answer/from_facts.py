@@ -515,14 +515,21 @@ def pick(facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: d
                                    report)
     owners = [s for s in best if _OWNERS.search(s.fact.label) and not _NOT_OWNERS.search(s.fact.label)]
     if len({round(amount(s), 2) for s in owners}) == 1:  # "Net income (loss)" 1,208 above "Net income (loss)
-        # attributable to MGM Resorts International" 1,254: the company's own, not the total with its noncontrolling
-        # interests' share
+        # attributable to MGM Resorts International" 1,254, "Total shareholders' equity" beside "Total CVS Health
+        # shareholders' equity": the company's own, not the total with its noncontrolling interests' share
         return owners[0], [], _why(owners[0], facts, item, year, years, "the row attributable to the company, not "
                                    "the consolidated total that includes noncontrolling interests", report)
+    netted = [s for s in best if _NETTED.search(s.fact.label)]
+    if len({round(amount(s), 2) for s in netted}) == 1 and len(netted) < len(best):  # "Accounts receivable" 25,332
+        # above "Accounts receivable, net" 24,506: the line net of its allowance, as the balance sheet carries it
+        return netted[0], [], _why(netted[0], facts, item, year, years, "the row net of its allowance, not the gross "
+                                   "amount printed above it", report)
     return None, list(values.values()), ""
 
 
-_OWNERS = re.compile(r"\battributable to\b", re.IGNORECASE)
+_OWNERS = re.compile(r"\battributable to\b|\btotal\s+(?!(?:share|stock)holders)\S.*?\s(?:share|stock)holders['’]?\s+"
+                     r"(?:equity|deficit)", re.IGNORECASE)
+_NETTED = re.compile(r",?\s+net\s*$", re.IGNORECASE)
 _NOT_OWNERS = re.compile(r"noncontrolling|non-controlling|minority|redeemable|participating|preferred", re.IGNORECASE)
 
 

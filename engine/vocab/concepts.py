@@ -46,7 +46,7 @@ _INCOME: dict[str, tuple[str, ...]] = {
     "CostOfRevenue": ("[total ]cost of {revenue|revenues}", "[total ]costs of {revenue|revenues}"),
     "CostOfGoodsAndServicesSold": (
         "[total ]cost[s] of sales", "[total ]cost[s] of goods sold", "cost of goods and services sold",
-        "cost of products sold", "cost of merchandise sold"),
+        "cost of products sold", "cost of merchandise sold", "merchandise cost[s]"),
     # a cost of sales printed in two lines ("Cost of products", "Cost of services"): its parts
     "CostOfGoodsSold": ("cost[s] of products", "cost[s] of product[s] revenue[s]", "cost[s] of product sales",
                         "cost[s] of goods"),
@@ -208,7 +208,11 @@ _CASH_FLOWS: dict[str, tuple[str, ...]] = {
         "depreciation and amortization", "depreciation depletion and amortization",
         "depreciation amortization and depletion", "depreciation and amortization expense",
         "depreciation and amortization of ppe",
-        "depreciation and amortization of property[ plant] equipment and intangible{s| assets}"),
+        "depreciation and amortization of property[ plant] equipment and intangible{s| assets}",
+        # a retailer's one line of depreciation and the amortization of what it capitalizes (Amazon)
+        ("depreciation of ppe[ including internal use software and website development] and other amortization "
+         "including capitalized content costs"),
+        "depreciation and amortization of ppe and capitalized content costs operating lease assets and other"),
     "Depreciation": ("depreciation", "depreciation expense"),
     "RepaymentsOfLongTermDebt": (
         "[principal ]{repayment|payment|retirement}[s] {of|on} long term debt",),

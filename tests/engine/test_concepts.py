@@ -100,6 +100,7 @@ REAL = [
     ("Cost of services", "", IS, "USD", "CostOfServices"),
     ("Cost of products sold", "", IS, "USD", "CostOfGoodsAndServicesSold"),
     ("Cost of goods sold", "", IS, "USD", "CostOfGoodsAndServicesSold"),
+    ("Merchandise costs", "", IS, "USD", "CostOfGoodsAndServicesSold"),
     ("Total cost of revenue", "Cost of revenue", IS, "USD", "CostOfRevenue"),
     ("Gross margin", "", IS, "USD", "GrossProfit"),
     ("Research, development and related expenses", "", IS, "USD", "ResearchAndDevelopmentExpense"),

@@ -662,6 +662,15 @@ def test_the_net_income_attributable_to_the_company_is_its_net_income() -> None:
     minority = printing(3, "Net income attributable to noncontrolling interests", -46)
     fact, ambiguous, _ = pick([total, minority], item, 2021, {1: 2021})
     assert fact is None and len(ambiguous) == 2
+    # the equity the company names as its own, beside the total with noncontrolling interests
+    equity = load_catalogue().items["equity"]
+    whole, named = printing(4, "Total shareholders’ equity", 71315), printing(5, "Total Acme shareholders’ equity", 71015)
+    assert pick([whole, named], equity, 2021, {1: 2021})[0] is named
+    # a receivable printed gross, then net of its allowance: the net line
+    receivables = load_catalogue().items["receivables"]
+    gross, net = printing(6, "Accounts receivable", 25332), printing(7, "Accounts receivable, net", 24506)
+    fact, _, why = pick([gross, net], receivables, 2021, {1: 2021})
+    assert fact is net and "net of its allowance" in why
 
 
 def test_a_row_that_prints_the_expense_in_parentheses_is_read_with_its_sign_turned() -> None:

@@ -285,6 +285,9 @@ ANALYST_WORDS = (
     # "how many times" a cover is the one as a multiple of the other, not by how much it exceeds
     ("How many times over did Acme's operating income cover its interest expense in FY2023?",
      "(operating income / interest expense)"),
+    # a dash between spaces is a minus (in a word it is none)
+    ("What was Acme's FY2023 revenue - cost of sales?", "(revenue - cost of goods sold)"),
+    ("What was Acme's FY2023 debt-to-equity ratio?", "debt to equity"),
 )
 
 

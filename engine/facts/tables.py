@@ -293,12 +293,15 @@ _PARENT_ONLY = re.compile(r"\bparent\s+(?:company|corporation|only)\b|\bregistra
 
 # a table of another entity's figures, introduced as such: an equity-method investee's ("summarized financial
 # information of our equity method investees"), another registrant's as its own filings print them ("of Rivian as
-# disclosed in its most recent SEC filings"), the guarantors' or the issuer's alone (debt guarantee disclosures) —
+# disclosed in its most recent SEC filings"), the guarantors' or the issuer's alone (debt guarantee disclosures, the
+# closed group of a deed of cross guarantee) —
 # none is the company's own line, and no fact is read from it
 _OTHER_ENTITY = re.compile(r"\b(?:financial\s+information|results|financial\s+statements?|balance\s+sheets?)\s+"
                            r"(?:\w+\s+){0,4}?(?:of|for)\s+(?:the\s+|our\s+|its\s+)?(?:[\w-]+\s+){0,3}?investees?\b|"
                            r"\bas\s+(?:disclosed|reported|filed)\s+in\s+its\s+(?:most\s+recent\s+)?(?:sec\s+)?filings?\b|"
-                           r"\b(?:non-?)?guarantors?\b|\bobligor\s+group\b", re.IGNORECASE)
+                           r"\b(?:non-?)?guarantors?\b|\bobligor\s+group\b|"
+                           # the companies party to an Australian deed of cross guarantee (the "closed group")
+                           r"\bdeed\s+of\s+cross\s+guarantee\b|\bclosed\s+group\b", re.IGNORECASE)
 
 
 def parent_only(title: str) -> bool:

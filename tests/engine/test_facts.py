@@ -451,6 +451,9 @@ def test_a_table_of_another_entitys_figures_gives_the_company_no_facts() -> None
     own = "\nInventories\nDecember 31,\n(In millions)  2023  2022\nFinished goods  1,200  1,100\n"
     assert [f.label for f in extract_page_facts(rivian + own, 0)] == ["Finished goods"] * 2
     assert extract_page_facts(investees, 0) == []
+    closed = ("Deed of Cross Guarantee\nConsolidated Statements of Income\n($ in millions)\n"
+              "For the years ended June 30,  2023  2022\nNet sales  $  377 $  391\n")
+    assert extract_page_facts(closed, 0) == []
 
 
 def test_an_annual_reports_exhibit_99_pages_give_the_company_no_facts() -> None:

@@ -296,10 +296,12 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
              and not _not_a_part().search(p.name)]
     placeless: list[str] = []
     if regions and sum(map(_a_place, parts)) * 2 > len(parts):
-        # regions asked of a table whose rows are mostly places: a row that names none ("Global Brand Divisions",
-        # "Converse") is no region to choose (it stays in the sum the parts are checked against)
-        placeless = [p.name for p in parts if not _a_place(p)]
-        parts = [p for p in parts if _a_place(p)]
+        # regions asked of a table whose rows are mostly places: a row that names none and calls itself a part of
+        # another kind ("Global Brand Divisions") is no region to choose (it stays in the sum the parts are checked
+        # against); a row that only names no place the reader knows ("Russia") stays one
+        others = [w for kind, stems in _parts_data()["kinds"].items() if kind != "region" for w in stems]
+        placeless = [p.name for p in parts if not _a_place(p) and _says(p.name, others)]
+        parts = [p for p in parts if p.name not in placeless]
     if len(parts) < 2:
         return None
     if plan.measure == "share":

@@ -295,8 +295,8 @@ def parts_answer(plan: MetricPlan, intent: QueryIntent, library: Library, annual
     parts = [p for p in table.parts if not any(e in p.name.lower() for e in excluded)
              and not _not_a_part().search(p.name)]
     placeless: list[str] = []
-    if regions and sum(map(_a_place, parts)) * 2 > len(parts):
-        # regions asked of a table whose rows are mostly places: a row that names none and calls itself a part of
+    if regions and plan.choice in ("largest", "smallest") and sum(map(_a_place, parts)) * 2 > len(parts):
+        # a region chosen from a table whose rows are mostly places: a row that names none and calls itself a part of
         # another kind ("Global Brand Divisions") is no region to choose (it stays in the sum the parts are checked
         # against); a row that only names no place the reader knows ("Russia") stays one
         others = [w for kind, stems in _parts_data()["kinds"].items() if kind != "region" for w in stems]

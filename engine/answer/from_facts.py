@@ -45,7 +45,7 @@ from engine.vocab.catalogue import (
     python_formula,
     variable,
 )
-from engine.vocab.concepts import printed_negated
+from engine.vocab.concepts import names_the_parent, printed_negated
 from engine.vocab.lexicon import find_metrics
 from engine.vocab.numbers import SCALE_FACTORS
 from engine.wording import format_value
@@ -513,7 +513,7 @@ def pick(facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: d
     if len({round(amount(s), 2) for s in totals}) == 1:
         return totals[0], [], _why(totals[0], facts, item, year, years, "the total row among rows of other values",
                                    report)
-    owners = [s for s in best if _OWNERS.search(s.fact.label) and not _NOT_OWNERS.search(s.fact.label)]
+    owners = [s for s in best if names_the_parent(s.fact.label)]
     if len({round(amount(s), 2) for s in owners}) == 1:  # "Net income (loss)" 1,208 above "Net income (loss)
         # attributable to MGM Resorts International" 1,254, "Total shareholders' equity" beside "Total CVS Health
         # shareholders' equity": the company's own, not the total with its noncontrolling interests' share
@@ -527,10 +527,7 @@ def pick(facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: d
     return None, list(values.values()), ""
 
 
-_OWNERS = re.compile(r"\battributable to\b|\btotal\s+(?!(?:share|stock)holders)\S.*?\s(?:share|stock)holders['’]?\s+"
-                     r"(?:equity|deficit)", re.IGNORECASE)
 _NETTED = re.compile(r",?\s+net\s*$", re.IGNORECASE)
-_NOT_OWNERS = re.compile(r"noncontrolling|non-controlling|minority|redeemable|participating|preferred", re.IGNORECASE)
 
 
 def _why(chosen: StoredFact, facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: dict[int, int],

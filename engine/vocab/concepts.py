@@ -31,7 +31,7 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = ["CONCEPTS_VERSION", "STATEMENTS_OF", "SYNONYMS", "concept_for", "concept_of_query", "is_instant",
-           "known_concepts", "normalise_label", "printed_negated"]
+           "known_concepts", "names_the_parent", "normalise_label", "printed_negated"]
 
 # --- the synonym table --------------------------------------------------------------------------------------
 # Phrases are in normalise_label()'s output form: lowercase, no punctuation, "ppe" for property (plant) and
@@ -492,6 +492,16 @@ _NAMED_EQUITY = re.compile(r"^total (?P<who>.+) stockholders (?:equity|deficit)$
 _NOT_PARENT_EQUITY = re.compile(r"\b(?:liabilities|and|noncontrolling|minority|preferred|other|redeemable)\b")
 _ACTIVITIES = re.compile(r"^(operating|investing|financing) activities$")
 _CASH_HEADING = re.compile(r"\bcash\b.*\b(?:provided|used|from|flows?)\b")
+
+
+def names_the_parent(label: str) -> bool:
+    """Whether a row's label says it is the company's own share, not the total with noncontrolling interests: "Net
+    income attributable to <the company>", "Total <Company> shareholders' equity" (the readings :func:`_lookup`
+    maps to the parent's concepts)."""
+    text = normalise_label(label)
+    if m := _ATTRIBUTABLE.match(text):
+        return not _NOT_PARENT_HOLDERS.search(m["who"])
+    return bool((m := _NAMED_EQUITY.match(text)) and not _NOT_PARENT_EQUITY.search(m["who"]))
 
 
 # a payment netted of a non-cash part ("net of construction payable", "net of cash acquired"); netted of receipts

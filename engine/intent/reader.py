@@ -107,6 +107,16 @@ def _bounded(form: str) -> str:
 
 
 @lru_cache(maxsize=1)
+def _bare() -> dict[str, re.Pattern[str]]:
+    """resources/reader/bare.toml: the bare nouns that name a metric when they are the whole of what is asked."""
+    data = tomllib.loads((_READER / "bare.toml").read_text(encoding="utf-8"))
+    for forms in data.values():
+        if any(re.search(r"\(\?<?[=!]", f) for f in forms):
+            raise ValueError(f"bare.toml: a form with a lookaround: {forms}")
+    return {name: re.compile("|".join(_bounded(f) for f in forms), re.IGNORECASE) for name, forms in data.items()}
+
+
+@lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = (_READER / "metric.lark").read_text(encoding="utf-8")
     data = tomllib.loads((_READER / "vocabulary.toml").read_text(encoding="utf-8"))
@@ -209,6 +219,9 @@ def _tag(text: str, issuers: Sequence[IssuerRef]) -> list[_Tok]:
                 left.setdefault((m.start(), m.end()), set()).add(kind)
     for (start, end), found in sorted(left.items(), key=lambda s: (s[0][0] - s[0][1], s[0][0])):
         claim(start, end, frozenset(found))
+    for name, rx in _bare().items():  # "cash", "equity": a metric only when it is all that is asked (read_plan)
+        for m in rx.finditer(text):
+            claim(m.start(), m.end(), frozenset({"BARE"}), name)
     for m in _WORD.finditer(text):
         end = m.end()
         if any(taken[m.start():end]) and not taken[m.start()]:  # "Microsoft's" whose "'s" is claimed: "Microsoft"
@@ -522,13 +535,22 @@ class _ToTree(Transformer):
         return next(x for x in a if isinstance(x, PlanNode))
 
 
+_OVER_YEARS = ("change", "growth", "average", "cagr")
+
+
 def _by_how_much(nodes: list[PlanNode]) -> PlanNode:
     """By how much the first of ``nodes`` exceeds the second: the first less the second; one metric (named once, or on
-    both sides with only its years differing) is its change between the question's periods."""
+    both sides with only its years differing) is its change between the question's periods. A move set against a
+    metric named bare ("SG&A grew faster than revenue") is set against that metric's same move."""
     bare = [n.args[0] if n.kind == "years" else n for n in nodes]
     if len(bare) == 1 or bare[0] == bare[-1]:
         return PlanNode("change", args=(bare[0],))
-    return PlanNode("sub", args=(nodes[0], nodes[-1]))
+    first, second = nodes[0], nodes[-1]
+    if first.kind in _OVER_YEARS and second.kind == "metric":
+        second = PlanNode(first.kind, args=(second,))
+    elif second.kind in _OVER_YEARS and first.kind == "metric":
+        first = PlanNode(second.kind, args=(first,))
+    return PlanNode("sub", args=(first, second))
 
 
 def _named_parts(phrase: list[_Tok]) -> tuple[list[_Tok], list[str]]:
@@ -1169,6 +1191,13 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
                 and i and phrase[i - 1].kinds & {"OR", "UP", "DOWN"}:  # ("or" is frame: it may be gone)
             test = "either"  # "did it increase or decrease": which way, not yes or no
             words.append(t.text)
+        elif t.kinds & {"UP", "DOWN"} and t.kinds & {"CHANGE", "GROWTH"} and not test and not stable \
+                and _against_another(phrase[i + 1:]):
+            # "did SG&A grow faster than revenue", "did costs rise more than sales": the move set against the other
+            # metric's same move (the grammar's), not a direction of one: by how much the first's exceeds, against zero
+            test, bar = ">", 0.0
+            words += [x.text for x in phrase[i + 1:i + 3] if x.kinds & {"MOST", "LEAST", "EXCEED", "SHORT", "THAN"}]
+            rest.append(t)
         elif t.kinds & {"UP", "DOWN", "GOOD"} and not test:
             test = "up" if "UP" in t.kinds else "down" if "DOWN" in t.kinds else "good"
             words.append(t.text)
@@ -1188,7 +1217,10 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
             words.append(t.text)
             at = len(rest)
         elif (t.kinds & {"EXCEED", "SHORT"} and not test and not stable
-              and any("METRIC" in x.kinds for x in phrase[i + 1:])):
+              and any("METRIC" in x.kinds for x in phrase[i + 1:])
+              or t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE | _FRAME and not test and not stable
+              and _than_another(phrase[i + 1:])):
+            # ("did it spend more on capex than it generated from operations": "more … than" and a metric after it)
             # "did operating cash flow exceed net income", "was net income lower than operating income": the amount
             # by which it does (the grammar's), against zero
             test, bar = ">", 0.0
@@ -1535,9 +1567,31 @@ def _parts_share(sentences: list[list[_Tok]], judged: _Judged, catalogue: Catalo
                       criterion=f"a share of {name} {test}")
 
 
-_COMPARATIVE = frozenset({"MOST", "LEAST", "UP", "DOWN", "ABOVE", "BELOW"})  # "higher", "lower", "more", "less"
+# "higher", "lower", "more", "less"; "faster", "slower" (a speed: RATE)
+_COMPARATIVE = frozenset({"MOST", "LEAST", "UP", "DOWN", "ABOVE", "BELOW", "RATE"})
 # comparatives of an amount (not superlatives: "most", "largest" choose among parts)
 _MORE_OR_LESS = frozenset({"more", "less", "fewer", "larger", "bigger", "greater", "smaller"})
+
+
+def _against_another(after: Sequence[_Tok]) -> bool:
+    """Whether a move is compared with another metric's right after it: "(grow) faster than revenue", "(rise) more
+    than sales", "(fall) less than net income" — a comparative and "than" (or a word of both), then a metric."""
+    rest = [x for x in after if not x.kinds <= _FRAME]
+    if rest and rest[0].kinds & {"EXCEED", "SHORT"}:
+        rest = rest[1:]
+    elif len(rest) > 1 and rest[0].kinds & {"MOST", "LEAST"} and "THAN" in rest[1].kinds:
+        rest = rest[2:]
+    else:
+        return False
+    return bool(rest) and "METRIC" in rest[0].kinds
+
+
+def _than_another(after: Sequence[_Tok]) -> bool:
+    """Whether a metric is named after a "than" that follows, with a metric before it: the other side of "more capex
+    than cash from operations" (not "more in FY2022 than in FY2021")."""
+    than = next((k for k, x in enumerate(after) if "THAN" in x.kinds), -1)
+    return than > 0 and any("METRIC" in x.kinds for x in after[:than]) and \
+        any("METRIC" in x.kinds for x in after[than + 1:])
 
 
 def _more_of(t: _Tok, after: Sequence[_Tok]) -> bool:
@@ -1692,6 +1746,12 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     scope = [t.text for t in phrase if "SCOPE" in t.kinds and "METRIC" not in t.kinds] + reading.scope
     phrase = [t for t in phrase if not ("SCOPE" in t.kinds and "METRIC" not in t.kinds)]
     phrase = _substitute(phrase, names)
+    # a bare noun ("cash", "equity") is the metric it names when nothing else asked is unread; beside a word not read
+    # ("the cash proceeds from the separation") it is one more word not read, and names nothing
+    alone = not any(t.kinds <= {"WORD", "NAME"} for t in phrase)
+    for t in phrase:
+        if "BARE" in t.kinds:
+            t.kinds = frozenset({"METRIC"} if alone else {"WORD"})
     among = _year_choice([sentences[n] for n in asked_idx], years)
     asks_which_way = which_way(text) is not None  # "did it increase or decrease": a judgement, not a yes or no
     judged = (_judgement(phrase, between=len(asked_years(intent)) > 1 or len(intent.quarters) > 1)
@@ -1782,9 +1842,9 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if tree.kind == "sub" and _TIMES_ASKED.search(text) and any("EXCEED" in t.kinds for t in phrase):
         # "how many times over did operating income cover interest expense": the one as a multiple of the other
         tree = PlanNode("div", args=tree.args)
-    if tree.kind == "change" and any("RATE" in t.kinds for n in asked_idx for t in sentences[n]) \
-            and dimension_of(tree.args[0], catalogue).unit != "percent":
-        tree = PlanNode("growth", args=tree.args)  # "how fast did revenue grow": the speed of the move, in percent
+    if any("RATE" in t.kinds for n in asked_idx for t in sentences[n]):
+        # "how fast did revenue grow", "did SG&A grow faster than revenue": the speed of a move, in percent
+        tree = _as_speed(tree, catalogue)
     if via:  # "returned to shareholders through dividends": the parts named, of the metric they are part of
         summed = _through(tree, via, catalogue, defined)
         if isinstance(summed, MetricPlan):
@@ -1811,6 +1871,16 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
                              read=tuple(reading.read), definitions=tuple(reading.definitions))
     return finish_plan(tree, intent, catalogue, " ".join(t.text for t in phrase), read=tuple(reading.read),
                        definitions=tuple(reading.definitions))
+
+
+def _as_speed(node: PlanNode, catalogue: Catalogue) -> PlanNode:
+    """A move asked as a speed: an amount's change is its growth in percent (a percentage's move stays in points);
+    two moves set against each other ("grew faster than") are both speeds."""
+    if node.kind == "change" and dimension_of(node.args[0], catalogue).unit != "percent":
+        return PlanNode("growth", args=node.args)
+    if node.kind == "sub" and all(a.kind in ("change", "growth") for a in node.args):
+        return replace(node, args=tuple(_as_speed(a, catalogue) for a in node.args))
+    return node
 
 
 def asked_years(intent: QueryIntent) -> tuple[int, ...]:

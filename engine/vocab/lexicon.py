@@ -113,7 +113,7 @@ def lexicon_spans(text: str) -> list[tuple[str | None, int, int]]:
 _SPLIT = re.compile(
     r"\s+(?:did|does|do|has|have|had|was|were|is|are|will)\s+(?:it|they|the\s+(?:company|firm|group)|"
     r"[A-Z0-9][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,3}?)(?:\s+(?:generate|earn|produce|bring\s+in|record|report|"
-    r"post|spend|incur|realize|book|deliver|have|hold|keep|carry)(?:s|d|ed)?(?=\s)|(?=\s+(?:return|pay|burn)\b))")
+    r"post|spend|incur|realize|book|deliver|have|hold|keep|carry)(?:s|d|ed)?(?=\s)|(?=\s+(?:return|pay|burn|make)\b))")
 
 
 def split_metric_spans(text: str) -> list[tuple[str, tuple[tuple[int, int], ...]]]:

@@ -708,6 +708,13 @@ def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, mont
     # an aspect word on the metric is no frame ("SG&A efficiency" is not the SG&A expense); asked "how", it is
     ("What was Acme's SG&A efficiency in FY2023?", False),
     ("How leveraged was Acme at the end of FY2023 on a debt to equity basis?", True),
+    # verbs of a share and of a move, a balance named by its heap
+    ("What share of Acme's FY2023 revenue did R&D absorb?", True),
+    ("How much did Acme's inventories swell in FY2023?", True),
+    ("What was Acme's debt load at the end of FY2023?", True),
+    ("How much did Acme pay in interest in FY2023?", True),
+    # a move compared with another metric's, but the other side is a year: not composed (no number for half of it)
+    ("Did Acme's revenue grow faster in FY2023 than in FY2022?", False),
 ])
 def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(question: str, read: bool) -> None:
     from engine.intent.reader import unread_answer

@@ -46,7 +46,7 @@ from engine.vocab.catalogue import (
     variable,
 )
 from engine.vocab.concepts import names_the_parent, printed_negated
-from engine.vocab.lexicon import find_metrics
+from engine.vocab.lexicon import metric_spans
 from engine.vocab.numbers import SCALE_FACTORS
 from engine.wording import format_value
 
@@ -399,10 +399,21 @@ def gap_facts(library: Library, gap: Gap, pages: Sequence[tuple[int, int]],
         for s in library.facts(filing_ids=[filing_id], page_index=page_index, fiscal_year=gap.fiscal_year,
                                months=_months(gap.item, gap.flow_months), end=gap.period_end, trailing=False):
             label = s.fact.label
-            if _in_unit(s, gap.item) and (set(find_metrics(label)) & set(names)
+            if _in_unit(s, gap.item) and (set(_heads(label)) & set(names)
                                          or words <= set(re.findall(r"[a-z0-9]{2,}", label.lower()))):
                 out.append(s)
     return out
+
+
+# words a label may start with before the line it names ("Total net sales", "Less: cost of sales")
+_LEAD = re.compile(r"^(?:\W|total\b|net\b|consolidated\b|less\b|add\b|plus\b|deduct\b)+", re.IGNORECASE)
+
+
+def _heads(label: str) -> tuple[str, ...]:
+    """The metrics a row's label is a line of: one the lexicon names at the label's head ("Capital expenditures, net
+    of construction payable"), not inside it: "Other operating expenses" is no total of operating expenses,
+    "Boeing Capital interest expense" not the company's interest expense."""
+    return tuple(name for name, a, _ in metric_spans(label) if a == 0 or _LEAD.fullmatch(label[:a]))
 
 
 def _backs(plan: FactPlan) -> tuple[int, ...]:
@@ -505,22 +516,22 @@ def pick(facts: Sequence[StoredFact], item: LineItem, year: int, filing_years: d
     best = [s for s, r in zip(facts, ranks) if r == top]
     values: dict[float, StoredFact] = {}
     for s in best:
-        values.setdefault(round(amount(s), 2), s)
+        values.setdefault(round(_value(s, item), 2), s)
     if len(values) == 1:
         chosen = next((s for s in best if s.fact.is_total), best[0])
         return chosen, [], _why(chosen, facts, item, year, years, "", report)
     totals = [s for s in best if s.fact.is_total]
-    if len({round(amount(s), 2) for s in totals}) == 1:
+    if len({round(_value(s, item), 2) for s in totals}) == 1:
         return totals[0], [], _why(totals[0], facts, item, year, years, "the total row among rows of other values",
                                    report)
     owners = [s for s in best if names_the_parent(s.fact.label)]
-    if len({round(amount(s), 2) for s in owners}) == 1:  # "Net income (loss)" 1,208 above "Net income (loss)
+    if len({round(_value(s, item), 2) for s in owners}) == 1:  # "Net income (loss)" 1,208 above "Net income (loss)
         # attributable to MGM Resorts International" 1,254, "Total shareholders' equity" beside "Total CVS Health
         # shareholders' equity": the company's own, not the total with its noncontrolling interests' share
         return owners[0], [], _why(owners[0], facts, item, year, years, "the row attributable to the company, not "
                                    "the consolidated total that includes noncontrolling interests", report)
     netted = [s for s in best if _NETTED.search(s.fact.label)]
-    if len({round(amount(s), 2) for s in netted}) == 1 and len(netted) < len(best):  # "Accounts receivable" 25,332
+    if len({round(_value(s, item), 2) for s in netted}) == 1 and len(netted) < len(best):  # "Accounts receivable" 25,332
         # above "Accounts receivable, net" 24,506: the line net of its allowance, as the balance sheet carries it
         return netted[0], [], _why(netted[0], facts, item, year, years, "the row net of its allowance, not the gross "
                                    "amount printed above it", report)

@@ -29,6 +29,7 @@ from engine.records import AnswerResult, Citation, FactInputRef, MetricPlan, Que
 from engine.settings import RESOURCES_DIR
 from engine.store.library import Library
 from engine.vocab.sections import vocab as section_vocab
+from engine.vocab.concepts import normalise_label
 from engine.vocab.lexicon import find_metrics
 from engine.wording import format_value
 
@@ -127,7 +128,8 @@ def _column_totals(rows: Sequence[StoredFact], column: int, metric: str, when: P
     before = {(s.fact.parent, s.fact.label): s for s in max(beside, key=len)}
     for k, total in enumerate(now):
         label = total.fact.label
-        named = find_metrics(label)
+        # (a label that prints its sign's alternative names its amount without it: "Segment operating (loss)/profit")
+        named = find_metrics(label) or find_metrics(normalise_label(label))
         if _NOT_AN_AMOUNT.search(label) or abs(total.fact.scaled_value) < 1e6 or (named and metric not in named):
             continue
         if not named and not (total.fact.is_total or label.lower().startswith("total")

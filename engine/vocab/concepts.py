@@ -58,7 +58,9 @@ _INCOME: dict[str, tuple[str, ...]] = {
     "SellingGeneralAndAdministrativeExpense": (
         "selling general and administrative", "selling general and administrative {expense|expenses|costs}",
         "marketing general and administrative", "marketing general and administrative expenses",
-        "[total ]selling and administrative {expense|expenses}"),
+        "[total ]selling and administrative {expense|expenses}",
+        "selling informational and administrative {expense|expenses}",
+        "operating selling general and administrative {expense|expenses}"),
     "GeneralAndAdministrativeExpense": ("general and administrative[ expense| expenses]",),
     "SellingAndMarketingExpense": ("{sales|selling} and marketing[ expense| expenses]",),
     "OperatingExpenses": ("total operating expenses",),
@@ -66,7 +68,7 @@ _INCOME: dict[str, tuple[str, ...]] = {
     "OperatingIncomeLoss": (
         "operating income", "operating loss", "operating profit", "total operating income",
         "{income|loss|earnings} from operations", "operating earnings"),
-    "InterestExpense": ("interest expense", "total interest expense"),
+    "InterestExpense": ("interest expense", "total interest expense", "interest and debt expense"),
     "InterestIncomeExpenseNet": ("net interest income",),
     "IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest": (
         "{income|earnings|loss}[ from continuing operations] before[ provision for] income tax[es]",
@@ -132,17 +134,19 @@ _BALANCE: dict[str, tuple[str, ...]] = {
     "Assets": ("total assets",),
     "AccountsPayableCurrent": ("[trade ]accounts payable", "accounts payable trade", "trade payables"),
     "AccountsPayableAndAccruedLiabilitiesCurrent": ("accounts payable and accrued {liabilities|expenses}",),
-    "ShortTermBorrowings": ("short term borrowings",),
+    "ShortTermBorrowings": ("short term borrowings", "short term debt[ obligations]", "loans and notes payable",
+                            "commercial paper", "short term {debt|borrowings} and current portion of long term debt"),
     "LongTermDebtCurrent": (
         "current {portion|maturities} of long term debt", "long term debt current {portion|maturities}",
-        "long term debt due within one year", "current portion of long term debt net"),
+        "long term debt due within one year", "current portion of long term debt net", "debt maturing within one year"),
     "OtherLiabilitiesCurrent": ("other current liabilities",),
     "LiabilitiesCurrent": ("total current liabilities",),
     "LongTermDebtNoncurrent": (
         "long term debt", "long term debt net",
         "long term debt {net of|less|excluding|excluding the} current {portion|maturities}",
         "long term debt {net of|less|excluding} current {portion|maturities} net",
-        "long term debt due after one year", "long term debt noncurrent"),
+        "long term debt due after one year", "long term debt noncurrent", "long term debt obligations",
+        "long term borrowings"),
     "OtherLiabilitiesNoncurrent": ("other {noncurrent|long term} liabilities",),
     "LiabilitiesNoncurrent": ("total {noncurrent|long term} liabilities",),
     "Liabilities": ("total liabilities",),

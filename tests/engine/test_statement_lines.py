@@ -1,0 +1,116 @@
+"""Statement lines as filings print them, read for the questions analysts ask of them (engine.answer.from_facts,
+engine.answer.parts, engine.intent.reader), on a generated 10-K: an interest expense printed as an outflow "(400)"
+and named "Interest and debt expense"; a balance sheet that prints no "Total liabilities" row and calls its debt
+"Short-term debt obligations" and "Long-Term Debt Obligations"; a segment note whose total is "Segment operating
+(loss)/profit". Every expected figure is the arithmetic of the rows written here."""
+
+from __future__ import annotations
+
+import pytest
+
+CO = "Epsilon Works"
+REVENUE, SGA = (9000, 8000), (2000, 1700)
+SEGMENTS = {"Aerostructures": (-300, 100), "Defense Systems": (1500, 1300), "Field Services": (800, 700)}
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory: pytest.TempPathFactory, embedder):
+    from tests.engine.test_identity import add_table_page
+    from tests.engine.test_parts import _pipeline_of, _ten_k
+
+    tmp = tmp_path_factory.mktemp("lines")
+    pdf = _ten_k(tmp, "EPSILON", "EPSILON WORKS INC")
+    add_table_page(pdf, [("Item 8. Financial Statements and Supplementary Data", "", ""),
+                         ("Consolidated Statements of Operations", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Revenue", f"{REVENUE[0]:,}", f"{REVENUE[1]:,}"), ("Cost of sales", "(5,000)", "(4,600)"),
+                         ("Selling, general and administrative", f"({SGA[0]:,})", f"({SGA[1]:,})"),
+                         ("Operating income", "2,000", "1,700"), ("Interest and debt expense", "(400)", "(380)"),
+                         ("Income before income taxes", "1,600", "1,320"), ("Net income", "1,200", "1,000")])
+    add_table_page(pdf, [("Consolidated Balance Sheets", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Cash and cash equivalents", "1,000", "900"), ("Total current assets", "6,000", "5,600"),
+                         ("Total assets", "20,000", "19,000"), ("Short-term debt obligations", "500", "450"),
+                         ("Total current liabilities", "3,400", "3,300"), ("Long-Term Debt Obligations", "6,000", "6,100"),
+                         ("Other liabilities", "2,100", "2,000"), ("Total stockholders' equity", "8,400", "7,500"),
+                         ("Noncontrolling interests", "100", "100"),
+                         ("Total liabilities and equity", "20,000", "19,000")])
+    rows = [("Note 15 - Segment information", "", ""), ("Earnings from operations by segment", "", ""),
+            ("(in millions)", "2023", "2022")]
+    rows += [(name, f"({-v[0]:,})" if v[0] < 0 else f"{v[0]:,}", f"{v[1]:,}") for name, v in SEGMENTS.items()]
+    rows += [("Segment operating (loss)/profit", "2,000", "2,100")]
+    add_table_page(pdf, rows)
+    return _pipeline_of(tmp, embedder)
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    # an expense printed in parentheses is its size: a coverage above zero, an interest paid that is no negative
+    (f"What was {CO}'s interest coverage ratio in FY2023?", 2000 / 400),
+    (f"How much did {CO} pay in interest in FY2023?", 400.0),
+    # no "Total liabilities" row: the total of liabilities and equity less the equity and the noncontrolling interests
+    (f"What were {CO}'s total liabilities at the end of FY2023?", 20000 - 8400 - 100),
+    (f"What were {CO}'s total liabilities as a multiple of equity at the end of FY2023?", (20000 - 8400 - 100) / 8400),
+    # total debt is both its lines, whatever the filing calls them
+    (f"What was {CO}'s debt load at the end of FY2023?", 500 + 6000),
+    # a bare noun that is the whole of what is asked names its line
+    (f"What proportion of {CO}'s total assets was cash at the end of FY2023?", 1000 / 20000 * 100),
+    (f"How big was {CO}'s cash pile at the end of FY2023?", 1000.0),
+    (f"How much money did {CO} make in FY2023?", 1200.0),
+    # two moves set against each other: the two growths, in percent
+    (f"How much faster did {CO}'s SG&A grow than its revenue in FY2023?",
+     (SGA[0] / SGA[1] - 1) * 100 - (REVENUE[0] / REVENUE[1] - 1) * 100),
+])
+def test_lines_as_printed_give_the_asked_figure(pipeline, question: str, value: float) -> None:
+    run = pipeline.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", (question, run.answer)
+    assert run.answer.value == pytest.approx(value, rel=1e-4), (question, run.answer.text)
+
+
+@pytest.mark.parametrize(("question", "side"), [
+    (f"Did {CO}'s SG&A grow faster than its revenue in FY2023?", "Yes"),
+    (f"Did {CO}'s revenue grow faster than its SG&A in FY2023?", "No"),
+    (f"Did {CO}'s SG&A grow slower than its revenue in FY2023?", "No"),
+    (f"Did {CO}'s interest expense grow faster than its revenue in FY2023?", "No"),
+])
+def test_a_move_set_against_another_metrics_move_is_judged_on_both(pipeline, question: str, side: str) -> None:
+    run = pipeline.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0, (question, run.answer)
+    assert run.answer.text.startswith(f"{side}:"), (question, run.answer.text)
+
+
+def test_a_segment_total_that_prints_its_signs_alternative_names_its_amount(pipeline) -> None:
+    """"Segment operating (loss)/profit" is the total of the segments' operating income; "earned the most" names a
+    profit and no amount: the parts' operating income."""
+    run = pipeline.run(f"Which of {CO}'s segments earned the most in FY2023?", store=False)
+    assert run.status == "answered" and run.answer.method == "facts", run.answer
+    assert run.answer.text.startswith("Defense Systems: ") and run.answer.value == pytest.approx(1500.0), run.answer.text
+    run = pipeline.run(f"Which of {CO}'s segments lost the most money in FY2023?", store=False)
+    assert run.answer.text.startswith("Aerostructures: ") and run.answer.value == pytest.approx(-300.0), run.answer.text
+
+
+@pytest.mark.parametrize(("question", "status"), [
+    # beside a word not read, a bare noun names nothing: the written answer reads the filing
+    (f"What were the cash proceeds {CO} received from the sale of its division in FY2023?", "none"),
+    (f"Does {CO} hold any private equity investments?", "none"),
+    (f"What is {CO}'s net interest margin in FY2023?", "none"),
+    (f"What proportion of {CO}'s total assets was cash at the end of FY2023?", "complete"),
+    # "how does it make money" asks of its business, not of its profit
+    (f"How does {CO} make money?", "none"),
+])
+def test_a_bare_noun_is_a_metric_only_when_it_is_all_that_is_asked(question: str, status: str) -> None:
+    from engine.intent import parse_intent
+    from engine.intent.reader import read_plan
+    from engine.vocab.catalogue import load_catalogue
+
+    assert read_plan(parse_intent(question), load_catalogue()).status == status, question
+
+
+def test_a_complementary_row_names_its_line_at_its_head() -> None:
+    """A row found on a retrieved page fills a missing line only when its label names the line at its head: "Other
+    operating expenses" is no total of operating expenses (Coca-Cola's SG&A note), "Boeing Capital interest
+    expense" no interest expense of the company."""
+    from engine.answer.from_facts import _heads
+
+    assert _heads("Other operating expenses") == ()
+    assert _heads("Boeing Capital interest expense") == ()
+    assert _heads("Total net sales") == ("revenue",)
+    assert _heads("Less: Cost of sales") == ("cost of goods sold",)
+    assert _heads("Capital expenditures, net of construction payable") == ("capital expenditures",)

@@ -384,6 +384,21 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
 
 
 _SPECIFIC_KINDS = frozenset({"legal", "risk"})  # section kinds whose questions rank the sentences that name things
+
+
+def _left_out(quotes: Sequence[Quote], grounds: Sequence[Sequence[int]], sections: Sequence[str],
+              passages: Sequence[Passage]) -> Quote | None:
+    """Of a question of litigation or risks, the best-ranked of the first quotes that names a case (a party, a court,
+    a day, an amount: :func:`_names_printed`) when the synthesis's sentences cite none that does: the evidence the
+    question asks for, which a small model may pass over for the general sentences beside it."""
+    if not sections or sections[0] not in _SPECIFIC_KINDS:
+        return None
+    titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
+    cited = {n for nums in grounds for n in nums}
+    by_number = {q.number: q for q in quotes}
+    if any(_names_printed(by_number[n].text, titled) for n in cited if n in by_number):
+        return None
+    return next((q for q in quotes[:_FEWEST_QUOTES + 1] if _names_printed(q.text, titled)), None)
 _CAPITALISED = re.compile(r"(?<![\w’'])[A-Z][A-Za-z&’'.-]*[A-Za-z]")
 
 
@@ -391,7 +406,7 @@ def _names_printed(text: str, titled: set[str]) -> int:
     """How many names ``text`` prints (capitalised words past its first that are no filing's, period's or
     accounting word — resources/companies/not_names.txt — nor the filer's own name), plus one for a day or an
     amount: what makes a sentence about one case rather than any."""
-    generic = not_names() | word_set("function_words") | _BOILERPLATE
+    generic = not_names() | word_set("function_words") | _BOILERPLATE | section_vocab().title_words
     words = _CAPITALISED.findall(text)[1:]
     names = {w.lower().removesuffix("’s").removesuffix("'s").rstrip(".") for w in words}
     found = len({w for w in names if w not in generic and w not in titled})
@@ -693,6 +708,13 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
             note = "; ".join(x for x in (note, f"the synthesis's verdict ({side}) and its first sentence disagree")
                              if x)
             side = "not stated"
+    if (case := _left_out(quotes, grounds, intent.sections, passages)) is not None:
+        # the case the question asks of ("what specific legal proceedings"), which the synthesis passed over for the
+        # boilerplate around it: its quote comes first
+        kept.insert(0, f"“{' '.join(case.text.split())}” [{case.number}]")
+        grounds.insert(0, [case.number])
+        note = "; ".join(x for x in (note, f"quote [{case.number}] names a case the synthesis left out: put first")
+                         if x)
     lead = {"yes": "Yes. ", "no": "No. "}.get(side, "")
     text = lead + " ".join(kept)
     cited = [by_number[n].passage_id for nums in grounds for n in nums]

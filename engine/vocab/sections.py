@@ -11,7 +11,7 @@ import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from engine.settings import RESOURCES_DIR
@@ -57,6 +57,14 @@ class SectionVocab:
     exhibit_kinds: dict[str, str] = field(default_factory=dict)  # exhibit number ("10") -> kind
     release_markers: tuple[str, ...] = ()  # letters of the words that open a press release ("newsrelease")
     exhibit_opening: int = 400  # how many characters of an exhibit's opening are read for a marker
+
+    @cached_property
+    def title_words(self) -> frozenset[str]:
+        """The words of every item's title, lower case ("management's", "discussion", "risk", "proceedings"): a
+        sentence that names a section ("the factors discussed in Item 2 of Part I, “Management's Discussion and
+        Analysis …”") names no party or case by them."""
+        return frozenset(w.lower() for items in self.forms.values() for i in items for t in i.titles
+                         for w in re.findall(r"[A-Za-z][A-Za-z'’]*", t))
 
     def items(self, form: str | None) -> tuple[Item, ...]:
         """The items a filing of ``form`` prints ("10-K/A" reads as "10-K"); none for a form without items."""

@@ -156,17 +156,23 @@ def test_the_sentences_naming_what_is_asked_come_first_in_any_of_its_words():
     assert vocab().kinds_asked("", "What was the outcome of the shareholder vote on the proposal?")[:1] == ("vote",)
 
 
+def _litigation() -> tuple[Passage, Passage]:
+    """Two sentences on litigation: the boilerplate any filer prints, and a case (a party, a court, a day)."""
+    boiler = _passage("The Company is subject to various legal proceedings and claims that have arisen in the "
+                      "ordinary course of business and that have not been fully resolved.")
+    case = _passage("On September 10, 2021, the U.S. District Court for the Northern District of California ruled "
+                    "in favor of the Company on nine of ten counts in the lawsuit filed by Epic Games, Inc.",
+                    cid=2, start=900)
+    return boiler, case
+
+
 def test_a_litigation_question_quotes_the_case_before_the_boilerplate():
     """"What legal proceedings were mentioned": of two sentences on litigation, the one naming a party, a court and a
     day (a case) is quoted before the one any filer prints ("subject to various legal proceedings"); a question of
     another kind ranks as before."""
     from engine.vocab.sections import vocab
 
-    boiler = _passage("The Company is subject to various legal proceedings and claims that have arisen in the "
-                      "ordinary course of business and that have not been fully resolved.")
-    case = _passage("On September 10, 2021, the U.S. District Court for the Northern District of California ruled "
-                    "in favor of the Company on nine of ten counts in the lawsuit filed by Epic Games, Inc.",
-                    cid=2, start=900)
+    boiler, case = _litigation()
     question = "What specific legal proceedings were mentioned in ACME's 10-Q?"
     subject = vocab().subject_words(question)
     sections = vocab().kinds_asked("", question)
@@ -178,6 +184,37 @@ def test_a_litigation_question_quotes_the_case_before_the_boilerplate():
     plain = select_quotes("What specific legal proceedings were mentioned", [boiler, case], None, settings,
                           subject=subject)
     assert [q.chunk_id for q in plain] == [1, 2]  # (without the sections asked: the passages' own order)
+
+
+def test_the_case_a_litigation_question_asks_of_is_not_left_out_for_the_boilerplate():
+    """A small model may write its synthesis from the general sentences beside a case ("subject to various legal
+    proceedings"): the quote that names the case (a party, a court, a day) comes first in the answer, said so; a
+    synthesis that cites it stands as written, and a sentence that names a section ("discussed in Item 2 of Part I,
+    “Management's Discussion and Analysis …”") names no case."""
+    from engine.answer.quotes import _names_printed
+    from engine.vocab.sections import vocab
+
+    boiler, case = _litigation()
+    question = "What specific legal proceedings were mentioned in ACME's 10-Q?"
+    intent = QueryIntent(question, sections=vocab().kinds_asked("", question))
+
+    def synthesis(cite: str):  # noqa: ANN202
+        return ScriptedChat(lambda purpose, messages, n: {"sentences": [
+            {"text": "The Company is subject to various legal proceedings that have not been fully resolved.",
+             "quotes": [next(k for k, body in quoted(messages).items() if cite in body)]}], "insufficient": False})
+
+    a = answer_from_quotes(question, intent, [boiler, case], None, synthesis("various"), AnswerSettings(quotes=2),
+                           PromptSettings()).result
+    assert a.text.startswith("“On September 10, 2021, the U.S. District Court") and "Epic Games" in a.text, a.text
+    assert "names a case the synthesis left out" in a.reason, a.reason
+    assert len(a.citations) == 2
+    # no litigation asked: the synthesis as written
+    plain = answer_from_quotes(question, QueryIntent(question), [boiler, case], None, synthesis("various"),
+                               AnswerSettings(quotes=2), PromptSettings()).result
+    assert plain.text.startswith("The Company is subject"), plain.text
+    assert _names_printed("In addition to the factors discussed in Item 2 of Part I, “Management’s Discussion and "
+                          "Analysis of Financial Condition and Results of Operations,” and in the risk factors below",
+                          set()) == 0
 
 
 def test_a_sentence_that_goes_on_about_the_one_before_is_quoted_with_it():

@@ -386,19 +386,27 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
 _SPECIFIC_KINDS = frozenset({"legal", "risk"})  # section kinds whose questions rank the sentences that name things
 
 
-def _left_out(quotes: Sequence[Quote], grounds: Sequence[Sequence[int]], sections: Sequence[str],
-              passages: Sequence[Passage]) -> Quote | None:
-    """Of a question of litigation or risks, the best-ranked of the first quotes that names a case (a party, a court,
-    a day, an amount: :func:`_names_printed`) when the synthesis's sentences cite none that does: the evidence the
-    question asks for, which a small model may pass over for the general sentences beside it."""
-    if not sections or sections[0] not in _SPECIFIC_KINDS:
-        return None
+def _left_out(quotes: Sequence[Quote], grounds: Sequence[Sequence[int]], intent: QueryIntent,
+              passages: Sequence[Passage], about: str) -> tuple[Quote, str] | None:
+    """The evidence the question asks for, which a small model may pass over for the sentences beside it, when the
+    synthesis's sentences cite none of it: of a question of litigation or risks, the best-ranked of the first quotes
+    that names a case (a party, a court, a day, an amount: :func:`_names_printed`); of a question why something moved,
+    the best-ranked of the first quotes that states a cause of it (sharing words of what is asked). With what it is."""
     titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
-    cited = {n for nums in grounds for n in nums}
+    asked = content_stems(_without_titles(about, passages))
+    kinds: list[tuple[str, Callable[[Quote], bool]]] = []
+    if intent.sections and intent.sections[0] in _SPECIFIC_KINDS:
+        kinds.append(("names a case", lambda q: bool(_names_printed(q.text, titled))))
+    if intent.relation == "explanation":
+        kinds.append(("states a cause of what is asked", lambda q: states_a_cause(q.text)
+                      and len(asked & content_stems(q.text)) >= _FEWEST_QUOTES))
     by_number = {q.number: q for q in quotes}
-    if any(_names_printed(by_number[n].text, titled) for n in cited if n in by_number):
-        return None
-    return next((q for q in quotes[:_FEWEST_QUOTES + 1] if _names_printed(q.text, titled)), None)
+    cited = [by_number[n] for nums in grounds for n in nums if n in by_number]
+    for what, fits in kinds:
+        if not any(fits(q) for q in cited) and (best := next((q for q in quotes[:_FEWEST_QUOTES + 1] if fits(q)),
+                                                              None)) is not None:
+            return best, what
+    return None
 _CAPITALISED = re.compile(r"(?<![\w’'])[A-Z][A-Za-z&’'.-]*[A-Za-z]")
 
 
@@ -708,13 +716,13 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
             note = "; ".join(x for x in (note, f"the synthesis's verdict ({side}) and its first sentence disagree")
                              if x)
             side = "not stated"
-    if (case := _left_out(quotes, grounds, intent.sections, passages)) is not None:
-        # the case the question asks of ("what specific legal proceedings"), which the synthesis passed over for the
-        # boilerplate around it: its quote comes first
+    if (left := _left_out(quotes, grounds, intent, passages, about)) is not None:
+        # the case the question asks of ("what specific legal proceedings"), or the cause of the move it asks why of,
+        # which the synthesis passed over for the sentences around it: its quote comes first
+        case, what = left
         kept.insert(0, f"“{' '.join(case.text.split())}” [{case.number}]")
         grounds.insert(0, [case.number])
-        note = "; ".join(x for x in (note, f"quote [{case.number}] names a case the synthesis left out: put first")
-                         if x)
+        note = "; ".join(x for x in (note, f"quote [{case.number}] {what}, which the synthesis left out: put first") if x)
     lead = {"yes": "Yes. ", "no": "No. "}.get(side, "")
     text = lead + " ".join(kept)
     cited = [by_number[n].passage_id for nums in grounds for n in nums]

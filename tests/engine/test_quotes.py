@@ -135,6 +135,24 @@ def test_a_why_question_ranks_the_sentences_that_state_a_cause():
     assert select_quotes(about, [table, cause], None, settings, explain=True)[0].chunk_id == 2
 
 
+def test_the_cause_a_why_question_asks_of_is_not_left_out_for_a_detail():
+    """"What led to the change in gross margin": a synthesis that cites only a detail beside the bridge of causes
+    ("desktop prices rose 6%") has the quote stating the cause of the margin's move put first, said so."""
+    bridge = _passage("Gross margin fell 3 points primarily from lower notebook revenue and higher unit cost.")
+    detail = _passage("Desktop average selling prices increased 6% in the quarter on a richer mix of commercial sales.",
+                      cid=2, start=900)
+    question = "What factors led to the change in ACME's gross margin in the quarter?"
+    intent = parse_intent(question)
+    assert intent.relation == "explanation", intent.relation
+    chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [
+        {"text": "Desktop average selling prices increased 6% on a richer mix of commercial sales.",
+         "quotes": [next(k for k, body in quoted(messages).items() if "Desktop" in body)]}], "insufficient": False})
+    a = answer_from_quotes(question, intent, [bridge, detail], None, chat, AnswerSettings(quotes=2),
+                           PromptSettings()).result
+    assert a.text.startswith("“Gross margin fell 3 points primarily from lower notebook revenue"), a.text
+    assert "states a cause of what is asked, which the synthesis left out" in a.reason, a.reason
+
+
 def test_the_sentences_naming_what_is_asked_come_first_in_any_of_its_words():
     """"Legal battles": a sentence of the best passage that shares the question's words but names no legal matter
     ("material tax matters") is quoted after those that speak of litigation or lawsuits, the words a note heading
@@ -206,7 +224,7 @@ def test_the_case_a_litigation_question_asks_of_is_not_left_out_for_the_boilerpl
     a = answer_from_quotes(question, intent, [boiler, case], None, synthesis("various"), AnswerSettings(quotes=2),
                            PromptSettings()).result
     assert a.text.startswith("“On September 10, 2021, the U.S. District Court") and "Epic Games" in a.text, a.text
-    assert "names a case the synthesis left out" in a.reason, a.reason
+    assert "names a case, which the synthesis left out" in a.reason, a.reason
     assert len(a.citations) == 2
     # no litigation asked: the synthesis as written
     plain = answer_from_quotes(question, QueryIntent(question), [boiler, case], None, synthesis("various"),

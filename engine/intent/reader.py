@@ -554,11 +554,17 @@ def _by_how_much(nodes: list[PlanNode]) -> PlanNode:
 
 
 def _named_parts(phrase: list[_Tok]) -> tuple[list[_Tok], list[str]]:
-    """The asked metric without the parts named after it ("returned to shareholders through dividends and buybacks"),
-    and those parts' metrics; a VIA word followed by anything but metrics is frame ("through 2023")."""
+    """The asked metric without the parts named after it ("returned to shareholders through dividends and buybacks",
+    "paid out to shareholders as dividends"), and those parts' metrics; a VIA word followed by anything but metrics is
+    frame ("through 2023")."""
     at = next((i for i, t in enumerate(phrase) if "VIA" in t.kinds), None)
     if at is None:
-        return phrase, []
+        # "paid out to shareholders as dividends": "as" between a metric and metrics alone names its parts
+        at = next((i for i, t in enumerate(phrase) if "AS" in t.kinds and i and "METRIC" in phrase[i - 1].kinds
+                   and phrase[i + 1:] and all("METRIC" in x.kinds or x.kinds <= _AROUND for x in phrase[i + 1:])
+                   and any("METRIC" in x.kinds for x in phrase[i + 1:])), None)
+        return (phrase[:at], [t.value for t in phrase[at + 1:] if "METRIC" in t.kinds]) if at is not None \
+            else (phrase, [])
     tail = phrase[at + 1:]
     names = [t.value for t in tail if "METRIC" in t.kinds]
     if names and all("METRIC" in t.kinds or t.kinds <= _AROUND for t in tail):
@@ -1156,7 +1162,7 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
                 and phrase[i + 1].kinds & {"NUMBER", "ONE"}:  # ("above 1": the grammar's ONE is a number here)
             written = float(phrase[i + 1].value) if "NUMBER" in phrase[i + 1].kinds else 1.0
             amount = "AMOUNT" in phrase[i + 1].kinds
-            if not test and not stable:
+            if (not test or test == "good") and not stable:  # ("comfortable, above 5x": the bar written decides)
                 test = ">=" if "ABOVE" in t.kinds else "<="
             words += [t.text, phrase[i + 1].text]
             i += 2
@@ -1198,7 +1204,10 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
             test, bar = ">", 0.0
             words += [x.text for x in phrase[i + 1:i + 3] if x.kinds & {"MOST", "LEAST", "EXCEED", "SHORT", "THAN"}]
             rest.append(t)
-        elif t.kinds & {"UP", "DOWN", "GOOD"} and not test:
+        elif t.kinds & {"UP", "DOWN", "GOOD"} and not test and not (
+                t.kinds & {"EXCEED", "SHORT"} and _another_after(phrase, i)):
+            # (a word of both, "outpace", "surpass", with another metric after it: by how much the one exceeds the
+            # other; the same metric after it, "did its Q2 revenue surpass its Q2 2022 revenue", is a direction)
             test = "up" if "UP" in t.kinds else "down" if "DOWN" in t.kinds else "good"
             words.append(t.text)
             at = len(rest)
@@ -1584,6 +1593,12 @@ def _against_another(after: Sequence[_Tok]) -> bool:
     else:
         return False
     return bool(rest) and "METRIC" in rest[0].kinds
+
+
+def _another_after(phrase: Sequence[_Tok], i: int) -> bool:
+    """Whether a metric other than those before ``phrase[i]`` is named after it."""
+    before = {x.value for x in phrase[:i] if "METRIC" in x.kinds}
+    return any("METRIC" in x.kinds and x.value not in before for x in phrase[i + 1:])
 
 
 def _than_another(after: Sequence[_Tok]) -> bool:

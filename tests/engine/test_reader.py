@@ -713,6 +713,8 @@ def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, mont
     ("How much did Acme's inventories swell in FY2023?", True),
     ("What was Acme's debt load at the end of FY2023?", True),
     ("How much did Acme pay in interest in FY2023?", True),
+    ("How much operating cash flow did Acme produce in FY2023?", True),
+    ("By how much did Acme's operating income outpace its net income in FY2023?", True),
     # a move compared with another metric's, but the other side is a year: not composed (no number for half of it)
     ("Did Acme's revenue grow faster in FY2023 than in FY2022?", False),
 ])
@@ -734,6 +736,7 @@ def test_a_metric_is_read_whole_or_gets_no_number_and_says_what_was_not_read(que
     ("How much cash did Acme pay out to its shareholders in FY2023?", {"dividends_paid", "share_repurchases"}),
     ("How much did Acme return to shareholders via dividends in FY2023?", {"dividends_paid"}),
     ("How much did Acme return to its shareholders in the form of share buybacks in FY2023?", {"share_repurchases"}),
+    ("How much did Acme pay out to shareholders as dividends in FY2023?", {"dividends_paid"}),
 ])
 def test_the_parts_named_after_a_metric_are_what_is_summed(question: str, inputs: set[str]) -> None:
     """"Returned to shareholders through dividends": the parts named after the metric, each a part of it, are the
@@ -763,6 +766,9 @@ def test_the_markets_value_of_the_shares_is_no_balance_sheet_amount() -> None:
     ("Has Acme's inventory built up in FY2023?", "up", None),
     # "cover": the one less the other, not below zero
     ("Did Acme's free cash flow cover its dividends in FY2023?", ">", 0.0),
+    # a word of a direction and of an excess: another metric after it asks the excess, the same one the direction
+    ("Did Acme's capex outpace its depreciation in FY2023?", ">", 0.0),
+    ("Did Acme's FY2023 revenue surpass its FY2022 revenue?", "up", None),
     # a comparison word with no second period is no direction: "above" what?
     ("Is Acme's FY2023 current ratio above average?", "", None),
 ])

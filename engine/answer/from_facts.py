@@ -207,6 +207,9 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
             inner = tree
         unit = read.unit if mode in ("value", "average", "change", "series") else dimension_of(inner, catalogue).unit
         name = inner.name if inner.kind == "metric" else "the question's metric"
+        if mode == "value" and unit == "percent" and inner.kind == "sub" and all(
+                dimension_of(a, catalogue).unit == "percent" for a in inner.args):
+            unit = "percentage points"  # one rate less another ("SG&A growth less revenue growth"): in points
         metric = Metric(name, compiled(inner), unit or read.unit, plan_words(inner, catalogue))
         reach = max((t.back for f in metric.formulas for t in formula_terms(f)), default=0)
         if mode == "value" and span and reach < span:

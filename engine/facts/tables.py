@@ -454,6 +454,12 @@ _CONTINUES = ("/", "-", ",", " and", " of", " to", " from", " in", " for")  # a 
 _CONTINUED = re.compile(r"\(?\bcontinued\b\)?", re.IGNORECASE)
 _CONTINUED_LINES = 8  # a "(continued)" mark is looked for in this many lines at the top of a page
 _PER_SHARE_CELL = re.compile(r"\(?\$?\s?-?\d{0,2}\.\d\d\d?\)?|[—–-]")  # "0.19", "$ (1.05)": a per-share amount
+
+
+def _closed(cell: str) -> str:
+    """A cell that opens a parenthesis and prints no closing one ("(22,680": its ")" set apart in the page's text) is
+    an accounting negative all the same."""
+    return f"{cell})" if cell.lstrip(" $").startswith("(") and ")" not in cell else cell
 _PROSE = re.compile(r"(?:[A-Za-z][\w’'(),/-]*\s+){8}")  # eight words in a row, no figures: a sentence
 
 
@@ -606,7 +612,7 @@ def _page_facts(text: str, page_index: int, carried: _Table | None, form: str,
         if len(cells) != len(table.columns):
             continue
         rows += 1
-        values = [parse_number(c, dash=0.0) for c in cells]
+        values = [parse_number(_closed(c), dash=0.0) for c in cells]
         row_parent = parent
         if label.endswith(_UNLABELED) and not _sums_to(under, [v or 0.0 for v in values]):
             label, row_parent = f"Total{_UNLABELED}", ""  # not its heading's rows' total: the table's

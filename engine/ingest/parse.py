@@ -49,8 +49,9 @@ PARSER_VERSION = "pdf-rows-2/html-6/chunk-2"
 # "SECOND QUARTER" caption is three months; facts-8: a percent printed outside its parentheses, "(6.4)%", is negative; facts-9: an
 # aside of amounts in a label's brackets ("Dividends declared ($2.585 per share)") gives the row no unit; facts-10: no fact is read from a table of another entity's figures
 # (an investee's, another registrant's, the guarantors'); facts-11: nor from an annual or quarterly report's Exhibit 99
-# pages (an investee's financial statements filed with it); facts-12: nor from a deed of cross guarantee's closed group.
-FACTS_VERSION = "facts-12"
+# pages (an investee's financial statements filed with it); facts-12: nor from a deed of cross guarantee's closed group;
+# facts-13: a cell that opens a parenthesis and prints no closing one, "(22,680", is negative.
+FACTS_VERSION = "facts-13"
 SUPPORTED_SUFFIXES = {".pdf", ".htm", ".html"}
 
 

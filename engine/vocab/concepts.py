@@ -102,7 +102,7 @@ _INCOME: dict[str, tuple[str, ...]] = {
         "restructuring and impairment[ costs]"),
     "GoodwillImpairmentLoss": ("goodwill impairment[ charge[s]| loss| losses]", "impairment of goodwill"),
     "AmortizationOfIntangibleAssets": (
-        "amortization of[ acquired| purchased| acquisition related] {intangible assets|intangibles}",),
+        "amortization of[ acquired| purchased| acquisition related| definite lived| other] {intangible assets|intangibles}",),
     "ComprehensiveIncomeNetOfTax": ("[total ]comprehensive {income|loss}",),
     "OtherComprehensiveIncomeLossNetOfTax": (
         "total other comprehensive {income|loss}[ net of tax]",

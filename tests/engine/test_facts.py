@@ -251,8 +251,11 @@ def test_how_cells_and_rows_are_printed() -> None:
             "Gross margin percentage  10.48 %  11.13 %  11.20 %\n"
             "Ratio of earnings to fixed charges  3.5  3.7  7.2\n"
             "Revenues\nCasino  2,871  6,517  5,753\nRooms  830  2,322  2,212\n3,701  8,839  7,965\n"
-            "Shares used in computing earnings per share\nBasic  453  457  462\n")
+            "Shares used in computing earnings per share\nBasic  453  457  462\n"
+            # a negative whose closing parenthesis the page's text set apart
+            "Net cash used in investing  (22,680  (30,311  (27,577\n")
     facts = extract_page_facts(text, 0)
+    assert [f.value for f in facts if f.label == "Net cash used in investing"] == [-22680, -30311, -27577]
     loss = [f for f in facts if f.label.startswith("Net loss")]
     assert [(f.value, f.scale) for f in loss] == [(-4935, "millions"), (-4202, "millions"), (-11873, "millions")]
     assert [f.value for f in facts if f.label.startswith("Gain on sale")] == [0, -6, -8254]

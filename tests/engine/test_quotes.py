@@ -216,7 +216,7 @@ def test_the_case_a_litigation_question_asks_of_is_not_left_out_for_the_boilerpl
     question = "What specific legal proceedings were mentioned in ACME's 10-Q?"
     intent = QueryIntent(question, sections=vocab().kinds_asked("", question))
 
-    def synthesis(cite: str):  # noqa: ANN202
+    def synthesis(cite: str) -> ScriptedChat:
         return ScriptedChat(lambda purpose, messages, n: {"sentences": [
             {"text": "The Company is subject to various legal proceedings that have not been fully resolved.",
              "quotes": [next(k for k, body in quoted(messages).items() if cite in body)]}], "insufficient": False})

@@ -2,7 +2,8 @@
 engine.answer.parts, engine.intent.reader), on a generated 10-K: an interest expense printed as an outflow "(400)"
 and named "Interest and debt expense"; a balance sheet that prints no "Total liabilities" row and calls its debt
 "Short-term debt obligations" and "Long-Term Debt Obligations"; a segment note whose total is "Segment operating
-(loss)/profit". Every expected figure is the arithmetic of the rows written here."""
+(loss)/profit"; a cash flow statement that prints depreciation and the amortization of intangibles apart. Every expected
+figure is the arithmetic of the rows written here."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory, embedder):
                          ("Other liabilities", "2,100", "2,000"), ("Total stockholders' equity", "8,400", "7,500"),
                          ("Noncontrolling interests", "100", "100"),
                          ("Total liabilities and equity", "20,000", "19,000")])
+    add_table_page(pdf, [("Consolidated Statements of Cash Flows", "", ""), ("(in millions)", "2023", "2022"),
+                         ("Net income", "1,200", "1,000"), ("Depreciation", "600", "560"),
+                         ("Amortization of purchased intangibles", "100", "90"),
+                         ("Net cash provided by operating activities", "2,500", "2,200"),
+                         ("Capital expenditures", "(900)", "(800)"),
+                         ("Net cash used in investing activities", "(950)", "(820)")])
     rows = [("Note 15 - Segment information", "", ""), ("Earnings from operations by segment", "", ""),
             ("(in millions)", "2023", "2022")]
     rows += [(name, f"({-v[0]:,})" if v[0] < 0 else f"{v[0]:,}", f"{v[1]:,}") for name, v in SEGMENTS.items()]
@@ -54,6 +61,8 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory, embedder):
     (f"What proportion of {CO}'s total assets was cash at the end of FY2023?", 1000 / 20000 * 100),
     (f"How big was {CO}'s cash pile at the end of FY2023?", 1000.0),
     (f"How much money did {CO} make in FY2023?", 1200.0),
+    # D&A printed in two lines: their sum
+    (f"What was {CO}'s EBITDA in FY2023?", 2000 + 600 + 100),
     # two moves set against each other: the two growths, in percent
     (f"How much faster did {CO}'s SG&A grow than its revenue in FY2023?",
      (SGA[0] / SGA[1] - 1) * 100 - (REVENUE[0] / REVENUE[1] - 1) * 100),
@@ -62,6 +71,8 @@ def test_lines_as_printed_give_the_asked_figure(pipeline, question: str, value: 
     run = pipeline.run(question, store=False)
     assert run.status == "answered" and run.llm_calls == 0 and run.answer.method == "facts", (question, run.answer)
     assert run.answer.value == pytest.approx(value, rel=1e-4), (question, run.answer.text)
+    if "faster" in question:  # one rate less another: in percentage points, not percent
+        assert run.answer.text.endswith("percentage points") and "%" not in run.answer.text, run.answer.text
 
 
 @pytest.mark.parametrize(("question", "side"), [
@@ -69,6 +80,10 @@ def test_lines_as_printed_give_the_asked_figure(pipeline, question: str, value: 
     (f"Did {CO}'s revenue grow faster than its SG&A in FY2023?", "No"),
     (f"Did {CO}'s SG&A grow slower than its revenue in FY2023?", "No"),
     (f"Did {CO}'s interest expense grow faster than its revenue in FY2023?", "No"),
+    (f"Did {CO}'s capex outpace its depreciation and amortization in FY2023?", "Yes"),
+    # a bar written beside a word of a level ("comfortable") is the bar judged: coverage 5.0
+    (f"Is {CO}'s interest coverage comfortable, above 6x, in FY2023?", "No"),
+    (f"Is {CO}'s interest coverage comfortable, above 4x, in FY2023?", "Yes"),
 ])
 def test_a_move_set_against_another_metrics_move_is_judged_on_both(pipeline, question: str, side: str) -> None:
     run = pipeline.run(question, store=False)

@@ -276,6 +276,7 @@ class AskView(QWidget):
         self.answer_view.setHtml("<p style='color:#777'>The answer appears here, with the filings and pages it "
                                  "rests on. Click a citation to see the page.</p>")
         self.citations = RecordTableModel(CITATION_COLUMNS, parent=self)  # citations, or passages read
+        self.quote_rows: list[int] = []  # the rows that are a written answer's cited quotes: their indices
         self.citation_table = make_table(self.citations)
         self.citation_table.clicked.connect(lambda idx: self.open_citation(idx.row()))
         self.citation_table.activated.connect(lambda idx: self.open_citation(idx.row()))
@@ -464,6 +465,7 @@ class AskView(QWidget):
         self.request, self.run_id, self.events, self.question_text = req, "", [], text
         self.answer = None
         self.citations.set_records([])
+        self.quote_rows = []
         self.stages.set_records([])
         self.answer_view.setHtml(answer_html(text, AnswerResult("running", "Working…"), "running"))
         self._started = time.perf_counter()
@@ -545,7 +547,13 @@ class AskView(QWidget):
         read_as = plans[-1].words if plans and plans[-1] is not None and plans[-1].status == "complete" else ""
         self.answer_view.setHtml(answer_html(question, answer, status, cost, read_as))
         rows: list[Citation] = list(answer.citations) if answer else []
-        if rows:
+        self.quote_rows = cited_quotes(answer) if answer is not None and answer.quotes and rows else []
+        if self.quote_rows and answer is not None:  # a written answer: the quotes it cites, under the numbers its
+            # text gives them ("[1]"), each opening its sentence highlighted
+            rows = [Citation(q.number, q.chunk_id or 0, q.doc_name, q.page_index, q.title, q.printed_folio)
+                    for q in (answer.quotes[i] for i in self.quote_rows)]
+            self.citations_title.setText("Quotes cited — click one to open its sentence on its page")
+        elif rows:
             self.citations_title.setText("Citations — click one to open its page")
         else:  # nothing cited: list what the answer step read, so the analyst can still check it
             read = next((t.payload.passages for t in reversed(self.events) if isinstance(t.payload, AnswerPayload)), ())
@@ -589,6 +597,8 @@ class AskView(QWidget):
         cites = self.citations.records
         if not 0 <= row < len(cites):
             return False
+        if row < len(self.quote_rows):  # a quote the written answer cites: its sentence, highlighted
+            return self.open_quote(self.quote_rows[row])
         c = cites[row]
         inputs = self.answer.inputs if self.answer is not None else ()
         ids = [i.fact_id for i in inputs

@@ -1321,7 +1321,10 @@ def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Cata
     elif judged.multiple:
         what = plan.words  # (the growth over the years asked)
     stated = judged.test == "good" or (judged.quality and bar == _qualities()[judged.quality].bar)
-    criterion = (f"'{said}' read as {what} {relation} {bar:,g}{shown}{'%' if plan.unit == 'percent' else ''}"
+    if plan.unit == "percent":  # (one rate less another is in points: "SG&A growth less revenue growth above 0")
+        points = tree.kind == "sub" and all(dimension_of(a, catalogue).unit == "percent" for a in tree.args)
+        shown = " percentage points" if points else "%"
+    criterion = (f"'{said}' read as {what} {relation} {bar:,g}{shown}"
                  + (" (the bar resources/reader/judgements.toml states)" if stated else "")
                  + (f" (the later value {judged.multiple:g} times the earlier)" if judged.multiple else ""))
     return replace(plan, judge=test, bar=bar, criterion=criterion) if plan.status == "complete" else plan

@@ -39,7 +39,9 @@ __all__ = ["CONCEPTS_VERSION", "STATEMENTS_OF", "SYNONYMS", "concept_for", "conc
 
 _INCOME: dict[str, tuple[str, ...]] = {
     "Revenues": ("[total ]{revenue|revenues}", "[total ]net {revenue|revenues}", "total net revenue[s]",
-                 "{revenues|revenue} net", "[total ]operating revenues"),
+                 "{revenues|revenue} net", "[total ]operating revenues",
+                 # a card issuer's or bank's revenue: its interest income less interest expense with its fees
+                 "[total ]{revenues|revenue} net of interest expense"),
     "RevenueFromContractWithCustomerExcludingAssessedTax": (
         "[total ]net sales", "[total ]sales", "[total ]{revenue|revenues} from contracts with customers",
         "[total ]sales to customers"),

@@ -566,6 +566,12 @@ def test_a_written_answer_shows_its_quotes_and_a_click_highlights_only_that_sent
         assert (viewer.chunk.char_start, viewer.chunk.char_end) == (last.char_start, last.char_end)
         # (once in the quoted evidence's list, once on the synthesis's number)
         assert ask.answer_view.toHtml().replace('"', "'").count(f"href='quote:{len(run.answer.quotes) - 1}'") == 2
+        # the table beside it lists the quotes the text cites under the text's own numbers; a click opens the sentence
+        assert [c.passage_id for c in ask.citations.records] == [last.number], ask.citations.records
+        assert ask.citations_title.text().startswith("Quotes cited")
+        viewer.clear()
+        assert ask.open_citation(0) and (viewer.chunk.char_start, viewer.chunk.char_end) == (last.char_start,
+                                                                                             last.char_end)
     iv = window.inspect_view
     with Library(app_home) as library:
         iv.show_run(read_run(library, run.id))

@@ -196,8 +196,8 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
         options = tuple(Metric(o.name, compiled(o), "USD", catalogue.metrics[o.name].words) for o in tree.args)
         metric, mode = options[0], "choice"
     else:
-        if read.judge in ("band", "rising", "falling") and tree.kind == "average" and \
-                tree.backs == tuple(range(len(tree.backs))):
+        serial = read.judge in ("band", "rising", "falling") or read.judge.startswith("every")
+        if serial and tree.kind == "average" and tree.backs == tuple(range(len(tree.backs))):
             mode, span, inner = "series", len(tree.backs) - 1, tree.args[0]
         elif tree.kind in ("change", "growth", "cagr") and tree.backs[0] == 0 and tree.backs[1] > 0:
             mode, span, inner = tree.kind, tree.backs[1], tree.args[0]
@@ -621,6 +621,9 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
         expression = f"({' + '.join(at.values())}) / {len(at)}"
     elif plan.mode == "change":
         expression = f"{at[0]} - {at[plan.span]}"
+    elif plan.mode == "series" and plan.judge.startswith("every"):  # a level in every year: the worst year's value
+        # (the lowest against "above", the highest against "below")
+        expression = f"{'min' if '>' in plan.judge else 'max'}([{', '.join(at.values())}])"
     elif plan.mode == "series":  # the largest yearly move: in points of a rate, in percent of anything else; a
         # direction asked of every year: the smallest rise ("rising") or the smallest fall ("falling"), signed
         signed = plan.judge in ("rising", "falling")
@@ -668,7 +671,10 @@ def compute(plan: FactPlan, got: Gathered, unit_hint: str | None, decimals: int 
         moved = "percentage points" if plan.metric.unit == "percent" else "percent"
         shown_unit = "percentage points" if plan.metric.unit == "percent" else "percent"
         places = 2 if decimals is None else decimals
-        if plan.judge in ("rising", "falling"):  # every yearly move, signed (the series' own move)
+        if plan.judge.startswith("every"):  # each year's level; the worst of them decides, in the answer's scale
+            value, shown_unit, said = shown(value, plan.metric.unit)
+            text = f"{', '.join(years)}; the {'lowest' if '>' in plan.judge else 'highest'} {said}"
+        elif plan.judge in ("rising", "falling"):  # every yearly move, signed (the series' own move)
             each = [run(move.format(at[b], at[b + 1]))[1] for b in reversed(range(plan.span))]
             text = f"{', '.join(years)}; the yearly moves {', '.join(f'{m:+.{places}f}' for m in each)} {moved}"
         else:
@@ -720,6 +726,11 @@ def _judged(plan: FactPlan, c: Computed) -> Computed:
         said = f"{plan.metric.words}: {c.text}"
     elif plan.judge in ("rising", "falling"):  # every yearly move in the direction: the smallest one decides
         ok = v > 0 if plan.judge == "rising" else v < 0
+        said = f"{plan.metric.words}: {c.text}"
+    elif plan.judge.startswith("every"):  # the level in every year: the worst year decides
+        assert plan.bar is not None
+        test = plan.judge.removeprefix("every")
+        ok = {">=": v >= plan.bar, "<=": v <= plan.bar, ">": v > plan.bar, "<": v < plan.bar}[test]
         said = f"{plan.metric.words}: {c.text}"
     else:
         assert plan.bar is not None

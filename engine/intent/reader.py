@@ -109,11 +109,22 @@ def _bounded(form: str) -> str:
 @lru_cache(maxsize=1)
 def _bare() -> dict[str, re.Pattern[str]]:
     """resources/reader/bare.toml: the bare nouns that name a metric when they are the whole of what is asked."""
-    data = tomllib.loads((_READER / "bare.toml").read_text(encoding="utf-8"))
+    return _bare_table("nouns")
+
+
+@lru_cache(maxsize=1)
+def _verbs() -> dict[str, re.Pattern[str]]:
+    """resources/reader/bare.toml [verbs]: the verbs that name a metric in a question that names none."""
+    return _bare_table("verbs")
+
+
+def _bare_table(table: str) -> dict[str, re.Pattern[str]]:
+    data = tomllib.loads((_READER / "bare.toml").read_text(encoding="utf-8"))[table]
     for forms in data.values():
         if any(re.search(r"\(\?<?[=!]", f) for f in forms):
             raise ValueError(f"bare.toml: a form with a lookaround: {forms}")
-    return {name: re.compile("|".join(_bounded(f) for f in forms), re.IGNORECASE) for name, forms in data.items()}
+    return {name: re.compile("|".join(_bounded(f.replace(" ", r"[\s-]+")) for f in forms), re.IGNORECASE)
+            for name, forms in data.items()}
 
 
 @lru_cache(maxsize=1)
@@ -506,10 +517,10 @@ class _ToTree(Transformer):
         return "cagr"
 
     def apply(self, a: list) -> PlanNode:
-        return PlanNode(a[0], args=(a[-1],))
+        return _over_years(a[0], a[-1])
 
     def apply_after(self, a: list) -> PlanNode:
-        return PlanNode(a[1], args=(a[0],))
+        return _over_years(a[1], a[0])
 
     def apply_after_share(self, a: list) -> PlanNode:
         return PlanNode(a[-1], args=(self.share([x for x in a if isinstance(x, PlanNode)]),))
@@ -536,6 +547,12 @@ class _ToTree(Transformer):
 
 
 _OVER_YEARS = ("change", "growth", "average", "cagr")
+
+
+def _over_years(op: str, node: PlanNode) -> PlanNode:
+    """An operation over years of ``node``; a growth of a growth is one growth written twice ("revenue YoY growth":
+    "YoY" and "growth" each say it)."""
+    return node if op == "growth" and node.kind == "growth" else PlanNode(op, args=(node,))
 
 
 def _by_how_much(nodes: list[PlanNode]) -> PlanNode:
@@ -858,6 +875,17 @@ def _phrase(sent: list[_Tok], used: set[int], definition: bool = False) -> list[
     for i, t in enumerate(sent):
         if i in used or "BOUNDARY" in t.kinds or t.pure_frame:
             continue
+        after = [x for k, x in enumerate(sent[i + 1:], start=i + 1) if k not in used and not x.kinds & {"BOUNDARY"}]
+        if not definition and "USING" in t.kinds and t.text.lower() not in ("with", "from") \
+                and any(x.kinds & {"METRIC", "WORD", "NAME"} for x in kept) \
+                and any("METRIC" in x.kinds for x in after) \
+                and all(x.kinds & {"METRIC", "AND", "COMMA", "OF"} or x.pure_frame for x in after):
+            # "… based on dividends paid", "… using net income and total assets" closing the phrase: what it is
+            # computed from, read as a parenthesis saying so is (the names must be inputs of the plan; "compared with
+            # its marketing expenses", "from the cash flow statement" say no such thing)
+            kept.append(_Tok(t.start, after[-1].end, "", frozenset({"HINT"}),
+                             ",".join(x.value for x in after if "METRIC" in x.kinds)))
+            break
         if than and t.kinds & {"MOST", "LEAST"} and t.kinds <= _COMPARATIVE or _more_of(t, sent[i + 1:]):
             kept.append(t)  # (read by the judgement: "more … than", "did it take on more debt")
             continue
@@ -1070,15 +1098,19 @@ def _is_choice(sent: list[_Tok], catalogue: Catalogue) -> tuple[list[str], str] 
     return listed, "largest" if most != losing else "smallest"
 
 
+_LEVELS = (">=", "<=", ">", "<")
+
+
 @dataclass
 class _Judged:
-    test: str  # up | down | either | rising | falling (every year) | band | good | >= | <= | > | <
+    test: str  # up | down | either | rising | falling (every year) | band | good | >= | <= | > | < | every>= …
     bar: float | None
     words: list[str]  # the question's words of the judgement
     rest: list[_Tok]  # the phrase without them: the metric judged
     quality: str = ""  # a quality of judgements.toml the question names ("capital intensive")
     amount: bool = False  # the bar is an amount written with its scale ("$400 billion"), in dollars
     multiple: float = 0.0  # "double": the later value as a multiple of the earlier (judged by the growth)
+    moved: bool = False  # "grow by more than 10%": the bar is the move's (an amount's growth, a rate's points)
 
 
 @dataclass(frozen=True)
@@ -1140,6 +1172,7 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
     stable = any("STABLE" in t.kinds for t in phrase) and not directed
     earlier = any("EARLIER" in t.kinds for t in phrase)  # "… than the prior year": against the year before
     multiple = 0.0
+    moved = ""  # the direction whose size a bar written after it judges ("grow by more than 10%")
     times = next((k for k, t in enumerate(phrase) if "MULTIPLE" in t.kinds), -1)
     i = 0
     while i < len(phrase):
@@ -1164,6 +1197,10 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
             amount = "AMOUNT" in phrase[i + 1].kinds
             if (not test or test == "good") and not stable:  # ("comfortable, above 5x": the bar written decides)
                 test = ">=" if "ABOVE" in t.kinds else "<="
+            elif test in ("up", "down") and i + 2 < len(phrase) and phrase[i + 2].kinds & {"PCT"}:
+                # "did it grow by more than 10%", "fall by at least 5%": the move's size against the bar
+                moved, test = test, (">=" if "ABOVE" in t.kinds else "<=") if test == "up" else (
+                    "<=" if "ABOVE" in t.kinds else ">=")
             words += [t.text, phrase[i + 1].text]
             i += 2
             # "above 20%": a bar in percent; "below 2x": a multiple
@@ -1244,7 +1281,7 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
             rest.append(t)
         i += 1
     if written is not None:
-        bar = written
+        bar = -written if moved == "down" else written
     # parentheses the judgement's words leave empty ("gross margins (not fluctuating more than 2%)")
     if test in ("up", "down") and 0 < at < len(rest):
         # the metric named on both sides: "did its FY2023 revenue exceed its FY2022 revenue" judges one metric
@@ -1253,8 +1290,8 @@ def _judgement(phrase: list[_Tok], *, between: bool = False) -> _Judged | None:
         if bare(rest[:at]) and bare(rest[:at]) == bare(rest[at:]):
             rest = rest[:at]
     # and the function words its words leave at either end ("… of sales in, and did that beat")
-    return _Judged(test, bar, words, _trimmed(rest), quality, amount and written is not None, multiple) \
-        if test else None
+    return _Judged(test, bar, words, _trimmed(rest), quality, amount and written is not None, multiple,
+                   bool(moved)) if test else None
 
 
 @lru_cache(maxsize=1)
@@ -1297,7 +1334,11 @@ def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Cata
     if judged.multiple and tree.kind != "growth":  # "did net income double": its growth against the multiple's
         tree = PlanNode("growth", args=(tree,))
         what = plan_words(tree, catalogue)
-    if judged.test in ("band", "rising", "falling"):
+    if judged.moved and tree.kind not in ("growth", "change"):  # "grow by more than 10%": an amount's growth, a
+        # rate's move in points
+        tree = PlanNode("change" if dimension_of(tree, catalogue).unit == "percent" else "growth", args=(tree,))
+        what = plan_words(tree, catalogue)
+    if judged.test in ("band", "rising", "falling") or judged.test.startswith("every"):
         return _stability(tree, judged, intent, catalogue, words, read=read, definitions=definitions)
     test, bar = judged.test, judged.bar
     if test == "good":
@@ -1322,7 +1363,8 @@ def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Cata
         what = plan.words  # (the growth over the years asked)
     stated = judged.test == "good" or (judged.quality and bar == _qualities()[judged.quality].bar)
     if plan.unit == "percent":  # (one rate less another is in points: "SG&A growth less revenue growth above 0")
-        points = tree.kind == "sub" and all(dimension_of(a, catalogue).unit == "percent" for a in tree.args)
+        points = tree.kind in ("sub", "change") and all(dimension_of(a, catalogue).unit == "percent"
+                                                         for a in tree.args)
         shown = " percentage points" if points else "%"
     criterion = (f"'{said}' read as {what} {relation} {bar:,g}{shown}"
                  + (" (the bar resources/reader/judgements.toml states)" if stated else "")
@@ -1358,6 +1400,20 @@ def _stability(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: 
     plan = finish_plan(node, replace(intent, fiscal_years=years, annual_years=years), catalogue, words, read=read,
                        definitions=definitions)
     said, what = " ".join(judged.words), plan_words(tree, catalogue)
+    if judged.test.startswith("every"):  # the level in every year: the worst year decides
+        test = judged.test.removeprefix("every")
+        relation = {">=": "at or above", "<=": "at or below", ">": "above", "<": "below"}[test]
+        bar = judged.bar if judged.bar is not None else 0.0
+        unit = "%" if rate else ""
+        if judged.amount and dim.unit == "USD":  # "above $8.5 billion": in the scale the answer states amounts in
+            scale = (intent.unit_hint or "").removeprefix("USD ").strip()
+            scale = scale if scale in SCALE_FACTORS else "millions"
+            bar, unit = bar / SCALE_FACTORS[scale], f" USD {scale}"
+        elif judged.amount:
+            return MetricPlan("unread", unread=(said,), note=f"'{said}' writes an amount; {what} is no amount")
+        criterion = (f"'{said}' read as {what} {relation} {bar:,g}{unit} in every year from FY{years[0]} to "
+                     f"FY{years[-1]}")
+        return replace(plan, judge=judged.test, bar=bar, criterion=criterion) if plan.status == "complete" else plan
     if judged.test in ("rising", "falling"):
         way = "higher" if judged.test == "rising" else "lower"
         criterion = (f"'{said}' read as {what} {way} in every year from FY{years[0]} to FY{years[-1]} than in the "
@@ -1777,6 +1833,11 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if judged is not None and judged.test in ("up", "down") and _every().search(text):
         # "has revenue grown each year": every yearly move in the direction, not the span's ends
         judged = replace(judged, test="rising" if judged.test == "up" else "falling")
+    elif judged is not None and judged.test in _LEVELS and not (judged.moved or judged.multiple) and \
+            _every().search(text) and (len(years) > 1 or intent.year_run > 1):
+        # "has its free cash flow been negative every year from 2015 to 2018", "profitable in each of the last three
+        # years": the level in every year of the span, not in the last alone
+        judged = replace(judged, test=f"every{judged.test}")
     if judged is not None:  # "does it have an improving gross margin": the metric, and the test it is put to
         phrase = judged.rest
         if judged.quality and not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
@@ -1810,11 +1871,19 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
     if listed is not None:  # "what are the geographies it operates in", "which segments does it report"
         return listed
     if judged is None and len(phrase) == 1 and "QUALITY" in phrase[0].kinds and \
-            not _qualities()[phrase[0].value].over:
-        # "what was its capital intensity": the measure of the quality, its value (not a judgement of it)
+            not _qualities()[phrase[0].value].over and _qualities()[phrase[0].value].test in (">=", "<="):
+        # "what was its capital intensity": the measure of the quality, its value (not a judgement of it; a sign,
+        # "profitable", "losing money", has none: "how does it lose money" asks of its business)
         tree = quality_tree(_Judged("", None, [], [], phrase[0].value), catalogue)
         return finish_plan(tree, intent, catalogue, phrase[0].text,
                            read=(f"{phrase[0].text}: {_qualities()[phrase[0].value].words}",))
+    if not unread and not scope and not intent.yes_no and \
+            not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase) and \
+            (verb := next(((name, t) for n in asked_idx for t in sentences[n] for name, rx in _verbs().items()
+                           if rx.fullmatch(t.text)), None)) is not None:
+        # "how much did Boeing lose in 2022": a verb of profit or loss, no metric named: the company's net income
+        name, t = verb
+        phrase = [_Tok(t.start, t.end, t.text, frozenset({"METRIC"}), name)]
     if not phrase or not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):
         # no metric of the lexicon named ("how many stores"): not a statement metric; the passages answer it
         return MetricPlan("none", unread=tuple(unread), scope=tuple(scope), note="no metric named")

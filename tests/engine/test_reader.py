@@ -714,6 +714,16 @@ def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, mont
     ("What was Acme's debt load at the end of FY2023?", True),
     ("How much did Acme pay in interest in FY2023?", True),
     ("How much operating cash flow did Acme produce in FY2023?", True),
+    # an analyst's shorthand and requests: "rev", "FYE", "I need … please", a closing "based on"
+    ("Give me Acme's rev YoY growth for FY23.", True),
+    ("What were Acme's total assets at FYE 2023?", True),
+    ("I need Acme's net margin for fiscal 2023, please.", True),
+    ("What's the payout ratio for Acme in FY2023 based on dividends paid?", True),
+    ("What was Acme's return on assets in FY2023 based on revenue?", False),  # (revenue is no input of it)
+    # a verb of profit or loss with no metric named: net income; with a word not read, nothing
+    ("How much did Acme lose in FY2023?", True),
+    ("How much did Acme earn in FY2023?", True),
+    ("How much did Acme earn from iPhone sales in FY2023?", False),
     ("By how much did Acme's operating income outpace its net income in FY2023?", True),
     # a move compared with another metric's, but the other side is a year: not composed (no number for half of it)
     ("Did Acme's revenue grow faster in FY2023 than in FY2022?", False),
@@ -751,6 +761,16 @@ def test_the_parts_named_after_a_metric_are_what_is_summed(question: str, inputs
     assert wrong.status == "unread" and "which it is not" in wrong.note, wrong
 
 
+@pytest.mark.parametrize("question", ["What was Acme's revenue YoY growth in FY2023?",
+                                      "What was Acme's YoY revenue growth in FY2023?",
+                                      "What was Acme's year-over-year revenue growth in FY2023?"])
+def test_a_growth_said_twice_is_one_growth(question: str) -> None:
+    """"Revenue YoY growth": "YoY" and "growth" both say it; one growth of revenue, not the growth of its growth."""
+    plan = _plan(question)
+    assert plan.status == "complete" and plan.tree is not None, plan
+    assert plan.tree.kind == "growth" and plan.tree.args[0].kind == "metric", plan.tree
+
+
 def test_the_markets_value_of_the_shares_is_no_balance_sheet_amount() -> None:
     assert _plan("What was Acme's market capitalization at the end of FY2023?").status == "none"
     assert _plan("What was Acme's market cap at the end of FY2023?").status == "none"
@@ -769,6 +789,10 @@ def test_the_markets_value_of_the_shares_is_no_balance_sheet_amount() -> None:
     # a word of a direction and of an excess: another metric after it asks the excess, the same one the direction
     ("Did Acme's capex outpace its depreciation in FY2023?", ">", 0.0),
     ("Did Acme's FY2023 revenue surpass its FY2022 revenue?", "up", None),
+    # a size written after a direction is the move's: an amount's growth, at or above (a fall: at or below minus it)
+    ("Did Acme grow net income by more than 10% in FY2023?", ">=", 10.0),
+    ("Did Acme's revenue fall by more than 5% in FY2023?", "<=", -5.0),
+    ("Did Acme lose money in FY2023?", "<", 0.0),
     # a comparison word with no second period is no direction: "above" what?
     ("Is Acme's FY2023 current ratio above average?", "", None),
 ])
@@ -778,6 +802,8 @@ def test_a_comparison_reads_a_bar_or_the_other_period_never_a_guess(question: st
     assert plan.judge == judge and plan.bar == bar, plan
     if judge:
         assert plan.status == "complete", plan
+    if " by " in question:
+        assert plan.tree is not None and plan.tree.kind == "growth", plan.tree
 
 
 def test_a_multiple_of_the_earlier_value_is_judged_by_the_growth(pipeline, demo_truth) -> None:

@@ -129,3 +129,16 @@ def test_a_complementary_row_names_its_line_at_its_head() -> None:
     assert _heads("Total net sales") == ("revenue",)
     assert _heads("Less: Cost of sales") == ("cost of goods sold",)
     assert _heads("Capital expenditures, net of construction payable") == ("capital expenditures",)
+
+
+@pytest.mark.parametrize(("question", "side", "worst"), [
+    # a level asked of every year of a span: each year's value, the worst of them decides
+    (f"Was {CO} profitable in every year from FY2022 to FY2023?", "Yes", 1000.0),
+    (f"Was {CO}'s revenue above $8.5 billion in each year from FY2022 to FY2023?", "No", 8000.0),
+    (f"Has {CO}'s interest expense been below 500 in every year from FY2022 to FY2023?", "Yes", 400.0),
+])
+def test_a_level_asked_of_every_year_is_judged_on_each(pipeline, question: str, side: str, worst: float) -> None:
+    run = pipeline.run(question, store=False)
+    assert run.status == "answered" and run.llm_calls == 0, (question, run.answer)
+    assert run.answer.text.startswith(f"{side}:") and "FY2022" in run.answer.text, run.answer.text
+    assert run.answer.value == pytest.approx(worst), run.answer.text

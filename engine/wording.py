@@ -18,6 +18,8 @@ def format_value(value: float, unit: str | None, decimals: int | None) -> str:
     question asks, else two (four below 1; none for a whole number)."""
     if unit == "percent":
         return f"{value:.{2 if decimals is None else decimals}f}%"
+    if unit == "percentage points":  # (a rate less another: two places, as a percentage's)
+        return f"{value:.{2 if decimals is None else decimals}f} percentage points"
     if decimals is not None:
         body = f"{value:,.{decimals}f}"
     elif float(value).is_integer():

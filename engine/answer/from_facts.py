@@ -13,6 +13,7 @@ value, scale, filing, page).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -90,6 +91,7 @@ class FactPlan:
     criterion: str = ""
     note: str = ""  # what the answer must say of how the period was read (a 10-Q's year to date for its quarter)
     report_year: int = 0  # the annual report the question names ("in its FY2023 10-K"): its printings come first
+    year_end: str = ""  # the company's fiscal year end ("06-30"), as its annual reports' covers state it
 
     @property
     def quarterly(self) -> bool:
@@ -225,9 +227,11 @@ def plan_metric(intent: QueryIntent, library: Library, catalogue: Catalogue, *,
     annual = annual_reports(filings)
     largest = read.choice != "smallest"
     if not intent.quarters:
+        ends = Counter(f.identity.period_end[5:] for f in filings if f.id in annual and f.identity.period_end)
         return FactPlan(intent.issuers[0], tuple(f.id for f in filings), years[-1], metric, mode, span, annual,
                         options=options, largest=largest, judge=read.judge, bar=read.bar,
-                        criterion=read.criterion, report_year=intent.report_year)
+                        criterion=read.criterion, report_year=intent.report_year,
+                        year_end=ends.most_common(1)[0][0] if ends else "")
     # a quarter: read at the end its own 10-Q's cover states (fiscal quarters end on the company's dates); the same
     # quarter a year before (a change, a growth) from that 10-Q's comparative column
     quarter = max(intent.quarters)
@@ -448,10 +452,26 @@ def _candidates(library: Library, plan: FactPlan, item: LineItem, year: int) -> 
         found = [s for s in library.facts(filing_ids=filings, concepts=[concept], fiscal_year=fiscal_year,
                                           months=_months(item, plan.flow_months), end=end, trailing=False)
                  if _in_unit(s, item) and (end is not None or fiscal_year is not None
-                                              or year_before(s.fact.period.end, plan.quarter_end))]
+                                              or year_before(s.fact.period.end, plan.quarter_end))
+                 and (plan.quarterly or s.filing_id in plan.annual_years or _at_year_end(s, plan.year_end))]
         if found:
             return found
     return []
+
+
+def _at_year_end(s: StoredFact, year_end: str) -> bool:
+    """Whether a fact of a report other than an annual one (a 10-Q's column) ends at the company's fiscal year end
+    ("06-30"; a week either way for a 52/53-week year): a 10-Q's column is dated by its calendar year, so Microsoft's
+    September 30, 2023 balance is no FY2023 year-end figure, its June 30, 2023 comparative column is."""
+    end = s.fact.period.end
+    if not end or not year_end:
+        return True  # (no date to tell by)
+    try:
+        at = date.fromisoformat(end)
+        target = date(at.year, int(year_end[:2]), int(year_end[3:5]))
+    except ValueError:
+        return True
+    return any(abs((at - target.replace(year=target.year + k)).days) <= 7 for k in (-1, 0, 1))
 
 
 # a count of shares printed without a scale below this is printed in a scale the reader did not find ("5,601" under

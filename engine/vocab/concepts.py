@@ -136,8 +136,9 @@ _BALANCE: dict[str, tuple[str, ...]] = {
     "Assets": ("total assets",),
     "AccountsPayableCurrent": ("[trade ]accounts payable", "accounts payable trade", "trade payables"),
     "AccountsPayableAndAccruedLiabilitiesCurrent": ("accounts payable and accrued {liabilities|expenses}",),
+    # (not "commercial paper": a note's table of investments prints it as an asset, Microsoft's and 3M's)
     "ShortTermBorrowings": ("short term borrowings", "short term debt[ obligations]", "loans and notes payable",
-                            "commercial paper", "short term {debt|borrowings} and current portion of long term debt"),
+                            "short term {debt|borrowings} and current portion of long term debt"),
     "LongTermDebtCurrent": (
         "current {portion|maturities} of long term debt", "long term debt current {portion|maturities}",
         "long term debt due within one year", "current portion of long term debt net", "debt maturing within one year"),

@@ -1014,3 +1014,21 @@ def test_per_share_lines_share_counts_and_balance_lines_are_read_in_their_own_un
     assert run.answer.unit == "USD/share" and run.answer.text.startswith("4"), run.answer.text
     run, _ = ask(pipeline, "What was Zephyr Motors' revenue per share in FY2023?")
     assert run.status != "answered" and run.answer.value is None, run.answer.text
+
+
+def test_a_quarterly_reports_balance_is_a_year_end_figure_only_at_the_fiscal_year_end() -> None:
+    """Microsoft's fiscal year ends on June 30; its first-quarter 10-Q prints "Short-term debt" at September 30, 2023
+    (25,808) beside June 30, 2023 (0), both in calendar 2023: only the June column is a FY2023 year-end figure (a
+    52/53-week year's end moves by days, not months)."""
+    from engine.answer.from_facts import _at_year_end
+    from engine.records import ColumnPeriod, StatementFact, StoredFact
+
+    def column(end: str, value: float) -> StoredFact:
+        return StoredFact(1, 9, "X_2023Q3_10Q", None, StatementFact(
+            4, "balance sheet", "BALANCE SHEETS", "Short-term debt", "", False, 0,
+            ColumnPeriod(end, 2023, end, 0), f"{value:,.0f}", value, "millions", "USD", 0, 5))
+
+    assert not _at_year_end(column("2023-09-30", 25808), "06-30")
+    assert _at_year_end(column("2023-06-30", 0), "06-30")
+    assert _at_year_end(column("2024-02-03", 1), "01-28") and _at_year_end(column("2023-01-02", 1), "12-31")
+    assert _at_year_end(column("2023-09-30", 1), "")  # (no year end known: nothing to tell by)

@@ -714,6 +714,7 @@ def test_a_year_to_date_is_a_period_not_a_word_of_the_metric(question: str, mont
     ("What was Acme's debt load at the end of FY2023?", True),
     ("How much did Acme pay in interest in FY2023?", True),
     ("How much operating cash flow did Acme produce in FY2023?", True),
+    ("How much free cash flow did Acme throw off in FY2023?", True),
     # an analyst's shorthand and requests: "rev", "FYE", "I need … please", a closing "based on"
     ("Give me Acme's rev YoY growth for FY23.", True),
     ("What were Acme's total assets at FYE 2023?", True),
@@ -793,6 +794,7 @@ def test_the_markets_value_of_the_shares_is_no_balance_sheet_amount() -> None:
     ("Did Acme grow net income by more than 10% in FY2023?", ">=", 10.0),
     ("Did Acme's revenue fall by more than 5% in FY2023?", "<=", -5.0),
     ("Did Acme lose money in FY2023?", "<", 0.0),
+    ("Did Acme's inventory turnover slow down in FY2023?", "down", None),
     # a comparison word with no second period is no direction: "above" what?
     ("Is Acme's FY2023 current ratio above average?", "", None),
 ])

@@ -1099,6 +1099,7 @@ def _is_choice(sent: list[_Tok], catalogue: Catalogue) -> tuple[list[str], str] 
 
 
 _LEVELS = (">=", "<=", ">", "<")
+_VERBAL = frozenset({"LOSS", "MOST", "LEAST"})  # the words a verb of profit or loss leaves in the asked phrase
 
 
 @dataclass
@@ -1877,11 +1878,11 @@ def read_plan(intent: QueryIntent, catalogue: Catalogue, issuers: Sequence[Issue
         tree = quality_tree(_Judged("", None, [], [], phrase[0].value), catalogue)
         return finish_plan(tree, intent, catalogue, phrase[0].text,
                            read=(f"{phrase[0].text}: {_qualities()[phrase[0].value].words}",))
-    if not unread and not scope and not intent.yes_no and \
-            not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase) and \
+    if not unread and not scope and not intent.yes_no and all(t.kinds <= _AROUND | _VERBAL for t in phrase) and \
             (verb := next(((name, t) for n in asked_idx for t in sentences[n] for name, rx in _verbs().items()
                            if rx.fullmatch(t.text)), None)) is not None:
-        # "how much did Boeing lose in 2022": a verb of profit or loss, no metric named: the company's net income
+        # "how much did Boeing lose in 2022": a verb of profit or loss and nothing else asked (not "earn per share"):
+        # the company's net income
         name, t = verb
         phrase = [_Tok(t.start, t.end, t.text, frozenset({"METRIC"}), name)]
     if not phrase or not any(t.kinds & {"METRIC", "DEFINED_REF", "NUMBER"} for t in phrase):

@@ -107,8 +107,10 @@ def test_a_segment_total_that_prints_its_signs_alternative_names_its_amount(pipe
     (f"Does {CO} hold any private equity investments?", "none"),
     (f"What is {CO}'s net interest margin in FY2023?", "none"),
     (f"What proportion of {CO}'s total assets was cash at the end of FY2023?", "complete"),
-    # "how does it make money" asks of its business, not of its profit
+    # "how does it make money" asks of its business, not of its profit; a loss per share is no net income
     (f"How does {CO} make money?", "none"),
+    (f"How much did {CO} lose per share in FY2023?", "none"),
+    (f"How much did {CO} lose in FY2023?", "complete"),
 ])
 def test_a_bare_noun_is_a_metric_only_when_it_is_all_that_is_asked(question: str, status: str) -> None:
     from engine.intent import parse_intent

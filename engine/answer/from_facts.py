@@ -727,6 +727,11 @@ def _choose(plan: FactPlan, got: Gathered, intent: QueryIntent) -> Computed:
     return Computed(values[pick_].value, values[pick_].unit, program, text)
 
 
+def _passes(value: float, test: str, bar: float) -> bool:
+    """Whether ``value`` passes a level's test (">=", "<=", ">", "<") against ``bar``."""
+    return {">=": value >= bar, "<=": value <= bar, ">": value > bar, "<": value < bar}[test]
+
+
 def _judged(plan: FactPlan, c: Computed) -> Computed:
     """A yes/no judgement stated with its values and its test: "Yes: gross margin rose by 1.30 percentage points
     (from 30.20% in FY2022 to 31.50% in FY2023); the test: 'improving' read as gross margin higher than the year
@@ -749,12 +754,11 @@ def _judged(plan: FactPlan, c: Computed) -> Computed:
         said = f"{plan.metric.words}: {c.text}"
     elif plan.judge.startswith("every"):  # the level in every year: the worst year decides
         assert plan.bar is not None
-        test = plan.judge.removeprefix("every")
-        ok = {">=": v >= plan.bar, "<=": v <= plan.bar, ">": v > plan.bar, "<": v < plan.bar}[test]
+        ok = _passes(v, plan.judge.removeprefix("every"), plan.bar)
         said = f"{plan.metric.words}: {c.text}"
     else:
         assert plan.bar is not None
-        ok = {">=": v >= plan.bar, "<=": v <= plan.bar, ">": v > plan.bar, "<": v < plan.bar}[plan.judge]
+        ok = _passes(v, plan.judge, plan.bar)
         what = {"growth": f"{plan.metric.words} growth over {plan.span} year(s)",
                 "cagr": f"{plan.metric.words} compound annual growth over {plan.span} years"}.get(plan.mode,
                                                                                               plan.metric.words)

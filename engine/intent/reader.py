@@ -1350,14 +1350,10 @@ def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Cata
         test, bar = _bars()[name]
     assert bar is not None
     plan = finish_plan(tree, intent, catalogue, words, read=read, definitions=definitions)
-    relation = {">=": "at or above", "<=": "at or below", ">": "above", "<": "below"}[test]
-    shown = ""
-    if judged.amount and plan.unit == "USD":  # "$400 billion": in the scale the answer states the amount in
-        scale = (intent.unit_hint or "").removeprefix("USD ").strip()
-        scale = scale if scale in SCALE_FACTORS else "millions"
-        bar, shown = bar / SCALE_FACTORS[scale], f" USD {scale}"
-    elif judged.amount:
+    relation = _RELATION[test]
+    if (scaled := _scaled_bar(bar, judged, intent, plan.unit)) is None:
         return MetricPlan("unread", unread=(said,), note=f"'{said}' writes an amount; {what} is no amount")
+    bar, shown = scaled
     if judged.quality:
         what = _qualities()[judged.quality].words
     elif judged.multiple:
@@ -1371,6 +1367,22 @@ def _judge(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Cata
                  + (" (the bar resources/reader/judgements.toml states)" if stated else "")
                  + (f" (the later value {judged.multiple:g} times the earlier)" if judged.multiple else ""))
     return replace(plan, judge=test, bar=bar, criterion=criterion) if plan.status == "complete" else plan
+
+
+_RELATION = {">=": "at or above", "<=": "at or below", ">": "above", "<": "below"}
+
+
+def _scaled_bar(bar: float, judged: _Judged, intent: QueryIntent, unit: str | None) -> tuple[float, str] | None:
+    """A bar as the answer states it, with the words of its scale: an amount the question writes with its scale
+    ("$400 billion") in the scale the answer states amounts in (" USD millions"); None when the question writes an
+    amount for a metric that is none."""
+    if not judged.amount:
+        return bar, ""
+    if unit != "USD":
+        return None
+    scale = (intent.unit_hint or "").removeprefix("USD ").strip()
+    scale = scale if scale in SCALE_FACTORS else "millions"
+    return bar / SCALE_FACTORS[scale], f" USD {scale}"
 
 
 def _stability(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: Catalogue, words: str, *,
@@ -1403,15 +1415,11 @@ def _stability(tree: PlanNode, judged: _Judged, intent: QueryIntent, catalogue: 
     said, what = " ".join(judged.words), plan_words(tree, catalogue)
     if judged.test.startswith("every"):  # the level in every year: the worst year decides
         test = judged.test.removeprefix("every")
-        relation = {">=": "at or above", "<=": "at or below", ">": "above", "<": "below"}[test]
-        bar = judged.bar if judged.bar is not None else 0.0
-        unit = "%" if rate else ""
-        if judged.amount and dim.unit == "USD":  # "above $8.5 billion": in the scale the answer states amounts in
-            scale = (intent.unit_hint or "").removeprefix("USD ").strip()
-            scale = scale if scale in SCALE_FACTORS else "millions"
-            bar, unit = bar / SCALE_FACTORS[scale], f" USD {scale}"
-        elif judged.amount:
+        relation = _RELATION[test]
+        scaled = _scaled_bar(judged.bar if judged.bar is not None else 0.0, judged, intent, dim.unit)
+        if scaled is None:
             return MetricPlan("unread", unread=(said,), note=f"'{said}' writes an amount; {what} is no amount")
+        bar, unit = scaled[0], scaled[1] or ("%" if rate else "")
         criterion = (f"'{said}' read as {what} {relation} {bar:,g}{unit} in every year from FY{years[0]} to "
                      f"FY{years[-1]}")
         return replace(plan, judge=judged.test, bar=bar, criterion=criterion) if plan.status == "complete" else plan

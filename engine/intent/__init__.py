@@ -88,7 +88,8 @@ def parse_intent(
         comparison=comparison,
         needs_calculation=needs_calculation(core, text, metrics),
         unit_hint=hint, decimals=decimals,
-        keywords=question_keywords(section_vocab().without_place_words(text)), annual_years=periods.annual,
+        keywords=question_keywords(_without_companies(section_vocab().without_place_words(text), text, issuers)),
+        annual_years=periods.annual,
         topic=topic, relation=relation_of(core, comparison),
         temporal=temporal_scope(text, periods.annual, periods.quarters, periods.quarter_run, periods.year_run,
                                 periods.since),
@@ -110,7 +111,9 @@ def parse_intent(
 
 def _without_companies(about: str, text: str, issuers: Sequence[IssuerRef]) -> str:
     """``about`` without the names of the library's companies the question says ("JnJ", "Boeing's"): they say whose
-    filings to read, and a contact line's "www.jnj.com" shares nothing else with what is asked."""
+    filings to read, and a contact line's "www.jnj.com" shares nothing else with what is asked. So of the keywords:
+    inside the company's own filings "Best Buy" is printed on every page, and, rare in the library, it outweighed
+    the one word asked ("employees") in BM25."""
     for start, end, _ in issuer_spans(text, issuers):
         about = re.sub(rf"(?<!\w){re.escape(text[start:end])}(?:['’]s?)?(?!\w)", " ", about, flags=re.IGNORECASE)
     return " ".join(about.split())

@@ -229,14 +229,19 @@ class HierarchicalRetriever:
         # a written question asks of sections (risk factors, MD&A, an 8-K's items): their narrative passages join
         # the pool in BM25 order and are fused as one more ranking; a word that names a line item ("revenues" in
         # a question about risks) does not make it a table question, so no statement rows join
-        kinds = set(intent.sections) if intent is not None and not intent.numeric else set()
+        # (so does a number no statement line names, "how many employees": its sentence is in the text)
+        kinds = (set(intent.sections) if intent is not None and (
+            not intent.numeric or intent.plan is not None and intent.plan.status == "none") else set())
         fitting: list[int] = []
         if kinds and intent is not None:
             # the best-fitting kind first ("Note 21 Legal Proceedings" before the other notes), then BM25's order
             sections = self.library.chunk_sections(fids)
-            at = {cid: section_vocab().rank_of(sections[cid][0], intent.sections) for cid, _ in bm25_all
-                  if cid in sections and sections[cid][1] == "text"}
+            # (every text passage of the sections, those sharing no word of the question after the others: a
+            # question's words need not be printed in the passage that answers it)
+            at = {cid: section_vocab().rank_of(name, intent.sections) for cid, (name, kind, _) in sections.items()
+                  if kind == "text"}
             order = {cid: n for n, (cid, _) in enumerate(bm25_all)}
+            order = {cid: order.get(cid, len(order) + cid) for cid in at}
             candidates = [cid for cid, rank in at.items() if rank is not None]
             # a question of why or what drove a change: of the best-fitting kind, the passages stating a cause
             # ("due to", "driven by") first

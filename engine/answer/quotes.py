@@ -41,7 +41,7 @@ from engine.chunking import is_header_row, is_table_row
 from engine.intent.issuers import not_names
 from engine.intent.keywords import lexical_terms
 from engine.intent.periods import dates_in
-from engine.intent.shape import if_any_vocab
+from engine.intent.shape import core_question, if_any_vocab, is_numeric
 from engine.intent.wordlists import states_a_cause, whole_words, word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
 from engine.pages import page_number, reader_page
@@ -194,7 +194,7 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
     flush()
     out.extend(lead)
     spans = []
-    for s, e in _lists_joined(text, out):
+    for s, e in _split_headings(text, _lists_joined(text, out)):
         while s < e and text[s].isspace():
             s += 1
         while e > s and text[e - 1].isspace():
@@ -235,6 +235,23 @@ def _heading_line(line: str) -> bool:
             and all(w[:1].isupper() or w[:1].isdigit() or len(w) < 4 or not w[:1].isalpha() for w in words))
 
 
+def _split_headings(text: str, units: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A unit that is lines of headings run together, no sentence among them (no sentence's end, and one of its lines
+    a heading: "Amcor reports fiscal 2023 results and provides outlook for fiscal 2024 / June 2023 quarter: GAAP
+    diluted EPS of 12.3 cps; … / Fiscal 2023 Full Year Highlights", a release's top), line by line: run together, the
+    outlook for one year reads as the EPS of another quarter."""
+    out: list[tuple[int, int]] = []
+    for s, e in units:
+        unit = text[s:e]
+        lines = [(s + m.start(), s + m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", unit)]
+        if len(lines) >= 2 and not unit.rstrip(" ”’\"')").endswith((".", "!", "?")) \
+                and any(_heading_line(text[a:b]) for a, b in lines):
+            out += lines
+        else:
+            out.append((s, e))
+    return out
+
+
 _OPENS_LIST = re.compile(r":\s*$|:\s*\n\s*[•●▪◦■\-–]\s+[^\n]*$")
 
 
@@ -268,7 +285,7 @@ _AMOUNT = re.compile(r"(?:\$|\bUSD\s?)\s?\d[\d,.]*(?:\s?(?:million|billion|thous
 def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | None,
                   settings: AnswerSettings, sections: Sequence[str] = (), explain: bool = False,
                   subject: Sequence[re.Pattern[str]] = (), years: Sequence[int] = (),
-                  amount: bool = False) -> list[Quote]:
+                  amount: str = "", metrics: Sequence[str] = ()) -> list[Quote]:
     """The evidence sentences of ``passages`` best fit to ``about`` (what the question asks about:
     ``QueryIntent.about``), ranked (see the module's docstring); ``sections``: the section kinds the question asks
     of, best first, whose sentences are one more ranking; ``explain``: the question asks why or what drove a change,
@@ -276,8 +293,9 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     ``subject``: the words that name what is asked (:meth:`~engine.vocab.sections.SectionVocab.subject_words`): the
     sentences naming it come first; ``years``: the fiscal years the question asks of, and the sentences that print
     one are one more ranking (a ten-year growth rate is not the year's growth); ``amount``: the question asks an
-    amount no statement prints (a gain, proceeds, a credit line), and the on-topic sentences that print one come
-    first."""
+    amount no statement prints, "money" (a gain, proceeds, a credit line) or a "figure" of a kind it does not say
+    ("how many employees"), and the on-topic sentences that print one come
+    first; ``metrics``: the metrics the question names, whose causes come before another's (:func:`_cause_rank`)."""
     units: list[tuple[int, int, int]] = []  # (passage number, start, end)
     for n, p in enumerate(passages, start=1):
         units += [(n, s, e) for s, e in candidate_sentences(p)]
@@ -334,12 +352,14 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     if years:  # the sentences that print an asked year, those sharing most of the question's words first
         printed = re.compile(rf"\b(?:{'|'.join(str(y) for y in years)})\b")
         rankings.append([i for i in by_words if printed.search(texts[i])])
-    causes: set[int] = set()
+    causes: dict[int, int] = {}
     if explain:  # the sentences that state a cause, those sharing most of the question's words first (a
         # disclaimer's "as a result of new information" states a cause of nothing asked)
-        causes = {i for i in ids if states_a_cause(texts[i])}
+        titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
+        causes = {i: rank for i in ids if (rank := _cause_rank(texts[i], metrics, about, titled, years)) is not None}
         rankings.append([i for i in by_words if i in causes])
-    amounts = {i for i in ids if _AMOUNT.search(texts[i])} if amount else set()
+    amounts = ({i for i in ids if _AMOUNT.search(texts[i])} if amount == "money" else
+               {i for i in ids if _prints_figure(texts[i])} if amount else set())
     fused = dict(rrf(rankings, k=_RRF_K)) if rankings else {i: 0.0 for i in ids}
     for i in ids:  # the passage's own rank: every sentence of a passage shares it
         fused[i] = fused.get(i, 0.0) + 1.0 / (_RRF_K + units[i][0])
@@ -355,8 +375,8 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     # …:") with nothing after it in its passage states nothing: both are quoted after the sentences that do
     titles = {i for i in ids if _headline(texts[i]) or texts[i].rstrip().endswith(":")}
     for i in sorted(ids, key=lambda i: (i not in on_topic, bool(amounts) and i not in amounts,
-                                        bool(causes) and i not in causes,
-                                        bool(naming) and i not in naming | causes, i in titles, -fused[i])):
+                                        causes.get(i, _NO_CAUSE) if causes else 0,
+                                        bool(naming) and i not in naming | causes.keys(), i in titles, -fused[i])):
         if i not in on_topic and len(chosen) >= _FEWEST_QUOTES:
             break
         n, s, e = units[i]
@@ -384,6 +404,27 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
 
 
 _SPECIFIC_KINDS = frozenset({"legal", "risk"})  # section kinds whose questions rank the sentences that name things
+_NO_CAUSE = 3
+
+
+def _cause_rank(text: str, metrics: Sequence[str], question: str, titled: set[str],
+                years: Sequence[int] = ()) -> int | None:
+    """Of a sentence stating a cause, how nearly it is a cause of what is asked (None: it states none). What it
+    explains is said before its first cause ("The 5 percent increase in net sales in fiscal 2022 reflects …"): 0 when
+    that names a metric the question names and no part of the company the question does not ("International",
+    "North America Retail": a segment's sales, not the company's), 1 when it names the metric of a part, 2 when it
+    names none asked ("The $229 million change was primarily due to an increase in accounts payable" for a
+    question of net sales), the question names no metric, or the sentence prints years and none of ``years`` (the
+    asked ones: "Year ended December 31, 2017 as compared to … 2016 …" is no cause of 2018's growth)."""
+    cause = whole_words("causal").search(text)
+    if cause is None:
+        return None
+    before = text[:cause.start()]
+    printed = {int(y) for y in re.findall(r"\b(?:19|20)\d\d\b", text)}
+    if not metrics or not set(find_metrics(before)) & set(metrics) or years and printed and not printed & set(years):
+        return 2
+    asked = {w.lower() for w in _WORD.findall(question)}
+    return 1 if _names_printed(before, titled | asked) else 0
 
 
 def _left_out(quotes: Sequence[Quote], grounds: Sequence[Sequence[int]], intent: QueryIntent,
@@ -391,22 +432,44 @@ def _left_out(quotes: Sequence[Quote], grounds: Sequence[Sequence[int]], intent:
     """The evidence the question asks for, which a small model may pass over for the sentences beside it, when the
     synthesis's sentences cite none of it: of a question of litigation or risks, the best-ranked of the first quotes
     that names a case (a party, a court, a day, an amount: :func:`_names_printed`); of a question why something moved,
-    the best-ranked of the first quotes that states a cause of it (sharing words of what is asked). With what it is."""
+    the best-ranked of the first quotes that states a cause of it (sharing words of what is asked; naming the asked
+    metric before its cause, when the question names one), and the first quote so even when the synthesis cited a
+    lesser cause; of a question asking how much, the best-ranked of the first on-topic quotes that prints a figure.
+    With what it is."""
     titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
     asked = content_stems(_without_titles(about, passages))
     kinds: list[tuple[str, Callable[[Quote], bool]]] = []
     if intent.sections and intent.sections[0] in _SPECIFIC_KINDS:
         kinds.append(("names a case", lambda q: bool(_names_printed(q.text, titled))))
     if intent.relation == "explanation":
-        kinds.append(("states a cause of what is asked", lambda q: states_a_cause(q.text)
-                      and len(asked & content_stems(q.text)) >= _FEWEST_QUOTES))
+        kinds.append((_A_CAUSE, lambda q: states_a_cause(q.text)
+                      and len(asked & content_stems(q.text)) >= _FEWEST_QUOTES
+                      and (not intent.metrics
+                           or (_cause_rank(q.text, intent.metrics, about, titled, intent.fiscal_years) or 0) < 2)))
+    if is_numeric(core_question(" ".join(intent.question.split())), False):  # "what EPS guidance did it give"
+        kinds.append(("prints a figure of what is asked", lambda q: _prints_figure(q.text)
+                      and bool(asked & content_stems(q.text))))
     by_number = {q.number: q for q in quotes}
     cited = [by_number[n] for nums in grounds for n in nums if n in by_number]
     for what, fits in kinds:
-        if not any(fits(q) for q in cited) and (best := next((q for q in quotes[:_FEWEST_QUOTES + 1] if fits(q)),
-                                                              None)) is not None:
+        best = next((q for q in quotes[:_FEWEST_QUOTES + 1] if fits(q)), None)
+        if best is None or best in cited:
+            continue
+        # (of a why question, the best-ranked cause of the move leads even beside a lesser one the synthesis chose:
+        # "one basis point due to increased 2% rewards" is a cause of Costco's margin, not the one that moved it)
+        if not any(fits(q) for q in cited) or what == _A_CAUSE and best is quotes[0]:
             return best, what
     return None
+
+
+_A_CAUSE = "states a cause of what is asked"
+
+
+def _prints_figure(text: str) -> bool:
+    """Whether ``text`` prints a figure (a number that is no year): what a question asking how much is answered by,
+    where "Amcor's guidance contemplates a range of factors …" answers nothing."""
+    return any(parse_number(t.strip()) is not None and not YEAR.match(re.sub(r"[^\d]", "", t))
+               for t in NUMBER.findall(text))
 _CAPITALISED = re.compile(r"(?<![\w’'])[A-Z][A-Za-z&’'.-]*[A-Za-z]")
 
 
@@ -537,11 +600,13 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
     for q in cited:
         printed |= passage_numbers(q.text)
     asked = passage_numbers(question)
+    figures = 0  # the figures it states that the question does not (each printed in a quote or computed)
     for token in NUMBER.findall(text):
         value = parse_number(token.strip())
         digits = re.sub(r"[^\d]", "", token)
         if value is None or YEAR.match(digits) or abs(value) in asked:
             continue
+        figures += 1
         places = len(token.split(".", 1)[1].rstrip("%").strip()) if "." in token else 0
         if printed_in(value, {0: printed}):  # as printed, or written in thousands/billions (ground_text's rule)
             continue
@@ -549,8 +614,10 @@ def check_sentence(text: str, cited: Sequence[Quote], question: str, known: Sequ
             continue
         return f"it states {token.strip()}, which no quote it cites prints"
     # (a verb that only says where something is said, "the 10-Q indicates …", adds nothing: resources/reader/saying.txt)
+    # (a figure the question asks and a quote prints is no restatement: "73% of its 2022 sales were from the U.S.
+    # Government" answers "how much of its sales came from the U.S. Government" in the question's words)
     own = content_stems(text) - content_stems(question) - _VERDICT_WORDS
-    if not own - _saying_stems():
+    if not own - _saying_stems() and not figures:
         return "it restates the question and adds nothing a quote prints"
     # its own words are content words (no function word counts), so even two must be in its quotes: "The
     # discussion provides information about the rate" says nothing its quotes print (one word of its own beside the
@@ -582,10 +649,11 @@ def answer_from_quotes(question: str, intent: QueryIntent, passages: Sequence[Pa
     one, is given without a model call."""
     about = intent.about or question
     # (a sentence may name the asked metric by its lines: "cost of products sold as a percent to sales")
-    amount = intent.numeric and intent.dimension in (None, "amount") and not intent.as_percentage
+    amount = ("" if not intent.numeric or intent.as_percentage or intent.dimension not in (None, "amount") else
+              "money" if intent.dimension == "amount" else "figure")
     quotes = select_quotes(f"{about} {lexical_terms(intent)}".strip(), passages, embedder, settings, intent.sections,
                            intent.relation == "explanation", section_vocab().subject_words(question),
-                           intent.fiscal_years, amount)
+                           intent.fiscal_years, amount, intent.metrics)
     if not quotes:
         return QuoteAnswer(AnswerResult("not_answerable", NOT_ANSWERABLE, method="quotes",
                                         reason="the passages found print no sentence to quote"

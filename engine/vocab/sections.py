@@ -47,6 +47,7 @@ class SectionVocab:
     word_kinds: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]
     place_words: tuple[re.Pattern[str], ...] = ()  # the asking words that only say where to look
     note_heading_kinds: tuple[tuple[re.Pattern[str], str], ...] = ()  # a note's heading words -> its kind
+    alike: tuple[tuple[re.Pattern[str], ...], ...] = ()  # groups of asked words that name one subject
     cover_name: str = "Cover page"
     cover_kind: str = "cover"
     cover_pages: int = 1  # the first pages whose text before the first heading is the cover
@@ -115,12 +116,15 @@ class SectionVocab:
 
     def subject_words(self, question: str) -> tuple[re.Pattern[str], ...]:
         """The words a passage or sentence names what a written question asks about with: the question's own
-        [asks.words] ("acquisitions"), and with one that a note heading's kind lists, every word of that kind
-        ([notes.kinds]: "legal battles" asks of legal, litigation, lawsuits, contingencies); () when the question
-        names none (its topic alone chose the sections). Words that only say where to look are none."""
+        [asks.words] ("acquisitions") and the words [asks.alike] groups with them ("guidance": "outlook"), and with
+        one that a note heading's kind lists, every word of that kind ([notes.kinds]: "legal battles" asks of legal,
+        litigation, lawsuits, contingencies); () when the question names none (its topic alone chose the sections).
+        Words that only say where to look are none."""
         asked = self.without_place_words(question)
         place = {p.pattern for p in self.place_words}
         out = [rx for rx, _ in self.word_kinds if rx.pattern not in place and rx.search(asked)]
+        said = {rx.pattern for rx in out}
+        out += [rx for group in self.alike if said & {g.pattern for g in group} for rx in group]
         for rx, kind in self.note_heading_kinds:
             if rx.search(asked):
                 out += [r for r, k in self.note_heading_kinds if k == kind]
@@ -159,6 +163,9 @@ def _read(data: dict[str, Any]) -> SectionVocab:
     asks = dict(data["asks"])
     place = asks.pop("place_words", {})
     words = asks.pop("words", {})
+    alike = [tuple(group) for group in asks.pop("alike", {}).get("groups", [])]
+    if unknown := sorted({w for group in alike for w in group} - set(words)):
+        raise ValueError(f"sections.toml [asks.alike] groups words that [asks.words] does not list: {unknown}")
     return SectionVocab(
         forms=forms, note_kind=heads["note_kind"], release_kind=heads["release_kind"],
         cover_name=heads["cover_name"], cover_kind=heads["cover_kind"], cover_pages=int(heads["cover_pages"]),
@@ -174,6 +181,7 @@ def _read(data: dict[str, Any]) -> SectionVocab:
         word_kinds=tuple((_word_start(w), tuple(k)) for w, k in {**place, **words}.items()),
         place_words=tuple(_word_start(w) for w in place),
         note_heading_kinds=tuple((_word_start(w), kind) for kind, ws in data["notes"]["kinds"].items() for w in ws),
+        alike=tuple(tuple(_word_start(w) for w in group) for group in alike),
     )
 
 

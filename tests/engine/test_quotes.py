@@ -153,6 +153,110 @@ def test_the_cause_a_why_question_asks_of_is_not_left_out_for_a_detail():
     assert "states a cause of what is asked, which the synthesis left out" in a.reason, a.reason
 
 
+def test_a_why_question_quotes_the_cause_of_the_asked_metric_before_another_ones_and_a_segments():
+    """"What factors drove ACME's net sales change": of the sentences stating a cause, the one whose subject is the
+    company's net sales comes first; a segment's net sales ("Its Industrial segment's …") next; a cause of something
+    else ("The $229 million change was primarily due to … accounts payable") last, though it shares the words
+    "change" and "fiscal 2022"; and a synthesis citing only that one has the company's cause put first."""
+    other = _passage("The $229 million change in fiscal 2022 was primarily due to an increase in accounts payable.")
+    part = _passage("Net sales of the Industrial Controls segment rose 3 percent in fiscal 2022, driven by pricing.",
+                    cid=2, start=900)
+    whole = _passage("The 5 percent increase in net sales in fiscal 2022 reflects favorable price realization and "
+                     "mix.", cid=3, start=1900)
+    question = "What factors drove ACME's net sales change in fiscal 2022?"
+    intent = parse_intent(question)
+    assert intent.relation == "explanation" and intent.metrics == ("revenue",), (intent.relation, intent.metrics)
+    ranked = select_quotes(intent.about, [other, part, whole], None, AnswerSettings(quotes=3, quotes_per_passage=1),
+                           explain=True, metrics=intent.metrics)
+    assert [q.chunk_id for q in ranked] == [3, 2, 1], [q.text for q in ranked]
+    chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [
+        {"text": "The change was primarily due to an increase in accounts payable.",
+         "quotes": [next(k for k, body in quoted(messages).items() if "payable" in body)]}], "insufficient": False})
+    a = answer_from_quotes(question, intent, [other, part, whole], None, chat, AnswerSettings(quotes=3),
+                           PromptSettings()).result
+    assert a.text.startswith("“The 5 percent increase in net sales"), a.text
+    assert "states a cause of what is asked, which the synthesis left out" in a.reason, a.reason
+
+
+def test_a_cause_printed_for_other_years_than_the_asked_one_is_no_cause_of_it():
+    """"What drove ACME's revenue growth in 2018": the 10-K compares 2018 with 2017 and 2017 with 2016 in sentences
+    alike; the one printing only 2017 and 2016 comes after the one printing no other year."""
+    old = _passage("The revenue growth from 2016 to 2017 was primarily due to revenue growth of 10% in paid "
+                   "memberships.")
+    asked = _passage("Revenues rose 24%, primarily due to an 11% rise in paid memberships and higher prices.", cid=2,
+                     start=900)
+    intent = parse_intent("What drove ACME's revenue growth in 2018?")
+    settings = AnswerSettings(quotes=2, quotes_per_passage=1)
+    ranked = select_quotes(intent.about, [old, asked], None, settings, explain=True, metrics=intent.metrics)
+    assert [q.chunk_id for q in ranked] == [1, 2]  # no year asked of the ranking: the words shared first
+    ranked = select_quotes(intent.about, [old, asked], None, settings, explain=True, metrics=intent.metrics,
+                           years=intent.fiscal_years)
+    assert [q.chunk_id for q in ranked] == [2, 1], [q.text for q in ranked]
+
+
+def test_the_first_cause_leads_even_beside_a_lesser_one_the_synthesis_chose():
+    """A synthesis citing a lesser cause of the asked margin ("one basis point due to increased rewards") has the
+    best-ranked cause of it (the first quote) put before it; one citing the first quote is left as written."""
+    main = _passage("Gross margin decreased 65 basis points, primarily due to lower core merchandise margins and a "
+                    "LIFO charge.")
+    minor = _passage("Gross margin was also negatively impacted by one basis point due to increased rewards.", cid=2,
+                     start=900)
+    question = "Why did ACME's gross margin change in fiscal 2022?"
+    intent = parse_intent(question)
+
+    def citing(word: str) -> ScriptedChat:
+        return ScriptedChat(lambda purpose, messages, n: {"sentences": [
+            {"text": "Gross margin was negatively impacted by one basis point due to increased rewards."
+             if word == "rewards" else "Gross margin decreased 65 basis points on lower core merchandise margins.",
+             "quotes": [next(k for k, body in quoted(messages).items() if word in body)]}], "insufficient": False})
+
+    a = answer_from_quotes(question, intent, [main, minor], None, citing("rewards"), AnswerSettings(quotes=2),
+                           PromptSettings()).result
+    assert a.text.startswith("“Gross margin decreased 65 basis points"), a.text
+    b = answer_from_quotes(question, intent, [main, minor], None, citing("LIFO"), AnswerSettings(quotes=2),
+                           PromptSettings()).result
+    assert b.text.startswith("Gross margin decreased 65 basis points on lower") and "put first" not in b.reason
+
+
+def test_headings_run_together_are_quoted_line_by_line():
+    """A release's top prints its headline, a sub-headline and a heading on lines of their own, no sentence's end:
+    run together they read "outlook for fiscal 2024 June 2023 quarter: … EPS of 12.3 cps", the outlook of one year
+    as the EPS of another quarter. Each line is its own unit (the short ones none); a sentence wrapped over lines
+    stays whole."""
+    text = ("ACME reports fiscal 2023 results and provides outlook for fiscal 2024\n"
+            "June 2023 quarter: GAAP diluted EPS of 12.3 cps; adjusted EPS of 19.3 cps for the quarter\n"
+            "Fiscal 2023 Full Year Highlights\n\n"
+            "Net sales of $14,694 million were in line with the prior year on a comparable\n"
+            "constant currency basis, and adjusted EPS was 73.3 cps.\n")
+    units = [text[s:e] for s, e in candidate_sentences(_passage(text))]
+    assert "June 2023 quarter: GAAP diluted EPS of 12.3 cps; adjusted EPS of 19.3 cps for the quarter" in units
+    assert not any("fiscal 2024" in u and "12.3" in u for u in units), units
+    assert any(u.startswith("Net sales of $14,694") and u.endswith("73.3 cps.") for u in units), units
+
+
+def test_a_how_much_question_leads_with_the_quote_printing_a_figure_of_it():
+    """"What EPS guidance did ACME give for fiscal 2024": a synthesis citing only the guidance disclaimer (no
+    figure) has the on-topic quote printing one put first; the outlook line is found by the words [asks.alike]
+    groups with "guidance" ("outlook")."""
+    outlook = _passage("Fiscal 2024 outlook: adjusted EPS of 67-71 cents per share, and free cash flow of $850-950 "
+                       "million.")
+    caveat = _passage("ACME's guidance contemplates a range of factors which create a degree of uncertainty when "
+                      "estimating future financial results.", cid=2, start=900)
+    question = "What EPS guidance did ACME give for fiscal 2024?"
+    intent = parse_intent(question)
+    from engine.vocab.sections import vocab
+
+    assert any(rx.search("fiscal 2024 outlook") for rx in vocab().subject_words(question))
+    chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [
+        {"text": "ACME's guidance contemplates a range of factors which create a degree of uncertainty.",
+         "quotes": [next(k for k, body in quoted(messages).items() if "contemplates" in body)]}],
+        "insufficient": False})
+    a = answer_from_quotes(question, intent, [caveat, outlook], None, chat, AnswerSettings(quotes=2),
+                           PromptSettings()).result
+    assert a.text.startswith("“Fiscal 2024 outlook: adjusted EPS of 67-71 cents"), a.text
+    assert "prints a figure of what is asked, which the synthesis left out" in a.reason, a.reason
+
+
 def test_the_sentences_naming_what_is_asked_come_first_in_any_of_its_words():
     """"Legal battles": a sentence of the best passage that shares the question's words but names no legal matter
     ("material tax matters") is quoted after those that speak of litigation or lawsuits, the words a note heading
@@ -421,6 +525,24 @@ def test_a_risk_question_quotes_the_risk_factors_not_the_statements(risk_questio
     assert "Item 1A Risk Factors" in csv_text and "covenants" in csv_text
 
 
+def test_a_number_no_statement_prints_is_read_from_the_sections_its_words_ask_of(risk_question, embedder):
+    """"How many employees did X have": a number, but no statement line names it (the reader reads no metric); its
+    words ask of Item 1 (resources/reader/sections.toml), whose passages are ranked in, and the company's name, on
+    every page of its filings, is no search word: the sentence printing the count is the first quote."""
+    library, settings, company, _ = risk_question
+    chat = ScriptedChat(lambda purpose, messages, n: {"sentences": [
+        {"text": "It had approximately the full-time employees the quote gives.", "quotes": [1]}],
+        "insufficient": False})
+    run = build_pipeline(settings, library, Models(embedder, chat)).run(
+        f"How many employees did {company} have at the end of fiscal 2023?")
+    intent = run.traces[0].payload.intent
+    assert intent.numeric and not any(w in intent.keywords for w in company.lower().split()), intent.keywords
+    passages = next(t.payload for t in run.traces if t.stage == "passages")
+    assert "business" in passages.sections, passages.sections
+    # (a count, not money: the sentence printing a number comes before those printing dollars)
+    assert run.answer.quotes and "full-time employees" in run.answer.quotes[0].text, run.answer.quotes[:2]
+
+
 def test_a_company_defined_measure_is_read_from_its_text_never_computed(risk_question, embedder):
     library, settings, company, _ = risk_question
     chat = ScriptedChat(lambda purpose, messages, n: {
@@ -538,6 +660,20 @@ def test_a_sentence_that_only_says_the_filing_speaks_of_what_is_asked_is_refused
                           [quote], question) == ""
 
 
+def test_a_sentence_giving_the_asked_figure_in_the_questions_words_stands():
+    """"How much of its 2022 sales came from the U.S. Government": "73% of its 2022 sales were from the U.S.
+    Government." has no word the question lacks, but its figure, printed by the quote it cites, is the answer; the
+    same sentence without a figure, or with one no quote prints, is refused."""
+    quote = _quote("In 2022, 73% of our $66.0 billion in net sales were from the U.S. Government, either as a prime "
+                   "contractor or as a subcontractor.")
+    question = "How much of Lockheed Martin's 2022 sales came from the U.S. Government?"
+    assert check_sentence("73% of its 2022 sales were from the U.S. Government.", [quote], question) == ""
+    assert check_sentence("Its 2022 sales came from the U.S. Government.", [quote], question) \
+        == "it restates the question and adds nothing a quote prints"
+    assert "which no quote it cites prints" in check_sentence("64% of its 2022 sales were from the U.S. Government.",
+                                                                [quote], question)
+
+
 def test_a_why_answer_does_not_give_the_causes_of_another_metric():
     """"What drove the change in gross margin": a synthesis sentence giving the causes of R&D expense (a metric that
     enters no line gross margin is computed from) is refused, said so; the one giving the margin's causes stands, and
@@ -639,7 +775,7 @@ def test_an_amount_asked_of_the_text_quotes_the_sentence_that_prints_one():
                       cid=2)
     settings = AnswerSettings(quotes=2, quotes_per_passage=1)
     assert select_quotes(about, [words, amount], None, settings)[0].chunk_id == 1
-    assert select_quotes(about, [words, amount], None, settings, amount=True)[0].chunk_id == 2
+    assert select_quotes(about, [words, amount], None, settings, amount="money")[0].chunk_id == 2
 
 
 def test_a_number_no_statement_line_names_is_answered_from_the_sentence_that_prints_it(ingested_demo, demo_truth,

@@ -194,7 +194,7 @@ def candidate_sentences(passage: Passage) -> list[tuple[int, int]]:
     flush()
     out.extend(lead)
     spans = []
-    for s, e in _split_headings(text, _lists_joined(text, out)):
+    for s, e in _lists_joined(text, _split_headings(text, out)):
         while s < e and text[s].isspace():
             s += 1
         while e > s and text[e - 1].isspace():
@@ -245,7 +245,8 @@ def _split_headings(text: str, units: list[tuple[int, int]]) -> list[tuple[int, 
         unit = text[s:e]
         lines = [(s + m.start(), s + m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", unit)]
         if len(lines) >= 2 and not unit.rstrip(" ”’\"')").endswith((".", "!", "?")) \
-                and any(_heading_line(text[a:b]) for a, b in lines):
+                and any(_heading_line(text[a:b]) for a, b in lines) \
+                and not any(is_table_row(text[a:b]) or _BULLET.match(text[a:b]) for a, b in lines):
             out += lines
         else:
             out.append((s, e))

@@ -232,6 +232,11 @@ def test_headings_run_together_are_quoted_line_by_line():
     assert "June 2023 quarter: GAAP diluted EPS of 12.3 cps; adjusted EPS of 19.3 cps for the quarter" in units
     assert not any("fiscal 2024" in u and "12.3" in u for u in units), units
     assert any(u.startswith("Net sales of $14,694") and u.endswith("73.3 cps.") for u in units), units
+    # a sentence opening a vote's rows is no heading run: it is quoted with its rows
+    votes = ("(8) The shareholder proposal regarding a congruency report on net-zero emissions policies was "
+             "defeated:\nFor  19,718,780\nAgainst  977,228,788\nAbstain  23,200,321\n")
+    units = [" ".join(votes[s:e].split()) for s, e in candidate_sentences(_passage(votes))]
+    assert units == [" ".join(votes.split())], units
 
 
 def test_a_how_much_question_leads_with_the_quote_printing_a_figure_of_it():

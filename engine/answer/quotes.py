@@ -413,8 +413,8 @@ def _cause_rank(text: str, metrics: Sequence[str], question: str, titled: set[st
     """Of a sentence stating a cause, how nearly it is a cause of what is asked (None: it states none). What it
     explains is said before its first cause ("The 5 percent increase in net sales in fiscal 2022 reflects …"): 0 when
     that names a metric the question names and no part of the company the question does not ("International",
-    "North America Retail": a segment's sales, not the company's), 1 when it names the metric of a part, 2 when it
-    names none asked ("The $229 million change was primarily due to an increase in accounts payable" for a
+    "North America Retail": a segment's sales, not the company's), 1 when it names the metric of a part or only
+    lines the metric is computed from, 2 when it names none asked ("The $229 million change was primarily due to an increase in accounts payable" for a
     question of net sales), the question names no metric, or the sentence prints years and none of ``years`` (the
     asked ones: "Year ended December 31, 2017 as compared to … 2016 …" is no cause of 2018's growth)."""
     cause = whole_words("causal").search(text)
@@ -422,8 +422,14 @@ def _cause_rank(text: str, metrics: Sequence[str], question: str, titled: set[st
         return None
     before = text[:cause.start()]
     printed = {int(y) for y in re.findall(r"\b(?:19|20)\d\d\b", text)}
-    if not metrics or not set(find_metrics(before)) & set(metrics) or years and printed and not printed & set(years):
+    named = set(find_metrics(before))
+    if not metrics or not named or years and printed and not printed & set(years):
         return 2
+    if not named & set(metrics):
+        # only lines the asked metric is computed from ("Cost of products sold increased as a percent to sales"
+        # for a gross margin): a cause of it, after one naming it
+        lines = set().union(*(_metric_items(m) for m in metrics))
+        return 1 if all(_metric_items(n) and _metric_items(n) <= lines for n in named) else 2
     asked = {w.lower() for w in _WORD.findall(question)}
     return 1 if _names_printed(before, titled | asked) else 0
 

@@ -194,6 +194,24 @@ def test_a_cause_printed_for_other_years_than_the_asked_one_is_no_cause_of_it():
     assert [q.chunk_id for q in ranked] == [2, 1], [q.text for q in ranked]
 
 
+def test_a_cause_of_a_line_the_asked_margin_is_computed_from_comes_before_another_metrics():
+    """"What drove ACME's gross margin change": the filing explains the cost of products sold as a percent to sales
+    (a line gross margin is computed from), and, first and longer, the income before tax as a percent of sales
+    (another metric): the cost of sales' causes come first."""
+    pretax = _passage("The decrease in the income before tax as a percent of sales in 2022 was primarily driven by "
+                      "the following: one-time manufacturing exit costs and changes in the fair value of securities.")
+    cost = _passage("Cost of products sold increased as a percent to sales driven by one-time manufacturing exit "
+                    "costs and currency impacts.", cid=2, start=900)
+    from engine.intent.keywords import lexical_terms
+
+    intent = parse_intent("What drove ACME's gross margin change in 2022?")
+    assert intent.metrics == ("gross margin",), intent.metrics
+    about = f"{intent.about} {lexical_terms(intent)}"  # (as answer_from_quotes asks: the metric's lines too)
+    ranked = select_quotes(about, [pretax, cost], None, AnswerSettings(quotes=2, quotes_per_passage=1),
+                           explain=True, metrics=intent.metrics)
+    assert [q.chunk_id for q in ranked] == [2, 1], [q.text for q in ranked]
+
+
 def test_the_first_cause_leads_even_beside_a_lesser_one_the_synthesis_chose():
     """A synthesis citing a lesser cause of the asked margin ("one basis point due to increased rewards") has the
     best-ranked cause of it (the first quote) put before it; one citing the first quote is left as written."""

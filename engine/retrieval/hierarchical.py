@@ -59,9 +59,9 @@ def _match_notes(f: Filing, intent: QueryIntent, r: RetrievalSettings) -> tuple[
     if intent.quarters and i.period in intent.quarters:
         boost += r.quarter_boost
         notes.append(f"quarter {i.period} asked")
-    if intent.as_of and i.period_end == intent.as_of:  # the report of that day, or the period ending on it
+    if intent.as_of and (how := dated(f, intent.as_of)):  # the report of that day, or the period ending on it
         boost += r.date_boost
-        notes.append(f"dated {intent.as_of}, the day asked")
+        notes.append(how)
     if intent.forms and i.form in intent.forms:
         boost += r.form_boost
         notes.append(f"form {i.form} asked")
@@ -71,11 +71,34 @@ def _match_notes(f: Filing, intent: QueryIntent, r: RetrievalSettings) -> tuple[
     return boost, notes
 
 
+# Forms filed within days of the event they report (Form 8-K, General Instruction B.1: four business days): named
+# by the day they were filed as well as by the day of the event
+_CURRENT_REPORTS = frozenset({"8-K", "8-K/A", "6-K"})
+_FILING_BUSINESS_DAYS = 4
+
+
+def dated(f: Filing, day: str) -> str:
+    """Why ``f`` is the filing of ``day`` (an ISO day a question names), "" when it is not: it reports on that day or
+    its period ends then, or it is a current report filed within its filing window after the event it reports
+    ("PepsiCo's 8-K dated May 5, 2023" reports the annual meeting of May 3)."""
+    end = f.identity.period_end
+    if not end:
+        return ""
+    if end == day:
+        return f"dated {day}, the day asked"
+    if (f.identity.form or "").upper() in _CURRENT_REPORTS and end < day \
+            and int(np.busday_count(end, day)) <= _FILING_BUSINESS_DAYS:
+        return f"reports the event of {end}, filed within its window by {day}, the day asked"
+    return ""
+
+
 def _named_filing(f: Filing, intent: QueryIntent) -> bool:
-    """Whether the question names ``f`` itself: the form it asks and one of its quarters ("the Q2 2023 10-Q"), or the
-    annual report of the year it names ("in its FY2022 10-K")."""
+    """Whether the question names ``f`` itself: the form it asks and one of its quarters ("the Q2 2023 10-Q") or its
+    day ("its 8-K dated May 5, 2023"), or the annual report of the year it names ("in its FY2022 10-K")."""
     i = f.identity
-    return bool(intent.forms and i.form in intent.forms and intent.quarters and i.period in intent.quarters) or bool(
+    asked_form = bool(intent.forms and i.form in intent.forms)
+    return asked_form and bool(intent.quarters and i.period in intent.quarters
+                               or intent.as_of and dated(f, intent.as_of)) or bool(
         intent.report_year and i.form == "10-K" and i.fiscal_year == intent.report_year)
 
 
@@ -146,8 +169,8 @@ class HierarchicalRetriever:
         asked = min(intent.fiscal_years) - (1 if intent.looks_ahead else 0) if intent.fiscal_years else None
         if asked is not None and not any((c[0].identity.fiscal_year or asked) >= asked for c in cands):
             asked = None
-        # a question that names its filing ("in the Q2 2023 10-Q", "in its FY2022 10-K") is answered from it alone when
-        # it is loaded: another quarter's report is not the one asked of
+        # a question that names its filing ("in the Q2 2023 10-Q", "in its FY2022 10-K", "its 8-K dated May 5, 2023") is
+        # answered from it alone when it is loaded: another quarter's report is not the one asked of
         named = [c[0] for c in cands if _named_filing(c[0], intent)]
         rows = []
         slots = 0
@@ -255,8 +278,8 @@ class HierarchicalRetriever:
             # a question naming the form ("the 8-K filing dated …") asks of that filing's sections first, and one
             # naming a day a filing reports on (an 8-K's date, a period's end) of that filing's
             other_form = {f.id for f in filings if intent.forms and f.identity.form not in intent.forms}
-            dated = {f.id for f in filings if intent.as_of and f.identity.period_end == intent.as_of}
-            other_day = {f.id for f in filings if dated and f.id not in dated}
+            on_day = {f.id for f in filings if intent.as_of and dated(f, intent.as_of)}
+            other_day = {f.id for f in filings if on_day and f.id not in on_day}
             home = {cid: sections[cid][2] for cid in candidates}
             fitting = sorted(candidates, key=lambda cid: (home[cid] in other_form, home[cid] in other_day,
                                                           cid not in named, at[cid], cid not in causes,

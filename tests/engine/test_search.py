@@ -211,6 +211,25 @@ def test_a_question_naming_its_filing_is_answered_from_that_filing(ingested_demo
     assert {f.identity.period for f in kept} == {"2022Q2", "2023Q2"}
 
 
+def test_a_current_report_is_the_filing_of_the_day_it_was_filed_within_its_window() -> None:
+    """"PepsiCo's 8-K dated May 5, 2023" reports the annual meeting of May 3 (its period end): an 8-K is filed within
+    four business days of its event, so the day it was filed names it too; a 10-Q is named by its period end only,
+    and an 8-K of an event a week before the day is not the one asked."""
+    from types import SimpleNamespace
+
+    from engine.retrieval.hierarchical import dated
+
+    def filing(form: str, end: str) -> SimpleNamespace:
+        return SimpleNamespace(identity=SimpleNamespace(form=form, period_end=end))
+
+    assert dated(filing("8-K", "2023-05-05"), "2023-05-05") == "dated 2023-05-05, the day asked"
+    assert "filed within its window" in dated(filing("8-K", "2023-05-03"), "2023-05-05")
+    assert "filed within its window" in dated(filing("8-K", "2023-05-26"), "2023-05-30")  # (over a weekend)
+    assert dated(filing("8-K", "2023-05-26"), "2023-06-05") == ""  # six business days
+    assert dated(filing("8-K", "2023-05-08"), "2023-05-05") == ""  # an event after the day
+    assert dated(filing("10-Q", "2023-07-01"), "2023-07-03") == ""
+
+
 def test_a_filing_of_the_day_the_question_names_is_boosted_and_says_so(ingested_demo, embedder):
     """A question naming a day ("as of June 30, 2023", "the 8-K dated July 1, 2022") prefers the filing whose report
     date or period end is that day, written either way round."""

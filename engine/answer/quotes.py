@@ -46,7 +46,7 @@ from engine.intent.wordlists import states_a_cause, whole_words, word_set
 from engine.models.base import ChatMessage, ChatModel, Embedder
 from engine.pages import page_number, reader_page
 from engine.prompts import prompt
-from engine.records import AnswerResult, Citation, LlmCall, Passage, QueryIntent, Quote
+from engine.records import AnswerResult, Citation, LlmCall, Passage, QueryIntent, Quote, period_years
 from engine.retrieval.fusion import rrf
 from engine.settings import AnswerSettings, PromptSettings
 from engine.trace import call_llm
@@ -347,7 +347,7 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     if sections and sections[0] in _SPECIFIC_KINDS:  # a question of litigation or risks: the sentences naming a
         # party, a court, a product or a place (a case, not the boilerplate "The Company is subject to various legal
         # proceedings"), the most named first
-        titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
+        titled = _titled(passages)
         named = {i: n for i in ids if (n := _names_printed(texts[i], titled))}
         rankings.append(sorted(named, key=lambda i: (-named[i], by_words.index(i))))
     if years:  # the sentences that print an asked year, those sharing most of the question's words first
@@ -356,8 +356,8 @@ def select_quotes(about: str, passages: Sequence[Passage], embedder: Embedder | 
     causes: dict[int, int] = {}
     if explain:  # the sentences that state a cause, those sharing most of the question's words first (a
         # disclaimer's "as a result of new information" states a cause of nothing asked)
-        titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
-        causes = {i: rank for i in ids if (rank := _cause_rank(texts[i], metrics, about, titled, years)) is not None}
+        causes = {i: rank for i in ids
+                  if (rank := _cause_rank(texts[i], metrics, about, _titled(passages), years)) is not None}
         rankings.append([i for i in by_words if i in causes])
     amounts = ({i for i in ids if _AMOUNT.search(texts[i])} if amount == "money" else
                {i for i in ids if _prints_figure(texts[i])} if amount else set())
@@ -414,14 +414,15 @@ def _cause_rank(text: str, metrics: Sequence[str], question: str, titled: set[st
     explains is said before its first cause ("The 5 percent increase in net sales in fiscal 2022 reflects …"): 0 when
     that names a metric the question names and no part of the company the question does not ("International",
     "North America Retail": a segment's sales, not the company's), 1 when it names the metric of a part or only
-    lines the metric is computed from, 2 when it names none asked ("The $229 million change was primarily due to an increase in accounts payable" for a
-    question of net sales), the question names no metric, or the sentence prints years and none of ``years`` (the
-    asked ones: "Year ended December 31, 2017 as compared to … 2016 …" is no cause of 2018's growth)."""
+    lines the metric is computed from, 2 when it names none asked ("The $229 million change was primarily due to an
+    increase in accounts payable" for a question of net sales), the question names no metric, or the sentence prints
+    years and none of ``years`` (the asked ones: "Year ended December 31, 2017 as compared to … 2016 …" is no cause
+    of 2018's growth)."""
     cause = whole_words("causal").search(text)
     if cause is None:
         return None
     before = text[:cause.start()]
-    printed = {int(y) for y in re.findall(r"\b(?:19|20)\d\d\b", text)}
+    printed = period_years([text])
     named = set(find_metrics(before))
     if not metrics or not named or years and printed and not printed & set(years):
         return 2
@@ -434,6 +435,9 @@ def _cause_rank(text: str, metrics: Sequence[str], question: str, titled: set[st
     return 1 if _names_printed(before, titled | asked) else 0
 
 
+_A_CAUSE = "states a cause of what is asked"
+
+
 def _left_out(quotes: Sequence[Quote], grounds: Sequence[Sequence[int]], intent: QueryIntent,
               passages: Sequence[Passage], about: str) -> tuple[Quote, str] | None:
     """The evidence the question asks for, which a small model may pass over for the sentences beside it, when the
@@ -443,7 +447,7 @@ def _left_out(quotes: Sequence[Quote], grounds: Sequence[Sequence[int]], intent:
     metric before its cause, when the question names one), and the first quote so even when the synthesis cited a
     lesser cause; of a question asking how much, the best-ranked of the first on-topic quotes that prints a figure.
     With what it is."""
-    titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
+    titled = _titled(passages)
     asked = content_stems(_without_titles(about, passages))
     kinds: list[tuple[str, Callable[[Quote], bool]]] = []
     if intent.sections and intent.sections[0] in _SPECIFIC_KINDS:
@@ -469,14 +473,14 @@ def _left_out(quotes: Sequence[Quote], grounds: Sequence[Sequence[int]], intent:
     return None
 
 
-_A_CAUSE = "states a cause of what is asked"
-
 
 def _prints_figure(text: str) -> bool:
     """Whether ``text`` prints a figure (a number that is no year): what a question asking how much is answered by,
     where "Amcor's guidance contemplates a range of factors …" answers nothing."""
     return any(parse_number(t.strip()) is not None and not YEAR.match(re.sub(r"[^\d]", "", t))
                for t in NUMBER.findall(text))
+
+
 _CAPITALISED = re.compile(r"(?<![\w’'])[A-Z][A-Za-z&’'.-]*[A-Za-z]")
 
 
@@ -507,9 +511,14 @@ def _headline(text: str) -> bool:
     return len(words) >= 4 and sum(w[0].isupper() for w in words) >= _TITLE_SHARE * len(words)
 
 
+def _titled(passages: Sequence[Passage]) -> set[str]:
+    """The words of the passages' filers' names, forms and years, lower case: no name of a case, nothing asked."""
+    return {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
+
+
 def _without_titles(question: str, passages: Sequence[Passage]) -> str:
     """``question`` without the filer's name, form and year: in every sentence's filing, they rank nothing."""
-    titled = {w.lower() for p in passages for w in _WORD.findall(f"{p.title} {p.chunk.doc_name}")}
+    titled = _titled(passages)
     return " ".join(w for w in question.split() if w.strip(".,?!:;'’\"()").lower() not in titled
                     and not w.strip(".,?!:;'’\"()").lower().removesuffix("'s").removesuffix("’s") in titled)
 

@@ -263,8 +263,8 @@ class HierarchicalRetriever:
             # question's words need not be printed in the passage that answers it)
             at = {cid: section_vocab().rank_of(name, intent.sections) for cid, (name, kind, _) in sections.items()
                   if kind == "text"}
-            order = {cid: n for n, (cid, _) in enumerate(bm25_all)}
-            order = {cid: order.get(cid, len(order) + cid) for cid in at}
+            by_bm25 = {cid: n for n, (cid, _) in enumerate(bm25_all)}
+            order = {cid: by_bm25.get(cid, len(by_bm25) + cid) for cid in at}
             candidates = [cid for cid, rank in at.items() if rank is not None]
             # a question of why or what drove a change: of the best-fitting kind, the passages stating a cause
             # ("due to", "driven by") first
